@@ -1,0 +1,388 @@
+// ndk.Cq, Pd, Mr, Mw, Srq, Qp, Connector, Listener, SharedEndpoint, and the small value types
+// (Sge, Mdl, Result, ResultEx).  Methods are the NDK functions in snake_case; keyword
+// arguments are the NDK parameter names in snake_case without prefixes.
+#include "py_support.hpp"
+
+#include "ndk/objects.hpp"
+#include "ndk/status.hpp"
+
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <sstream>
+
+namespace ndk::py {
+namespace {
+
+PVOID context_of(uintptr_t value) { return reinterpret_cast<PVOID>(value); }
+uintptr_t context_value(PVOID value) { return reinterpret_cast<uintptr_t>(value); }
+
+pyb::object enum_of(const char *name, long long value)
+{
+    return pyb::module_::import("ndk._constants").attr(name)(value);
+}
+
+// An MDL chain over a Python buffer: segments (offset, length) of the buffer, in order.
+struct PyMdl {
+    std::vector<MDL> chain;
+    SIZE_T total = 0;
+    std::shared_ptr<void> keepalive;
+};
+
+PyMdl make_mdl(const pyb::buffer &buffer, std::optional<std::vector<std::pair<size_t, size_t>>> segments)
+{
+    auto info = std::make_unique<pyb::buffer_info>(buffer.request());
+    auto *base = static_cast<unsigned char *>(info->ptr);
+    size_t size = static_cast<size_t>(info->size * info->itemsize);
+    if (!segments)
+        segments = std::vector<std::pair<size_t, size_t>>{{0, size}};
+    PyMdl mdl;
+    for (auto [offset, length] : *segments) {
+        if (offset > size || length > size - offset || length > MAXULONG)
+            throw pyb::value_error("MDL segment (" + std::to_string(offset) + ", " +
+                                   std::to_string(length) + ") is outside the buffer of " +
+                                   std::to_string(size) + " bytes");
+        MDL element{};
+        NdkInitializeMdl(&element, base + offset, static_cast<ULONG>(length));
+        mdl.chain.push_back(element);
+        mdl.total += length;
+    }
+    mdl.keepalive = keep_alive(std::move(info));
+    return mdl;
+}
+
+
+pyb::object wait_event(EventQueue<NTSTATUS> &queue, const pyb::object &timeout)
+{
+    std::optional<NTSTATUS> status;
+    {
+        pyb::gil_scoped_release release;
+        std::optional<std::chrono::duration<double>> wait;
+        if (!timeout.is_none())
+            wait = std::chrono::duration<double>(timeout.cast<double>());
+        else
+            wait = std::chrono::hours(24 * 365);
+        status = queue.pop(wait);
+    }
+    if (!status)
+        return pyb::none();
+    return pyb::cast(Status{*status});
+}
+
+std::string object_repr(const Object &o, const std::string &name, const std::string &details = {})
+{
+    return "<ndk." + name + (details.empty() ? "" : " " + details) +
+           (o.is_open() ? " open>" : " closed>");
+}
+
+template <class T>
+pyb::class_<T, Object, std::shared_ptr<T>> object_class(pyb::module_ &m, const char *name,
+                                                        const char *doc)
+{
+    return pyb::class_<T, Object, std::shared_ptr<T>>(m, name, doc);
+}
+
+} // namespace
+
+void bind_objects(pyb::module_ &m)
+{
+    pyb::class_<NDK_SGE>(m, "Sge", "NDK_SGE: one scatter/gather element (digest 2.4).")
+        .def(pyb::init([](uintptr_t virtual_address, ULONG length, UINT32 memory_region_token) {
+                 NDK_SGE sge{};
+                 sge.VirtualAddress = reinterpret_cast<PVOID>(virtual_address);
+                 sge.Length = length;
+                 sge.MemoryRegionToken = memory_region_token;
+                 return sge;
+             }),
+             pyb::arg("virtual_address"), pyb::arg("length"), pyb::arg("memory_region_token"))
+        .def_property_readonly("virtual_address",
+                               [](const NDK_SGE &s) { return context_value(s.VirtualAddress); })
+        .def_readonly("length", &NDK_SGE::Length)
+        .def_readonly("memory_region_token", &NDK_SGE::MemoryRegionToken)
+        .def("__repr__", [](const NDK_SGE &s) {
+            std::ostringstream out;
+            out << "<ndk.Sge 0x" << std::hex << context_value(s.VirtualAddress) << std::dec
+                << " length=" << s.Length << " token=0x" << std::hex << s.MemoryRegionToken << ">";
+            return out.str();
+        });
+
+    pyb::class_<PyMdl>(m, "Mdl", R"doc(
+An MDL chain over a Python buffer (the kernel's MDL, as a user-space stand-in, digest 1.4).
+Mdl(buffer) describes the whole buffer; Mdl(buffer, [(offset, length), ...]) one element per
+segment, in order, so a chain that is not virtually contiguous can be built on purpose.
+The buffer stays alive as long as the Mdl (and any registration using it).
+)doc")
+        .def(pyb::init(&make_mdl), pyb::arg("buffer"), pyb::arg("segments") = pyb::none())
+        .def_readonly("total_length", &PyMdl::total)
+        .def("__len__", [](const PyMdl &mdl) { return mdl.chain.size(); });
+
+    pyb::class_<NDK_RESULT>(m, "Result", "NDK_RESULT (digest 2.3).")
+        .def_property_readonly("status", [](const NDK_RESULT &r) { return Status{r.Status}; })
+        .def_readonly("bytes_transferred", &NDK_RESULT::BytesTransferred)
+        .def_property_readonly("qp_context", [](const NDK_RESULT &r) { return context_value(r.QPContext); })
+        .def_property_readonly("request_context",
+                               [](const NDK_RESULT &r) { return context_value(r.RequestContext); })
+        .def("__repr__", [](const NDK_RESULT &r) {
+            return "<ndk.Result " + status_name(r.Status) + " bytes=" +
+                   std::to_string(r.BytesTransferred) + " request_context=" +
+                   std::to_string(context_value(r.RequestContext)) + ">";
+        });
+
+    pyb::class_<NDK_RESULT_EX>(m, "ResultEx", "NDK_RESULT_EX (digest 2.3, NDKPI 2.1 layout).")
+        .def_property_readonly("status", [](const NDK_RESULT_EX &r) { return Status{r.Status}; })
+        .def_readonly("bytes_transferred", &NDK_RESULT_EX::BytesTransferred)
+        .def_property_readonly("qp_context",
+                               [](const NDK_RESULT_EX &r) { return context_value(r.QPContext); })
+        .def_property_readonly("request_context",
+                               [](const NDK_RESULT_EX &r) { return context_value(r.RequestContext); })
+        .def_property_readonly("type", [](const NDK_RESULT_EX &r) { return enum_of("OpType", r.Type); })
+        .def_readonly("provider_error_code", &NDK_RESULT_EX::ProviderErrorCode)
+        .def_readonly("type_specific_completion_output",
+                      &NDK_RESULT_EX::TypeSpecificCompletionOutput)
+        .def("__repr__", [](const NDK_RESULT_EX &r) {
+            return "<ndk.ResultEx " + status_name(r.Status) + " type=" + std::to_string(r.Type) +
+                   " bytes=" + std::to_string(r.BytesTransferred) + " request_context=" +
+                   std::to_string(context_value(r.RequestContext)) + ">";
+        });
+
+    pyb::class_<Object, std::shared_ptr<Object>>(m, "Object", "Base of every NDK object handle.")
+        .def("close", &Object::close,
+             "NdkCloseXxx -> Call.  SUCCESS (closed, no callback) or PENDING (the completion "
+             "comes once successors are closed and requests completed, digest 3.1).")
+        .def_property_readonly("is_open", &Object::is_open)
+        .def_property_readonly("closed", [](const Object &o) { return !o.is_open(); })
+        .def_property_readonly("object_type",
+                               [](const Object &o) { return enum_of("ObjectType", o.type()); })
+        .def_property_readonly("version", [](const Object &o) {
+            o.check_open();
+            return std::make_pair(o.header()->Version.Major, o.header()->Version.Minor);
+        }, "NDK_OBJECT_HEADER.Version as the provider set it.")
+        .def_property_readonly("adapter", &Object::adapter)
+        .def("__enter__", [](std::shared_ptr<Object> o) { return o; })
+        .def("__exit__", [](Object &o, pyb::args) {
+            if (o.is_open())
+                o.close();
+        });
+
+    object_class<Cq>(m, "Cq", "NDK_CQ: a completion queue (digest 1.3).")
+        .def("resize_cq", &Cq::resize, pyb::arg("cq_depth"),
+             "NdkResizeCq -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER (cq_depth > "
+             "MaxCqDepth); INSUFFICIENT_RESOURCES.  Needs NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED.")
+        .def("arm_cq", &Cq::arm, pyb::arg("type"),
+             "NdkArmCq(NDK_CQ_NOTIFY_ERRORS / ANY / SOLICITED).")
+        .def("arm", &Cq::arm, pyb::arg("type"), "Alias of arm_cq.")
+        .def("get_cq_results", &Cq::get_results, pyb::arg("n") = 1,
+             "NdkGetCqResults: up to n NDK_RESULTs (non-blocking).")
+        .def("get_results", &Cq::get_results, pyb::arg("n") = 1, "Alias of get_cq_results.")
+        .def("get_cq_results_ex", &Cq::get_results_ex, pyb::arg("n") = 1,
+             "NdkGetCqResultsEx: up to n NDK_RESULT_EXs (non-blocking).")
+        .def("get_results_ex", &Cq::get_results_ex, pyb::arg("n") = 1,
+             "Alias of get_cq_results_ex.")
+        .def(
+            "control_cq_interrupt_moderation",
+            [](Cq &cq, ULONG moderation_interval, ULONG moderation_count) {
+                return Status{cq.control_interrupt_moderation(moderation_interval, moderation_count)};
+            },
+            pyb::arg("moderation_interval"), pyb::arg("moderation_count"),
+            "NdkControlCqInterruptModeration -> Status (never PENDING).  Documented: SUCCESS; "
+            "INSUFFICIENT_RESOURCES; NOT_SUPPORTED (adapter flag not set); INVALID_PARAMETER_MIX.")
+        .def("wait_notification",
+             [](Cq &cq, pyb::object timeout) { return wait_event(cq.events().notifications, timeout); },
+             pyb::arg("timeout") = pyb::none(),
+             "The next NdkCqNotificationCallback status, or None after `timeout` seconds.")
+        .def_property_readonly("notifications",
+                               [](Cq &cq) { return cq.events().notifications.delivered(); },
+                               "How many notification callbacks the provider made.")
+        .def("__repr__", [](const Cq &cq) { return object_repr(cq, "Cq"); });
+
+    object_class<Pd>(m, "Pd", "NDK_PD: a protection domain (digest 1.2).")
+        .def("create_mr", &Pd::create_mr, pyb::arg("fast_register") = false,
+             "NdkCreateMr -> Call.  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES.")
+        .def("create_mw", &Pd::create_mw,
+             "NdkCreateMw -> Call.  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES.")
+        .def(
+            "create_srq",
+            [](Pd &pd, ULONG srq_depth, ULONG max_receive_request_sge, ULONG notify_threshold,
+               pyb::object affinity) {
+                if (affinity.is_none())
+                    return pd.create_srq(srq_depth, max_receive_request_sge, notify_threshold);
+                GROUP_AFFINITY g{};
+                g.Mask = affinity.cast<uint64_t>();
+                return pd.create_srq(srq_depth, max_receive_request_sge, notify_threshold, &g);
+            },
+            pyb::arg("srq_depth"), pyb::arg("max_receive_request_sge") = 1,
+            pyb::arg("notify_threshold") = 0, pyb::arg("affinity") = pyb::none(),
+            "NdkCreateSrq -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER (srq_depth > "
+            "MaxSrqDepth or SGEs > MaxReceiveRequestSge); INSUFFICIENT_RESOURCES.")
+        .def(
+            "create_qp",
+            [](Pd &pd, std::shared_ptr<Cq> receive_cq, std::shared_ptr<Cq> initiator_cq,
+               uintptr_t qp_context, ULONG receive_queue_depth, ULONG initiator_queue_depth,
+               ULONG max_receive_request_sge, ULONG max_initiator_request_sge,
+               ULONG inline_data_size) {
+                return pd.create_qp(receive_cq, initiator_cq, context_of(qp_context),
+                                    receive_queue_depth, initiator_queue_depth,
+                                    max_receive_request_sge, max_initiator_request_sge,
+                                    inline_data_size);
+            },
+            pyb::arg("receive_cq"), pyb::arg("initiator_cq"), pyb::arg("qp_context") = 0,
+            pyb::arg("receive_queue_depth") = 64, pyb::arg("initiator_queue_depth") = 64,
+            pyb::arg("max_receive_request_sge") = 1, pyb::arg("max_initiator_request_sge") = 1,
+            pyb::arg("inline_data_size") = 0,
+            "NdkCreateQp -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER (a size above "
+            "its NDK_ADAPTER_INFO limit); INSUFFICIENT_RESOURCES.")
+        .def(
+            "create_qp_with_srq",
+            [](Pd &pd, std::shared_ptr<Cq> receive_cq, std::shared_ptr<Cq> initiator_cq,
+               std::shared_ptr<Srq> srq, uintptr_t qp_context, ULONG initiator_queue_depth,
+               ULONG max_initiator_request_sge, ULONG inline_data_size) {
+                return pd.create_qp_with_srq(receive_cq, initiator_cq, srq, context_of(qp_context),
+                                             initiator_queue_depth, max_initiator_request_sge,
+                                             inline_data_size);
+            },
+            pyb::arg("receive_cq"), pyb::arg("initiator_cq"), pyb::arg("srq"),
+            pyb::arg("qp_context") = 0, pyb::arg("initiator_queue_depth") = 64,
+            pyb::arg("max_initiator_request_sge") = 1, pyb::arg("inline_data_size") = 0,
+            "NdkCreateQpWithSrq -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER; "
+            "INSUFFICIENT_RESOURCES.")
+        .def("get_privileged_memory_region_token", &Pd::get_privileged_memory_region_token,
+             "NdkGetPrivilegedMemoryRegionToken: the token for BuildLAM logical addresses.")
+        .def("__repr__", [](const Pd &pd) { return object_repr(pd, "Pd"); });
+
+    object_class<Mr>(m, "Mr", "NDK_MR: a memory region (digest 1.4).")
+        .def(
+            "register",
+            [](Mr &mr, pyb::buffer buffer, ULONG flags) {
+                auto info = std::make_unique<pyb::buffer_info>(
+                    buffer.request((flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE) != 0));
+                void *address = info->ptr;
+                auto length = static_cast<SIZE_T>(info->size * info->itemsize);
+                return mr.register_buffer(address, length, flags, keep_alive(std::move(info)));
+            },
+            pyb::arg("buffer"), pyb::arg("flags") = 0,
+            "NdkRegisterMr over a Python buffer -> Call.  The buffer stays alive (and cannot be "
+            "resized) while registered.  Write access flags need a writable buffer.")
+        .def(
+            "register_mr",
+            [](Mr &mr, const PyMdl &mdl, std::optional<SIZE_T> length, ULONG flags) {
+                return mr.register_mdl(mdl.chain, length.value_or(mdl.total), flags);
+            },
+            pyb::arg("mdl"), pyb::arg("length") = pyb::none(), pyb::arg("flags") = 0,
+            "NdkRegisterMr(Mdl, Length, Flags) -> Call.  Documented: SUCCESS; PENDING; "
+            "INVALID_PARAMETER (MDL range not virtually contiguous); INSUFFICIENT_RESOURCES.")
+        .def("deregister_mr", &Mr::deregister,
+             "NdkDeregisterMr -> Call.  Documented: SUCCESS; PENDING.")
+        .def("initialize_fast_register_mr", &Mr::initialize_fast_register,
+             pyb::arg("adapter_page_count"), pyb::arg("remote_access") = false,
+             "NdkInitializeFastRegisterMr -> Call.  Documented: SUCCESS; PENDING; "
+             "IMPLEMENTATION_LIMIT (adapter_page_count not supported).")
+        .def("get_local_token_from_mr", &Mr::get_local_token, "NdkGetLocalTokenFromMr.")
+        .def("get_remote_token_from_mr", &Mr::get_remote_token, "NdkGetRemoteTokenFromMr.")
+        .def_property_readonly("local_token", &Mr::get_local_token)
+        .def_property_readonly("remote_token", &Mr::get_remote_token)
+        .def_property_readonly("fast_register", &Mr::fast_register)
+        .def(
+            "sge",
+            [](Mr &mr, SIZE_T offset, ULONG length) {
+                if (offset > mr.registered_length() ||
+                    length > mr.registered_length() - offset)
+                    throw pyb::value_error("SGE outside the registered range");
+                NDK_SGE sge{};
+                sge.VirtualAddress = reinterpret_cast<PVOID>(mr.registered_address() + offset);
+                sge.Length = length;
+                sge.MemoryRegionToken = mr.get_local_token();
+                return sge;
+            },
+            pyb::arg("offset"), pyb::arg("length"),
+            "An Sge for [offset, offset + length) of the registered memory, with the local token.")
+        .def("__repr__", [](Mr &mr) {
+            std::string details = mr.fast_register() ? "fast_register" : "normal";
+            if (mr.is_open())
+                details += " local_token=" + std::to_string(mr.get_local_token()) +
+                           " remote_token=" + std::to_string(mr.get_remote_token());
+            return object_repr(mr, "Mr", details);
+        });
+
+    object_class<Mw>(m, "Mw", "NDK_MW: a memory window (digest 1.5).")
+        .def("get_remote_token_from_mw", &Mw::get_remote_token, "NdkGetRemoteTokenFromMw.")
+        .def_property_readonly("remote_token", &Mw::get_remote_token)
+        .def("__repr__", [](const Mw &mw) { return object_repr(mw, "Mw"); });
+
+    object_class<Srq>(m, "Srq", "NDK_SRQ: a shared receive queue (digest 1.6).")
+        .def("modify_srq", &Srq::modify, pyb::arg("srq_depth") = 0,
+             pyb::arg("notify_threshold") = 0,
+             "NdkModifySrq -> Call (0 keeps the depth / the threshold and arming).  Documented: "
+             "SUCCESS; PENDING; INVALID_PARAMETER (srq_depth > MaxSrqDepth).")
+        .def(
+            "srq_receive",
+            [](Srq &srq, const std::vector<NDK_SGE> &sgl, uintptr_t request_context) {
+                return Status{srq.receive(context_of(request_context), sgl)};
+            },
+            pyb::arg("sgl"), pyb::arg("request_context") = 0, "NdkSrqReceive -> Status.")
+        .def("wait_notification",
+             [](Srq &srq, pyb::object timeout) { return wait_event(srq.events().notifications, timeout); },
+             pyb::arg("timeout") = pyb::none(),
+             "The next NdkSrqNotificationCallback status, or None after `timeout` seconds.")
+        .def_property_readonly("notifications",
+                               [](Srq &srq) { return srq.events().notifications.delivered(); })
+        .def("__repr__", [](const Srq &srq) { return object_repr(srq, "Srq"); });
+
+    object_class<Qp>(m, "Qp", "NDK_QP: a queue pair (digest 1.7).")
+        .def("flush", &Qp::flush, "NdkFlush: pending requests complete with STATUS_CANCELLED.")
+        .def(
+            "receive",
+            [](Qp &qp, const std::vector<NDK_SGE> &sgl, uintptr_t request_context) {
+                return Status{qp.receive(context_of(request_context), sgl)};
+            },
+            pyb::arg("sgl"), pyb::arg("request_context") = 0, "NdkReceive -> Status.")
+        .def(
+            "send",
+            [](Qp &qp, const std::vector<NDK_SGE> &sgl, ULONG flags, uintptr_t request_context) {
+                return Status{qp.send(context_of(request_context), sgl, flags)};
+            },
+            pyb::arg("sgl"), pyb::arg("flags") = 0, pyb::arg("request_context") = 0,
+            "NdkSend -> Status.  Documented: SUCCESS; CONNECTION_INVALID (QP not connected).")
+        .def("__repr__", [](const Qp &qp) { return object_repr(qp, "Qp"); });
+
+    object_class<Connector>(m, "Connector", "NDK_CONNECTOR (digest 1.8).")
+        .def("__repr__", [](const Connector &c) { return object_repr(c, "Connector"); });
+
+    object_class<Listener>(m, "Listener", "NDK_LISTENER (digest 1.9).")
+        .def(
+            "listen",
+            [](Listener &l, std::pair<std::string, uint16_t> address) {
+                return l.listen(SocketAddress::from(address.first, address.second));
+            },
+            pyb::arg("address"),
+            "NdkListen((host, port)) -> Call.  Port 0 picks a free port (read it with "
+            "get_local_address).  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES; "
+            "SHARING_VIOLATION; INVALID_ADDRESS; TOO_MANY_ADDRESSES.")
+        .def(
+            "get_local_address",
+            [](Listener &l) {
+                SocketAddress a;
+                NTSTATUS status = l.get_local_address(a);
+                if (status != STATUS_SUCCESS)
+                    throw Error(status, "NdkGetLocalAddress");
+                return std::make_pair(a.host(), a.port());
+            },
+            "NdkGetLocalAddress -> (host, port); raises ndk.NdkError on failure.")
+        .def("control_connect_events", &Listener::control_connect_events, pyb::arg("pause"),
+             "NdkControlConnectEvents: while paused, incoming requests see no listener.")
+        .def("__repr__", [](const Listener &l) { return object_repr(l, "Listener"); });
+
+    object_class<SharedEndpoint>(m, "SharedEndpoint", "NDK_SHARED_ENDPOINT (digest 1.10).")
+        .def(
+            "get_local_address",
+            [](SharedEndpoint &se) {
+                SocketAddress a;
+                NTSTATUS status = se.get_local_address(a);
+                if (status != STATUS_SUCCESS)
+                    throw Error(status, "NdkGetLocalAddress");
+                return std::make_pair(a.host(), a.port());
+            },
+            "NdkGetLocalAddress -> (host, port); raises ndk.NdkError on failure.")
+        .def("__repr__", [](const SharedEndpoint &se) { return object_repr(se, "SharedEndpoint"); });
+}
+
+} // namespace ndk::py

@@ -1,0 +1,12 @@
+// ndk._core: the pybind11 binding.  Thin by design: argument conversion, GIL handling,
+// exception translation, reprs and docstrings; the behaviour lives in core/.
+#include "py_support.hpp"
+
+PYBIND11_MODULE(_core, m)
+{
+    m.doc() = "Binding of the ndk-harness C++ core; use the `ndk` package.";
+    ndk::py::bind_constants(m);
+    ndk::py::bind_call(m);
+    ndk::py::bind_adapter(m);
+    ndk::py::bind_objects(m);
+}

@@ -1,0 +1,57 @@
+#include "py_support.hpp"
+
+#include "ndk/call.hpp"
+
+#include <mutex>
+#include <vector>
+
+namespace ndk::py {
+namespace {
+
+std::mutex deferred_mu;
+std::vector<std::shared_ptr<void>> deferred; // Python-holding objects waiting for the GIL
+
+template <class T>
+std::shared_ptr<void> gil_safe(std::unique_ptr<T> owned)
+{
+    return std::shared_ptr<void>(owned.release(), [](void *p) {
+        auto *held = static_cast<T *>(p);
+        if (PyGILState_Check()) {
+            delete held;
+            return;
+        }
+        std::lock_guard lock(deferred_mu);
+        deferred.push_back(std::shared_ptr<void>(held, [](void *q) { delete static_cast<T *>(q); }));
+    });
+}
+
+} // namespace
+
+std::shared_ptr<void> keep_alive(pyb::object object)
+{
+    return gil_safe(std::make_unique<pyb::object>(std::move(object)));
+}
+
+std::shared_ptr<void> keep_alive(std::unique_ptr<pyb::buffer_info> buffer)
+{
+    return gil_safe(std::move(buffer));
+}
+
+void release_deferred()
+{
+    std::vector<std::shared_ptr<void>> now;
+    {
+        std::lock_guard lock(deferred_mu);
+        now.swap(deferred);
+    }
+}
+
+bool wait_released(const Call &call, double seconds)
+{
+    pyb::gil_scoped_release release;
+    if (seconds < 0)
+        return call.wait();
+    return call.wait(Call::Seconds(seconds));
+}
+
+} // namespace ndk::py

@@ -1,0 +1,265 @@
+// The C++ consumer API: RAII handles over the NDK C ABI.  Every asynchronous NDK function is a
+// method returning a Call (core/include/ndk/call.hpp); inline functions return their NTSTATUS.
+// A handle keeps what it depends on alive (its adapter, its parent, its antecedents), and
+// closes its object when the last reference goes, waiting for the close to complete so no
+// callback can reach freed memory.  Methods on a closed object throw ndk::ClosedError.
+#pragma once
+
+#include "ndk/address.hpp"
+#include "ndk/call.hpp"
+#include "ndk/events.hpp"
+#include "ndk/registry.hpp"
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ndk {
+
+class Adapter;
+class Cq;
+class Srq;
+
+class Object : public std::enable_shared_from_this<Object> {
+public:
+    virtual ~Object();
+    Object(const Object &) = delete;
+    Object &operator=(const Object &) = delete;
+
+    NDK_OBJECT_HEADER *header() const { return header_; }
+    NDK_OBJECT_TYPE type() const { return header_->ObjectType; }
+    const std::shared_ptr<Adapter> &adapter() const { return adapter_; }
+    // False once close() was called (even if the close is still pending).
+    bool is_open() const;
+    // NdkCloseXxx.  A second call returns the first call's record.
+    Call close();
+    // Throws ClosedError when closed or when the adapter is closed.
+    void check_open() const;
+
+protected:
+    Object(std::shared_ptr<Adapter> adapter, NDK_OBJECT_HEADER *header,
+           NDK_FN_CLOSE_OBJECT close_function, std::vector<std::shared_ptr<Object>> holds = {});
+    // Events delivered until the close completes; kept alive past a close that never completes.
+    std::shared_ptr<void> event_sink_;
+
+private:
+    friend class Adapter;
+    std::shared_ptr<Adapter> adapter_;
+    NDK_OBJECT_HEADER *header_;
+    NDK_FN_CLOSE_OBJECT close_function_; // read once: the consumer owns Dispatch afterwards
+    std::vector<std::shared_ptr<Object>> holds_;
+    mutable std::mutex mu_;
+    Call close_call_;
+};
+
+class Adapter : public std::enable_shared_from_this<Adapter> {
+public:
+    // Create a miniport on the provider with `options` ("key=value" lines) and open an NDK
+    // adapter on it asking for `version` (major, lowest acceptable minor).  Throws ndk::Error
+    // with the NDIS status (e.g. NDIS_STATUS_BAD_VERSION) or the provider's reason.
+    static std::shared_ptr<Adapter> open(const std::string &provider, const std::string &options,
+                                         NDK_VERSION version = {2, 0});
+    ~Adapter();
+
+    NDK_ADAPTER *ndk() const { return ndk_; }
+    const std::string &provider_name() const { return provider_->name(); }
+    bool is_open() const;
+    void check_open() const;
+    // Close every object still open (successors first), then the adapter (blocking).
+    void close();
+
+    NTSTATUS query_adapter_info(NDK_ADAPTER_INFO *info, ULONG *size);
+    NDK_ADAPTER_INFO query_info(); // throws ndk::Error
+    NTSTATUS query_extension(GUID *id, NDK_VERSION version, NDK_EXTENSION_INTERFACE *out);
+
+    Call create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity = nullptr);
+    Call create_pd();
+    Call create_connector();
+    Call create_listener();
+    Call create_shared_endpoint(SocketAddress address);
+
+    // Knobs (provider-defined text key/value pairs); STATUS_NOT_SUPPORTED when unknown.
+    bool has_knobs() const { return provider_->entry().ControlMiniport != nullptr; }
+    NTSTATUS set_knob(const std::string &key, const std::string &value, std::string &reply);
+    NTSTATUS get_knob(const std::string &key, std::string &value);
+
+    void track(const std::shared_ptr<Object> &object);
+
+private:
+    Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter);
+
+    std::shared_ptr<Provider> provider_;
+    NDIS_HANDLE miniport_;
+    NDK_ADAPTER *ndk_;
+    mutable std::mutex mu_;
+    bool open_ = true;
+    std::vector<std::weak_ptr<Object>> children_;
+};
+
+struct CqEvents {
+    EventQueue<NTSTATUS> notifications;
+};
+
+class Cq : public Object {
+public:
+    Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events);
+    NDK_CQ *ndk() const { return ndk_; }
+    ULONG depth() const { return depth_; }
+
+    Call resize(ULONG cq_depth);
+    void arm(ULONG type);
+    std::vector<NDK_RESULT> get_results(ULONG n);
+    std::vector<NDK_RESULT_EX> get_results_ex(ULONG n);
+    ULONG get_results_into(std::span<NDK_RESULT_EX> results);
+    NTSTATUS control_interrupt_moderation(ULONG interval, ULONG count);
+    CqEvents &events() const { return *events_; }
+
+    static void notification(PVOID context, NTSTATUS status);
+
+private:
+    NDK_CQ *ndk_;
+    ULONG depth_ = 0;
+    std::shared_ptr<CqEvents> events_;
+    friend class Adapter;
+};
+
+class Mr;
+class Mw;
+class Qp;
+
+class Pd : public Object {
+public:
+    Pd(std::shared_ptr<Adapter> adapter, NDK_PD *pd);
+    NDK_PD *ndk() const { return ndk_; }
+
+    Call create_mr(bool fast_register);
+    Call create_mw();
+    Call create_srq(ULONG srq_depth, ULONG max_receive_request_sge, ULONG notify_threshold,
+                    const GROUP_AFFINITY *affinity = nullptr);
+    Call create_qp(const std::shared_ptr<Cq> &receive_cq, const std::shared_ptr<Cq> &initiator_cq,
+                   PVOID qp_context, ULONG receive_queue_depth, ULONG initiator_queue_depth,
+                   ULONG max_receive_request_sge, ULONG max_initiator_request_sge,
+                   ULONG inline_data_size);
+    Call create_qp_with_srq(const std::shared_ptr<Cq> &receive_cq,
+                            const std::shared_ptr<Cq> &initiator_cq,
+                            const std::shared_ptr<Srq> &srq, PVOID qp_context,
+                            ULONG initiator_queue_depth, ULONG max_initiator_request_sge,
+                            ULONG inline_data_size);
+    UINT32 get_privileged_memory_region_token();
+
+private:
+    NDK_PD *ndk_;
+};
+
+class Mr : public Object {
+public:
+    Mr(std::shared_ptr<Adapter> adapter, NDK_MR *mr, std::shared_ptr<Pd> pd, bool fast_register);
+    NDK_MR *ndk() const { return ndk_; }
+    bool fast_register() const { return fast_register_; }
+
+    // NdkRegisterMr with the consumer's MDL chain (kept until the call completes).
+    Call register_mdl(std::vector<MDL> chain, SIZE_T length, ULONG flags);
+    // Register [address, address + length): the MDL chain is built here; `keepalive` holds the
+    // memory for as long as it is registered.
+    Call register_buffer(void *address, SIZE_T length, ULONG flags,
+                         std::shared_ptr<void> keepalive);
+    Call deregister();
+    Call initialize_fast_register(ULONG adapter_page_count, bool remote_access);
+    UINT32 get_local_token();
+    UINT32 get_remote_token();
+    // The registered range, if registered through register_buffer or register_mdl.
+    uintptr_t registered_address() const;
+    SIZE_T registered_length() const;
+
+private:
+    NDK_MR *ndk_;
+    bool fast_register_;
+    mutable std::mutex mr_mu_;
+    std::shared_ptr<std::vector<MDL>> mdl_;
+    std::shared_ptr<void> keepalive_;
+    uintptr_t address_ = 0;
+    SIZE_T length_ = 0;
+};
+
+class Mw : public Object {
+public:
+    Mw(std::shared_ptr<Adapter> adapter, NDK_MW *mw, std::shared_ptr<Pd> pd);
+    NDK_MW *ndk() const { return ndk_; }
+    UINT32 get_remote_token();
+
+private:
+    NDK_MW *ndk_;
+};
+
+struct SrqEvents {
+    EventQueue<NTSTATUS> notifications;
+};
+
+class Srq : public Object {
+public:
+    Srq(std::shared_ptr<Adapter> adapter, NDK_SRQ *srq, std::shared_ptr<Pd> pd,
+        std::shared_ptr<SrqEvents> events);
+    NDK_SRQ *ndk() const { return ndk_; }
+    Call modify(ULONG srq_depth, ULONG notify_threshold);
+    NTSTATUS receive(PVOID request_context, std::span<const NDK_SGE> sgl);
+    SrqEvents &events() const { return *events_; }
+    static void notification(PVOID context, NTSTATUS status);
+
+private:
+    NDK_SRQ *ndk_;
+    std::shared_ptr<SrqEvents> events_;
+};
+
+class Qp : public Object {
+public:
+    Qp(std::shared_ptr<Adapter> adapter, NDK_QP *qp, std::vector<std::shared_ptr<Object>> holds);
+    NDK_QP *ndk() const { return ndk_; }
+    void flush();
+    NTSTATUS receive(PVOID request_context, std::span<const NDK_SGE> sgl);
+    NTSTATUS send(PVOID request_context, std::span<const NDK_SGE> sgl, ULONG flags);
+
+private:
+    NDK_QP *ndk_;
+};
+
+class Connector : public Object {
+public:
+    Connector(std::shared_ptr<Adapter> adapter, NDK_CONNECTOR *connector);
+    NDK_CONNECTOR *ndk() const { return ndk_; }
+
+private:
+    NDK_CONNECTOR *ndk_;
+};
+
+struct ListenerEvents {
+    EventQueue<NDK_CONNECTOR *> connections;
+};
+
+class Listener : public Object {
+public:
+    Listener(std::shared_ptr<Adapter> adapter, NDK_LISTENER *listener,
+             std::shared_ptr<ListenerEvents> events);
+    NDK_LISTENER *ndk() const { return ndk_; }
+    Call listen(SocketAddress address);
+    NTSTATUS get_local_address(SocketAddress &address);
+    void control_connect_events(bool pause);
+    static void connect_event(PVOID context, NDK_CONNECTOR *connector);
+
+private:
+    NDK_LISTENER *ndk_;
+    std::shared_ptr<ListenerEvents> events_;
+};
+
+class SharedEndpoint : public Object {
+public:
+    SharedEndpoint(std::shared_ptr<Adapter> adapter, NDK_SHARED_ENDPOINT *endpoint);
+    NDK_SHARED_ENDPOINT *ndk() const { return ndk_; }
+    NTSTATUS get_local_address(SocketAddress &address);
+
+private:
+    NDK_SHARED_ENDPOINT *ndk_;
+};
+
+} // namespace ndk

@@ -1,0 +1,203 @@
+#include "ndk/objects.hpp"
+
+#include "wrap.hpp"
+
+#include <algorithm>
+
+namespace ndk {
+
+std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
+                                       const std::string &options, NDK_VERSION version)
+{
+    auto provider = Provider::load(provider_name);
+    const NDK_HARNESS_PROVIDER &entry = provider->entry();
+    if (!options.empty() && entry.ControlMiniport == nullptr)
+        throw KnobError(STATUS_NOT_SUPPORTED, "provider '" + provider_name + "' has no knobs");
+    char error[512] = {};
+    NDIS_HANDLE miniport = nullptr;
+    NDIS_STATUS status = entry.CreateMiniport(options.empty() ? nullptr : options.c_str(), error,
+                                              sizeof error, &miniport);
+    if (status == STATUS_NOT_SUPPORTED && !options.empty())
+        throw KnobError(status, "provider '" + provider_name + "': " + error);
+    if (status != NDIS_STATUS_SUCCESS)
+        throw Error(status, error[0] ? error : "creating the " + provider_name + " miniport");
+    NDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters{};
+    parameters.Version = version;
+    NDK_ADAPTER *adapter = nullptr;
+    status = entry.Characteristics.OpenNDKAdapterHandler(miniport, &parameters, &adapter);
+    if (status != NDIS_STATUS_SUCCESS) {
+        entry.DestroyMiniport(miniport);
+        throw Error(status, "OpenNDKAdapterHandler(version " + std::to_string(version.Major) +
+                                "." + std::to_string(version.Minor) + ")");
+    }
+    return std::shared_ptr<Adapter>(new Adapter(std::move(provider), miniport, adapter));
+}
+
+Adapter::Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter)
+    : provider_(std::move(provider)), miniport_(miniport), ndk_(adapter)
+{
+}
+
+Adapter::~Adapter() { close(); }
+
+bool Adapter::is_open() const
+{
+    std::lock_guard lock(mu_);
+    return open_;
+}
+
+void Adapter::check_open() const
+{
+    if (!is_open())
+        throw ClosedError("adapter is closed");
+}
+
+void Adapter::close()
+{
+    std::vector<std::shared_ptr<Object>> open_children;
+    {
+        std::lock_guard lock(mu_);
+        if (!open_)
+            return;
+        for (auto it = children_.rbegin(); it != children_.rend(); ++it)
+            if (auto child = it->lock())
+                open_children.push_back(std::move(child));
+    }
+    // Successors first: children were tracked in creation order.
+    std::vector<Call> closes;
+    for (auto &child : open_children)
+        if (child->is_open())
+            closes.push_back(child->close());
+    for (auto &call : closes)
+        call.wait(Call::Seconds(10));
+    {
+        std::lock_guard lock(mu_);
+        open_ = false;
+        children_.clear();
+    }
+    // Blocking: on return no callback of any descendant can run (digest 3.1).
+    provider_->entry().Characteristics.CloseNDKAdapterHandler(miniport_, ndk_);
+    provider_->entry().DestroyMiniport(miniport_);
+    release_parked();
+}
+
+void Adapter::track(const std::shared_ptr<Object> &object)
+{
+    std::lock_guard lock(mu_);
+    if (children_.size() >= 64 && children_.size() % 64 == 0)
+        std::erase_if(children_, [](const auto &weak) { return weak.expired(); });
+    children_.push_back(object);
+}
+
+NTSTATUS Adapter::query_adapter_info(NDK_ADAPTER_INFO *info, ULONG *size)
+{
+    check_open();
+    return ndk_->Dispatch->NdkQueryAdapterInfo(ndk_, info, size);
+}
+
+NDK_ADAPTER_INFO Adapter::query_info()
+{
+    NDK_ADAPTER_INFO info{};
+    ULONG size = sizeof info;
+    NTSTATUS status = query_adapter_info(&info, &size);
+    if (status != STATUS_SUCCESS)
+        throw Error(status, "NdkQueryAdapterInfo");
+    return info;
+}
+
+NTSTATUS Adapter::query_extension(GUID *id, NDK_VERSION version, NDK_EXTENSION_INTERFACE *out)
+{
+    check_open();
+    return ndk_->Dispatch->NdkQueryExtension(&ndk_->Header, id, version, out);
+}
+
+NTSTATUS Adapter::set_knob(const std::string &key, const std::string &value, std::string &reply)
+{
+    check_open();
+    if (!has_knobs())
+        return STATUS_NOT_SUPPORTED;
+    char buf[1024] = {};
+    NTSTATUS status =
+        provider_->entry().ControlMiniport(miniport_, key.c_str(), value.c_str(), buf, sizeof buf);
+    reply = buf;
+    return status;
+}
+
+NTSTATUS Adapter::get_knob(const std::string &key, std::string &value)
+{
+    check_open();
+    if (!has_knobs())
+        return STATUS_NOT_SUPPORTED;
+    char buf[4096] = {};
+    NTSTATUS status =
+        provider_->entry().ControlMiniport(miniport_, key.c_str(), nullptr, buf, sizeof buf);
+    value = buf;
+    return status;
+}
+
+Call Adapter::create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity)
+{
+    check_open();
+    auto events = std::make_shared<CqEvents>();
+    Call call = Call::begin(wrapper<Cq>(shared_from_this(), events));
+    GROUP_AFFINITY copy{};
+    if (affinity)
+        copy = *affinity;
+    NDK_CQ *cq = nullptr;
+    void *context = call.context();
+    NTSTATUS status = ndk_->Dispatch->NdkCreateCq(ndk_, cq_depth, Cq::notification, events.get(),
+                                                  affinity ? &copy : nullptr,
+                                                  Call::create_completion, context, &cq);
+    call.returned(status, context, cq ? &cq->Header : nullptr);
+    return call;
+}
+
+Call Adapter::create_pd()
+{
+    check_open();
+    Call call = Call::begin(wrapper<Pd>(shared_from_this()));
+    NDK_PD *pd = nullptr;
+    void *context = call.context();
+    NTSTATUS status = ndk_->Dispatch->NdkCreatePd(ndk_, Call::create_completion, context, &pd);
+    call.returned(status, context, pd ? &pd->Header : nullptr);
+    return call;
+}
+
+Call Adapter::create_connector()
+{
+    check_open();
+    Call call = Call::begin(wrapper<Connector>(shared_from_this()));
+    NDK_CONNECTOR *connector = nullptr;
+    void *context = call.context();
+    NTSTATUS status =
+        ndk_->Dispatch->NdkCreateConnector(ndk_, Call::create_completion, context, &connector);
+    call.returned(status, context, connector ? &connector->Header : nullptr);
+    return call;
+}
+
+Call Adapter::create_listener()
+{
+    check_open();
+    auto events = std::make_shared<ListenerEvents>();
+    Call call = Call::begin(wrapper<Listener>(shared_from_this(), events));
+    NDK_LISTENER *listener = nullptr;
+    void *context = call.context();
+    NTSTATUS status = ndk_->Dispatch->NdkCreateListener(
+        ndk_, Listener::connect_event, events.get(), Call::create_completion, context, &listener);
+    call.returned(status, context, listener ? &listener->Header : nullptr);
+    return call;
+}
+
+Call Adapter::create_shared_endpoint(SocketAddress address)
+{
+    check_open();
+    Call call = Call::begin(wrapper<SharedEndpoint>(shared_from_this()));
+    NDK_SHARED_ENDPOINT *endpoint = nullptr;
+    void *context = call.context();
+    NTSTATUS status = ndk_->Dispatch->NdkCreateSharedEndpoint(
+        ndk_, address.get(), address.length, Call::create_completion, context, &endpoint);
+    call.returned(status, context, endpoint ? &endpoint->Header : nullptr);
+    return call;
+}
+
+} // namespace ndk

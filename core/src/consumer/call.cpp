@@ -1,0 +1,198 @@
+#include "ndk/call.hpp"
+
+#include "ndk/status.hpp"
+
+#include <vector>
+
+namespace ndk {
+
+Error::Error(NTSTATUS status, const std::string &context)
+    : std::runtime_error(context.empty() ? describe_status(status)
+                                         : context + ": " + describe_status(status)),
+      status_(status)
+{
+}
+
+namespace {
+
+// The provider gets a heap copy of the shared state pointer; the completion releases it.
+// A call that completes inline releases it at once, since no completion will come.
+std::shared_ptr<CallState> *holder(PVOID context)
+{
+    return static_cast<std::shared_ptr<CallState> *>(context);
+}
+
+// References released by completions.  A completion runs on the provider's thread; dropping
+// the last reference to a handle there would run the handle's close (or the adapter's
+// blocking close) on the very thread that must deliver it.  So completions park what they
+// release here, and the consumer's next call frees it on the consumer's thread.
+std::mutex reaper_mu;
+std::vector<std::shared_ptr<void>> reaper;
+
+void park(std::shared_ptr<void> reference)
+{
+    std::lock_guard lock(reaper_mu);
+    reaper.push_back(std::move(reference));
+}
+
+} // namespace
+
+void release_parked()
+{
+    std::vector<std::shared_ptr<void>> parked;
+    {
+        std::lock_guard lock(reaper_mu);
+        parked.swap(reaper);
+    }
+    // Destroyed here, outside the lock, on the consumer's thread.
+}
+
+Call Call::begin(std::function<std::shared_ptr<Object>(NDK_OBJECT_HEADER *)> wrap)
+{
+    release_parked();
+    auto state = std::make_shared<CallState>();
+    state->wrap = std::move(wrap);
+    return Call(std::move(state));
+}
+
+void *Call::context() const { return new std::shared_ptr<CallState>(state_); }
+
+Call Call::inline_result(NTSTATUS status)
+{
+    Call call = begin();
+    std::lock_guard lock(call.state_->mu);
+    call.state_->returned = true;
+    call.state_->inline_status = status;
+    return call;
+}
+
+void Call::finish(CallState &state, NTSTATUS status, std::unique_lock<std::mutex> &lock)
+{
+    auto action = std::move(state.on_complete);
+    state.on_complete = nullptr;
+    state.cv.notify_all();
+    if (action) {
+        lock.unlock();
+        action(status);
+        park(std::make_shared<std::function<void(NTSTATUS)>>(std::move(action)));
+        lock.lock();
+    }
+}
+
+void Call::returned(NTSTATUS status, void *context, NDK_OBJECT_HEADER *created) const
+{
+    if (status != STATUS_PENDING)
+        delete holder(context);
+    std::unique_lock lock(state_->mu);
+    state_->returned = true;
+    state_->inline_status = status;
+    if (status == STATUS_PENDING)
+        return; // the completion will come, with the context
+    if (status == STATUS_SUCCESS && created != nullptr && state_->wrap)
+        state_->object = state_->wrap(created);
+    finish(*state_, status, lock);
+}
+
+void Call::on_complete(std::function<void(NTSTATUS)> action) const
+{
+    std::unique_lock lock(state_->mu);
+    bool done_now = (state_->returned && state_->inline_status != STATUS_PENDING) ||
+                    state_->completions > 0;
+    if (!done_now) {
+        state_->on_complete = std::move(action);
+        return;
+    }
+    NTSTATUS status = state_->completions > 0 ? state_->completion_status : state_->inline_status;
+    lock.unlock();
+    action(status);
+}
+
+void Call::create_completion(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *object)
+{
+    std::unique_ptr<std::shared_ptr<CallState>> owned(holder(context));
+    CallState &state = **owned;
+    {
+        std::unique_lock lock(state.mu);
+        ++state.completions;
+        state.completion_status = status;
+        if (status == STATUS_SUCCESS && object != nullptr && state.wrap && !state.object)
+            state.object = state.wrap(object);
+        finish(state, status, lock);
+    }
+    park(std::move(*owned));
+}
+
+void Call::request_completion(PVOID context, NTSTATUS status)
+{
+    std::unique_ptr<std::shared_ptr<CallState>> owned(holder(context));
+    CallState &state = **owned;
+    {
+        std::unique_lock lock(state.mu);
+        ++state.completions;
+        state.completion_status = status;
+        finish(state, status, lock);
+    }
+    park(std::move(*owned));
+}
+
+void Call::close_completion(PVOID context) { request_completion(context, STATUS_SUCCESS); }
+
+NTSTATUS Call::status() const
+{
+    std::lock_guard lock(state_->mu);
+    return state_->inline_status;
+}
+
+int Call::completions() const
+{
+    std::lock_guard lock(state_->mu);
+    return state_->completions;
+}
+
+std::optional<NTSTATUS> Call::completion_status() const
+{
+    std::lock_guard lock(state_->mu);
+    if (state_->completions == 0)
+        return std::nullopt;
+    return state_->completion_status;
+}
+
+bool Call::done() const
+{
+    std::lock_guard lock(state_->mu);
+    return (state_->returned && state_->inline_status != STATUS_PENDING) ||
+           state_->completions > 0;
+}
+
+bool Call::wait(std::optional<Seconds> timeout) const
+{
+    release_parked();
+    std::unique_lock lock(state_->mu);
+    auto ready = [this] {
+        return (state_->returned && state_->inline_status != STATUS_PENDING) ||
+               state_->completions > 0;
+    };
+    if (!timeout) {
+        state_->cv.wait(lock, ready);
+        return true;
+    }
+    return state_->cv.wait_for(lock, *timeout, ready);
+}
+
+NTSTATUS Call::result() const
+{
+    std::lock_guard lock(state_->mu);
+    if (state_->completions > 0)
+        return state_->completion_status;
+    if (state_->returned && state_->inline_status != STATUS_PENDING)
+        return state_->inline_status;
+    throw std::logic_error("the call has not completed");
+}
+
+std::shared_ptr<Object> Call::object() const
+{
+    std::lock_guard lock(state_->mu);
+    return state_->object;
+}
+
+} // namespace ndk

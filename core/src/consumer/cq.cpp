@@ -1,0 +1,63 @@
+#include "ndk/objects.hpp"
+
+namespace ndk {
+
+Cq::Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events)
+    : Object(std::move(adapter), &cq->Header, cq->Dispatch->NdkCloseCq), ndk_(cq),
+      events_(std::move(events))
+{
+    event_sink_ = events_;
+}
+
+void Cq::notification(PVOID context, NTSTATUS status)
+{
+    static_cast<CqEvents *>(context)->notifications.push(status);
+}
+
+Call Cq::resize(ULONG cq_depth)
+{
+    check_open();
+    Call call = Call::begin();
+    void *context = call.context();
+    NTSTATUS status = ndk_->Dispatch->NdkResizeCq(ndk_, cq_depth, Call::request_completion, context);
+    call.returned(status, context);
+    return call;
+}
+
+void Cq::arm(ULONG type)
+{
+    check_open();
+    ndk_->Dispatch->NdkArmCq(ndk_, type);
+}
+
+std::vector<NDK_RESULT> Cq::get_results(ULONG n)
+{
+    check_open();
+    std::vector<NDK_RESULT> results(n);
+    results.resize(n ? ndk_->Dispatch->NdkGetCqResults(ndk_, results.data(), n) : 0);
+    return results;
+}
+
+std::vector<NDK_RESULT_EX> Cq::get_results_ex(ULONG n)
+{
+    std::vector<NDK_RESULT_EX> results(n);
+    results.resize(get_results_into(results));
+    return results;
+}
+
+ULONG Cq::get_results_into(std::span<NDK_RESULT_EX> results)
+{
+    check_open();
+    if (results.empty())
+        return 0;
+    return ndk_->Dispatch->NdkGetCqResultsEx(ndk_, results.data(),
+                                             static_cast<ULONG>(results.size()));
+}
+
+NTSTATUS Cq::control_interrupt_moderation(ULONG interval, ULONG count)
+{
+    check_open();
+    return ndk_->Dispatch->NdkControlCqInterruptModeration(ndk_, interval, count);
+}
+
+} // namespace ndk

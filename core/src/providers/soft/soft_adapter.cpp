@@ -1,0 +1,172 @@
+#include "soft_adapter.hpp"
+
+#include "soft_objects.hpp"
+
+#include <cstring>
+
+namespace ndk::soft {
+
+SoftAdapter::SoftAdapter(Miniport &miniport, NDK_VERSION version)
+    : NDK_ADAPTER{}, miniport_(miniport), version_(version)
+{
+    init_header(Header, NdkObjectTypeAdapter, version);
+    Dispatch = &kAdapterDispatch;
+}
+
+SoftAdapter::~SoftAdapter() { shutdown(); }
+
+void SoftAdapter::shutdown()
+{
+    // Deliver what is queued, then close what the consumer left open, successors first
+    // (reverse creation order), and deliver the close completions that this releases.
+    for (int round = 0; round < 4; ++round) {
+        engine_.drain();
+        std::unique_lock lock(mu_);
+        if (objects_.empty())
+            return;
+        std::vector<SoftObject *> open;
+        for (auto it = objects_.rbegin(); it != objects_.rend(); ++it)
+            open.push_back(it->get());
+        for (SoftObject *object : open) {
+            if (object->close_requested_)
+                continue; // its close completion is pending on its successors
+            object->close_requested_ = true;
+            live_.erase(&object->header());
+            object->on_close();
+            if (object->dependents_ == 0)
+                destroy(*object);
+            else
+                object->close_completion_ = [](PVOID) {};
+        }
+    }
+    // Anything left is held by a dependency the consumer never released: drop it silently.
+    engine_.drain();
+    std::lock_guard lock(mu_);
+    live_.clear();
+    objects_.clear();
+}
+
+bool SoftAdapter::at_cap(NDK_OBJECT_TYPE type) const
+{
+    ObjectCaps caps = knobs().caps();
+    ULONG cap = 0;
+    switch (type) {
+    case NdkObjectTypeQp: cap = caps.max_qp; break;
+    case NdkObjectTypeCq: cap = caps.max_cq; break;
+    case NdkObjectTypeMr: cap = caps.max_mr; break;
+    case NdkObjectTypePd: cap = caps.max_pd; break;
+    case NdkObjectTypeMw: cap = caps.max_mw; break;
+    case NdkObjectTypeSrq: cap = caps.max_srq; break;
+    default: break;
+    }
+    return cap != 0 && counts_[type] >= cap;
+}
+
+void SoftAdapter::adopt(std::unique_ptr<SoftObject> object)
+{
+    SoftObject *raw = object.get();
+    objects_.push_back(std::move(object));
+    raw->self_ = std::prev(objects_.end());
+    live_[&raw->header()] = raw;
+    ++counts_[raw->type()];
+}
+
+void SoftAdapter::destroy(SoftObject &object)
+{
+    object.release_antecedents();
+    --counts_[object.type()];
+    live_.erase(&object.header());
+    objects_.erase(object.self_);
+}
+
+bool SoftAdapter::injected_failure(const char *function, NDK_FN_CREATE_COMPLETION completion,
+                                   PVOID context, NTSTATUS &status)
+{
+    auto failure = knobs().take_failure(function);
+    if (!failure)
+        return false;
+    if (!failure->async || completion == nullptr) {
+        status = failure->status;
+        return true;
+    }
+    engine_.post([completion, context, st = failure->status] { completion(context, st, nullptr); });
+    status = STATUS_PENDING;
+    return true;
+}
+
+NTSTATUS SoftAdapter::request(SoftObject &object, const char *function,
+                              NDK_FN_REQUEST_COMPLETION completion, PVOID context,
+                              std::function<NTSTATUS()> perform)
+{
+    auto failure = knobs().take_failure(function);
+    if (failure && (!failure->async || completion == nullptr))
+        return failure->status;
+    bool pend = failure.has_value() ||
+                (completion != nullptr && knobs().should_pend(CallKind::Request));
+    if (!pend)
+        return perform();
+    {
+        std::lock_guard lock(mu_);
+        object.add_dependent(); // a close waits for this request (digest 3.1)
+    }
+    engine_.post([this, &object, completion, context, failure, perform = std::move(perform)] {
+        completion(context, failure ? failure->status : perform());
+        std::lock_guard lock(mu_);
+        object.release_dependent();
+    });
+    return STATUS_PENDING;
+}
+
+UINT32 SoftAdapter::new_token()
+{
+    UINT32 token = next_token_++;
+    if (next_token_ == 0)
+        next_token_ = 0x100;
+    return token;
+}
+
+namespace {
+
+NTSTATUS query_adapter_info(NDK_ADAPTER *ndk_adapter, NDK_ADAPTER_INFO *pInfo, ULONG *pBufferSize)
+{
+    SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
+    if (auto failure = adapter->knobs().take_failure("NdkQueryAdapterInfo"))
+        return failure->status;
+    if (pBufferSize == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    if (*pBufferSize < sizeof(NDK_ADAPTER_INFO)) {
+        *pBufferSize = sizeof(NDK_ADAPTER_INFO); // the required size (digest 1.1)
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    if (pInfo == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    NDK_ADAPTER_INFO info = adapter->info();
+    std::memcpy(pInfo, &info, sizeof info);
+    *pBufferSize = sizeof(NDK_ADAPTER_INFO);
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS adapter_query_extension(NDK_OBJECT_HEADER *object, GUID *id, NDK_VERSION version,
+                                 NDK_EXTENSION_INTERFACE *out)
+{
+    auto *adapter = SoftAdapter::from(reinterpret_cast<NDK_ADAPTER *>(object));
+    if (auto failure = adapter->knobs().take_failure("NdkQueryExtension"))
+        return failure->status;
+    return query_extension_not_supported(object, id, version, out);
+}
+
+} // namespace
+
+const NDK_ADAPTER_DISPATCH kAdapterDispatch = {
+    adapter_query_extension,
+    query_adapter_info,
+    create_cq,
+    create_pd,
+    create_shared_endpoint,
+    create_connector,
+    create_listener,
+    build_lam,
+    release_lam,
+};
+
+} // namespace ndk::soft

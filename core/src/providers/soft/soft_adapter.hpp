@@ -1,0 +1,119 @@
+// The soft NDK adapter: its dispatch table, its object table and the two helpers every create
+// and every asynchronous request goes through, so the inline / pending / injected-failure
+// behaviour of digest 1.0 is decided in one place for all functions.
+#pragma once
+
+#include "soft_engine.hpp"
+#include "soft_miniport.hpp"
+#include "soft_object.hpp"
+
+#include <array>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace ndk::soft {
+
+class SoftAdapter : public NDK_ADAPTER {
+public:
+    SoftAdapter(Miniport &miniport, NDK_VERSION version);
+    ~SoftAdapter();
+
+    static SoftAdapter *from(NDK_ADAPTER *adapter) { return static_cast<SoftAdapter *>(adapter); }
+
+    Miniport &miniport() const { return miniport_; }
+    Knobs &knobs() const { return miniport_.knobs; }
+    NDK_VERSION version() const { return version_; }
+    NDK_ADAPTER_INFO info() const { return knobs().adapter_info(version_); }
+    Engine &engine() { return engine_; }
+    std::mutex &mu() { return mu_; }
+
+    // Blocking close (CLOSE_NDK_ADAPTER_HANDLER): delivers every queued callback, tears down
+    // what the consumer left open, and returns when no callback can follow (digest 3.1).
+    void shutdown();
+
+    // Find a live object of the given type from a consumer's pointer; nullptr when the pointer
+    // is not a live object of this adapter (closed, foreign, wrong type).  Lock held.
+    template <class T>
+    T *lookup(const void *ndk_object, NDK_OBJECT_TYPE type)
+    {
+        auto it = live_.find(ndk_object);
+        if (it == live_.end() || it->second->type() != type || it->second->close_requested())
+            return nullptr;
+        return static_cast<T *>(it->second);
+    }
+
+    // Create an object: injected failure, object cap, then `make` (which validates what needs
+    // the lock and returns the object, or nullptr with `status` set), then inline or pending.
+    template <class T, class Out>
+    NTSTATUS create(const char *function, NDK_FN_CREATE_COMPLETION completion, PVOID context,
+                    Out **out, const std::function<std::unique_ptr<T>(NTSTATUS &)> &make)
+    {
+        if (NTSTATUS injected; injected_failure(function, completion, context, injected))
+            return injected;
+        std::unique_lock lock(mu_);
+        if (at_cap(T::kType))
+            return STATUS_INSUFFICIENT_RESOURCES;
+        NTSTATUS status = STATUS_SUCCESS;
+        std::unique_ptr<T> made = make(status);
+        if (!made)
+            return status;
+        T *object = made.get();
+        adopt(std::move(made));
+        lock.unlock();
+        if (completion == nullptr || !knobs().should_pend(CallKind::Create)) {
+            *out = object;
+            return STATUS_SUCCESS;
+        }
+        engine_.post([completion, context, object] {
+            completion(context, STATUS_SUCCESS, &object->Header);
+        });
+        return STATUS_PENDING;
+    }
+
+    // An asynchronous request on `object`: injected failure, then `perform` inline or on the
+    // engine.  A pending request holds a dependent reference so a close waits for it.
+    NTSTATUS request(SoftObject &object, const char *function,
+                     NDK_FN_REQUEST_COMPLETION completion, PVOID context,
+                     std::function<NTSTATUS()> perform);
+
+    // Post a consumer callback on the engine (the provider's own thread).
+    void deliver(std::function<void()> callback) { engine_.post(std::move(callback)); }
+
+    // Logical address mappings built by NdkBuildLAM: I/O virtual page -> host page.
+    struct LamTable {
+        std::unordered_map<uint64_t, uintptr_t> pages;
+        std::unordered_map<const void *, std::vector<uint64_t>> mappings; // by AdapterContext
+        uint64_t next_page = uint64_t{1} << 36;
+    };
+    LamTable &lams() { return lams_; } // lock held
+
+    // Tokens for memory regions and windows, never 0 and never the privileged token.
+    UINT32 new_token();
+    UINT32 privileged_token() const { return kPrivilegedToken; }
+
+private:
+    friend class SoftObject;
+    static constexpr UINT32 kPrivilegedToken = 0x00000001;
+
+    bool injected_failure(const char *function, NDK_FN_CREATE_COMPLETION completion,
+                          PVOID context, NTSTATUS &status);
+    bool at_cap(NDK_OBJECT_TYPE type) const; // lock held
+    void adopt(std::unique_ptr<SoftObject> object); // lock held
+    void destroy(SoftObject &object);                // lock held
+
+    Miniport &miniport_;
+    NDK_VERSION version_;
+    std::mutex mu_;
+    std::list<std::unique_ptr<SoftObject>> objects_; // creation order
+    std::unordered_map<const void *, SoftObject *> live_;
+    std::array<ULONG, NdkObjectTypeMax> counts_{};
+    UINT32 next_token_ = 0x100;
+    LamTable lams_;
+    Engine engine_; // last: its thread stops first, before the tables above go away
+};
+
+} // namespace ndk::soft

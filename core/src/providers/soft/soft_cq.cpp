@@ -1,0 +1,162 @@
+// Completion queue (digest 1.3).
+#include "soft_objects.hpp"
+
+#include <algorithm>
+#include <unistd.h>
+
+namespace ndk::soft {
+
+bool affinity_valid(const GROUP_AFFINITY *affinity)
+{
+    if (affinity == nullptr)
+        return true;
+    long cpus = std::clamp(sysconf(_SC_NPROCESSORS_CONF), 1L, 64L);
+    uint64_t present = cpus == 64 ? ~uint64_t{0} : (uint64_t{1} << cpus) - 1;
+    return affinity->Group == 0 && affinity->Mask != 0 && (affinity->Mask & ~present) == 0;
+}
+
+NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
+                   NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification, PVOID CqNotificationContext,
+                   GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                   PVOID RequestContext, NDK_CQ **ppNdkCq)
+{
+    SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
+    if (CqDepth == 0 || CqDepth > adapter->info().MaxCqDepth || CqNotification == nullptr ||
+        ppNdkCq == nullptr || !affinity_valid(Affinity))
+        return STATUS_INVALID_PARAMETER;
+    return adapter->create<SoftCq>(
+        "NdkCreateCq", CreateCompletion, RequestContext, ppNdkCq, [&](NTSTATUS &) {
+            auto cq = std::make_unique<SoftCq>(*adapter);
+            cq->depth = CqDepth;
+            cq->notify = CqNotification;
+            cq->notify_context = CqNotificationContext;
+            return cq;
+        });
+}
+
+void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
+{
+    cq.results.push_back(result);
+    if (cq.armed == 0)
+        return;
+    ULONG type = cq.armed - 1;
+    bool error = result.Status != STATUS_SUCCESS;
+    // ANY: any completion; SOLICITED: a solicited send, or any error (digest 3.2, 1.7).
+    bool match = type == NDK_CQ_NOTIFY_ANY ||
+                 (type == NDK_CQ_NOTIFY_SOLICITED && (solicited || error));
+    if (!match)
+        return;
+    cq.armed = 0; // once per arm
+    auto notify = cq.notify;
+    auto context = cq.notify_context;
+    cq.adapter().deliver([notify, context] { notify(context, STATUS_SUCCESS); });
+}
+
+namespace {
+
+NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                   PVOID RequestContext)
+{
+    SoftCq *cq = SoftCq::from(ndk_cq);
+    SoftAdapter &adapter = cq->adapter();
+    NDK_ADAPTER_INFO info = adapter.info();
+    if (!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED))
+        return STATUS_NOT_SUPPORTED;
+    if (CqDepth == 0 || CqDepth > info.MaxCqDepth)
+        return STATUS_INVALID_PARAMETER;
+    {
+        std::lock_guard lock(adapter.mu());
+        if (CqDepth < cq->results.size())
+            return STATUS_BUFFER_OVERFLOW; // smaller than what it holds (digest 4.2, CQ::Resize)
+    }
+    return adapter.request(*cq, "NdkResizeCq", RequestCompletion, RequestContext, [cq, CqDepth] {
+        std::lock_guard lock(cq->adapter().mu());
+        if (CqDepth < cq->results.size())
+            return STATUS_BUFFER_OVERFLOW;
+        cq->depth = CqDepth;
+        return STATUS_SUCCESS;
+    });
+}
+
+VOID arm_cq(NDK_CQ *ndk_cq, ULONG Type)
+{
+    SoftCq *cq = SoftCq::from(ndk_cq);
+    if (Type > NDK_CQ_NOTIFY_SOLICITED)
+        return;
+    std::lock_guard lock(cq->adapter().mu());
+    // Re-arm before the arm is satisfied merges (digest 3.2): ANY wins, then SOLICITED.
+    ULONG current = cq->armed == 0 ? NDK_CQ_NOTIFY_ERRORS : cq->armed - 1;
+    ULONG merged = Type;
+    if (cq->armed != 0) {
+        if (current == NDK_CQ_NOTIFY_ANY || Type == NDK_CQ_NOTIFY_ANY)
+            merged = NDK_CQ_NOTIFY_ANY;
+        else if (current == NDK_CQ_NOTIFY_SOLICITED || Type == NDK_CQ_NOTIFY_SOLICITED)
+            merged = NDK_CQ_NOTIFY_SOLICITED;
+        else
+            merged = NDK_CQ_NOTIFY_ERRORS;
+    }
+    cq->armed = merged + 1;
+}
+
+template <class Result>
+ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
+{
+    SoftCq *cq = SoftCq::from(ndk_cq);
+    if (Results == nullptr || nResults == 0)
+        return 0;
+    std::lock_guard lock(cq->adapter().mu());
+    ULONG n = 0;
+    for (; n < nResults && !cq->results.empty(); ++n) {
+        const NDK_RESULT_EX &r = cq->results.front();
+        if constexpr (std::is_same_v<Result, NDK_RESULT_EX>) {
+            Results[n] = r;
+        } else {
+            Results[n] = NDK_RESULT{r.Status, r.BytesTransferred, r.QPContext, r.RequestContext};
+        }
+        cq->results.pop_front();
+    }
+    return n;
+}
+
+ULONG get_cq_results(NDK_CQ *cq, NDK_RESULT Results[], ULONG nResults)
+{
+    return get_results(cq, Results, nResults);
+}
+
+ULONG get_cq_results_ex(NDK_CQ *cq, NDK_RESULT_EX Results[], ULONG nResults)
+{
+    return get_results(cq, Results, nResults);
+}
+
+NTSTATUS control_cq_interrupt_moderation(NDK_CQ *ndk_cq, ULONG ModerationInterval,
+                                         ULONG ModerationCount)
+{
+    SoftCq *cq = SoftCq::from(ndk_cq);
+    SoftAdapter &adapter = cq->adapter();
+    if (auto failure = adapter.knobs().take_failure("NdkControlCqInterruptModeration"))
+        return failure->status; // inline only: this function never pends
+    // NOT_SUPPORTED is required without the flag and forbidden with it (digest 1.3).
+    if (!(adapter.info().AdapterFlags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED))
+        return STATUS_NOT_SUPPORTED;
+    std::lock_guard lock(adapter.mu());
+    if (ModerationInterval == MAXULONG &&
+        (ModerationCount == MAXULONG || ModerationCount > cq->depth))
+        return STATUS_INVALID_PARAMETER_MIX; // neither interval nor count would control
+    cq->moderation_interval = ModerationInterval;
+    cq->moderation_count = ModerationCount;
+    return STATUS_SUCCESS;
+}
+
+} // namespace
+
+const NDK_CQ_DISPATCH kCqDispatch = {
+    close_object<SoftCq>,
+    query_extension_not_supported,
+    resize_cq,
+    arm_cq,
+    get_cq_results,
+    control_cq_interrupt_moderation,
+    get_cq_results_ex,
+};
+
+} // namespace ndk::soft

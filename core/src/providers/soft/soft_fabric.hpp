@@ -1,0 +1,85 @@
+// The soft fabric: which virtual RNIC owns which IP address, and which local ports are in use.
+// One per process.  Ports are reference counted (digest 3.5): a reservation is a shared handle,
+// the listener and every connector accepted through it hold one, and the port is released
+// only when the last holder lets go.
+#pragma once
+
+#include "ndk/ndkpi.h"
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ndk::soft {
+
+struct IpAddress {
+    int family = AF_INET; // AF_INET or AF_INET6
+    std::array<uint8_t, 16> bytes{};
+
+    auto operator<=>(const IpAddress &) const = default;
+    bool is_unspecified() const;
+    std::string to_string() const;
+    static std::optional<IpAddress> parse(const std::string &text);
+};
+
+// A socket address as NDK passes it: PSOCKADDR + length.
+struct Endpoint {
+    IpAddress ip;
+    uint16_t port = 0;
+
+    // STATUS_INVALID_PARAMETER for a NULL address, an unknown family or a length too short for
+    // its family.
+    static NTSTATUS from_sockaddr(const SOCKADDR *address, ULONG length, Endpoint &out);
+    // Writes the sockaddr; STATUS_BUFFER_TOO_SMALL (and *length updated) when it does not fit.
+    NTSTATUS to_sockaddr(SOCKADDR *address, ULONG *length) const;
+    ULONG sockaddr_length() const;
+};
+
+class Miniport;
+class PortReservation;
+
+class Fabric {
+public:
+    static Fabric &instance();
+
+    // Give a miniport its addresses: the listed ones (STATUS_ADDRESS_ALREADY_EXISTS if taken,
+    // STATUS_INVALID_ADDRESS if unparsable), or a fresh IPv4 + IPv6 pair when the list is empty.
+    NTSTATUS attach(Miniport *miniport, const std::string &addresses,
+                    std::vector<IpAddress> &assigned);
+    void detach(Miniport *miniport);
+    Miniport *owner(const IpAddress &ip) const;
+
+    // Reserve ip:port.  Port 0 picks a free port in [lo, hi] (STATUS_TOO_MANY_ADDRESSES when
+    // none is free); a taken port is STATUS_SHARING_VIOLATION.
+    NTSTATUS reserve(const IpAddress &ip, uint16_t port, std::pair<uint16_t, uint16_t> range,
+                     std::shared_ptr<PortReservation> &out);
+
+private:
+    friend class PortReservation;
+    void release(const IpAddress &ip, uint16_t port);
+
+    mutable std::mutex mu_;
+    std::map<IpAddress, Miniport *> owners_;
+    std::map<IpAddress, std::map<uint16_t, bool>> ports_;
+    uint32_t next_auto_ = 1;
+};
+
+class PortReservation {
+public:
+    PortReservation(IpAddress ip, uint16_t port) : endpoint_{ip, port} {}
+    ~PortReservation() { Fabric::instance().release(endpoint_.ip, endpoint_.port); }
+    PortReservation(const PortReservation &) = delete;
+    PortReservation &operator=(const PortReservation &) = delete;
+    const Endpoint &endpoint() const { return endpoint_; }
+
+private:
+    Endpoint endpoint_;
+};
+
+} // namespace ndk::soft

@@ -1,0 +1,86 @@
+// Knobs of the soft RNIC: how it completes calls (inline / pending / random, seeded), which
+// calls it fails and how, what NDK_ADAPTER_INFO it reports, and how many objects it allows.
+// Knobs are set as text key/value pairs, at miniport creation and at run time through the
+// harness control entry (see core/include/ndk/provider.h), so any front end can drive them.
+// A knob never makes the provider break the contract (digest 1.0): a forced failure returns a
+// status the function may return, a pending mode still calls the completion exactly once.
+#pragma once
+
+#include "ndk/ndkpi.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+
+namespace ndk::soft {
+
+enum class CompletionMode { Inline, Pending, Random };
+
+// Which knob governs a call's completion mode.
+enum class CallKind { Create, Request, Close };
+
+struct InjectedFailure {
+    NTSTATUS status;
+    bool async; // complete with PENDING and then report the status through the completion
+};
+
+struct ObjectCaps { // NDIS_NDK_CAPABILITIES counts; 0 means no cap
+    ULONG max_qp = 0, max_cq = 0, max_mr = 0, max_pd = 0, max_mw = 0, max_srq = 0;
+};
+
+class Knobs {
+public:
+    Knobs();
+
+    // Set one knob from text.  Returns STATUS_SUCCESS, STATUS_NOT_SUPPORTED for an unknown key,
+    // or STATUS_INVALID_PARAMETER with `error` explaining the bad value.
+    NTSTATUS set(const std::string &key, const std::string &value, std::string &error);
+    // Read one knob as text; STATUS_NOT_SUPPORTED for an unknown key.
+    NTSTATUS get(const std::string &key, std::string &value) const;
+    // Apply "key=value" lines (or ';'-separated pairs).
+    NTSTATUS apply(const std::string &options, std::string &error);
+
+    // True when this call should return STATUS_PENDING and complete later.
+    bool should_pend(CallKind kind);
+    // Take one injected failure for an NDK function, if any is armed.
+    std::optional<InjectedFailure> take_failure(const char *function);
+
+    NDK_ADAPTER_INFO adapter_info(NDK_VERSION reported) const;
+    ObjectCaps caps() const;
+    // The provider's highest minor version for a major version; nullopt if the major is unknown.
+    std::optional<USHORT> highest_minor(USHORT major) const;
+    bool adapter_not_ready() const;
+    std::pair<uint16_t, uint16_t> ephemeral_ports() const;
+    std::string addresses() const;
+
+private:
+    struct ArmedFailure {
+        InjectedFailure failure;
+        int remaining; // < 0: every call
+    };
+
+    bool decide(CompletionMode mode);
+
+    mutable std::mutex mu_;
+    CompletionMode create_mode_ = CompletionMode::Inline;
+    CompletionMode request_mode_ = CompletionMode::Inline;
+    CompletionMode close_mode_ = CompletionMode::Inline;
+    uint64_t seed_ = 0;
+    std::mt19937_64 rng_;
+    std::map<std::string, ArmedFailure, std::less<>> failures_;
+    NDK_ADAPTER_INFO info_{};
+    ObjectCaps caps_{};
+    std::optional<NDK_VERSION> provider_version_; // restricts to one major when set
+    bool adapter_not_ready_ = false;
+    std::pair<uint16_t, uint16_t> ephemeral_{49152, 65535};
+    std::string addresses_;
+};
+
+// NDK function names that return an NTSTATUS and so can be failed by the `fail` knob.
+bool is_fallible_function(const std::string &name);
+
+} // namespace ndk::soft

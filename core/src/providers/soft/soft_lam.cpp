@@ -1,0 +1,73 @@
+// Logical address mappings (digest 1.1, 2.4): NdkBuildLAM maps an MDL range onto page-aligned
+// I/O virtual addresses of this adapter; the privileged token names them in SGEs.
+#include "soft_objects.hpp"
+
+namespace ndk::soft {
+
+NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length,
+                   NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext,
+                   NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM, ULONG *pLAMSize, ULONG *pFBO)
+{
+    SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
+    if (pLAMSize == nullptr || pFBO == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    auto start = contiguous_mdl_range(Mdl, Length);
+    if (!start)
+        return STATUS_INVALID_PARAMETER; // MDL range not virtually contiguous (digest 1.1)
+    uint64_t fbo = *start % NDK_PAGE_SIZE;
+    uint64_t pages = (fbo + Length + NDK_PAGE_SIZE - 1) / NDK_PAGE_SIZE;
+    uint64_t needed = offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) +
+                      pages * sizeof(NDK_LOGICAL_ADDRESS);
+    if (needed > MAXULONG)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    if (pNdkLAM == nullptr || *pLAMSize < needed) {
+        *pLAMSize = static_cast<ULONG>(needed); // BUFFER_TOO_SMALL reports the size (digest 1.1)
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    // A pending build runs on the engine; the adapter's blocking close drains it first.
+    auto perform = [adapter, pNdkLAM, pLAMSize, pFBO, first = *start - fbo, pages, fbo, needed] {
+        std::lock_guard lock(adapter->mu());
+        auto &table = adapter->lams();
+        std::vector<uint64_t> iova_pages;
+        iova_pages.reserve(pages);
+        pNdkLAM->AdapterContext = pNdkLAM; // the mapping's identity for ReleaseLAM
+        pNdkLAM->AdapterPageCount = static_cast<ULONG>(pages);
+        for (uint64_t i = 0; i < pages; ++i) {
+            uint64_t iova = table.next_page++ * NDK_PAGE_SIZE;
+            table.pages[iova] = first + i * NDK_PAGE_SIZE;
+            pNdkLAM->AdapterPageArray[i].QuadPart = static_cast<LONGLONG>(iova);
+            iova_pages.push_back(iova);
+        }
+        table.mappings[pNdkLAM] = std::move(iova_pages);
+        *pLAMSize = static_cast<ULONG>(needed);
+        *pFBO = static_cast<ULONG>(fbo);
+        return STATUS_SUCCESS;
+    };
+    auto failure = adapter->knobs().take_failure("NdkBuildLAM");
+    if (failure && (!failure->async || RequestCompletion == nullptr))
+        return failure->status;
+    if (!failure && (RequestCompletion == nullptr || !adapter->knobs().should_pend(CallKind::Request)))
+        return perform();
+    NTSTATUS status = failure ? failure->status : STATUS_SUCCESS;
+    adapter->deliver([RequestCompletion, RequestContext, perform, status] {
+        RequestCompletion(RequestContext, status == STATUS_SUCCESS ? perform() : status);
+    });
+    return STATUS_PENDING;
+}
+
+VOID release_lam(NDK_ADAPTER *ndk_adapter, NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM)
+{
+    SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
+    if (pNdkLAM == nullptr)
+        return;
+    std::lock_guard lock(adapter->mu());
+    auto &table = adapter->lams();
+    auto it = table.mappings.find(pNdkLAM->AdapterContext);
+    if (it == table.mappings.end())
+        return;
+    for (uint64_t iova : it->second)
+        table.pages.erase(iova);
+    table.mappings.erase(it);
+}
+
+} // namespace ndk::soft

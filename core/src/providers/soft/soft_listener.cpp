@@ -1,0 +1,85 @@
+// Listener (digest 1.9): Listen reserves the address:port; paused connect events make the
+// listener look absent to incoming requests.
+#include "soft_endpoint_address.hpp"
+#include "soft_objects.hpp"
+
+namespace ndk::soft {
+
+NTSTATUS create_listener(NDK_ADAPTER *ndk_adapter, NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent,
+                         PVOID ConnectEventContext, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                         PVOID RequestContext, NDK_LISTENER **ppNdkListener)
+{
+    SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
+    if (ConnectEvent == nullptr || ppNdkListener == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return adapter->create<SoftListener>("NdkCreateListener", CreateCompletion, RequestContext,
+                                         ppNdkListener, [&](NTSTATUS &) {
+                                             auto l = std::make_unique<SoftListener>(*adapter);
+                                             l->connect_event = ConnectEvent;
+                                             l->connect_event_context = ConnectEventContext;
+                                             return l;
+                                         });
+}
+
+namespace {
+
+NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG AddressLength,
+                NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext)
+{
+    SoftListener *listener = SoftListener::from(ndk_listener);
+    SoftAdapter &adapter = listener->adapter();
+    Endpoint local;
+    if (NTSTATUS status = resolve_local(adapter, pAddress, AddressLength, local);
+        status != STATUS_SUCCESS)
+        return status;
+    std::shared_ptr<PortReservation> port;
+    {
+        std::lock_guard lock(adapter.mu());
+        if (listener->port)
+            return STATUS_INVALID_DEVICE_STATE; // already listening
+        NTSTATUS status = Fabric::instance().reserve(local.ip, local.port,
+                                                     adapter.knobs().ephemeral_ports(), port);
+        if (status != STATUS_SUCCESS)
+            return status;
+        listener->port = port;
+    }
+    NTSTATUS status = adapter.request(*listener, "NdkListen", RequestCompletion, RequestContext,
+                                      [listener] {
+                                          std::lock_guard lock(listener->adapter().mu());
+                                          listener->listening = listener->port != nullptr;
+                                          return STATUS_SUCCESS;
+                                      });
+    if (status != STATUS_SUCCESS && status != STATUS_PENDING) {
+        std::lock_guard lock(adapter.mu());
+        listener->port.reset(); // an inline failure leaves nothing reserved
+    }
+    return status;
+}
+
+NTSTATUS get_local_address(NDK_LISTENER *ndk_listener, PSOCKADDR pAddress, ULONG *pAddressLength)
+{
+    SoftListener *listener = SoftListener::from(ndk_listener);
+    std::lock_guard lock(listener->adapter().mu());
+    if (!listener->port)
+        return STATUS_INVALID_DEVICE_STATE; // not listening (ND2 Listener::GetLocalAddress)
+    return listener->port->endpoint().to_sockaddr(pAddress, pAddressLength);
+}
+
+VOID control_connect_events(NDK_LISTENER *ndk_listener, BOOLEAN Pause)
+{
+    SoftListener *listener = SoftListener::from(ndk_listener);
+    std::lock_guard lock(listener->adapter().mu());
+    listener->paused = Pause != FALSE;
+}
+
+} // namespace
+
+const NDK_LISTENER_DISPATCH kListenerDispatch = {
+    close_object<SoftListener>,
+    query_extension_not_supported,
+    listen,
+    get_local_address,
+    control_connect_events,
+};
+
+} // namespace ndk::soft

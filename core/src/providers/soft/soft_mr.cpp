@@ -1,0 +1,169 @@
+// Memory region (digest 1.4): normal registration from an MDL chain, or fast-register
+// initialization; the two kinds are fixed at creation (FastRegister).
+#include "soft_objects.hpp"
+
+namespace ndk::soft {
+
+std::optional<uintptr_t> contiguous_mdl_range(const MDL *mdl, SIZE_T length)
+{
+    if (mdl == nullptr || length == 0)
+        return std::nullopt;
+    uintptr_t start = reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(mdl));
+    uintptr_t expected = start;
+    SIZE_T covered = 0;
+    // A chain longer than this is either a loop or not something a consumer would build.
+    constexpr int kMaxElements = 1 << 20;
+    int elements = 0;
+    for (const MDL *m = mdl; m != nullptr && covered < length; m = m->Next) {
+        if (++elements > kMaxElements)
+            return std::nullopt;
+        if (reinterpret_cast<uintptr_t>(m->StartVa) % NDK_PAGE_SIZE != 0 ||
+            m->ByteOffset >= NDK_PAGE_SIZE)
+            return std::nullopt; // not a well-formed MDL element
+        if (reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(m)) != expected)
+            return std::nullopt; // a gap or overlap: not virtually contiguous
+        covered += m->ByteCount;
+        expected += m->ByteCount;
+    }
+    if (covered < length || start == 0)
+        return std::nullopt; // shorter than Length, or a zero-based address
+    return start;
+}
+
+NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                   PVOID RequestContext, NDK_MR **ppNdkMr)
+{
+    SoftPd *pd = SoftPd::from(ndk_pd);
+    SoftAdapter &adapter = pd->adapter();
+    if (ppNdkMr == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return adapter.create<SoftMr>("NdkCreateMr", CreateCompletion, RequestContext, ppNdkMr,
+                                  [&](NTSTATUS &) {
+                                      auto mr = std::make_unique<SoftMr>(adapter);
+                                      mr->pd = pd;
+                                      mr->fast_register = FastRegister != FALSE;
+                                      mr->depend_on(*pd);
+                                      return mr;
+                                  });
+}
+
+namespace {
+
+constexpr ULONG kMrFlags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                           NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
+
+NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
+                     NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext)
+{
+    SoftMr *mr = SoftMr::from(ndk_mr);
+    SoftAdapter &adapter = mr->adapter();
+    if (mr->fast_register)
+        return STATUS_INVALID_PARAMETER; // only MRs created with FastRegister = FALSE
+    if ((Flags & ~kMrFlags) != 0 || Length > adapter.info().MaxRegistrationSize)
+        return STATUS_INVALID_PARAMETER;
+    auto start = contiguous_mdl_range(Mdl, Length);
+    if (!start)
+        return STATUS_INVALID_PARAMETER; // MDL range not virtually contiguous (digest 1.4)
+    {
+        std::lock_guard lock(adapter.mu());
+        if (mr->registered)
+            return STATUS_INVALID_DEVICE_STATE;
+    }
+    return adapter.request(*mr, "NdkRegisterMr", RequestCompletion, RequestContext,
+                           [mr, address = *start, Length, Flags] {
+                               SoftAdapter &a = mr->adapter();
+                               std::lock_guard lock(a.mu());
+                               if (mr->registered)
+                                   return STATUS_INVALID_DEVICE_STATE;
+                               mr->registered = true;
+                               mr->address = address;
+                               mr->length = Length;
+                               mr->flags = Flags;
+                               mr->local_token = a.new_token();
+                               mr->remote_token = a.new_token();
+                               return STATUS_SUCCESS;
+                           });
+}
+
+NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                       PVOID RequestContext)
+{
+    SoftMr *mr = SoftMr::from(ndk_mr);
+    SoftAdapter &adapter = mr->adapter();
+    if (mr->fast_register)
+        return STATUS_INVALID_PARAMETER;
+    {
+        std::lock_guard lock(adapter.mu());
+        if (!mr->registered)
+            return STATUS_INVALID_DEVICE_STATE;
+    }
+    return adapter.request(*mr, "NdkDeregisterMr", RequestCompletion, RequestContext, [mr] {
+        std::lock_guard lock(mr->adapter().mu());
+        if (!mr->registered)
+            return STATUS_INVALID_DEVICE_STATE;
+        mr->registered = false;
+        mr->address = 0;
+        mr->length = 0;
+        mr->local_token = mr->remote_token = 0;
+        return STATUS_SUCCESS;
+    });
+}
+
+NTSTATUS initialize_fast_register_mr(NDK_MR *ndk_mr, ULONG AdapterPageCount, BOOLEAN RemoteAccess,
+                                     NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                     PVOID RequestContext)
+{
+    SoftMr *mr = SoftMr::from(ndk_mr);
+    SoftAdapter &adapter = mr->adapter();
+    if (!mr->fast_register || AdapterPageCount == 0)
+        return STATUS_INVALID_PARAMETER; // MR must be created with FastRegister = TRUE
+    // A fast-register MR maps at most what one registration may cover.
+    if (AdapterPageCount > adapter.info().MaxRegistrationSize / NDK_PAGE_SIZE)
+        return STATUS_IMPLEMENTATION_LIMIT;
+    {
+        std::lock_guard lock(adapter.mu());
+        if (mr->initialized)
+            return STATUS_INVALID_DEVICE_STATE;
+    }
+    return adapter.request(*mr, "NdkInitializeFastRegisterMr", RequestCompletion, RequestContext,
+                           [mr, AdapterPageCount, RemoteAccess] {
+                               SoftAdapter &a = mr->adapter();
+                               std::lock_guard lock(a.mu());
+                               if (mr->initialized)
+                                   return STATUS_INVALID_DEVICE_STATE;
+                               mr->initialized = true;
+                               mr->page_count = AdapterPageCount;
+                               mr->remote_access = RemoteAccess != FALSE;
+                               mr->local_token = a.new_token();
+                               mr->remote_token = a.new_token();
+                               return STATUS_SUCCESS;
+                           });
+}
+
+UINT32 get_remote_token_from_mr(NDK_MR *ndk_mr)
+{
+    SoftMr *mr = SoftMr::from(ndk_mr);
+    std::lock_guard lock(mr->adapter().mu());
+    return mr->remote_token;
+}
+
+UINT32 get_local_token_from_mr(NDK_MR *ndk_mr)
+{
+    SoftMr *mr = SoftMr::from(ndk_mr);
+    std::lock_guard lock(mr->adapter().mu());
+    return mr->local_token;
+}
+
+} // namespace
+
+const NDK_MR_DISPATCH kMrDispatch = {
+    close_object<SoftMr>,
+    query_extension_not_supported,
+    register_mr,
+    deregister_mr,
+    initialize_fast_register_mr,
+    get_remote_token_from_mr,
+    get_local_token_from_mr,
+};
+
+} // namespace ndk::soft

@@ -1,0 +1,39 @@
+// Memory window (digest 1.5).  Bound by NdkBind on a QP; its token is valid once bound.
+#include "soft_objects.hpp"
+
+namespace ndk::soft {
+
+NTSTATUS create_mw(NDK_PD *ndk_pd, NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
+                   NDK_MW **ppNdkMw)
+{
+    SoftPd *pd = SoftPd::from(ndk_pd);
+    SoftAdapter &adapter = pd->adapter();
+    if (ppNdkMw == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return adapter.create<SoftMw>("NdkCreateMw", CreateCompletion, RequestContext, ppNdkMw,
+                                  [&](NTSTATUS &) {
+                                      auto mw = std::make_unique<SoftMw>(adapter);
+                                      mw->pd = pd;
+                                      mw->depend_on(*pd);
+                                      return mw;
+                                  });
+}
+
+namespace {
+
+UINT32 get_remote_token_from_mw(NDK_MW *ndk_mw)
+{
+    SoftMw *mw = SoftMw::from(ndk_mw);
+    std::lock_guard lock(mw->adapter().mu());
+    return mw->remote_token;
+}
+
+} // namespace
+
+const NDK_MW_DISPATCH kMwDispatch = {
+    close_object<SoftMw>,
+    query_extension_not_supported,
+    get_remote_token_from_mw,
+};
+
+} // namespace ndk::soft

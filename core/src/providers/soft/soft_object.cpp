@@ -1,0 +1,82 @@
+#include "soft_object.hpp"
+
+#include "soft_adapter.hpp"
+
+namespace ndk::soft {
+
+void init_header(NDK_OBJECT_HEADER &header, NDK_OBJECT_TYPE type, NDK_VERSION version)
+{
+    header.Version = version;
+    header.ObjectType = type;
+    header.NdkReserved = NDK_OBJECT_HEADER_RESERVED_BLOCK{};
+}
+
+NTSTATUS query_extension_not_supported(NDK_OBJECT_HEADER *, GUID *, NDK_VERSION,
+                                       NDK_EXTENSION_INTERFACE *)
+{
+    // "There are currently no standard extended interfaces defined." (digest 1.1)
+    return STATUS_NOT_SUPPORTED;
+}
+
+void SoftObject::depend_on(SoftObject &antecedent)
+{
+    antecedent.add_dependent();
+    antecedents_.push_back(&antecedent);
+}
+
+NTSTATUS SoftObject::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
+{
+    SoftAdapter &adapter = adapter_;
+    std::unique_lock lock(adapter.mu_);
+    if (close_requested_)
+        return STATUS_INVALID_DEVICE_STATE; // a second close of one object: consumer error
+    close_requested_ = true;
+    adapter.live_.erase(&header());
+    on_close();
+    bool pend = dependents_ > 0 ||
+                (completion != nullptr && adapter.knobs().should_pend(CallKind::Close));
+    if (!pend) {
+        adapter.destroy(*this);
+        return STATUS_SUCCESS;
+    }
+    if (completion == nullptr) {
+        // Successors are open but there is nobody to tell: the consumer broke the contract.
+        // Treat the close as a dereference (digest 3.1) and free the object with the last one.
+        close_completion_ = [](PVOID) {};
+    } else {
+        close_completion_ = completion;
+    }
+    close_context_ = context;
+    if (dependents_ == 0)
+        schedule_close_completion();
+    return STATUS_PENDING;
+}
+
+void SoftObject::release_dependent()
+{
+    if (--dependents_ == 0 && close_requested_ && close_completion_ != nullptr)
+        schedule_close_completion();
+}
+
+void SoftObject::schedule_close_completion()
+{
+    if (completion_scheduled_)
+        return;
+    completion_scheduled_ = true;
+    SoftAdapter &adapter = adapter_;
+    adapter.engine_.post([this, &adapter] {
+        close_completion_(close_context_);
+        // Only now may antecedents complete their own closes (digest 3.1).
+        std::lock_guard lock(adapter.mu_);
+        adapter.destroy(*this);
+    });
+}
+
+void SoftObject::release_antecedents()
+{
+    for (SoftObject *antecedent : antecedents_)
+        antecedent->release_dependent();
+    antecedents_.clear();
+}
+
+} // namespace ndk::soft

@@ -1,0 +1,205 @@
+// The soft provider's NDK objects.  Each derives from its NDK structure (so the consumer's
+// pointer converts back with a static_cast) and from SoftObject (lifetime).  Each type's
+// dispatch table and functions live in soft_<object>.cpp.
+#pragma once
+
+#include "soft_adapter.hpp"
+#include "soft_fabric.hpp"
+#include "soft_object.hpp"
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace ndk::soft {
+
+extern const NDK_ADAPTER_DISPATCH kAdapterDispatch;
+extern const NDK_CQ_DISPATCH kCqDispatch;
+extern const NDK_PD_DISPATCH kPdDispatch;
+extern const NDK_MR_DISPATCH kMrDispatch;
+extern const NDK_MW_DISPATCH kMwDispatch;
+extern const NDK_SRQ_DISPATCH kSrqDispatch;
+extern const NDK_QP_DISPATCH kQpDispatch;
+extern const NDK_CONNECTOR_DISPATCH kConnectorDispatch;
+extern const NDK_LISTENER_DISPATCH kListenerDispatch;
+extern const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch;
+
+// Binds an NDK structure type to its object type and dispatch table, and sets up the header.
+template <class Ndk, NDK_OBJECT_TYPE Type, class Dispatch, const Dispatch *Table>
+class SoftTyped : public Ndk, public SoftObject {
+public:
+    static constexpr NDK_OBJECT_TYPE kType = Type;
+    using NdkType = Ndk;
+    explicit SoftTyped(SoftAdapter &adapter);
+    NDK_OBJECT_HEADER &header() override { return this->Header; }
+};
+
+template <class Ndk, NDK_OBJECT_TYPE Type, class Dispatch, const Dispatch *Table>
+SoftTyped<Ndk, Type, Dispatch, Table>::SoftTyped(SoftAdapter &adapter)
+    : Ndk{}, SoftObject(adapter, Type)
+{
+    init_header(this->Header, Type, adapter.version());
+    this->Dispatch = Table; // set before the object is returned (digest 1.0)
+}
+
+class SoftCq : public SoftTyped<NDK_CQ, NdkObjectTypeCq, NDK_CQ_DISPATCH, &kCqDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftCq *from(NDK_CQ *cq) { return static_cast<SoftCq *>(cq); }
+
+    ULONG depth = 0;
+    NDK_FN_CQ_NOTIFICATION_CALLBACK notify = nullptr;
+    PVOID notify_context = nullptr;
+    ULONG moderation_interval = 0;
+    ULONG moderation_count = 0;
+    std::deque<NDK_RESULT_EX> results; // completions waiting to be polled
+    ULONG armed = 0;                    // 0: not armed; else NDK_CQ_NOTIFY_* + 1
+};
+
+class SoftPd : public SoftTyped<NDK_PD, NdkObjectTypePd, NDK_PD_DISPATCH, &kPdDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftPd *from(NDK_PD *pd) { return static_cast<SoftPd *>(pd); }
+};
+
+class SoftMr : public SoftTyped<NDK_MR, NdkObjectTypeMr, NDK_MR_DISPATCH, &kMrDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftMr *from(NDK_MR *mr) { return static_cast<SoftMr *>(mr); }
+
+    SoftPd *pd = nullptr;
+    bool fast_register = false;
+    bool busy = false;       // a register/deregister/initialize is in flight
+    bool registered = false; // normal MR: RegisterMr completed
+    bool initialized = false; // fast-register MR: InitializeFastRegisterMr completed
+    bool remote_access = false;
+    ULONG page_count = 0;
+    uintptr_t address = 0;
+    SIZE_T length = 0;
+    ULONG flags = 0;
+    UINT32 local_token = 0;
+    UINT32 remote_token = 0;
+};
+
+class SoftMw : public SoftTyped<NDK_MW, NdkObjectTypeMw, NDK_MW_DISPATCH, &kMwDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftMw *from(NDK_MW *mw) { return static_cast<SoftMw *>(mw); }
+
+    SoftPd *pd = nullptr;
+    UINT32 remote_token = 0;
+};
+
+class SoftSrq : public SoftTyped<NDK_SRQ, NdkObjectTypeSrq, NDK_SRQ_DISPATCH, &kSrqDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftSrq *from(NDK_SRQ *srq) { return static_cast<SoftSrq *>(srq); }
+
+    SoftPd *pd = nullptr;
+    ULONG depth = 0;
+    ULONG max_sge = 0;
+    ULONG threshold = 0; // > 0: armed
+    std::deque<PVOID> receives; // request contexts of receives posted and not consumed
+    NDK_FN_SRQ_NOTIFICATION_CALLBACK notify = nullptr;
+    PVOID notify_context = nullptr;
+};
+
+class SoftQp : public SoftTyped<NDK_QP, NdkObjectTypeQp, NDK_QP_DISPATCH, &kQpDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftQp *from(NDK_QP *qp) { return static_cast<SoftQp *>(qp); }
+
+    SoftPd *pd = nullptr;
+    SoftCq *receive_cq = nullptr;
+    SoftCq *initiator_cq = nullptr;
+    SoftSrq *srq = nullptr;
+    PVOID context = nullptr;
+    ULONG receive_depth = 0;
+    ULONG initiator_depth = 0;
+    ULONG receive_sge = 0;
+    ULONG initiator_sge = 0;
+    ULONG inline_size = 0;
+    bool connected = false;
+    std::deque<PVOID> receives; // request contexts of receives posted and not consumed
+};
+
+class SoftSharedEndpoint
+    : public SoftTyped<NDK_SHARED_ENDPOINT, NdkObjectTypeSharedEndpoint,
+                       NDK_SHARED_ENDPOINT_DISPATCH, &kSharedEndpointDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftSharedEndpoint *from(NDK_SHARED_ENDPOINT *se)
+    {
+        return static_cast<SoftSharedEndpoint *>(se);
+    }
+    std::shared_ptr<PortReservation> port;
+
+protected:
+    void on_close() override { port.reset(); }
+};
+
+class SoftListener : public SoftTyped<NDK_LISTENER, NdkObjectTypeListener, NDK_LISTENER_DISPATCH,
+                                      &kListenerDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftListener *from(NDK_LISTENER *l) { return static_cast<SoftListener *>(l); }
+
+    NDK_FN_CONNECT_EVENT_CALLBACK connect_event = nullptr;
+    PVOID connect_event_context = nullptr;
+    bool listening = false;
+    bool paused = false;
+    std::shared_ptr<PortReservation> port;
+
+protected:
+    void on_close() override { port.reset(); }
+};
+
+class SoftConnector : public SoftTyped<NDK_CONNECTOR, NdkObjectTypeConnector,
+                                       NDK_CONNECTOR_DISPATCH, &kConnectorDispatch> {
+public:
+    using SoftTyped::SoftTyped;
+    static SoftConnector *from(NDK_CONNECTOR *c) { return static_cast<SoftConnector *>(c); }
+};
+
+// NDK_FN_CLOSE_OBJECT for a dispatch table: the header is the first member of every object.
+template <class T>
+NTSTATUS close_object(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION completion,
+                      PVOID context)
+{
+    using Ndk = typename T::NdkType;
+    return static_cast<T *>(reinterpret_cast<Ndk *>(header))->close(completion, context);
+}
+
+// Create functions of the adapter and PD dispatch tables, each in its object's file.
+NTSTATUS create_cq(NDK_ADAPTER *, ULONG, NDK_FN_CQ_NOTIFICATION_CALLBACK, PVOID, GROUP_AFFINITY *,
+                   NDK_FN_CREATE_COMPLETION, PVOID, NDK_CQ **);
+NTSTATUS create_pd(NDK_ADAPTER *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_PD **);
+NTSTATUS create_shared_endpoint(NDK_ADAPTER *, const PSOCKADDR, ULONG, NDK_FN_CREATE_COMPLETION,
+                                PVOID, NDK_SHARED_ENDPOINT **);
+NTSTATUS create_connector(NDK_ADAPTER *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_CONNECTOR **);
+NTSTATUS create_listener(NDK_ADAPTER *, NDK_FN_CONNECT_EVENT_CALLBACK, PVOID,
+                         NDK_FN_CREATE_COMPLETION, PVOID, NDK_LISTENER **);
+NTSTATUS create_mr(NDK_PD *, BOOLEAN, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MR **);
+NTSTATUS create_mw(NDK_PD *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MW **);
+NTSTATUS create_srq(NDK_PD *, ULONG, ULONG, ULONG, NDK_FN_SRQ_NOTIFICATION_CALLBACK, PVOID,
+                    GROUP_AFFINITY *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_SRQ **);
+NTSTATUS create_qp(NDK_PD *, NDK_CQ *, NDK_CQ *, PVOID, ULONG, ULONG, ULONG, ULONG, ULONG,
+                   NDK_FN_CREATE_COMPLETION, PVOID, NDK_QP **);
+NTSTATUS create_qp_with_srq(NDK_PD *, NDK_CQ *, NDK_CQ *, NDK_SRQ *, PVOID, ULONG, ULONG, ULONG,
+                            NDK_FN_CREATE_COMPLETION, PVOID, NDK_QP **);
+NTSTATUS build_lam(NDK_ADAPTER *, MDL *, SIZE_T, NDK_FN_REQUEST_COMPLETION, PVOID,
+                   NDK_LOGICAL_ADDRESS_MAPPING *, ULONG *, ULONG *);
+VOID release_lam(NDK_ADAPTER *, NDK_LOGICAL_ADDRESS_MAPPING *);
+
+// Queue a completion on a CQ and notify an armed consumer (digest 3.2).  Lock held.
+void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited);
+
+// The processor-affinity check shared by CreateCq and CreateSrq.
+bool affinity_valid(const GROUP_AFFINITY *affinity);
+
+// Shared by RegisterMr and BuildLAM: the start address of a virtually contiguous MDL chain
+// covering Length bytes, or nullopt (digest 1.1, 1.4).
+std::optional<uintptr_t> contiguous_mdl_range(const MDL *mdl, SIZE_T length);
+
+} // namespace ndk::soft

@@ -1,0 +1,38 @@
+// Protection domain (digest 1.2).
+#include "soft_objects.hpp"
+
+namespace ndk::soft {
+
+NTSTATUS create_pd(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                   PVOID RequestContext, NDK_PD **ppNdkPd)
+{
+    SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
+    if (ppNdkPd == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return adapter->create<SoftPd>("NdkCreatePd", CreateCompletion, RequestContext, ppNdkPd,
+                                   [&](NTSTATUS &) { return std::make_unique<SoftPd>(*adapter); });
+}
+
+namespace {
+
+VOID get_privileged_memory_region_token(NDK_PD *ndk_pd, UINT32 *pToken)
+{
+    // Local read and write only, never remote: it names BuildLAM logical addresses (digest 1.2).
+    if (pToken != nullptr)
+        *pToken = SoftPd::from(ndk_pd)->adapter().privileged_token();
+}
+
+} // namespace
+
+const NDK_PD_DISPATCH kPdDispatch = {
+    close_object<SoftPd>,
+    query_extension_not_supported,
+    create_mr,
+    create_mw,
+    create_srq,
+    create_qp,
+    create_qp_with_srq,
+    get_privileged_memory_region_token,
+};
+
+} // namespace ndk::soft

@@ -1,0 +1,43 @@
+#include "ndk/registry.hpp"
+
+#include "ndk/call.hpp"
+#include "providers/soft/soft_provider.h"
+
+#include <dlfcn.h>
+
+namespace ndk {
+
+std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
+{
+    if (name_or_path == "soft")
+        return std::shared_ptr<Provider>(new Provider(ndk_soft_provider(), nullptr, "soft"));
+    if (name_or_path.find('/') == std::string::npos)
+        throw Error(STATUS_NOT_SUPPORTED, "no provider named '" + name_or_path +
+                                              "' (built-in: soft; or give a path to a .so)");
+    void *library = dlopen(name_or_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr)
+        throw Error(STATUS_NOT_SUPPORTED, "cannot load provider: " + std::string(dlerror()));
+    auto get = reinterpret_cast<NDK_HARNESS_GET_PROVIDER>(
+        dlsym(library, NDK_HARNESS_PROVIDER_SYMBOL));
+    const NDK_HARNESS_PROVIDER *entry = get ? get() : nullptr;
+    if (entry == nullptr || entry->Size < sizeof(NDK_HARNESS_PROVIDER) ||
+        entry->Version != NDK_HARNESS_PROVIDER_VERSION ||
+        entry->Characteristics.OpenNDKAdapterHandler == nullptr ||
+        entry->Characteristics.CloseNDKAdapterHandler == nullptr ||
+        entry->CreateMiniport == nullptr || entry->DestroyMiniport == nullptr) {
+        dlclose(library);
+        throw Error(STATUS_NOT_SUPPORTED, name_or_path + " does not export a valid " +
+                                              NDK_HARNESS_PROVIDER_SYMBOL);
+    }
+    return std::shared_ptr<Provider>(new Provider(entry, library, name_or_path));
+}
+
+std::vector<std::string> Provider::available() { return {"soft"}; }
+
+Provider::~Provider()
+{
+    if (library_ != nullptr)
+        dlclose(library_);
+}
+
+} // namespace ndk

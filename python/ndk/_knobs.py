@@ -1,0 +1,78 @@
+"""Run-time knobs of an adapter's provider: ``adapter.knobs``.
+
+Knobs are provider-defined text key/value pairs (core/include/ndk/provider.h); this class gives
+them attribute syntax: ``ad.knobs.create_mode = "inline"``, ``ad.knobs.max_cq_depth = 16``,
+``ad.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES, mode="async")``.
+See docs/knobs.md for the soft provider's knobs.
+"""
+
+from ._errors import KnobsNotSupported
+from ._status import Status
+
+
+def knob_text(value):
+    """The text form of a knob value."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, Status):
+        return f"0x{int(value):08X}"
+    if isinstance(value, (tuple, list)):
+        if len(value) == 2 and all(isinstance(v, int) for v in value):
+            return f"{value[0]}.{value[1]}" if value[0] > 0 and value[1] < 65536 else \
+                f"{value[0]}-{value[1]}"
+        return ",".join(str(v) for v in value)
+    return str(int(value)) if isinstance(value, int) else str(value)
+
+
+def options_text(knobs):
+    """``key=value`` lines for ndk.open_adapter's keyword arguments."""
+    return "\n".join(f"{key}={knob_text(value)}" for key, value in knobs.items())
+
+
+class Knobs:
+    """The knobs of one adapter's provider (its miniport)."""
+
+    __slots__ = ("_adapter",)
+
+    def __init__(self, adapter):
+        object.__setattr__(self, "_adapter", adapter)
+
+    def _set(self, key, value):
+        status, reply = self._adapter._set_knob(key, knob_text(value))
+        if status == Status.NOT_SUPPORTED:
+            raise KnobsNotSupported(
+                f"provider {self._adapter.provider!r} has no knob {key!r}" +
+                (f": {reply}" if reply else ""))
+        if status != Status.SUCCESS:
+            raise ValueError(reply or f"knob {key}={value!r} rejected: {Status(status)}")
+
+    def __getattr__(self, key):
+        if key.startswith("_"):
+            raise AttributeError(key)
+        status, value = self._adapter._get_knob(key)
+        if status != Status.SUCCESS:
+            raise AttributeError(f"provider {self._adapter.provider!r} has no knob {key!r}")
+        return int(value) if value.isdigit() else value
+
+    def __setattr__(self, key, value):
+        self._set(key, value)
+
+    def fail(self, function, status, mode="inline", count=1):
+        """Make the next ``count`` calls of NDK ``function`` (e.g. "NdkCreatePd") fail with
+        ``status``, returned inline (mode="inline") or as STATUS_PENDING then through the
+        completion (mode="async").  count=-1 fails every call until clear_failures()."""
+        if mode not in ("inline", "async"):
+            raise ValueError("mode must be 'inline' or 'async'")
+        self._set("fail", f"{function} 0x{int(Status(status)):08X} {mode} {int(count)}")
+
+    def clear_failures(self):
+        """Disarm every failure armed with fail()."""
+        self._set("clear_failures", "1")
+
+    def __repr__(self):
+        shown = []
+        for key in ("create_mode", "request_mode", "close_mode", "seed"):
+            status, value = self._adapter._get_knob(key)
+            if status == Status.SUCCESS:
+                shown.append(f"{key}={value!r}")
+        return f"<ndk.Knobs of {self._adapter.provider!r}: {', '.join(shown)}>"

@@ -1,0 +1,201 @@
+"""Text summary of a conformance run: pure functions over :class:`Record` lists.
+
+Kept apart from the pytest plumbing in :mod:`ndk.conformance` so that every line of the
+summary can be tested on synthetic records, without running pytest.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+UNMARKED = "(unmarked)"  # row for scenarios without a rule marker
+COLLECTION = "(collection)"  # row for modules that failed to import or skipped as a whole
+ANY_PROVIDER = "(any)"  # column for tests that do not run per provider
+FAILING = frozenset({"failed", "error"})
+
+
+@dataclass(frozen=True)
+class Record:
+    """The result of one test (one scenario on one provider)."""
+
+    nodeid: str
+    rule: str | None
+    provider: str | None
+    outcome: str  # "passed" | "failed" | "skipped" | "error"
+    message: str | None  # skip reason or short failure message
+    duration: float  # seconds, setup + call + teardown
+
+
+def rule_label(record: Record) -> str:
+    """The matrix row a record belongs to."""
+    return record.rule if record.rule is not None else UNMARKED
+
+
+def provider_label(record: Record) -> str:
+    """The matrix column a record belongs to."""
+    return record.provider if record.provider is not None else ANY_PROVIDER
+
+
+def family_of(rule: str) -> str:
+    """The rule family: the part of the ID before the first '-' ("CQ" for "CQ-CREATE-DEPTH")."""
+    return rule.split("-", 1)[0]
+
+
+def rule_sort_key(rule: str) -> tuple[int, str, str]:
+    """Sort by family, then ID; pseudo rows such as "(unmarked)" go last."""
+    return (1 if rule.startswith("(") else 0, family_of(rule), rule)
+
+
+def columns(records: Iterable[Record], providers: Sequence[str]) -> list[str]:
+    """The requested providers in order, then any other column the records use."""
+    cols = list(dict.fromkeys(providers))
+    for record in records:
+        label = provider_label(record)
+        if label not in cols:
+            cols.append(label)
+    return cols
+
+
+def cell(outcomes: Iterable[str]) -> str:
+    """Summarise the outcomes of one rule's scenarios on one provider.
+
+    ``FAIL`` if any failed or errored, ``pass`` if all passed, ``skip`` if all skipped,
+    ``pass*`` if some passed and the rest skipped, ``-`` if there were none.
+    """
+    seen = set(outcomes)
+    if not seen:
+        return "-"
+    if seen & FAILING:
+        return "FAIL"
+    if seen == {"passed"}:
+        return "pass"
+    if seen == {"skipped"}:
+        return "skip"
+    return "pass*"
+
+
+def matrix(records: Sequence[Record], providers: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+    """Return (column providers, rows); each row is [rule, cell per provider]."""
+    cols = columns(records, providers)
+    outcomes: dict[tuple[str, str], list[str]] = {}
+    for record in records:
+        outcomes.setdefault((rule_label(record), provider_label(record)), []).append(record.outcome)
+    rules = sorted({rule_label(record) for record in records}, key=rule_sort_key)
+    rows = [[rule] + [cell(outcomes.get((rule, col), ())) for col in cols] for rule in rules]
+    return cols, rows
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> str:
+    """Left-aligned columns separated by two spaces, trailing spaces stripped."""
+    widths = [len(title) for title in header]
+    for row in rows:
+        widths = [max(width, len(text)) for width, text in zip(widths, row)]
+    lines = []
+    for row in [list(header), *rows]:
+        line = "  ".join(text.ljust(width) for text, width in zip(row, widths))
+        lines.append((indent + line).rstrip())
+    return "\n".join(lines)
+
+
+def format_matrix(records: Sequence[Record], providers: Sequence[str]) -> str:
+    """The rules x providers matrix."""
+    cols, rows = matrix(records, providers)
+    return format_table(["rule", *cols], rows)
+
+
+def family_counts(records: Iterable[Record]) -> dict[str, dict[str, Counter]]:
+    """family -> provider column -> Counter of "passed"/"failed"/"skipped" (errors count as failed)."""
+    counts: dict[str, dict[str, Counter]] = {}
+    for record in records:
+        family = family_of(rule_label(record))
+        outcome = "failed" if record.outcome in FAILING else record.outcome
+        counts.setdefault(family, {}).setdefault(provider_label(record), Counter())[outcome] += 1
+    return counts
+
+
+def format_family_counts(records: Sequence[Record], providers: Sequence[str]) -> str:
+    """Per rule family and provider: scenarios passed/failed/skipped."""
+    cols = columns(records, providers)
+    counts = family_counts(records)
+    rows = []
+    for family in sorted(counts, key=rule_sort_key):
+        row = [family]
+        for col in cols:
+            c = counts[family].get(col)
+            row.append(f"{c['passed']}/{c['failed']}/{c['skipped']}" if c else "-")
+        rows.append(row)
+    title = "scenarios per family (passed/failed/skipped):"
+    return title + "\n" + format_table(["family", *cols], rows, indent="  ")
+
+
+def skip_reasons(records: Iterable[Record]) -> list[tuple[str, int]]:
+    """(reason, count) for skipped records, most frequent first, then alphabetically."""
+    counts = Counter(r.message or "(no reason given)" for r in records if r.outcome == "skipped")
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def format_skip_reasons(records: Sequence[Record]) -> str:
+    """Skip reasons grouped with their counts; empty string when nothing was skipped."""
+    reasons = skip_reasons(records)
+    if not reasons:
+        return ""
+    width = len(str(reasons[0][1]))
+    lines = [f"  {count:>{width}}  {reason}" for reason, count in reasons]
+    return "skip reasons:\n" + "\n".join(lines)
+
+
+def format_failures(records: Sequence[Record]) -> str:
+    """One line per failed or errored test with its short message; empty when none."""
+    failing = [r for r in records if r.outcome in FAILING]
+    if not failing:
+        return ""
+    lines = [f"  {r.outcome.upper():5}  {r.nodeid}: {r.message or ''}".rstrip() for r in failing]
+    return "failures:\n" + "\n".join(lines)
+
+
+def unmarked(records: Iterable[Record]) -> list[str]:
+    """Node IDs of scenarios that have no rule marker."""
+    return [r.nodeid for r in records if r.rule is None]
+
+
+def format_unmarked_warning(records: Sequence[Record], limit: int = 5) -> str:
+    """A warning naming the scenarios without a rule marker; empty string when there are none."""
+    nodeids = unmarked(records)
+    if not nodeids:
+        return ""
+    shown = ", ".join(nodeids[:limit])
+    more = f" and {len(nodeids) - limit} more" if len(nodeids) > limit else ""
+    return f"warning: {len(nodeids)} scenario(s) without a rule marker: {shown}{more}"
+
+
+def totals(records: Iterable[Record]) -> Counter:
+    """Counter of outcomes over all records."""
+    return Counter(r.outcome for r in records)
+
+
+def format_totals(records: Sequence[Record], wall_seconds: float) -> str:
+    """E.g. "conformance: 123 passed, 0 failed, 4 skipped in 3.2 s (wall 3.9 s)".
+
+    The first time is the sum of the tests' own durations, the second the whole run.
+    """
+    count = totals(records)
+    parts = [f"{count['passed']} passed", f"{count['failed']} failed", f"{count['skipped']} skipped"]
+    if count["error"]:
+        parts.append(f"{count['error']} error" + ("s" if count["error"] > 1 else ""))
+    test_seconds = sum(r.duration for r in records)
+    return f"conformance: {', '.join(parts)} in {test_seconds:.1f} s (wall {wall_seconds:.1f} s)"
+
+
+def format_report(records: Sequence[Record], providers: Sequence[str], wall_seconds: float) -> str:
+    """The whole summary: matrix, family counts, skip reasons, failures, warnings, totals."""
+    sections = [
+        format_matrix(records, providers),
+        format_family_counts(records, providers),
+        format_skip_reasons(records),
+        format_failures(records),
+        format_unmarked_warning(records),
+        format_totals(records, wall_seconds),
+    ]
+    return "\n\n".join(section for section in sections if section)

@@ -1,0 +1,39 @@
+"""What a collected test stands for: its rule, its provider, and the providers selected.
+
+Shared by the ``ndk.testing`` plugin and the conformance runner's collector. It lives apart
+from ``ndk.testing`` because the runner must not import that plugin module itself: pytest
+registers it (from the scenarios' conftest) and cannot rewrite the asserts of, and warns
+about, a plugin module that was imported before.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+DEFAULT_PROVIDERS = ("soft",)
+OPTION_DEST = "ndk_providers"  # dest of --ndk-provider
+
+
+def selected_providers(config: pytest.Config) -> list[str]:
+    """Return the providers chosen with ``--ndk-provider``, in order, without duplicates.
+
+    Works on any config: when the plugin's option is not registered, the default applies.
+    """
+    chosen = config.getoption(OPTION_DEST, default=None) or DEFAULT_PROVIDERS
+    return list(dict.fromkeys(chosen))
+
+
+def rule_of(item: pytest.Item) -> str | None:
+    """Return the rule ID of an item's closest ``rule`` marker, or None when unmarked."""
+    marker = item.get_closest_marker("rule")
+    if marker is None or not marker.args:
+        return None
+    return str(marker.args[0])
+
+
+def provider_of(item: pytest.Item) -> str | None:
+    """Return the provider an item is parametrized with, or None if it does not use one."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    return callspec.params.get("ndk_provider")

@@ -1,0 +1,148 @@
+"""The ``ndk`` command line: ``ndk info``, ``ndk providers``, ``ndk conformance``.
+
+``ndk`` (the compiled API) is imported inside the commands, never at module level, so that
+``ndk --help`` and argument errors do not depend on the extension loading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import sys
+from typing import Any, Sequence
+
+
+# --- ndk info ------------------------------------------------------------------------------
+
+
+def info_fields(info: Any) -> list[tuple[str, Any]]:
+    """The (name, value) pairs of an adapter info object, in declaration order where known.
+
+    Accepts a named tuple (``_fields``), a dataclass, a plain object (``vars()``) or an object
+    whose fields are class properties, as a pybind11 class exposes them.
+    """
+    if hasattr(info, "_fields"):
+        return [(name, getattr(info, name)) for name in info._fields]
+    if dataclasses.is_dataclass(info):
+        return [(f.name, getattr(info, f.name)) for f in dataclasses.fields(info)]
+    names = [name for name in getattr(info, "__dict__", {}) if not name.startswith("_")]
+    if not names:
+        # Properties in class definition order first (dir() would sort them), then the rest.
+        for klass in type(info).__mro__:
+            names += [n for n, v in vars(klass).items() if isinstance(v, property) and n not in names]
+        names += sorted(n for n in dir(info) if n not in names)
+    fields = []
+    for name in names:
+        if name.startswith("_"):
+            continue
+        value = getattr(info, name)
+        if not callable(value):
+            fields.append((name, value))
+    return fields
+
+
+def format_value(value: Any) -> str:
+    """Show enum and flag values by name and number, everything else with str()."""
+    if isinstance(value, enum.Enum) and isinstance(value, int):
+        return f"{value.name} ({int(value):#x})" if value.name else f"{int(value):#x}"
+    return str(value)
+
+
+def format_info(info: Any) -> str:
+    """An aligned "field: value" table of an adapter info object, indented by two spaces."""
+    fields = info_fields(info)
+    width = max((len(name) for name, _ in fields), default=0) + 1
+    return "\n".join(f"  {name + ':':<{width}} {format_value(value)}" for name, value in fields)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    import ndk
+
+    status = 0
+    for provider in args.providers or ndk.providers():
+        try:
+            adapter = ndk.open_adapter(provider)
+        except Exception as exc:  # report every provider, then fail
+            print(f"ndk info: cannot open provider {provider!r}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        try:
+            print(provider)
+            print(format_info(adapter.query_info()))
+        finally:
+            adapter.close()
+    return status
+
+
+# --- ndk providers -------------------------------------------------------------------------
+
+
+def cmd_providers(args: argparse.Namespace) -> int:
+    import ndk
+
+    for name in ndk.providers():
+        print(name)
+    return 0
+
+
+# --- ndk conformance -----------------------------------------------------------------------
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    from ndk import conformance
+
+    return conformance.run(
+        providers=args.providers or [],
+        scenarios_dir=args.scenarios,
+        junit=args.junit,
+        keyword=args.keyword,
+        extra_args=args.pytest_args,
+    )
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``ndk`` command."""
+    parser = argparse.ArgumentParser(prog="ndk", description="NDK provider harness.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    info = commands.add_parser("info", help="show each provider's adapter info")
+    info.add_argument("--provider", dest="providers", action="append", metavar="P",
+                      help="provider to show (repeatable; default: all registered)")
+    info.set_defaults(handler=cmd_info)
+
+    providers = commands.add_parser("providers", help="list the registered providers")
+    providers.set_defaults(handler=cmd_providers)
+
+    conformance = commands.add_parser(
+        "conformance",
+        help="run the conformance scenarios and print the rules x providers matrix",
+        usage="ndk conformance [options] [-- PYTEST_ARGS...]",
+    )
+    conformance.add_argument("--provider", dest="providers", action="append", metavar="P",
+                             help="provider name or library path (repeatable; default: soft)")
+    conformance.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    conformance.add_argument("--scenarios", metavar="DIR", help="scenarios directory")
+    conformance.add_argument("-k", dest="keyword", metavar="EXPR",
+                             help="only scenarios matching the pytest -k expression")
+    conformance.set_defaults(handler=cmd_conformance)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ndk`` command line; return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" goes to pytest untouched; argparse would try to parse it.
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1 :]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if extra and args.command != "conformance":
+        parser.error(f"'--' arguments are only for 'conformance', not {args.command!r}")
+    args.pytest_args = extra
+    return args.handler(args)
