@@ -1,0 +1,62 @@
+"""What a person exploring NDK in a Python shell sees: reprs, docstrings, the README."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import ndk
+from ndk import Status
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_reprs_show_state():
+    ad = ndk.open_adapter("soft")
+    assert re.fullmatch(r"<ndk.Adapter provider='soft' version=2.1 open>", repr(ad))
+    call = ad.create_cq(cq_depth=8)
+    assert repr(call) == "<ndk.Call status=STATUS_SUCCESS completions=0 object=yes>"
+    cq = call.get()
+    assert repr(cq) == "<ndk.Cq open>"
+    mr = ad.create_pd().get().create_mr(fast_register=True).get()
+    assert repr(mr).startswith("<ndk.Mr fast_register local_token=0")
+    assert "max_cq_depth=" in repr(ad.query_info())
+    assert repr(ad.knobs).startswith("<ndk.Knobs of 'soft': create_mode='inline'")
+    ad.close()
+    assert repr(ad) == "<ndk.Adapter provider='soft' closed>" and repr(cq) == "<ndk.Cq closed>"
+
+
+def test_every_method_docstring_names_its_ndk_function():
+    for cls, method, ndk_name in [
+        (ndk.Adapter, "create_cq", "NdkCreateCq"),
+        (ndk.Adapter, "query_adapter_info", "NdkQueryAdapterInfo"),
+        (ndk.Pd, "create_qp_with_srq", "NdkCreateQpWithSrq"),
+        (ndk.Mr, "initialize_fast_register_mr", "NdkInitializeFastRegisterMr"),
+        (ndk.Cq, "control_cq_interrupt_moderation", "NdkControlCqInterruptModeration"),
+        (ndk.Srq, "modify_srq", "NdkModifySrq"),
+        (ndk.Listener, "listen", "NdkListen"),
+    ]:
+        assert ndk_name in getattr(cls, method).__doc__, (cls, method)
+    assert "Documented:" in ndk.Adapter.create_shared_endpoint.__doc__
+
+
+def test_type_stubs_ship_with_the_package():
+    from ndk import _build_info
+    if _build_info.SANITIZE:
+        pytest.skip("sanitizer builds do not run stubgen (it would import an instrumented module)")
+    stub = Path(ndk.__file__).with_name("_core.pyi")
+    assert stub.exists(), "the build generates _core.pyi with stubgen"
+    assert "def create_qp_with_srq(" in stub.read_text()
+
+
+def test_readme_snippet_runs_as_written(capsys):
+    text = (ROOT / "README.md").read_text()
+    snippet = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(snippet, "README.md", "exec"), {})
+    assert "STATUS_PENDING (0x00000103)" in capsys.readouterr().out
+
+
+def test_plugin_path_opens_the_soft_provider_library():
+    from ndk import _build_info
+    with ndk.open_adapter(_build_info.SOFT_PROVIDER_LIBRARY, create_mode="pending") as ad:
+        assert ad.create_pd().status == Status.PENDING
