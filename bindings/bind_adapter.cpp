@@ -18,20 +18,6 @@ struct AdapterInfoQuery {
     std::optional<NDK_ADAPTER_INFO> info;
 };
 
-GROUP_AFFINITY affinity_of(const pyb::object &affinity)
-{
-    // An int mask (group 0), or a (mask, group) pair.
-    GROUP_AFFINITY a{};
-    if (pyb::isinstance<pyb::tuple>(affinity)) {
-        auto t = affinity.cast<std::pair<uint64_t, uint16_t>>();
-        a.Mask = t.first;
-        a.Group = t.second;
-    } else {
-        a.Mask = affinity.cast<uint64_t>();
-    }
-    return a;
-}
-
 pyb::object enum_of(const char *name, long long value)
 {
     return pyb::module_::import("ndk._constants").attr(name)(value);

@@ -206,8 +206,7 @@ The buffer stays alive as long as the Mdl (and any registration using it).
                pyb::object affinity) {
                 if (affinity.is_none())
                     return pd.create_srq(srq_depth, max_receive_request_sge, notify_threshold);
-                GROUP_AFFINITY g{};
-                g.Mask = affinity.cast<uint64_t>();
+                GROUP_AFFINITY g = affinity_of(affinity);
                 return pd.create_srq(srq_depth, max_receive_request_sge, notify_threshold, &g);
             },
             pyb::arg("srq_depth"), pyb::arg("max_receive_request_sge") = 1,

@@ -46,6 +46,21 @@ void release_deferred()
     }
 }
 
+GROUP_AFFINITY affinity_of(const pyb::object &affinity)
+{
+    GROUP_AFFINITY a{};
+    if (pyb::isinstance<pyb::tuple>(affinity)) {
+        auto pair = affinity.cast<pyb::tuple>();
+        if (pair.size() != 2)
+            throw pyb::value_error("affinity is a CPU mask or a (mask, group) pair");
+        a.Mask = pair[0].cast<uint64_t>();
+        a.Group = pair[1].cast<uint16_t>();
+    } else {
+        a.Mask = affinity.cast<uint64_t>();
+    }
+    return a;
+}
+
 bool wait_released(const Call &call, double seconds)
 {
     pyb::gil_scoped_release release;

@@ -28,6 +28,9 @@ std::shared_ptr<void> keep_alive(pyb::object object);
 std::shared_ptr<void> keep_alive(std::unique_ptr<pyb::buffer_info> buffer);
 void release_deferred(); // GIL held
 
+// A GROUP_AFFINITY from Python: an int mask (group 0) or a (mask, group) pair.
+GROUP_AFFINITY affinity_of(const pyb::object &affinity);
+
 // Wait on a Call, with the GIL released.  seconds < 0: forever.
 bool wait_released(const Call &call, double seconds);
 

@@ -48,7 +48,8 @@ void release_parked();
 struct CallState {
     mutable std::mutex mu;
     std::condition_variable cv;
-    bool returned = false; // the call itself has returned
+    bool returned = false;  // the call itself has returned
+    bool finishing = false; // its completion (or inline return) is being recorded
     NTSTATUS inline_status = STATUS_PENDING;
     int completions = 0;
     NTSTATUS completion_status = STATUS_PENDING;
@@ -73,7 +74,8 @@ public:
     void returned(NTSTATUS status, void *context, NDK_OBJECT_HEADER *created = nullptr) const;
     // A call that completes without a completion callback (NTSTATUS-returning inline calls).
     static Call inline_result(NTSTATUS status);
-    // Run `action(status)` once the call is done (inline or by completion).
+    // Run `action(status)` once the call is done (inline or by completion), before anyone
+    // waiting on the call wakes; actions added later run at once, in the caller's thread.
     void on_complete(std::function<void(NTSTATUS)> action) const;
 
     static void create_completion(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *object);

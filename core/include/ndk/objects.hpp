@@ -29,7 +29,8 @@ public:
     Object &operator=(const Object &) = delete;
 
     NDK_OBJECT_HEADER *header() const { return header_; }
-    NDK_OBJECT_TYPE type() const { return header_->ObjectType; }
+    // Remembered at creation: the header is the provider's memory, gone once closed.
+    NDK_OBJECT_TYPE type() const { return type_; }
     const std::shared_ptr<Adapter> &adapter() const { return adapter_; }
     // False once close() was called (even if the close is still pending).
     bool is_open() const;
@@ -48,6 +49,7 @@ private:
     friend class Adapter;
     std::shared_ptr<Adapter> adapter_;
     NDK_OBJECT_HEADER *header_;
+    NDK_OBJECT_TYPE type_;
     NDK_FN_CLOSE_OBJECT close_function_; // read once: the consumer owns Dispatch afterwards
     std::vector<std::shared_ptr<Object>> holds_;
     mutable std::mutex mu_;

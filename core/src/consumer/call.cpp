@@ -68,9 +68,11 @@ Call Call::inline_result(NTSTATUS status)
 
 void Call::finish(CallState &state, NTSTATUS status, std::unique_lock<std::mutex> &lock)
 {
+    // The completion action runs before the call counts as done, so whoever waits on the call
+    // sees its effects (e.g. the registered range of an MR).
     auto action = std::move(state.on_complete);
     state.on_complete = nullptr;
-    state.cv.notify_all();
+    state.finishing = true; // actions added from now on run at once
     if (action) {
         lock.unlock();
         action(status);
@@ -84,27 +86,39 @@ void Call::returned(NTSTATUS status, void *context, NDK_OBJECT_HEADER *created) 
     if (status != STATUS_PENDING)
         delete holder(context);
     std::unique_lock lock(state_->mu);
-    state_->returned = true;
-    state_->inline_status = status;
-    if (status == STATUS_PENDING)
+    if (status == STATUS_PENDING) {
+        state_->returned = true;
+        state_->inline_status = status;
+        state_->cv.notify_all();
         return; // the completion will come, with the context
+    }
     if (status == STATUS_SUCCESS && created != nullptr && state_->wrap)
         state_->object = state_->wrap(created);
     finish(*state_, status, lock);
+    state_->returned = true;
+    state_->inline_status = status;
+    state_->cv.notify_all();
 }
 
 void Call::on_complete(std::function<void(NTSTATUS)> action) const
 {
     std::unique_lock lock(state_->mu);
-    bool done_now = (state_->returned && state_->inline_status != STATUS_PENDING) ||
-                    state_->completions > 0;
-    if (!done_now) {
-        state_->on_complete = std::move(action);
+    if (!state_->finishing) {
+        if (state_->on_complete) {
+            state_->on_complete = [first = std::move(state_->on_complete),
+                                   then = std::move(action)](NTSTATUS status) {
+                first(status);
+                then(status);
+            };
+        } else {
+            state_->on_complete = std::move(action);
+        }
         return;
     }
-    NTSTATUS status = state_->completions > 0 ? state_->completion_status : state_->inline_status;
+    // Finishing or done: run now.  The status is final once finishing began.
     lock.unlock();
-    action(status);
+    wait();
+    action(result());
 }
 
 void Call::create_completion(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *object)
@@ -113,11 +127,12 @@ void Call::create_completion(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *
     CallState &state = **owned;
     {
         std::unique_lock lock(state.mu);
-        ++state.completions;
-        state.completion_status = status;
         if (status == STATUS_SUCCESS && object != nullptr && state.wrap && !state.object)
             state.object = state.wrap(object);
         finish(state, status, lock);
+        ++state.completions;
+        state.completion_status = status;
+        state.cv.notify_all();
     }
     park(std::move(*owned));
 }
@@ -128,9 +143,10 @@ void Call::request_completion(PVOID context, NTSTATUS status)
     CallState &state = **owned;
     {
         std::unique_lock lock(state.mu);
+        finish(state, status, lock);
         ++state.completions;
         state.completion_status = status;
-        finish(state, status, lock);
+        state.cv.notify_all();
     }
     park(std::move(*owned));
 }

@@ -4,7 +4,8 @@ namespace ndk {
 
 Object::Object(std::shared_ptr<Adapter> adapter, NDK_OBJECT_HEADER *header,
                NDK_FN_CLOSE_OBJECT close_function, std::vector<std::shared_ptr<Object>> holds)
-    : adapter_(std::move(adapter)), header_(header), close_function_(close_function),
+    : adapter_(std::move(adapter)), header_(header), type_(header->ObjectType),
+      close_function_(close_function),
       holds_(std::move(holds))
 {
 }
@@ -39,7 +40,7 @@ void Object::check_open() const
     static const char *const kNames[] = {"object", "adapter", "QP", "CQ", "MR", "MW",
                                          "PD", "shared endpoint", "connector", "listener", "SRQ"};
     if (!is_open()) {
-        auto type = static_cast<unsigned>(header_->ObjectType);
+        auto type = static_cast<unsigned>(type_);
         throw ClosedError(std::string(type < 11 ? kNames[type] : "object") + " is closed");
     }
 }

@@ -96,21 +96,27 @@ bool SoftAdapter::injected_failure(const char *function, NDK_FN_CREATE_COMPLETIO
 
 NTSTATUS SoftAdapter::request(SoftObject &object, const char *function,
                               NDK_FN_REQUEST_COMPLETION completion, PVOID context,
-                              std::function<NTSTATUS()> perform)
+                              std::function<NTSTATUS()> perform, std::function<void()> undo)
 {
+    auto settle = [undo](NTSTATUS status) {
+        if (status != STATUS_SUCCESS && undo)
+            undo();
+        return status;
+    };
     auto failure = knobs().take_failure(function);
     if (failure && (!failure->async || completion == nullptr))
-        return failure->status;
+        return settle(failure->status);
     bool pend = failure.has_value() ||
                 (completion != nullptr && knobs().should_pend(CallKind::Request));
     if (!pend)
-        return perform();
+        return settle(perform());
     {
         std::lock_guard lock(mu_);
         object.add_dependent(); // a close waits for this request (digest 3.1)
     }
-    engine_.post([this, &object, completion, context, failure, perform = std::move(perform)] {
-        completion(context, failure ? failure->status : perform());
+    engine_.post([this, &object, completion, context, failure, settle,
+                  perform = std::move(perform)] {
+        completion(context, settle(failure ? failure->status : perform()));
         std::lock_guard lock(mu_);
         object.release_dependent();
     });

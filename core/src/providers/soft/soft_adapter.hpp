@@ -76,9 +76,11 @@ public:
 
     // An asynchronous request on `object`: injected failure, then `perform` inline or on the
     // engine.  A pending request holds a dependent reference so a close waits for it.
+    // `undo` (optional) runs when the request fails, inline or before its completion, to
+    // release what the caller set up for it.
     NTSTATUS request(SoftObject &object, const char *function,
                      NDK_FN_REQUEST_COMPLETION completion, PVOID context,
-                     std::function<NTSTATUS()> perform);
+                     std::function<NTSTATUS()> perform, std::function<void()> undo = {});
 
     // Post a consumer callback on the engine (the provider's own thread).
     void deliver(std::function<void()> callback) { engine_.post(std::move(callback)); }

@@ -34,22 +34,36 @@ NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
         });
 }
 
-void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
+namespace {
+
+// Satisfy the arm if what arrived since the last callback matches it: ANY by any completion,
+// SOLICITED by a solicited send or any error (digest 3.2, 1.7).  Lock held.
+void satisfy_arm(SoftCq &cq)
 {
-    cq.results.push_back(result);
     if (cq.armed == 0)
         return;
     ULONG type = cq.armed - 1;
-    bool error = result.Status != STATUS_SUCCESS;
-    // ANY: any completion; SOLICITED: a solicited send, or any error (digest 3.2, 1.7).
-    bool match = type == NDK_CQ_NOTIFY_ANY ||
-                 (type == NDK_CQ_NOTIFY_SOLICITED && (solicited || error));
+    bool match = (type == NDK_CQ_NOTIFY_ANY && cq.arrived_since_callback > 0) ||
+                 (type == NDK_CQ_NOTIFY_SOLICITED && cq.solicited_since_callback > 0);
     if (!match)
         return;
     cq.armed = 0; // once per arm
+    cq.arrived_since_callback = 0;
+    cq.solicited_since_callback = 0;
     auto notify = cq.notify;
     auto context = cq.notify_context;
     cq.adapter().deliver([notify, context] { notify(context, STATUS_SUCCESS); });
+}
+
+} // namespace
+
+void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
+{
+    cq.results.push_back(result);
+    ++cq.arrived_since_callback;
+    if (solicited || result.Status != STATUS_SUCCESS)
+        ++cq.solicited_since_callback;
+    satisfy_arm(cq);
 }
 
 namespace {
@@ -96,6 +110,7 @@ VOID arm_cq(NDK_CQ *ndk_cq, ULONG Type)
             merged = NDK_CQ_NOTIFY_ERRORS;
     }
     cq->armed = merged + 1;
+    satisfy_arm(*cq); // completions that arrived since the last callback satisfy it at once
 }
 
 template <class Result>

@@ -43,17 +43,17 @@ NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG Addr
             return status;
         listener->port = port;
     }
-    NTSTATUS status = adapter.request(*listener, "NdkListen", RequestCompletion, RequestContext,
-                                      [listener] {
-                                          std::lock_guard lock(listener->adapter().mu());
-                                          listener->listening = listener->port != nullptr;
-                                          return STATUS_SUCCESS;
-                                      });
-    if (status != STATUS_SUCCESS && status != STATUS_PENDING) {
-        std::lock_guard lock(adapter.mu());
-        listener->port.reset(); // an inline failure leaves nothing reserved
-    }
-    return status;
+    return adapter.request(
+        *listener, "NdkListen", RequestCompletion, RequestContext,
+        [listener] {
+            std::lock_guard lock(listener->adapter().mu());
+            listener->listening = listener->port != nullptr;
+            return STATUS_SUCCESS;
+        },
+        [listener] { // a failed listen leaves nothing reserved
+            std::lock_guard lock(listener->adapter().mu());
+            listener->port.reset();
+        });
 }
 
 NTSTATUS get_local_address(NDK_LISTENER *ndk_listener, PSOCKADDR pAddress, ULONG *pAddressLength)

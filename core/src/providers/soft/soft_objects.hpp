@@ -55,6 +55,10 @@ public:
     ULONG moderation_count = 0;
     std::deque<NDK_RESULT_EX> results; // completions waiting to be polled
     ULONG armed = 0;                    // 0: not armed; else NDK_CQ_NOTIFY_* + 1
+    // Completions that arrived since the last notification callback (digest 3.2: an arm with
+    // such completions queued must be satisfied at once).
+    ULONG arrived_since_callback = 0;
+    ULONG solicited_since_callback = 0; // of those, solicited sends and errors
 };
 
 class SoftPd : public SoftTyped<NDK_PD, NdkObjectTypePd, NDK_PD_DISPATCH, &kPdDispatch> {

@@ -1,0 +1,370 @@
+"""NDK_CQ: NdkCreateCq, NdkResizeCq, NdkArmCq and the notification callback,
+NdkGetCqResults(Ex), NdkControlCqInterruptModeration (digest 1.1, 1.3, 3.2)."""
+
+import os
+
+import pytest
+
+import ndk
+from ndk import AdapterFlag, CqNotify, OpType, Status
+
+from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT, drain,
+                              expect_create_failed, expect_created, expect_request, poll,
+                              post_receives)
+
+MAXULONG = 0xFFFFFFFF
+
+
+def _flag_set(adapter, flag):
+    return bool(int(adapter.query_info().adapter_flags) & int(flag))
+
+
+def _adapter_without(open_adapter, adapter, flag, **knobs):
+    flags = int(adapter.query_info().adapter_flags) & ~int(flag)
+    return open_adapter(adapter_flags=flags, **knobs)
+
+
+# --- create ------------------------------------------------------------------------------
+
+
+@pytest.mark.rule("CQ-CREATE")
+@pytest.mark.digest("1.1")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_cq(open_adapter, mode):
+    """digest 1.1 (NdkCreateCq) and 1.0 (async create): SUCCESS inline with no completion,
+    or PENDING and exactly one completion with SUCCESS and the object."""
+    adapter = open_adapter(create_mode=mode)
+    cq = expect_created(adapter.create_cq(16), mode)
+    assert cq.object_type == ndk.ObjectType.CQ
+    assert cq.get_results_ex(4) == []
+
+
+@pytest.mark.rule("CQ-CREATE-DEPTH")
+@pytest.mark.digest("1.1")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_cq_depth_above_max(open_adapter, mode):
+    """digest 1.1: CqDepth > MaxCqDepth -> STATUS_INVALID_PARAMETER, inline (it is not one
+    of the statuses marked i/a) even when the provider pends its creates. Nothing was
+    created: a create at MaxCqDepth then succeeds."""
+    adapter = open_adapter(create_mode=mode, max_cq_depth=16)
+    assert adapter.query_info().max_cq_depth == 16
+    expect_create_failed(adapter.create_cq(17), Status.INVALID_PARAMETER)
+    expect_created(adapter.create_cq(16), mode)
+
+
+@pytest.mark.rule("CQ-CREATE-ZERO-DEPTH")
+@pytest.mark.digest("1.1")
+def test_create_cq_zero_depth(adapter):
+    """digest 1.1 is silent on CqDepth 0. docs/semantics.md: ZERO-DEPTH -> INVALID_PARAMETER
+    inline; a create with depth 1 then succeeds."""
+    expect_create_failed(adapter.create_cq(0), Status.INVALID_PARAMETER)
+    expect_created(adapter.create_cq(1), "inline")
+
+
+@pytest.mark.rule("CQ-CREATE-AFFINITY")
+@pytest.mark.digest("1.1")
+@pytest.mark.parametrize("affinity", [1, (1, 0)], ids=["mask", "mask-group0"])
+def test_create_cq_with_affinity(adapter, affinity):
+    """digest 1.1: NdkCreateCq takes an optional GROUP_AFFINITY; CPU 0 in group 0 is valid."""
+    expect_created(adapter.create_cq(16, affinity=affinity), "inline")
+
+
+def _invalid_affinities():
+    cases = [pytest.param((1, 1), id="group1"), pytest.param(0, id="mask0")]
+    cpus = os.cpu_count() or 1
+    if cpus < 64:
+        cases.append(pytest.param(1 << cpus, id="cpu-beyond-machine"))
+    return cases
+
+
+@pytest.mark.rule("CQ-CREATE-AFFINITY-INVALID")
+@pytest.mark.digest("1.1")
+@pytest.mark.parametrize("affinity", _invalid_affinities())
+def test_create_cq_invalid_affinity(adapter, affinity):
+    """digest 1.1 is silent on invalid affinities. docs/semantics.md: AFFINITY (group != 0,
+    mask 0, or mask bits beyond the machine's CPUs) -> INVALID_PARAMETER; nothing created."""
+    expect_create_failed(adapter.create_cq(16, affinity=affinity), Status.INVALID_PARAMETER)
+    expect_created(adapter.create_cq(16, affinity=1), "inline")
+
+
+@pytest.mark.rule("CQ-CREATE-RESOURCES")
+@pytest.mark.digest("1.1")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_create_cq_insufficient_resources(adapter, how):
+    """digest 1.1: INSUFFICIENT_RESOURCES can fail NdkCreateCq inline or asynchronously
+    (i/a); asynchronously means PENDING and one completion with the status and no object.
+    The failure is not sticky: the next create succeeds."""
+    adapter.knobs.fail("NdkCreateCq", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_create_failed(adapter.create_cq(16), Status.INSUFFICIENT_RESOURCES, how)
+    expect_created(adapter.create_cq(16), "inline")
+
+
+# --- resize ------------------------------------------------------------------------------
+
+
+@pytest.mark.rule("CQ-RESIZE")
+@pytest.mark.digest("1.3")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_resize_cq(open_adapter, mode, buffer):
+    """digest 1.3 (NdkResizeCq): SUCCESS inline or PENDING then one completion; the CQ keeps
+    working at its new depth."""
+    adapter = open_adapter()
+    if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
+        pytest.skip("adapter does not set NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED")
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert mr.register(buffer, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(
+        timeout=TIMEOUT) == Status.SUCCESS
+    cq = adapter.create_cq(2).get(timeout=TIMEOUT)
+    adapter.knobs.request_mode = mode
+    expect_request(cq.resize_cq(8), mode)
+    qp = pd.create_qp(cq, cq, receive_queue_depth=8).get(timeout=TIMEOUT)
+    post_receives(qp, mr, range(1, 6))
+    qp.flush()
+    assert [r.request_context for r in drain(cq, 5)] == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.rule("CQ-RESIZE-NOT-SUPPORTED")
+@pytest.mark.digest("1.3")
+def test_resize_cq_without_flag(open_adapter, adapter):
+    """digest 1.3: the consumer must not resize unless NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED
+    is set. docs/semantics.md: RESIZE -> NOT_SUPPORTED inline (ND2 CQ::Resize); the CQ is
+    unchanged and usable."""
+    plain = _adapter_without(open_adapter, adapter, AdapterFlag.CQ_RESIZE_SUPPORTED)
+    assert not _flag_set(plain, AdapterFlag.CQ_RESIZE_SUPPORTED)
+    cq = plain.create_cq(4).get(timeout=TIMEOUT)
+    expect_request(cq.resize_cq(8), "inline", Status.NOT_SUPPORTED)
+    assert cq.get_results_ex(4) == []
+    assert cq.is_open
+
+
+@pytest.mark.rule("CQ-RESIZE-DEPTH")
+@pytest.mark.digest("1.3")
+@pytest.mark.parametrize("depth", [17, 0], ids=["above-max", "zero"])
+def test_resize_cq_invalid_depth(open_adapter, depth):
+    """digest 1.3: CqDepth > MaxCqDepth -> INVALID_PARAMETER. docs/semantics.md: RESIZE
+    (depth 0 -> INVALID_PARAMETER). The rejected resize leaves the CQ working and a valid
+    resize then succeeds."""
+    adapter = open_adapter(max_cq_depth=16)
+    if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
+        pytest.skip("adapter does not set NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED")
+    cq = adapter.create_cq(4).get(timeout=TIMEOUT)
+    expect_request(cq.resize_cq(depth), "inline", Status.INVALID_PARAMETER)
+    expect_request(cq.resize_cq(16), "inline")
+
+
+@pytest.mark.rule("CQ-RESIZE-BELOW-ENTRIES")
+@pytest.mark.digest("1.3")
+def test_resize_cq_below_held_entries(adapter, pd, mr):
+    """digest 4.2 (ND2 CQ::Resize): BUFFER_OVERFLOW if the new size is smaller than the
+    current number of entries. docs/semantics.md: RESIZE. No entry is lost."""
+    if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
+        pytest.skip("adapter does not set NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED")
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    qp = pd.create_qp(cq, cq, receive_queue_depth=8).get(timeout=TIMEOUT)
+    post_receives(qp, mr, [11, 12, 13])
+    cq.arm(CqNotify.ANY)
+    qp.flush()
+    # the notification says the entries are queued; nothing is removed before the resize
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    expect_request(cq.resize_cq(2), "inline", Status.BUFFER_OVERFLOW)
+    results = drain(cq, 3)
+    assert [r.request_context for r in results] == [11, 12, 13]
+    assert all(r.status == Status.CANCELLED for r in results)
+    qp.close()
+
+
+@pytest.mark.rule("CQ-RESIZE-RESOURCES")
+@pytest.mark.digest("1.3")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_resize_cq_insufficient_resources(adapter, how):
+    """digest 1.3: NdkResizeCq can fail with INSUFFICIENT_RESOURCES inline or
+    asynchronously; the CQ stays usable and the next resize succeeds."""
+    if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
+        pytest.skip("adapter does not set NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED")
+    cq = adapter.create_cq(4).get(timeout=TIMEOUT)
+    adapter.knobs.fail("NdkResizeCq", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_request(cq.resize_cq(8), how, Status.INSUFFICIENT_RESOURCES)
+    expect_request(cq.resize_cq(8), "inline")
+
+
+# --- interrupt moderation ----------------------------------------------------------------
+
+
+@pytest.mark.rule("CQ-MODERATION-NOT-SUPPORTED")
+@pytest.mark.digest("1.3")
+def test_moderation_without_flag(open_adapter, adapter):
+    """digest 1.3: NOT_SUPPORTED is required when
+    NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED is not set. docs/semantics.md:
+    MODERATION."""
+    plain = _adapter_without(open_adapter, adapter,
+                             AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED)
+    cq = plain.create_cq(8).get(timeout=TIMEOUT)
+    assert cq.control_cq_interrupt_moderation(100, 4) == Status.NOT_SUPPORTED
+    assert cq.control_cq_interrupt_moderation(0, 0) == Status.NOT_SUPPORTED
+
+
+@pytest.mark.rule("CQ-MODERATION-PARAMETER-MIX")
+@pytest.mark.digest("1.3")
+@pytest.mark.parametrize("count", [MAXULONG, 9], ids=["count-maxulong", "count-above-depth"])
+def test_moderation_parameter_mix(adapter, count):
+    """digest 1.3: ModerationInterval == MAXULONG together with ModerationCount == MAXULONG
+    or > CqDepth -> INVALID_PARAMETER_MIX (neither would ever fire). docs/semantics.md:
+    MODERATION. A valid setting then succeeds."""
+    if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED:
+        pytest.skip("adapter does not support CQ interrupt moderation")
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    assert cq.control_cq_interrupt_moderation(MAXULONG, count) == Status.INVALID_PARAMETER_MIX
+    assert cq.control_cq_interrupt_moderation(MAXULONG, 8) == Status.SUCCESS
+
+
+@pytest.mark.rule("CQ-MODERATION-VALID")
+@pytest.mark.digest("1.3")
+@pytest.mark.parametrize("interval, count", [
+    (0, 0), (100, 4), (MAXULONG, 1), (MAXULONG, 8), (100, MAXULONG), (100, 9),
+])
+def test_moderation_valid_settings(adapter, interval, count):
+    """digest 1.3: interval 0 = no moderation; interval MAXULONG = the count alone controls;
+    count MAXULONG or > CqDepth = the interval alone controls. All valid -> SUCCESS, and
+    NOT_SUPPORTED is forbidden when the flag is set. docs/semantics.md: MODERATION."""
+    if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED:
+        pytest.skip("adapter does not support CQ interrupt moderation")
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    assert cq.control_cq_interrupt_moderation(interval, count) == Status.SUCCESS
+
+
+@pytest.mark.rule("CQ-MODERATION-NEVER-PENDING")
+@pytest.mark.digest("1.3")
+def test_moderation_never_pending(open_adapter):
+    """digest 1.3: NdkControlCqInterruptModeration must not return PENDING, even on a
+    provider that pends its requests. docs/semantics.md: MODERATION."""
+    adapter = open_adapter(request_mode="pending")
+    if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED:
+        pytest.skip("adapter does not support CQ interrupt moderation")
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    assert cq.control_cq_interrupt_moderation(50, 2) == Status.SUCCESS
+    assert cq.control_cq_interrupt_moderation(MAXULONG, MAXULONG) == Status.INVALID_PARAMETER_MIX
+
+
+@pytest.mark.rule("CQ-MODERATION-RESOURCES")
+@pytest.mark.digest("1.3")
+def test_moderation_insufficient_resources(adapter):
+    """digest 1.3: NdkControlCqInterruptModeration may return INSUFFICIENT_RESOURCES,
+    inline (it has no completion); the next call succeeds."""
+    if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED:
+        pytest.skip("adapter does not support CQ interrupt moderation")
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    adapter.knobs.fail("NdkControlCqInterruptModeration", Status.INSUFFICIENT_RESOURCES)
+    assert cq.control_cq_interrupt_moderation(10, 2) == Status.INSUFFICIENT_RESOURCES
+    assert cq.control_cq_interrupt_moderation(10, 2) == Status.SUCCESS
+
+
+# --- results and notifications -----------------------------------------------------------
+
+
+@pytest.mark.rule("CQ-RESULTS-EMPTY")
+@pytest.mark.digest("1.3")
+def test_get_results_on_empty_cq(cq):
+    """digest 1.3: NdkGetCqResults(Ex) returns the count removed, 0 when the CQ is empty."""
+    assert cq.get_results(8) == []
+    assert cq.get_results_ex(8) == []
+
+
+@pytest.mark.rule("CQ-RESULTS-COUNT")
+@pytest.mark.digest("1.3")
+def test_get_results_returns_at_most_n(cq, qp, mr):
+    """digest 1.3: NdkGetCqResults removes at most nResults entries, oldest first (in issue
+    order, digest 4.2); the rest stay for the next call."""
+    post_receives(qp, mr, [1, 2, 3])
+    cq.arm(CqNotify.ANY)
+    qp.flush()
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    first = poll(cq, 2, ex=False)
+    assert [r.request_context for r in first] == [1, 2]
+    assert [r.request_context for r in drain(cq, 1, ex=False)] == [3]
+
+
+@pytest.mark.rule("CQ-RESULTS-PLAIN-FIELDS")
+@pytest.mark.digest("2.3")
+def test_plain_results_fields(cq, qp, mr):
+    """digest 2.3, 3.2: NDK_RESULT carries Status, QPContext (the CreateQp value) and
+    RequestContext; entries are retrievable with the non-Ex call too."""
+    post_receives(qp, mr, [0x77])
+    qp.flush()
+    (result,) = drain(cq, 1, ex=False)
+    assert result.status == Status.CANCELLED
+    assert result.qp_context == 0x51
+    assert result.request_context == 0x77
+
+
+@pytest.mark.rule("CQ-ARM-ONCE-PER-ARM")
+@pytest.mark.digest("3.2")
+def test_one_notification_per_arm(cq, qp, mr):
+    """digest 3.2: the notification callback is called once per arm, with STATUS_SUCCESS
+    (CQ operating normally, digest 1.3). docs/semantics.md: ARM (arm ANY, flush three
+    receives -> exactly one notification)."""
+    post_receives(qp, mr, [1, 2, 3])
+    cq.arm(CqNotify.ANY)
+    qp.flush()
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    assert len(drain(cq, 3)) == 3
+    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.notifications == 1
+
+
+@pytest.mark.rule("CQ-ARM-REQUIRED")
+@pytest.mark.digest("3.2")
+def test_no_notification_without_arm(cq, qp, mr):
+    """digest 3.2: the callback is called "only after an arm". docs/semantics.md: ARM."""
+    post_receives(qp, mr, [1, 2])
+    qp.flush()
+    assert len(drain(cq, 2)) == 2
+    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.notifications == 0
+
+
+@pytest.mark.rule("CQ-ARM-REARM")
+@pytest.mark.digest("3.2")
+def test_rearm_gives_another_notification(cq, qp, mr):
+    """digest 3.2: the provider clears the arm before calling back; a new arm followed by a
+    new completion gives a new notification. docs/semantics.md: ARM."""
+    post_receives(qp, mr, [1])
+    cq.arm(CqNotify.ANY)
+    qp.flush()
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    drain(cq, 1)
+    cq.arm(CqNotify.ANY)
+    post_receives(qp, mr, [2])
+    qp.flush()
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    assert [r.request_context for r in drain(cq, 1)] == [2]
+    assert cq.notifications == 2
+
+
+@pytest.mark.rule("CQ-ARM-PRESENT-COMPLETIONS")
+@pytest.mark.digest("3.2")
+def test_arm_with_new_completions_fires_at_once(cq, qp, mr):
+    """digest 3.2: when at least one completion arrived since the last callback, an arm
+    must be satisfied immediately."""
+    post_receives(qp, mr, [5])
+    qp.flush()
+    assert cq.wait_notification(timeout=QUIET) is None  # not armed yet
+    cq.arm(CqNotify.ANY)
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    assert cq.notifications == 1
+    assert [r.request_context for r in drain(cq, 1)] == [5]
+
+
+@pytest.mark.rule("CQ-ARM-ERRORS-MATCH-SOLICITED")
+@pytest.mark.digest("3.2")
+def test_error_completion_satisfies_solicited_arm(cq, qp, mr):
+    """digest 3.2 / 1.7: "Requests that complete with an error always match the
+    NDK_CQ_NOTIFY_SOLICITED notification type": a flushed (CANCELLED) receive satisfies a
+    SOLICITED arm."""
+    post_receives(qp, mr, [9])
+    cq.arm(CqNotify.SOLICITED)
+    qp.flush()
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    (result,) = drain(cq, 1)
+    assert result.status == Status.CANCELLED
+    assert result.type == OpType.RECEIVE

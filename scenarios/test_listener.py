@@ -1,0 +1,252 @@
+"""NDK_LISTENER: NdkCreateListener, NdkListen, NdkGetLocalAddress, endpoint sharing
+(digest 1.1, 1.9, 3.5, 4.2)."""
+
+import pytest
+
+import ndk
+from ndk import Status
+
+from scenario_support import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, NOT_OURS, TIMEOUT, V4,
+                              V4_OTHER, V6, expect_closed, expect_create_failed,
+                              expect_created, expect_request, open_listening)
+
+ADDRESSES = f"{V4},{V6}"
+
+
+@pytest.fixture
+def addressed(open_adapter):
+    """An adapter owning V4 and V6 (soft knob address=)."""
+    return open_adapter(address=ADDRESSES)
+
+
+def new_listener(adapter):
+    return adapter.create_listener().get(timeout=TIMEOUT)
+
+
+@pytest.mark.rule("LISTENER-CREATE")
+@pytest.mark.digest("1.1")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_listener(open_adapter, mode):
+    """digest 1.1 (NdkCreateListener), 1.0: SUCCESS inline or PENDING then exactly one
+    completion with SUCCESS and the listener (object type Listener 9)."""
+    adapter = open_adapter(create_mode=mode)
+    listener = expect_created(adapter.create_listener(), mode)
+    assert listener.object_type == ndk.ObjectType.LISTENER
+
+
+@pytest.mark.rule("LISTENER-CREATE-RESOURCES")
+@pytest.mark.digest("1.1")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_create_listener_insufficient_resources(adapter, how):
+    """digest 1.1: NdkCreateListener fails with INSUFFICIENT_RESOURCES inline or
+    asynchronously; no listener; the next create succeeds."""
+    adapter.knobs.fail("NdkCreateListener", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_create_failed(adapter.create_listener(), Status.INSUFFICIENT_RESOURCES, how)
+    expect_created(adapter.create_listener(), "inline")
+
+
+@pytest.mark.rule("LISTENER-LISTEN")
+@pytest.mark.digest("1.9")
+@pytest.mark.parametrize("host", [V4, V6], ids=["ipv4", "ipv6"])
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_listen(open_adapter, mode, host):
+    """digest 1.9 (NdkListen): SUCCESS inline or PENDING then exactly one completion; IPv4
+    and IPv6 are both supported (digest 3.5); NdkGetLocalAddress returns the address."""
+    adapter = open_adapter(address=ADDRESSES, request_mode=mode)
+    listener = new_listener(adapter)
+    expect_request(listener.listen((host, 6000)), mode)
+    assert listener.get_local_address() == (host, 6000)
+
+
+@pytest.mark.rule("LISTENER-LISTEN-WILDCARD")
+@pytest.mark.digest("1.9")
+@pytest.mark.parametrize("wildcard, own", [("0.0.0.0", V4), ("::", V6)], ids=["ipv4", "ipv6"])
+def test_listen_on_wildcard(addressed, wildcard, own):
+    """docs/semantics.md: ADDRESS (0.0.0.0 / :: means the adapter's own address of that
+    family); NdkGetLocalAddress reports that address."""
+    listener = new_listener(addressed)
+    expect_request(listener.listen((wildcard, 6001)), "inline")
+    assert listener.get_local_address() == (own, 6001)
+
+
+@pytest.mark.rule("LISTENER-LISTEN-PORT-ZERO")
+@pytest.mark.digest("1.9")
+def test_listen_on_port_zero(addressed):
+    """digest 1.9: NdkGetLocalAddress is how the consumer learns the port the provider
+    picked for a port-0 listen; digest 1.1: the ephemeral range is 49152-65535.
+    docs/semantics.md: ADDRESS. Two port-0 listens get different ports."""
+    first, second = new_listener(addressed), new_listener(addressed)
+    expect_request(first.listen((V4, 0)), "inline")
+    expect_request(second.listen((V4, 0)), "inline")
+    host, port = first.get_local_address()
+    assert host == V4
+    assert port in EPHEMERAL
+    assert second.get_local_address()[1] in EPHEMERAL
+    assert second.get_local_address()[1] != port
+
+
+@pytest.mark.rule("LISTENER-LISTEN-INVALID-ADDRESS")
+@pytest.mark.digest("1.9")
+@pytest.mark.parametrize("host", [NOT_OURS, V4_OTHER, "2001:db8::99"])
+def test_listen_on_foreign_address(addressed, host):
+    """digest 1.9: INVALID_ADDRESS (i/a) for an address the adapter does not own.
+    docs/semantics.md: ADDRESS. The listener is not listening afterwards: a valid listen on
+    it then succeeds."""
+    listener = new_listener(addressed)
+    expect_request(listener.listen((host, 6002)), "inline", Status.INVALID_ADDRESS)
+    with pytest.raises(ndk.NdkError) as failure:
+        listener.get_local_address()
+    assert failure.value.status == Status.INVALID_DEVICE_STATE
+    expect_request(listener.listen((V4, 6002)), "inline")
+
+
+@pytest.mark.rule("LISTENER-LISTEN-SHARING-VIOLATION")
+@pytest.mark.digest("3.5")
+@pytest.mark.parametrize("second_host", [V4, "0.0.0.0"], ids=["same", "wildcard"])
+def test_listen_on_port_in_use(addressed, second_host):
+    """digest 1.9 (SHARING_VIOLATION, i/a), 3.5: while the listener endpoint is referenced,
+    a new Listen on the same address:port fails. docs/semantics.md: ADDRESS. The first
+    listener is unaffected and the second can listen elsewhere."""
+    first = open_listening(addressed, (V4, 6003))
+    second = new_listener(addressed)
+    expect_request(second.listen((second_host, 6003)), "inline", Status.SHARING_VIOLATION)
+    assert first.get_local_address() == (V4, 6003)
+    expect_request(second.listen((V4, 6004)), "inline")
+
+
+@pytest.mark.rule("LISTENER-LISTEN-SHARED-ENDPOINT-PORT")
+@pytest.mark.digest("3.5")
+def test_listen_on_port_of_shared_endpoint(addressed):
+    """digest 3.5: a shared endpoint holds its address:port; a Listen on it fails with
+    SHARING_VIOLATION (docs/semantics.md: ADDRESS), and succeeds once the endpoint is
+    closed (the port is freed at once)."""
+    endpoint = addressed.create_shared_endpoint((V4, 6005)).get(timeout=TIMEOUT)
+    listener = new_listener(addressed)
+    expect_request(listener.listen((V4, 6005)), "inline", Status.SHARING_VIOLATION)
+    expect_closed(endpoint.close())
+    expect_request(listener.listen((V4, 6005)), "inline")
+
+
+@pytest.mark.rule("LISTENER-LISTEN-FAMILIES-SEPARATE")
+@pytest.mark.digest("3.5")
+def test_same_port_on_ipv4_and_ipv6(addressed):
+    """digest 3.5 (endpoints are address:port; providers support IPv4 and IPv6): the same
+    port on the adapter's IPv4 and IPv6 addresses are different endpoints."""
+    held = open_listening(addressed, (V4, 6006))
+    listener = new_listener(addressed)
+    expect_request(listener.listen((V6, 6006)), "inline")
+    assert held.get_local_address() == (V4, 6006)
+
+
+@pytest.mark.rule("LISTENER-LISTEN-OTHER-ADAPTER")
+@pytest.mark.digest("3.5")
+def test_same_port_on_two_adapters(open_adapter):
+    """digest 3.5: two adapters own different addresses, so the same port may be listened
+    on by each."""
+    first = open_adapter(address=V4)
+    second = open_adapter(address=V4_OTHER)
+    held = open_listening(first, (V4, 6007))
+    listener = new_listener(second)
+    expect_request(listener.listen((V4_OTHER, 6007)), "inline")
+    assert listener.get_local_address() == (V4_OTHER, 6007)
+    assert held.get_local_address() == (V4, 6007)
+
+
+@pytest.mark.rule("LISTENER-EPHEMERAL-EXHAUSTED")
+@pytest.mark.digest("1.9")
+def test_listen_port_zero_exhausted(open_adapter):
+    """digest 1.9: TOO_MANY_ADDRESSES when port 0 is given and no ephemeral port is free.
+    docs/semantics.md: ADDRESS (knob ephemeral_ports). Closing one listener frees its port
+    for the next port-0 listen."""
+    adapter = open_adapter(address=V4, ephemeral_ports="49152-49153")
+    first = open_listening(adapter, (V4, 0))
+    second = open_listening(adapter, (V4, 0))  # held open: it holds the other port
+    third = new_listener(adapter)
+    expect_request(third.listen((V4, 0)), "inline", Status.TOO_MANY_ADDRESSES)
+    freed = first.get_local_address()[1]
+    expect_closed(first.close())
+    expect_request(third.listen((V4, 0)), "inline")
+    assert third.get_local_address() == (V4, freed)
+    assert second.get_local_address()[1] != freed
+
+
+@pytest.mark.rule("LISTENER-CLOSE-FREES-PORT")
+@pytest.mark.digest("3.5")
+def test_close_frees_port(addressed):
+    """digest 3.5: the address/port is released when the last reference (here the listener
+    itself) is closed. docs/semantics.md: ADDRESS (at once: a new listen succeeds)."""
+    first = open_listening(addressed, (V4, 6008))
+    expect_closed(first.close())
+    second = new_listener(addressed)
+    expect_request(second.listen((V4, 6008)), "inline")
+
+
+@pytest.mark.rule("LISTENER-LISTEN-TWICE")
+@pytest.mark.digest("1.9")
+def test_listen_twice(addressed):
+    """docs/semantics.md: ADDRESS (listen twice -> INVALID_DEVICE_STATE); the first listen
+    stays in force and the second port is not taken."""
+    listener = open_listening(addressed, (V4, 6009))
+    expect_request(listener.listen((V4, 6010)), "inline", Status.INVALID_DEVICE_STATE)
+    assert listener.get_local_address() == (V4, 6009)
+    assert open_listening(addressed, (V4, 6010)).get_local_address() == (V4, 6010)
+
+
+@pytest.mark.rule("LISTENER-ADDRESS-BEFORE-LISTEN")
+@pytest.mark.digest("1.9")
+def test_local_address_before_listen(addressed):
+    """digest 4.2 (ND2 Listener::GetLocalAddress: INVALID_DEVICE_STATE when not listening).
+    docs/semantics.md: ADDRESS."""
+    listener = new_listener(addressed)
+    with pytest.raises(ndk.NdkError) as failure:
+        listener.get_local_address()
+    assert failure.value.status == Status.INVALID_DEVICE_STATE
+
+
+@pytest.mark.rule("LISTENER-LISTEN-RESOURCES")
+@pytest.mark.digest("1.9")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_listen_insufficient_resources(addressed, how):
+    """digest 1.9: NdkListen fails with INSUFFICIENT_RESOURCES inline or asynchronously. A
+    failed listen leaves the listener not listening (NdkGetLocalAddress ->
+    INVALID_DEVICE_STATE, docs/semantics.md: ADDRESS) and the port free: another listener can
+    listen on it."""
+    listener = new_listener(addressed)
+    addressed.knobs.fail("NdkListen", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_request(listener.listen((V4, 6011)), how, Status.INSUFFICIENT_RESOURCES)
+    with pytest.raises(ndk.NdkError) as failure:
+        listener.get_local_address()
+    assert failure.value.status == Status.INVALID_DEVICE_STATE
+    other = new_listener(addressed)
+    expect_request(other.listen((V4, 6011)), "inline")
+
+
+@pytest.mark.rule("LISTENER-LISTEN-ASYNC-FAILURES")
+@pytest.mark.digest("1.9")
+@pytest.mark.parametrize("status", [Status.SHARING_VIOLATION, Status.INVALID_ADDRESS],
+                         ids=["sharing-violation", "invalid-address"])
+def test_listen_documented_async_failures(addressed, status):
+    """digest 1.9: SHARING_VIOLATION and INVALID_ADDRESS are i/a for NdkListen: reported as
+    PENDING then exactly one completion with the status. The listener is not listening
+    afterwards and a retry on the same listener succeeds."""
+    listener = new_listener(addressed)
+    addressed.knobs.fail("NdkListen", status, mode="async")
+    expect_request(listener.listen((V4, 6013)), "async", status)
+    with pytest.raises(ndk.NdkError) as failure:
+        listener.get_local_address()
+    assert failure.value.status == Status.INVALID_DEVICE_STATE
+    expect_request(listener.listen((V4, 6013)), "inline")
+    assert listener.get_local_address() == (V4, 6013)
+
+
+@pytest.mark.rule("LISTENER-PAUSE")
+@pytest.mark.digest("1.9")
+def test_pause_and_resume_connect_events(addressed):
+    """digest 1.9 (NdkControlConnectEvents is VOID): pausing and resuming connect events on
+    a listening listener leaves it listening on its endpoint."""
+    listener = open_listening(addressed, (V4, 6012))
+    listener.control_connect_events(True)
+    listener.control_connect_events(False)
+    assert listener.get_local_address() == (V4, 6012)
+    other = new_listener(addressed)
+    expect_request(other.listen((V4, 6012)), "inline", Status.SHARING_VIOLATION)

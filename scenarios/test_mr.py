@@ -1,0 +1,349 @@
+"""NDK_MR: NdkCreateMr, NdkRegisterMr, NdkDeregisterMr, NdkInitializeFastRegisterMr and the
+token getters (digest 1.2, 1.4, 2.6)."""
+
+import pytest
+
+import ndk
+from ndk import MrFlag, Status
+
+from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_create_failed,
+                              expect_created, expect_request)
+
+PAGE = 4096
+
+
+def assert_unregistered(mr):
+    """docs/semantics.md: TOKENS (0 before register/initialize, 0 after deregister)."""
+    assert mr.local_token == 0
+    assert mr.remote_token == 0
+
+
+def assert_registered(mr):
+    """docs/semantics.md: TOKENS (non-zero and local != remote once registered)."""
+    assert mr.local_token != 0
+    assert mr.remote_token != 0
+    assert mr.local_token != mr.remote_token
+    assert mr.get_local_token_from_mr() == mr.local_token
+    assert mr.get_remote_token_from_mr() == mr.remote_token
+
+
+# --- create ------------------------------------------------------------------------------
+
+
+@pytest.mark.rule("MR-CREATE")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("fast_register", [False, True], ids=["normal", "fast-register"])
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_mr(open_adapter, mode, fast_register):
+    """digest 1.2 (NdkCreateMr, FastRegister TRUE or FALSE), 1.0: SUCCESS inline or PENDING
+    then one completion; the MR is not yet registered (tokens 0, docs/semantics.md:
+    TOKENS)."""
+    adapter = open_adapter(create_mode=mode)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    mr = expect_created(pd.create_mr(fast_register=fast_register), mode)
+    assert mr.object_type == ndk.ObjectType.MR
+    assert mr.fast_register == fast_register
+    assert_unregistered(mr)
+
+
+@pytest.mark.rule("MR-CREATE-RESOURCES")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_create_mr_insufficient_resources(adapter, pd, how):
+    """digest 1.2: NdkCreateMr fails with INSUFFICIENT_RESOURCES inline or asynchronously;
+    no MR; the next create succeeds."""
+    adapter.knobs.fail("NdkCreateMr", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_create_failed(pd.create_mr(), Status.INSUFFICIENT_RESOURCES, how)
+    expect_created(pd.create_mr(), "inline")
+
+
+# --- register / deregister ---------------------------------------------------------------
+
+
+@pytest.mark.rule("MR-REGISTER")
+@pytest.mark.digest("1.4")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_register(open_adapter, mode, buffer):
+    """digest 1.4 (NdkRegisterMr): SUCCESS inline or PENDING then one completion; the
+    tokens are valid after the register completes (docs/semantics.md: TOKENS)."""
+    adapter = open_adapter(request_mode=mode)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.register(buffer, flags=MrFlag.ALLOW_LOCAL_WRITE), mode)
+    assert_registered(mr)
+    sge = mr.sge(0, len(buffer))  # the whole registered range is addressable
+    assert sge.length == len(buffer)
+    assert sge.memory_region_token == mr.local_token
+
+
+@pytest.mark.rule("MR-REGISTER-MDL-CHAIN")
+@pytest.mark.digest("1.4")
+def test_register_contiguous_mdl_chain(pd, buffer):
+    """digest 1.4: an MDL chain whose elements are virtually contiguous registers as one
+    range."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    mdl = ndk.Mdl(buffer, [(0, PAGE), (PAGE, PAGE), (2 * PAGE, 100)])
+    assert mdl.total_length == 2 * PAGE + 100
+    expect_request(mr.register_mr(mdl), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-REGISTER-PARTIAL-LENGTH")
+@pytest.mark.digest("1.4")
+def test_register_length_shorter_than_mdl(pd, buffer):
+    """digest 1.4: NdkRegisterMr registers Length bytes of the MDL chain; a Length below the
+    chain's total is valid."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=PAGE), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-REGISTER-NONCONTIGUOUS")
+@pytest.mark.digest("1.4")
+@pytest.mark.parametrize("segments", [
+    [(0, PAGE), (2 * PAGE, PAGE)],
+    [(0, PAGE), (PAGE // 2, PAGE)],
+    [(PAGE, PAGE), (0, PAGE)],
+], ids=["gap", "overlap", "backwards"])
+def test_register_noncontiguous_mdl(pd, buffer, segments):
+    """digest 1.4: INVALID_PARAMETER when the MDL range is not virtually contiguous
+    (docs/semantics.md: MR-LENGTH, a gap or an overlap). The failed register leaves the MR
+    unregistered (tokens 0) and a valid register then succeeds."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.register_mr(ndk.Mdl(buffer, segments)), "inline",
+                   Status.INVALID_PARAMETER)
+    assert_unregistered(mr)
+    expect_request(mr.register(buffer), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-REGISTER-LENGTH")
+@pytest.mark.digest("1.4")
+@pytest.mark.parametrize("length", [0, 64 * 1024 + 1], ids=["zero", "beyond-mdl"])
+def test_register_invalid_length(pd, buffer, length):
+    """digest 1.4 is silent. docs/semantics.md: MR-LENGTH (length 0 or beyond the MDL chain)
+    -> INVALID_PARAMETER; tokens stay 0; a valid register then succeeds."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=length), "inline",
+                   Status.INVALID_PARAMETER)
+    assert_unregistered(mr)
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=len(buffer)), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-REGISTER-MAX-SIZE")
+@pytest.mark.digest("1.4")
+def test_register_above_max_registration_size(open_adapter, buffer):
+    """digest 2.1 (MaxRegistrationSize: max bytes in one registration), 4.2 (ND2
+    MR::Register INVALID_PARAMETER > MaxRegistrationSize). docs/semantics.md: MR-LENGTH."""
+    adapter = open_adapter(max_registration_size=8 * PAGE)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE + 1), "inline",
+                   Status.INVALID_PARAMETER)
+    assert_unregistered(mr)
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-REGISTER-UNKNOWN-FLAGS")
+@pytest.mark.digest("2.6")
+@pytest.mark.parametrize("flags", [0x10, 0x80000000])
+def test_register_unknown_flags(pd, buffer, flags):
+    """digest 2.6 lists NDK_MR_FLAG_* (0x1, 0x2, 0x5, 0x8). docs/semantics.md: MR-LENGTH
+    (unknown flag bits -> INVALID_PARAMETER). Tokens stay 0."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.register(buffer, flags=flags), "inline", Status.INVALID_PARAMETER)
+    assert_unregistered(mr)
+
+
+@pytest.mark.rule("MR-REGISTER-FLAGS")
+@pytest.mark.digest("2.6")
+@pytest.mark.parametrize("flags", [
+    0,
+    MrFlag.ALLOW_LOCAL_WRITE,
+    MrFlag.ALLOW_REMOTE_READ,
+    0x5,  # NDK_MR_FLAG_ALLOW_REMOTE_WRITE (includes LOCAL_WRITE)
+    MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ | 0x5 | MrFlag.RDMA_READ_SINK,
+], ids=["local-read", "local-write", "remote-read", "remote-write", "all"])
+def test_register_documented_flags(pd, buffer, flags):
+    """digest 2.6, 1.4: every documented NDK_MR_FLAG combination registers; when
+    RDMA_READ_SINK_NOT_REQUIRED is set the provider must not fail because RDMA_READ_SINK
+    is present."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.register(buffer, flags=int(flags)), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-REGISTER-TWICE")
+@pytest.mark.digest("1.4")
+def test_register_twice(mr, buffer):
+    """docs/semantics.md: MR-STATE (register on a registered MR -> INVALID_DEVICE_STATE).
+    The first registration is untouched."""
+    local, remote = mr.local_token, mr.remote_token
+    expect_request(mr.register(bytearray(PAGE)), "inline", Status.INVALID_DEVICE_STATE)
+    assert (mr.local_token, mr.remote_token) == (local, remote)
+
+
+@pytest.mark.rule("MR-REGISTER-RESOURCES")
+@pytest.mark.digest("1.4")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_register_insufficient_resources(adapter, pd, buffer, how):
+    """digest 1.4: NdkRegisterMr fails with INSUFFICIENT_RESOURCES inline or asynchronously
+    (PENDING, then one completion with the status); the MR stays unregistered and a retry
+    succeeds."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    adapter.knobs.fail("NdkRegisterMr", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_request(mr.register(buffer), how, Status.INSUFFICIENT_RESOURCES)
+    assert_unregistered(mr)
+    expect_request(mr.register(buffer), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-DEREGISTER")
+@pytest.mark.digest("1.4")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_deregister(open_adapter, mode, buffer):
+    """digest 1.4 (NdkDeregisterMr): SUCCESS inline or PENDING then one completion; tokens
+    are 0 again (docs/semantics.md: TOKENS) and the MR can be registered again."""
+    adapter = open_adapter(request_mode=mode)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert mr.register(buffer).wait(timeout=TIMEOUT) == Status.SUCCESS
+    expect_request(mr.deregister_mr(), mode)
+    assert_unregistered(mr)
+    expect_request(mr.register(buffer), mode)
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-DEREGISTER-UNREGISTERED")
+@pytest.mark.digest("1.4")
+def test_deregister_unregistered(pd):
+    """docs/semantics.md: MR-STATE (deregister on an unregistered MR ->
+    INVALID_DEVICE_STATE); the MR can still be registered."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.deregister_mr(), "inline", Status.INVALID_DEVICE_STATE)
+    expect_request(mr.register(bytearray(PAGE)), "inline")
+
+
+@pytest.mark.rule("MR-DEREGISTER-FAILURE")
+@pytest.mark.digest("1.4")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_deregister_failure_keeps_registration(adapter, mr, how):
+    """digest 1.4: NdkDeregisterMr may fail ("other"); a failed deregister, inline or through
+    the completion, leaves the registration and its tokens in place."""
+    local, remote = mr.local_token, mr.remote_token
+    adapter.knobs.fail("NdkDeregisterMr", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_request(mr.deregister_mr(), how, Status.INSUFFICIENT_RESOURCES)
+    assert (mr.local_token, mr.remote_token) == (local, remote)
+    expect_request(mr.deregister_mr(), "inline")
+    assert_unregistered(mr)
+
+
+# --- fast register -----------------------------------------------------------------------
+
+
+@pytest.mark.rule("MR-FRMR-INITIALIZE")
+@pytest.mark.digest("1.4")
+@pytest.mark.parametrize("remote_access", [False, True], ids=["local", "remote"])
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_initialize_fast_register(open_adapter, mode, remote_access):
+    """digest 1.4 (NdkInitializeFastRegisterMr on an MR created with FastRegister TRUE):
+    SUCCESS inline or PENDING then one completion; tokens valid afterwards
+    (docs/semantics.md: TOKENS)."""
+    adapter = open_adapter(request_mode=mode)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+    pages = adapter.query_info().frmr_page_count
+    expect_request(mr.initialize_fast_register_mr(pages, remote_access=remote_access), mode)
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-FRMR-PAGE-LIMIT")
+@pytest.mark.digest("1.4")
+def test_initialize_fast_register_too_many_pages(open_adapter):
+    """digest 1.4: STATUS_IMPLEMENTATION_LIMIT when AdapterPageCount is not supported.
+    docs/semantics.md: FRMR-LIMIT (> max_registration_size // 4096). The MR stays
+    uninitialized and a supported count then succeeds."""
+    adapter = open_adapter(max_registration_size=16 * PAGE)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+    expect_request(mr.initialize_fast_register_mr(17), "inline", Status.IMPLEMENTATION_LIMIT)
+    assert_unregistered(mr)
+    expect_request(mr.initialize_fast_register_mr(16), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-FRMR-ZERO-PAGES")
+@pytest.mark.digest("1.4")
+def test_initialize_fast_register_zero_pages(pd):
+    """docs/semantics.md: FRMR-LIMIT (AdapterPageCount 0 -> INVALID_PARAMETER)."""
+    mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+    expect_request(mr.initialize_fast_register_mr(0), "inline", Status.INVALID_PARAMETER)
+    assert_unregistered(mr)
+    expect_request(mr.initialize_fast_register_mr(1), "inline")
+
+
+@pytest.mark.rule("MR-FRMR-INITIALIZE-TWICE")
+@pytest.mark.digest("1.4")
+def test_initialize_fast_register_twice(pd):
+    """docs/semantics.md: MR-STATE (initialize twice -> INVALID_DEVICE_STATE); the first
+    initialization's tokens are kept."""
+    mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+    expect_request(mr.initialize_fast_register_mr(16), "inline")
+    tokens = (mr.local_token, mr.remote_token)
+    expect_request(mr.initialize_fast_register_mr(16), "inline", Status.INVALID_DEVICE_STATE)
+    assert (mr.local_token, mr.remote_token) == tokens
+
+
+@pytest.mark.rule("MR-FRMR-INITIALIZE-FAILURE")
+@pytest.mark.digest("1.4")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_initialize_fast_register_async_failure(adapter, pd, how):
+    """digest 1.4: IMPLEMENTATION_LIMIT reported inline or through the completion (PENDING,
+    then exactly one completion); the MR stays uninitialized and a retry succeeds."""
+    mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+    adapter.knobs.fail("NdkInitializeFastRegisterMr", Status.IMPLEMENTATION_LIMIT, mode=how)
+    expect_request(mr.initialize_fast_register_mr(16), how, Status.IMPLEMENTATION_LIMIT)
+    assert_unregistered(mr)
+    expect_request(mr.initialize_fast_register_mr(16), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-KIND-REGISTER-ON-FRMR")
+@pytest.mark.digest("1.4")
+def test_register_on_fast_register_mr(pd, buffer):
+    """digest 1.4: NdkRegisterMr only on an MR created with FastRegister = FALSE.
+    docs/semantics.md: MR-KIND (register / register_mr / deregister on a fast-register MR
+    -> INVALID_PARAMETER). The MR can still be initialized for fast registration."""
+    mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+    expect_request(mr.register(buffer), "inline", Status.INVALID_PARAMETER)
+    expect_request(mr.register_mr(ndk.Mdl(buffer)), "inline", Status.INVALID_PARAMETER)
+    expect_request(mr.deregister_mr(), "inline", Status.INVALID_PARAMETER)
+    assert_unregistered(mr)
+    expect_request(mr.initialize_fast_register_mr(16), "inline")
+
+
+@pytest.mark.rule("MR-KIND-INITIALIZE-ON-NORMAL")
+@pytest.mark.digest("1.4")
+def test_initialize_on_normal_mr(pd, buffer):
+    """digest 1.4: NdkInitializeFastRegisterMr needs an MR created with FastRegister = TRUE.
+    docs/semantics.md: MR-KIND -> INVALID_PARAMETER. The MR can still be registered."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    expect_request(mr.initialize_fast_register_mr(16), "inline", Status.INVALID_PARAMETER)
+    assert_unregistered(mr)
+    expect_request(mr.register(buffer), "inline")
+    assert_registered(mr)
+
+
+@pytest.mark.rule("MR-TOKENS-UNIQUE")
+@pytest.mark.digest("1.4")
+def test_tokens_differ_between_regions(pd, buffer):
+    """digest 1.4, 2.4: a token names one registered region: two live registrations never
+    share a local or a remote token. docs/semantics.md: TOKENS."""
+    first = pd.create_mr().get(timeout=TIMEOUT)
+    second = pd.create_mr().get(timeout=TIMEOUT)
+    assert first.register(memoryview(buffer)[:PAGE]).wait(timeout=TIMEOUT) == Status.SUCCESS
+    assert second.register(memoryview(buffer)[PAGE:]).wait(timeout=TIMEOUT) == Status.SUCCESS
+    tokens = {first.local_token, first.remote_token, second.local_token, second.remote_token}
+    assert len(tokens) == 4

@@ -1,0 +1,292 @@
+"""NDK_QP: NdkCreateQp, NdkCreateQpWithSrq, NdkReceive, NdkSend, NdkFlush (digest 1.2, 1.7,
+3.3, 3.4, 4.2)."""
+
+import pytest
+
+import ndk
+from ndk import CqNotify, OpType, Status
+
+from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT, drain,
+                              expect_create_failed, expect_created, post_receives)
+from ndk.testing import requires
+
+# the five CreateQp sizes and the NDK_ADAPTER_INFO limit each is checked against (digest 1.2)
+QP_LIMITS = {
+    "receive_queue_depth": "max_receive_queue_depth",
+    "initiator_queue_depth": "max_initiator_queue_depth",
+    "max_receive_request_sge": "max_receive_request_sge",
+    "max_initiator_request_sge": "max_initiator_request_sge",
+    "inline_data_size": "max_inline_data_size",
+}
+QP_WITH_SRQ_LIMITS = {k: v for k, v in QP_LIMITS.items()
+                      if k in ("initiator_queue_depth", "max_initiator_request_sge",
+                               "inline_data_size")}
+SMALL_LIMITS = dict(max_receive_queue_depth=8, max_initiator_queue_depth=8,
+                    max_receive_request_sge=2, max_initiator_request_sge=2,
+                    max_inline_data_size=64)
+
+
+# --- create ------------------------------------------------------------------------------
+
+
+@pytest.mark.rule("QP-CREATE")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_qp(open_adapter, mode):
+    """digest 1.2 (NdkCreateQp), 1.0: SUCCESS inline or PENDING then exactly one completion
+    with SUCCESS and the QP (object type Qp 2)."""
+    adapter = open_adapter(create_mode=mode)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(16).get(timeout=TIMEOUT)
+    qp = expect_created(pd.create_qp(cq, cq, qp_context=0x1234), mode)
+    assert qp.object_type == ndk.ObjectType.QP
+
+
+@pytest.mark.rule("QP-CREATE-WITH-SRQ")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_qp_with_srq(open_adapter, mode):
+    """digest 1.2 (NdkCreateQpWithSrq), 1.0: SUCCESS inline or PENDING then exactly one
+    completion with SUCCESS and the QP."""
+    adapter = open_adapter(create_mode=mode)
+    requires(adapter, max_srq_depth=1)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(16).get(timeout=TIMEOUT)
+    srq = pd.create_srq(8).get(timeout=TIMEOUT)
+    qp = expect_created(pd.create_qp_with_srq(cq, cq, srq, qp_context=7), mode)
+    assert qp.object_type == ndk.ObjectType.QP
+
+
+@pytest.mark.rule("QP-CREATE-LIMITS")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("size", list(QP_LIMITS))
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_qp_size_above_limit(open_adapter, size, mode):
+    """digest 1.2: INVALID_PARAMETER when any of the five sizes exceeds its NDK_ADAPTER_INFO
+    limit (MaxReceiveQueueDepth, MaxInitiatorQueueDepth, MaxReceiveRequestSge,
+    MaxInitiatorRequestSge, MaxInlineDataSize); inline, not i/a. Every size exactly at its
+    limit is valid."""
+    adapter = open_adapter(create_mode=mode, **SMALL_LIMITS)
+    info = adapter.query_info()
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(16).get(timeout=TIMEOUT)
+    at_limit = {arg: getattr(info, field) for arg, field in QP_LIMITS.items()}
+    over = dict(at_limit, **{size: at_limit[size] + 1})
+    expect_create_failed(pd.create_qp(cq, cq, **over), Status.INVALID_PARAMETER)
+    expect_created(pd.create_qp(cq, cq, **at_limit), mode)
+
+
+@pytest.mark.rule("QP-CREATE-WITH-SRQ-LIMITS")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("size", list(QP_WITH_SRQ_LIMITS))
+def test_create_qp_with_srq_size_above_limit(open_adapter, size):
+    """digest 1.2 (NdkCreateQpWithSrq): INVALID_PARAMETER when InitiatorQueueDepth,
+    MaxInitiatorRequestSge or InlineDataSize exceeds its limit; at the limits it succeeds."""
+    adapter = open_adapter(**SMALL_LIMITS)
+    info = requires(adapter, max_srq_depth=1)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(16).get(timeout=TIMEOUT)
+    srq = pd.create_srq(4).get(timeout=TIMEOUT)
+    at_limit = {arg: getattr(info, field) for arg, field in QP_WITH_SRQ_LIMITS.items()}
+    over = dict(at_limit, **{size: at_limit[size] + 1})
+    expect_create_failed(pd.create_qp_with_srq(cq, cq, srq, **over), Status.INVALID_PARAMETER)
+    expect_created(pd.create_qp_with_srq(cq, cq, srq, **at_limit), "inline")
+
+
+@pytest.mark.rule("QP-CREATE-ZERO-DEPTH")
+@pytest.mark.digest("1.2")
+def test_create_qp_zero_depths(pd, cq, mr):
+    """docs/semantics.md: QP-OBJECTS (queue depth 0 is allowed); such a queue accepts no
+    request: a receive -> NO_MORE_ENTRIES (QUEUE-FULL)."""
+    qp = expect_created(pd.create_qp(cq, cq, receive_queue_depth=0, initiator_queue_depth=0),
+                        "inline")
+    assert qp.receive([mr.sge(0, 64)], request_context=1) == Status.NO_MORE_ENTRIES
+
+
+@pytest.mark.rule("QP-CREATE-FOREIGN-CQ")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("which", ["receive", "initiator"])
+def test_create_qp_with_cq_of_other_adapter(open_adapter, which):
+    """digest 1.2 / 3.1 (a CQ is the antecedent of the QPs on it, under the same adapter).
+    docs/semantics.md: QP-OBJECTS (a CQ of another adapter -> INVALID_PARAMETER, ND2
+    INVALID_PARAMETER_2/3). Nothing was created: the CQ can still be closed at once."""
+    adapter, other = open_adapter(), open_adapter()
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    ours = adapter.create_cq(8).get(timeout=TIMEOUT)
+    theirs = other.create_cq(8).get(timeout=TIMEOUT)
+    cqs = (theirs, ours) if which == "receive" else (ours, theirs)
+    expect_create_failed(pd.create_qp(*cqs), Status.INVALID_PARAMETER)
+    close = theirs.close()
+    assert close.status == Status.SUCCESS  # no QP holds it
+    expect_created(pd.create_qp(ours, ours), "inline")
+
+
+@pytest.mark.rule("QP-CREATE-CLOSED-CQ")
+@pytest.mark.digest("1.2")
+def test_create_qp_with_closed_cq(adapter, pd):
+    """digest 3.1 (the consumer will not use an object after closing it).
+    docs/semantics.md: QP-OBJECTS (a closed CQ -> INVALID_PARAMETER). A QP on an open CQ
+    then creates."""
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    assert cq.close().status == Status.SUCCESS
+    expect_create_failed(pd.create_qp(cq, cq), Status.INVALID_PARAMETER)
+    other = adapter.create_cq(8).get(timeout=TIMEOUT)
+    expect_created(pd.create_qp(other, other), "inline")
+
+
+@pytest.mark.rule("QP-CREATE-WITH-SRQ-FOREIGN-SRQ")
+@pytest.mark.digest("1.2")
+def test_create_qp_with_srq_of_other_pd(open_adapter):
+    """digest 1.2 (the SRQ is a child of a PD; the QP joins the PD it is created on).
+    docs/semantics.md: QP-OBJECTS (an SRQ of another PD -> INVALID_PARAMETER)."""
+    adapter = open_adapter()
+    requires(adapter, max_srq_depth=1)
+    pd, other_pd = (adapter.create_pd().get(timeout=TIMEOUT) for _ in range(2))
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    srq = other_pd.create_srq(4).get(timeout=TIMEOUT)
+    expect_create_failed(pd.create_qp_with_srq(cq, cq, srq), Status.INVALID_PARAMETER)
+    expect_created(other_pd.create_qp_with_srq(cq, cq, srq), "inline")
+
+
+@pytest.mark.rule("QP-CREATE-RESOURCES")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_create_qp_insufficient_resources(adapter, pd, cq, how):
+    """digest 1.2: NdkCreateQp fails with INSUFFICIENT_RESOURCES inline or asynchronously;
+    no QP (the CQ closes at once, nothing holds it); the next create succeeds."""
+    adapter.knobs.fail("NdkCreateQp", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_create_failed(pd.create_qp(cq, cq), Status.INSUFFICIENT_RESOURCES, how)
+    expect_created(pd.create_qp(cq, cq), "inline")
+
+
+@pytest.mark.rule("QP-CREATE-WITH-SRQ-RESOURCES")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_create_qp_with_srq_insufficient_resources(open_adapter, how):
+    """digest 1.2: NdkCreateQpWithSrq fails with INSUFFICIENT_RESOURCES inline or
+    asynchronously; nothing holds the SRQ afterwards (it closes inline)."""
+    adapter = open_adapter()
+    requires(adapter, max_srq_depth=1)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    srq = pd.create_srq(4).get(timeout=TIMEOUT)
+    adapter.knobs.fail("NdkCreateQpWithSrq", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_create_failed(pd.create_qp_with_srq(cq, cq, srq), Status.INSUFFICIENT_RESOURCES, how)
+    assert srq.close().status == Status.SUCCESS
+
+
+# --- posting -----------------------------------------------------------------------------
+
+
+@pytest.mark.rule("QP-RECEIVE-QUEUE-FULL")
+@pytest.mark.digest("4.2")
+def test_receive_beyond_depth(pd, cq, mr):
+    """digest 4.2 (ND2 QP::Receive: NO_MORE_ENTRIES when the queue is full); digest 3.4: an
+    inline failure produces no CQE. docs/semantics.md: QUEUE-FULL."""
+    qp = pd.create_qp(cq, cq, receive_queue_depth=2).get(timeout=TIMEOUT)
+    post_receives(qp, mr, [1, 2])
+    assert qp.receive([mr.sge(0, 64)], request_context=3) == Status.NO_MORE_ENTRIES
+    qp.flush()
+    assert [r.request_context for r in drain(cq, 2)] == [1, 2]
+    assert qp.receive([mr.sge(0, 64)], request_context=4) == Status.SUCCESS
+
+
+@pytest.mark.rule("QP-RECEIVE-TOO-MANY-SGE")
+@pytest.mark.digest("4.2")
+def test_receive_too_many_sges(pd, cq, mr):
+    """digest 4.2 (ND2 QP::Receive: DATA_OVERRUN, too many SGEs). docs/semantics.md:
+    QUEUE-FULL. No CQE for the failed post (digest 3.4); the QP stays usable."""
+    qp = pd.create_qp(cq, cq, max_receive_request_sge=2).get(timeout=TIMEOUT)
+    sgl = [mr.sge(i * 64, 64) for i in range(3)]
+    assert qp.receive(sgl, request_context=1) == Status.DATA_OVERRUN
+    assert qp.receive(sgl[:2], request_context=2) == Status.SUCCESS
+    qp.flush()
+    assert [r.request_context for r in drain(cq, 1)] == [2]
+
+
+@pytest.mark.rule("QP-RECEIVE-WITH-SRQ")
+@pytest.mark.digest("1.7")
+def test_receive_on_qp_with_srq(open_adapter, buffer):
+    """digest 1.7 (receives of a QP created with an SRQ go to the SRQ). docs/semantics.md:
+    QUEUE-FULL (qp.receive on such a QP -> INVALID_DEVICE_REQUEST); no CQE results."""
+    adapter = open_adapter()
+    requires(adapter, max_srq_depth=1)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert mr.register(buffer, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(
+        timeout=TIMEOUT) == Status.SUCCESS
+    srq = pd.create_srq(4).get(timeout=TIMEOUT)
+    qp = pd.create_qp_with_srq(cq, cq, srq).get(timeout=TIMEOUT)
+    assert qp.receive([mr.sge(0, 64)], request_context=1) == Status.INVALID_DEVICE_REQUEST
+    qp.flush()
+    assert cq.get_results_ex(4) == []
+
+
+@pytest.mark.rule("QP-SEND-UNCONNECTED")
+@pytest.mark.digest("1.7")
+def test_send_on_unconnected_qp(cq, qp, mr):
+    """digest 1.7 (NdkSend: CONNECTION_INVALID, QP not connected); digest 3.4: an inline
+    failure produces no CQE. docs/semantics.md: UNCONNECTED."""
+    assert qp.send([mr.sge(0, 64)], request_context=1) == Status.CONNECTION_INVALID
+    assert qp.send([mr.sge(0, 64)], flags=ndk.OpFlag.SILENT_SUCCESS,
+                   request_context=2) == Status.CONNECTION_INVALID
+    qp.flush()
+    assert cq.get_results_ex(4) == []
+
+
+@pytest.mark.rule("QP-FLUSH-CANCELS")
+@pytest.mark.digest("1.7")
+def test_flush_cancels_receives_in_order(cq, qp, mr):
+    """digest 1.7 (NdkFlush: pending requests complete with STATUS_CANCELLED), 4.2 (in issue
+    order per queue). docs/semantics.md: FLUSH (type RECEIVE, request_context and the QP
+    context preserved)."""
+    contexts = [0x10, 0x20, 0x30, 0x40]
+    post_receives(qp, mr, contexts)
+    qp.flush()
+    results = drain(cq, len(contexts))
+    assert [r.request_context for r in results] == contexts
+    for result in results:
+        assert result.status == Status.CANCELLED
+        assert result.type == OpType.RECEIVE
+        assert result.qp_context == 0x51
+
+
+@pytest.mark.rule("QP-FLUSH-RECEIVE-CQ")
+@pytest.mark.digest("1.7")
+def test_flush_completes_on_receive_cq(adapter, pd, mr):
+    """digest 1.2, 1.7: receive requests complete on the QP's receive CQ, never on its
+    initiator CQ."""
+    receive_cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    initiator_cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    qp = pd.create_qp(receive_cq, initiator_cq).get(timeout=TIMEOUT)
+    post_receives(qp, mr, [1, 2])
+    qp.flush()
+    assert [r.request_context for r in drain(receive_cq, 2)] == [1, 2]
+    assert initiator_cq.get_results_ex(4) == []
+
+
+@pytest.mark.rule("QP-FLUSH-USABLE")
+@pytest.mark.digest("1.7")
+def test_qp_usable_after_flush(cq, qp, mr):
+    """digest 4.2 (ND2 QP::Flush returns SUCCESS). docs/semantics.md: FLUSH (the QP stays
+    usable: a new receive succeeds and a second flush cancels it)."""
+    post_receives(qp, mr, [1])
+    qp.flush()
+    drain(cq, 1)
+    assert qp.receive([mr.sge(0, 64)], request_context=2) == Status.SUCCESS
+    qp.flush()
+    (result,) = drain(cq, 1)
+    assert result.request_context == 2
+    assert result.status == Status.CANCELLED
+
+
+@pytest.mark.rule("QP-FLUSH-EMPTY")
+@pytest.mark.digest("1.7")
+def test_flush_with_nothing_queued(cq, qp):
+    """digest 1.7: a flush with no pending request produces no completion (and no
+    notification for an armed CQ)."""
+    cq.arm(CqNotify.ANY)
+    qp.flush()
+    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.get_results_ex(4) == []

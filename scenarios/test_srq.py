@@ -1,0 +1,251 @@
+"""NDK_SRQ: NdkCreateSrq, NdkModifySrq and arming, NdkSrqReceive (digest 1.2, 1.6, 4.2)."""
+
+import pytest
+
+import ndk
+from ndk import Status
+
+from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT,
+                              expect_create_failed, expect_created, expect_request,
+                              post_receives)
+from ndk.testing import requires
+
+
+@pytest.fixture
+def srq_adapter(open_adapter):
+    """An adapter with SRQ support (skips when MaxSrqDepth is 0)."""
+    adapter = open_adapter()
+    requires(adapter, max_srq_depth=1)
+    return adapter
+
+
+@pytest.fixture
+def srq_pd(srq_adapter):
+    return srq_adapter.create_pd().get(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def srq_mr(srq_pd):
+    region = srq_pd.create_mr().get(timeout=TIMEOUT)
+    memory = bytearray(64 * 1024)
+    assert region.register(memory, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(
+        timeout=TIMEOUT) == Status.SUCCESS
+    return region
+
+
+# --- create ------------------------------------------------------------------------------
+
+
+@pytest.mark.rule("SRQ-CREATE")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_srq(open_adapter, mode):
+    """digest 1.2 (NdkCreateSrq), 1.0: SUCCESS inline or PENDING then exactly one completion
+    with SUCCESS and the SRQ (object type Srq 10)."""
+    adapter = open_adapter(create_mode=mode)
+    requires(adapter, max_srq_depth=1)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    srq = expect_created(pd.create_srq(8, max_receive_request_sge=2, notify_threshold=4), mode)
+    assert srq.object_type == ndk.ObjectType.SRQ
+
+
+@pytest.mark.rule("SRQ-CREATE-DEPTH")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_create_srq_depth_above_max(open_adapter, mode):
+    """digest 1.2: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER, inline; a create at
+    MaxSrqDepth then succeeds."""
+    adapter = open_adapter(create_mode=mode, max_srq_depth=16)
+    requires(adapter, max_srq_depth=1)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    expect_create_failed(pd.create_srq(17), Status.INVALID_PARAMETER)
+    expect_created(pd.create_srq(16), mode)
+
+
+@pytest.mark.rule("SRQ-CREATE-SGE")
+@pytest.mark.digest("1.2")
+def test_create_srq_too_many_sges(srq_adapter, srq_pd):
+    """digest 1.2: MaxReceiveRequestSge above the adapter's maximum -> INVALID_PARAMETER."""
+    limit = srq_adapter.query_info().max_receive_request_sge
+    expect_create_failed(srq_pd.create_srq(8, max_receive_request_sge=limit + 1),
+                         Status.INVALID_PARAMETER)
+    expect_created(srq_pd.create_srq(8, max_receive_request_sge=limit), "inline")
+
+
+@pytest.mark.rule("SRQ-CREATE-ZERO-DEPTH")
+@pytest.mark.digest("1.2")
+def test_create_srq_zero_depth(srq_pd):
+    """digest 1.2 is silent on SrqDepth 0. docs/semantics.md: ZERO-DEPTH ->
+    INVALID_PARAMETER."""
+    expect_create_failed(srq_pd.create_srq(0), Status.INVALID_PARAMETER)
+    expect_created(srq_pd.create_srq(1), "inline")
+
+
+@pytest.mark.rule("SRQ-CREATE-THRESHOLD")
+@pytest.mark.digest("1.6")
+def test_create_srq_threshold_above_depth(srq_pd):
+    """digest 1.6 (a threshold arms the SRQ for "fewer than threshold queued").
+    docs/semantics.md: SRQ-THRESHOLD (notify_threshold > srq_depth -> INVALID_PARAMETER);
+    threshold == depth is valid."""
+    expect_create_failed(srq_pd.create_srq(4, notify_threshold=5), Status.INVALID_PARAMETER)
+    expect_created(srq_pd.create_srq(4, notify_threshold=4), "inline")
+
+
+@pytest.mark.rule("SRQ-CREATE-AFFINITY-INVALID")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("affinity", [(1, 1), 0], ids=["group1", "mask0"])
+def test_create_srq_invalid_affinity(srq_pd, affinity):
+    """digest 1.2 (optional GROUP_AFFINITY). docs/semantics.md: AFFINITY ->
+    INVALID_PARAMETER; a valid affinity then succeeds."""
+    expect_create_failed(srq_pd.create_srq(8, affinity=affinity), Status.INVALID_PARAMETER)
+    expect_created(srq_pd.create_srq(8, affinity=1), "inline")
+
+
+@pytest.mark.rule("SRQ-CREATE-UNSUPPORTED")
+@pytest.mark.digest("2.1")
+def test_create_srq_when_unsupported(open_adapter):
+    """digest 2.1: MaxSrqDepth 0 = no SRQ support; digest 1.2: SrqDepth > MaxSrqDepth ->
+    INVALID_PARAMETER, so every create fails."""
+    adapter = open_adapter(max_srq_depth=0)
+    assert adapter.query_info().max_srq_depth == 0
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    expect_create_failed(pd.create_srq(1), Status.INVALID_PARAMETER)
+
+
+@pytest.mark.rule("SRQ-CREATE-RESOURCES")
+@pytest.mark.digest("1.2")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_create_srq_insufficient_resources(srq_adapter, srq_pd, how):
+    """digest 1.2: NdkCreateSrq fails with INSUFFICIENT_RESOURCES inline or asynchronously;
+    no SRQ; the next create succeeds."""
+    srq_adapter.knobs.fail("NdkCreateSrq", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_create_failed(srq_pd.create_srq(8), Status.INSUFFICIENT_RESOURCES, how)
+    expect_created(srq_pd.create_srq(8), "inline")
+
+
+# --- receive -----------------------------------------------------------------------------
+
+
+@pytest.mark.rule("SRQ-RECEIVE-QUEUE-FULL")
+@pytest.mark.digest("4.2")
+def test_srq_receive_beyond_depth(srq_pd, srq_mr):
+    """digest 4.2 (ND2 SRQ::Receive: NO_MORE_ENTRIES). docs/semantics.md: QUEUE-FULL. The
+    SRQ stays usable: after growing it the receive succeeds."""
+    srq = srq_pd.create_srq(2).get(timeout=TIMEOUT)
+    post_receives(srq, srq_mr, [1, 2])
+    assert srq.srq_receive([srq_mr.sge(512, 64)], request_context=3) == Status.NO_MORE_ENTRIES
+    expect_request(srq.modify_srq(srq_depth=3), "inline")
+    assert srq.srq_receive([srq_mr.sge(512, 64)], request_context=3) == Status.SUCCESS
+
+
+@pytest.mark.rule("SRQ-RECEIVE-TOO-MANY-SGE")
+@pytest.mark.digest("4.2")
+def test_srq_receive_too_many_sges(srq_pd, srq_mr):
+    """digest 4.2 (ND2 SRQ::Receive: DATA_OVERRUN, too many SGEs). docs/semantics.md:
+    QUEUE-FULL. A receive within the SRQ's SGE limit then succeeds."""
+    srq = srq_pd.create_srq(4, max_receive_request_sge=2).get(timeout=TIMEOUT)
+    sgl = [srq_mr.sge(i * 64, 64) for i in range(3)]
+    assert srq.srq_receive(sgl, request_context=1) == Status.DATA_OVERRUN
+    assert srq.srq_receive(sgl[:2], request_context=2) == Status.SUCCESS
+
+
+# --- modify and arming -------------------------------------------------------------------
+
+
+@pytest.mark.rule("SRQ-MODIFY")
+@pytest.mark.digest("1.6")
+@pytest.mark.parametrize("mode", CREATE_MODES)
+def test_modify_srq_depth(open_adapter, mode):
+    """digest 1.6 (NdkModifySrq): SUCCESS inline or PENDING then one completion; the new
+    depth is in force afterwards."""
+    adapter = open_adapter()
+    requires(adapter, max_srq_depth=4)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert mr.register(bytearray(4096), flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(
+        timeout=TIMEOUT) == Status.SUCCESS
+    srq = pd.create_srq(1).get(timeout=TIMEOUT)
+    adapter.knobs.request_mode = mode
+    expect_request(srq.modify_srq(srq_depth=4), mode)
+    post_receives(srq, mr, [1, 2, 3, 4])
+    assert srq.srq_receive([mr.sge(0, 64)], request_context=5) == Status.NO_MORE_ENTRIES
+
+
+@pytest.mark.rule("SRQ-MODIFY-DEPTH")
+@pytest.mark.digest("1.6")
+def test_modify_srq_above_max(open_adapter):
+    """digest 1.6: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER; the SRQ keeps its depth."""
+    adapter = open_adapter(max_srq_depth=16)
+    requires(adapter, max_srq_depth=1)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    srq = pd.create_srq(4).get(timeout=TIMEOUT)
+    expect_request(srq.modify_srq(srq_depth=17), "inline", Status.INVALID_PARAMETER)
+    expect_request(srq.modify_srq(srq_depth=16), "inline")
+
+
+@pytest.mark.rule("SRQ-MODIFY-BELOW-QUEUED")
+@pytest.mark.digest("4.2")
+def test_modify_srq_below_queued(srq_pd, srq_mr):
+    """digest 4.2 (ND2 SRQ::Modify: BUFFER_OVERFLOW when the depth is below the outstanding
+    receives). docs/semantics.md: SRQ-THRESHOLD. The queued receives and depth are kept."""
+    srq = srq_pd.create_srq(4).get(timeout=TIMEOUT)
+    post_receives(srq, srq_mr, [1, 2, 3])
+    expect_request(srq.modify_srq(srq_depth=2), "inline", Status.BUFFER_OVERFLOW)
+    assert srq.srq_receive([srq_mr.sge(0, 64)], request_context=4) == Status.SUCCESS
+    assert srq.srq_receive([srq_mr.sge(0, 64)], request_context=5) == Status.NO_MORE_ENTRIES
+
+
+@pytest.mark.rule("SRQ-MODIFY-FAILURE")
+@pytest.mark.digest("1.6")
+@pytest.mark.parametrize("how", FAILURE_MODES)
+def test_modify_srq_failure(srq_adapter, srq_pd, srq_mr, how):
+    """digest 1.6: NdkModifySrq may fail ("other") inline or through its completion; the SRQ
+    keeps its depth."""
+    srq = srq_pd.create_srq(1).get(timeout=TIMEOUT)
+    srq_adapter.knobs.fail("NdkModifySrq", Status.INSUFFICIENT_RESOURCES, mode=how)
+    expect_request(srq.modify_srq(srq_depth=4), how, Status.INSUFFICIENT_RESOURCES)
+    post_receives(srq, srq_mr, [1])
+    assert srq.srq_receive([srq_mr.sge(0, 64)], request_context=2) == Status.NO_MORE_ENTRIES
+
+
+@pytest.mark.rule("SRQ-ARM-IMMEDIATE")
+@pytest.mark.digest("1.6")
+def test_arm_below_threshold_fires_at_once(srq_pd, srq_mr):
+    """digest 1.6: if the count of queued receives is already below the threshold when
+    ModifySrq arms the SRQ, the notification is generated immediately, with STATUS_SUCCESS,
+    exactly once; then the SRQ is disarmed. docs/semantics.md: SRQ-THRESHOLD."""
+    srq = srq_pd.create_srq(8).get(timeout=TIMEOUT)
+    post_receives(srq, srq_mr, [1])
+    expect_request(srq.modify_srq(notify_threshold=4), "inline")
+    assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    assert srq.wait_notification(timeout=QUIET) is None
+    assert srq.notifications == 1
+
+
+@pytest.mark.rule("SRQ-ARM-DISARMED")
+@pytest.mark.digest("1.6")
+def test_disarmed_after_notification(srq_pd, srq_mr):
+    """digest 1.6: after it fires, the SRQ is disarmed until ModifySrq is called again with a
+    non-zero threshold; a modify with threshold 0 (keep) does not re-arm, a new non-zero
+    threshold does."""
+    srq = srq_pd.create_srq(8).get(timeout=TIMEOUT)
+    expect_request(srq.modify_srq(notify_threshold=2), "inline")
+    assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    expect_request(srq.modify_srq(srq_depth=6), "inline")
+    assert srq.wait_notification(timeout=QUIET) is None
+    assert srq.notifications == 1
+    expect_request(srq.modify_srq(notify_threshold=2), "inline")
+    assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    assert srq.notifications == 2
+
+
+@pytest.mark.rule("SRQ-ARM-NOT-BELOW")
+@pytest.mark.digest("1.6")
+def test_arm_at_or_above_threshold_waits(srq_pd, srq_mr):
+    """digest 1.6: the callback fires when the count falls *below* the threshold; with as
+    many receives queued as the threshold, arming does not notify."""
+    srq = srq_pd.create_srq(8).get(timeout=TIMEOUT)
+    post_receives(srq, srq_mr, [1, 2, 3])
+    expect_request(srq.modify_srq(notify_threshold=3), "inline")
+    assert srq.wait_notification(timeout=QUIET) is None
+    assert srq.notifications == 0
