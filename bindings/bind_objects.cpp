@@ -54,14 +54,13 @@ PyMdl make_mdl(const pyb::buffer &buffer, std::optional<std::vector<std::pair<si
 
 pyb::object wait_event(EventQueue<NTSTATUS> &queue, const pyb::object &timeout)
 {
+    // Convert while holding the GIL: the timeout is a Python object.
+    std::chrono::duration<double> wait = std::chrono::hours(24 * 365);
+    if (!timeout.is_none())
+        wait = std::chrono::duration<double>(timeout.cast<double>());
     std::optional<NTSTATUS> status;
     {
         pyb::gil_scoped_release release;
-        std::optional<std::chrono::duration<double>> wait;
-        if (!timeout.is_none())
-            wait = std::chrono::duration<double>(timeout.cast<double>());
-        else
-            wait = std::chrono::hours(24 * 365);
         status = queue.pop(wait);
     }
     if (!status)
@@ -189,7 +188,8 @@ The buffer stays alive as long as the Mdl (and any registration using it).
         .def("wait_notification",
              [](Cq &cq, pyb::object timeout) { return wait_event(cq.events().notifications, timeout); },
              pyb::arg("timeout") = pyb::none(),
-             "The next NdkCqNotificationCallback status, or None after `timeout` seconds.")
+             "The next NdkCqNotificationCallback status, or None after `timeout` seconds.  "
+             "Notifications delivered before a close stay readable after it.")
         .def_property_readonly("notifications",
                                [](Cq &cq) { return cq.events().notifications.delivered(); },
                                "How many notification callbacks the provider made.")

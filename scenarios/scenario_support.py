@@ -15,7 +15,7 @@ import time
 import ndk
 from ndk import Status
 
-TIMEOUT = 5.0   # seconds: the bound on every wait (a float: see the report on wait_notification)
+TIMEOUT = 5.0   # seconds, bounding every wait (float: see CQ-NOTIFICATION-WAIT-INT-TIMEOUT)
 QUIET = 0.2     # seconds to wait for something that must NOT happen (a notification, a callback)
 
 CREATE_MODES = ("inline", "pending")   # values of the create_mode / request_mode knobs
@@ -25,7 +25,6 @@ FAILURE_MODES = ("inline", "async")    # values of knobs.fail(..., mode=)
 V4 = "192.0.2.10"
 V6 = "2001:db8::10"
 V4_OTHER = "192.0.2.20"
-V6_OTHER = "2001:db8::20"
 NOT_OURS = "203.0.113.9"   # TEST-NET-3: no adapter owns it
 EPHEMERAL = range(49152, 65536)
 
@@ -112,14 +111,6 @@ def drain(cq: ndk.Cq, expected: int, ex: bool = True, timeout: float = TIMEOUT):
     assert len(results) == expected, f"{len(results)} of {expected} completions arrived"
     assert cq.get_results_ex(16) == []
     return results
-
-
-def own_address(adapter: ndk.Adapter, host: str = "0.0.0.0") -> str:
-    """The adapter's own address of the family of ``host``, learnt by listening on the
-    wildcard address with port 0 (docs/semantics.md: ADDRESS)."""
-    with adapter.create_listener().get(timeout=TIMEOUT) as listener:
-        assert listener.listen((host, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
-        return listener.get_local_address()[0]
 
 
 def open_listening(adapter: ndk.Adapter, address) -> ndk.Listener:

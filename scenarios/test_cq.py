@@ -2,6 +2,9 @@
 NdkGetCqResults(Ex), NdkControlCqInterruptModeration (digest 1.1, 1.3, 3.2)."""
 
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -368,3 +371,86 @@ def test_error_completion_satisfies_solicited_arm(cq, qp, mr):
     (result,) = drain(cq, 1)
     assert result.status == Status.CANCELLED
     assert result.type == OpType.RECEIVE
+
+
+
+@pytest.mark.rule("CQ-ARM-ERRORS-ONLY")
+@pytest.mark.digest("3.2")
+def test_errors_arm_ignores_completions(cq, qp, mr):
+    """digest 3.2: NDK_CQ_NOTIFY_ERRORS = CQ errors such as overrun or catastrophic failure
+    only; a completion (even one with an error status: STATUS_CANCELLED) does not satisfy it.
+    The completion is still in the CQ."""
+    post_receives(qp, mr, [1])
+    cq.arm(CqNotify.ERRORS)
+    qp.flush()
+    assert [r.request_context for r in drain(cq, 1)] == [1]
+    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.notifications == 0
+
+
+@pytest.mark.rule("CQ-ARM-MERGE")
+@pytest.mark.digest("3.2")
+@pytest.mark.parametrize("first, second", [
+    (CqNotify.ERRORS, CqNotify.ANY), (CqNotify.ANY, CqNotify.ERRORS),
+    (CqNotify.ERRORS, CqNotify.SOLICITED), (CqNotify.SOLICITED, CqNotify.ERRORS),
+], ids=["errors+any", "any+errors", "errors+solicited", "solicited+errors"])
+def test_rearm_before_satisfied_merges(cq, qp, mr, first, second):
+    """digest 3.2: re-arming before an arm is satisfied gives ANY if either arm is ANY, and
+    SOLICITED for SOLICITED with ERRORS; a flushed (error) completion matches both, so
+    exactly one notification comes."""
+    post_receives(qp, mr, [1])
+    cq.arm(first)
+    cq.arm(second)
+    qp.flush()
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+    drain(cq, 1)
+    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.notifications == 1
+
+
+@pytest.mark.rule("CQ-OVERRUN")
+@pytest.mark.digest("1.3")
+def test_cq_overrun_reports_buffer_overflow(adapter, pd, mr):
+    """digest 1.3 (NdkCqNotificationCallback): a CQ overrun is reported with
+    STATUS_BUFFER_OVERFLOW; "the CQ and all associated QPs become unusable and no further
+    completions are reported". A CQ of depth 2 receives 200 cancelled receives (far beyond
+    any rounding of the depth) while armed for errors."""
+    cq = adapter.create_cq(2).get(timeout=TIMEOUT)
+    qp = pd.create_qp(cq, cq, receive_queue_depth=200).get(timeout=TIMEOUT)
+    post_receives(qp, mr, range(1, 201), length=16)
+    cq.arm(CqNotify.ERRORS)
+    qp.flush()
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.BUFFER_OVERFLOW
+    assert len(cq.get_results_ex(256)) <= 2
+
+
+@pytest.mark.rule("CQ-NOTIFICATION-WAIT-INT-TIMEOUT")
+@pytest.mark.digest("3.2")
+def test_wait_notification_with_integer_timeout(ndk_provider):
+    """digest 3.2 (the notification callback) through the Python API (ARCHITECTURE.md,
+    "Python": callbacks never crash or deadlock the interpreter): Cq.wait_notification takes
+    an int timeout like Call.wait does, both when a notification is queued and when none
+    comes. Run in a child process, because the failure mode is a crash of the interpreter."""
+    code = textwrap.dedent("""
+        import sys
+        import ndk
+        with ndk.open_adapter(sys.argv[1]) as adapter:
+            pd = adapter.create_pd().get(timeout=5)
+            cq = adapter.create_cq(8).get(timeout=5)
+            mr = pd.create_mr().get(timeout=5)
+            memory = bytearray(4096)
+            assert mr.register(memory, flags=1).wait(timeout=5) == ndk.Status.SUCCESS
+            qp = pd.create_qp(cq, cq).get(timeout=5)
+            assert qp.receive([mr.sge(0, 64)], request_context=1) == ndk.Status.SUCCESS
+            cq.arm(ndk.CqNotify.ANY)
+            qp.flush()
+            print(cq.wait_notification(timeout=5) == ndk.Status.SUCCESS)
+            print(cq.wait_notification(timeout=0) is None)
+    """)
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(ndk.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    child = subprocess.run([sys.executable, "-c", code, ndk_provider], capture_output=True,
+                           text=True, timeout=60, env=env)
+    assert child.returncode == 0, f"exit {child.returncode}: {child.stderr[-1500:]}"
+    assert child.stdout.split() == ["True", "True"]

@@ -16,7 +16,7 @@ constexpr size_t kPtr = sizeof(void *);
 // Member `m` of dispatch table `T` is the `index`-th function pointer.
 #define EXPECT_SLOT(T, m, index) EXPECT_EQ(offsetof(T, m), (index) * kPtr) << #T "::" #m
 
-TEST(AbiLayout, ObjectHeader)
+TEST(AbiLayout, ObjectHeaderAndEveryObjectIsHeaderThenDispatch)
 {
     EXPECT_EQ(sizeof(NDK_VERSION), 4u);
     EXPECT_EQ(offsetof(NDK_VERSION, Major), 0u);
@@ -26,10 +26,6 @@ TEST(AbiLayout, ObjectHeader)
     EXPECT_EQ(offsetof(NDK_OBJECT_HEADER, NdkReserved), 8u);
     EXPECT_EQ(sizeof(NDK_OBJECT_HEADER_RESERVED_BLOCK), 4 * kPtr);
     EXPECT_EQ(sizeof(NDK_OBJECT_HEADER), 8 + 4 * kPtr);
-}
-
-TEST(AbiLayout, EveryObjectIsHeaderThenDispatch)
-{
 #define EXPECT_OBJECT(T)                                                              \
     do {                                                                              \
         EXPECT_EQ(offsetof(T, Header), 0u) << #T;                                     \
@@ -114,7 +110,7 @@ TEST(AbiLayout, SgeAndLogicalAddressMapping)
     EXPECT_EQ(sizeof(NDK_EXTENSION_INTERFACE), kPtr);
 }
 
-TEST(AbiLayout, AdapterDispatchOrder)
+TEST(AbiLayout, AdapterPdCqMrMwSrqDispatchOrder)
 {
     // No close entry: the adapter closes through CLOSE_NDK_ADAPTER_HANDLER (digest 1.1).
     EXPECT_SLOT(NDK_ADAPTER_DISPATCH, NdkQueryExtension, 0);
@@ -127,10 +123,6 @@ TEST(AbiLayout, AdapterDispatchOrder)
     EXPECT_SLOT(NDK_ADAPTER_DISPATCH, NdkBuildLAM, 7);
     EXPECT_SLOT(NDK_ADAPTER_DISPATCH, NdkReleaseLAM, 8);
     EXPECT_EQ(sizeof(NDK_ADAPTER_DISPATCH), 9 * kPtr);
-}
-
-TEST(AbiLayout, PdAndCqDispatchOrder)
-{
     EXPECT_SLOT(NDK_PD_DISPATCH, NdkClosePd, 0);
     EXPECT_SLOT(NDK_PD_DISPATCH, NdkQueryExtension, 1);
     EXPECT_SLOT(NDK_PD_DISPATCH, NdkCreateMr, 2);
@@ -149,10 +141,6 @@ TEST(AbiLayout, PdAndCqDispatchOrder)
     EXPECT_SLOT(NDK_CQ_DISPATCH, NdkControlCqInterruptModeration, 5);
     EXPECT_SLOT(NDK_CQ_DISPATCH, NdkGetCqResultsEx, 6); // NDKPI 1.2, appended last
     EXPECT_EQ(sizeof(NDK_CQ_DISPATCH), 7 * kPtr);
-}
-
-TEST(AbiLayout, MrMwSrqDispatchOrder)
-{
     EXPECT_SLOT(NDK_MR_DISPATCH, NdkCloseMr, 0);
     EXPECT_SLOT(NDK_MR_DISPATCH, NdkQueryExtension, 1);
     EXPECT_SLOT(NDK_MR_DISPATCH, NdkRegisterMr, 2);
@@ -174,7 +162,7 @@ TEST(AbiLayout, MrMwSrqDispatchOrder)
     EXPECT_EQ(sizeof(NDK_SRQ_DISPATCH), 4 * kPtr);
 }
 
-TEST(AbiLayout, QpDispatchOrder)
+TEST(AbiLayout, QpConnectorListenerSharedEndpointDispatchOrder)
 {
     EXPECT_SLOT(NDK_QP_DISPATCH, NdkCloseQp, 0);
     EXPECT_SLOT(NDK_QP_DISPATCH, NdkQueryExtension, 1);
@@ -188,10 +176,6 @@ TEST(AbiLayout, QpDispatchOrder)
     EXPECT_SLOT(NDK_QP_DISPATCH, NdkWrite, 9);
     EXPECT_SLOT(NDK_QP_DISPATCH, NdkSendAndInvalidate, 10); // NDKPI 1.2, appended last
     EXPECT_EQ(sizeof(NDK_QP_DISPATCH), 11 * kPtr);
-}
-
-TEST(AbiLayout, ConnectorListenerSharedEndpointDispatchOrder)
-{
     EXPECT_SLOT(NDK_CONNECTOR_DISPATCH, NdkCloseConnector, 0);
     EXPECT_SLOT(NDK_CONNECTOR_DISPATCH, NdkQueryExtension, 1);
     EXPECT_SLOT(NDK_CONNECTOR_DISPATCH, NdkConnect, 2);
@@ -386,14 +370,11 @@ TEST(AbiMdl, InitializeMdlSplitsAddressIntoPageAndOffset)
     EXPECT_EQ(MmGetMdlByteCount(&mdl), 10000u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(&mdl)), va);
     EXPECT_EQ(NDK_PAGE_SIZE, 4096u);
-}
-
-TEST(AbiMdl, PageAlignedAddressHasZeroOffset)
-{
-    MDL mdl;
-    NdkInitializeMdl(&mdl, reinterpret_cast<PVOID>(uintptr_t{0x7A0000005000}), 1);
-    EXPECT_EQ(mdl.ByteOffset, 0u);
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(mdl.StartVa), uintptr_t{0x7A0000005000});
+    // A page-aligned address has offset 0.
+    MDL aligned;
+    NdkInitializeMdl(&aligned, reinterpret_cast<PVOID>(uintptr_t{0x7A0000005000}), 1);
+    EXPECT_EQ(aligned.ByteOffset, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned.StartVa), uintptr_t{0x7A0000005000});
     EXPECT_EQ(sizeof(MDL), 24u);
 }
 

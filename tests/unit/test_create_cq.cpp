@@ -212,7 +212,7 @@ std::vector<bool> pending_sequence(const std::string &options, int n)
     return pended;
 }
 
-TEST(CreateKnobs, RandomModeWithASeedIsReproducible)
+TEST(CreateKnobs, RandomModeIsReproducibleAndModesChangeAtRunTime)
 {
     auto first = pending_sequence("create_mode=random;seed=7", 48);
     auto again = pending_sequence("seed=7;create_mode=random", 48);
@@ -221,10 +221,8 @@ TEST(CreateKnobs, RandomModeWithASeedIsReproducible)
     EXPECT_NE(first, other);
     EXPECT_GT(std::count(first.begin(), first.end(), true), 0);
     EXPECT_GT(std::count(first.begin(), first.end(), false), 0);
-}
 
-TEST(CreateKnobs, CreateModeCanChangeAtRunTime)
-{
+    // The mode can change at run time through the provider's control entry.
     RawAdapter a;
     Record &r1 = a.record();
     NDK_PD *pd = nullptr;

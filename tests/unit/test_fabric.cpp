@@ -29,7 +29,7 @@ IpAddress ip(const std::string &text)
 
 constexpr std::pair<uint16_t, uint16_t> kDefaultRange{49152, 65535};
 
-TEST(FabricAddress, ParseAndFormat)
+TEST(FabricAddress, ParseFormatAndEndpointFromSockaddr)
 {
     IpAddress v4 = ip("192.0.2.1");
     EXPECT_EQ(v4.family, AF_INET);
@@ -45,10 +45,6 @@ TEST(FabricAddress, ParseAndFormat)
     EXPECT_FALSE(IpAddress::parse(""));
     EXPECT_NE(ip("192.0.2.1"), ip("192.0.2.2"));
     EXPECT_EQ(ip("192.0.2.1"), ip("192.0.2.1"));
-}
-
-TEST(FabricAddress, EndpointFromSockaddr)
-{
     sockaddr_in in{};
     in.sin_family = AF_INET;
     in.sin_port = htons(4791);

@@ -37,7 +37,7 @@ std::vector<bool> decisions(Knobs &k, CallKind kind, int n)
     return out;
 }
 
-TEST(Knobs, DefaultsCompleteInlineWithNothingArmed)
+TEST(Knobs, DefaultsInlineNothingArmedPlausibleInfo)
 {
     Knobs k;
     EXPECT_EQ(get(k, "create_mode"), "inline");
@@ -53,25 +53,23 @@ TEST(Knobs, DefaultsCompleteInlineWithNothingArmed)
     auto caps = k.caps();
     EXPECT_EQ(caps.max_cq, 0u);
     EXPECT_EQ(caps.max_qp, 0u);
+    {
+        Knobs k;
+        NDK_ADAPTER_INFO info = k.adapter_info({2, 1});
+        EXPECT_EQ(info.Version.Major, 2);
+        EXPECT_EQ(info.Version.Minor, 1);
+        EXPECT_GE(info.FRMRPageCount, 16u); // "Must be >= 16" (digest 2.1)
+        EXPECT_GT(info.MaxSrqDepth, 0u);
+        EXPECT_GT(info.MaxCqDepth, 0u);
+        EXPECT_GT(info.MaxInlineDataSize, 0u);
+        EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED);
+        EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED);
+        EXPECT_GT(info.RdmaTechnology, NdkUndefined);
+        EXPECT_LT(info.RdmaTechnology, NdkMaxTechnology);
+    }
 }
 
-TEST(Knobs, DefaultAdapterInfoIsPlausible)
-{
-    Knobs k;
-    NDK_ADAPTER_INFO info = k.adapter_info({2, 1});
-    EXPECT_EQ(info.Version.Major, 2);
-    EXPECT_EQ(info.Version.Minor, 1);
-    EXPECT_GE(info.FRMRPageCount, 16u); // "Must be >= 16" (digest 2.1)
-    EXPECT_GT(info.MaxSrqDepth, 0u);
-    EXPECT_GT(info.MaxCqDepth, 0u);
-    EXPECT_GT(info.MaxInlineDataSize, 0u);
-    EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED);
-    EXPECT_TRUE(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED);
-    EXPECT_GT(info.RdmaTechnology, NdkUndefined);
-    EXPECT_LT(info.RdmaTechnology, NdkMaxTechnology);
-}
-
-TEST(Knobs, CompletionModesParseAndReadBack)
+TEST(Knobs, CompletionModesAndUnknownKeys)
 {
     Knobs k;
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "create_mode", "pending"));
@@ -88,15 +86,13 @@ TEST(Knobs, CompletionModesParseAndReadBack)
     EXPECT_NE(error.find("create_mode"), std::string::npos) << error;
     EXPECT_EQ(get(k, "create_mode"), "pending"); // unchanged by the rejected value
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "close_mode", "Pending"));
-}
-
-TEST(Knobs, UnknownKeyIsNotSupported)
-{
-    Knobs k;
-    std::string value;
-    EXPECT_STATUS(STATUS_NOT_SUPPORTED, set(k, "no_such_knob", "1"));
-    EXPECT_STATUS(STATUS_NOT_SUPPORTED, k.get("no_such_knob", value));
-    EXPECT_STATUS(STATUS_NOT_SUPPORTED, set(k, "", "1"));
+    {
+        Knobs k;
+        std::string value;
+        EXPECT_STATUS(STATUS_NOT_SUPPORTED, set(k, "no_such_knob", "1"));
+        EXPECT_STATUS(STATUS_NOT_SUPPORTED, k.get("no_such_knob", value));
+        EXPECT_STATUS(STATUS_NOT_SUPPORTED, set(k, "", "1"));
+    }
 }
 
 TEST(Knobs, ApplyParsesLinesAndSemicolons)
@@ -285,7 +281,7 @@ TEST(KnobsFail, FallibleFunctionList)
         EXPECT_FALSE(ndk::soft::is_fallible_function(name)) << name;
 }
 
-TEST(KnobsModes, RandomIsReproducibleForASeed)
+TEST(KnobsModes, RandomIsReproducibleAndKindsAreIndependent)
 {
     Knobs a, b, c;
     for (Knobs *k : {&a, &b, &c})
@@ -303,10 +299,6 @@ TEST(KnobsModes, RandomIsReproducibleForASeed)
     ASSERT_STATUS(STATUS_SUCCESS, set(a, "seed", "42"));
     EXPECT_EQ(decisions(a, CallKind::Create, 128), first);
     EXPECT_EQ(get(a, "seed"), "42");
-}
-
-TEST(KnobsModes, EachCallKindFollowsItsOwnKnob)
-{
     Knobs k;
     ASSERT_STATUS(STATUS_SUCCESS, set(k, "request_mode", "pending"));
     EXPECT_EQ(decisions(k, CallKind::Request, 5), std::vector<bool>(5, true));
@@ -315,25 +307,23 @@ TEST(KnobsModes, EachCallKindFollowsItsOwnKnob)
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "seed", "forty-two"));
 }
 
-TEST(KnobsVersions, DefaultHighestMinors)
+TEST(KnobsVersions, HighestMinorsAndProviderVersion)
 {
     Knobs k;
     EXPECT_EQ(k.highest_minor(1), std::optional<USHORT>(2)); // NDKPI 1.2
     EXPECT_EQ(k.highest_minor(2), std::optional<USHORT>(1)); // NDKPI 2.1
     EXPECT_FALSE(k.highest_minor(0));
     EXPECT_FALSE(k.highest_minor(3));
-}
-
-TEST(KnobsVersions, ProviderVersionRestrictsToOneMajor)
-{
-    Knobs k;
-    ASSERT_STATUS(STATUS_SUCCESS, set(k, "provider_version", "1.1"));
-    EXPECT_EQ(get(k, "provider_version"), "1.1");
-    EXPECT_EQ(k.highest_minor(1), std::optional<USHORT>(1));
-    EXPECT_FALSE(k.highest_minor(2));
-    for (const char *bad : {"1", "x.y", "0.1", "1.70000", "1,1", ""})
-        EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "provider_version", bad)) << bad;
-    EXPECT_EQ(get(k, "provider_version"), "1.1");
+    {
+        Knobs k;
+        ASSERT_STATUS(STATUS_SUCCESS, set(k, "provider_version", "1.1"));
+        EXPECT_EQ(get(k, "provider_version"), "1.1");
+        EXPECT_EQ(k.highest_minor(1), std::optional<USHORT>(1));
+        EXPECT_FALSE(k.highest_minor(2));
+        for (const char *bad : {"1", "x.y", "0.1", "1.70000", "1,1", ""})
+            EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "provider_version", bad)) << bad;
+        EXPECT_EQ(get(k, "provider_version"), "1.1");
+    }
 }
 
 // "expected MAJOR.MINOR": trailing text is not part of that form, and numeric knobs elsewhere
@@ -345,7 +335,7 @@ TEST(KnobsVersions, ProviderVersionRejectsTrailingText)
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "provider_version", "2.1.5"));
 }
 
-TEST(KnobsMisc, EphemeralPortRange)
+TEST(KnobsMisc, EphemeralPortsAdapterNotReadyAndAddress)
 {
     Knobs k;
     ASSERT_STATUS(STATUS_SUCCESS, set(k, "ephemeral_ports", "50000-50010"));
@@ -355,20 +345,18 @@ TEST(KnobsMisc, EphemeralPortRange)
     for (const char *bad : {"0-10", "10-5", "1-70000", "abc", "100", "100:200"})
         EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "ephemeral_ports", bad)) << bad;
     EXPECT_EQ(k.ephemeral_ports(), (std::pair<uint16_t, uint16_t>{7, 7}));
-}
-
-TEST(KnobsMisc, AdapterNotReadyAndAddress)
-{
-    Knobs k;
-    ASSERT_STATUS(STATUS_SUCCESS, set(k, "adapter_not_ready", "1"));
-    EXPECT_TRUE(k.adapter_not_ready());
-    ASSERT_STATUS(STATUS_SUCCESS, set(k, "adapter_not_ready", "0"));
-    EXPECT_FALSE(k.adapter_not_ready());
-    ASSERT_STATUS(STATUS_SUCCESS, set(k, "adapter_not_ready", "true"));
-    EXPECT_TRUE(k.adapter_not_ready());
-    ASSERT_STATUS(STATUS_SUCCESS, set(k, "address", "192.0.2.1,2001:db8::1"));
-    EXPECT_EQ(k.addresses(), "192.0.2.1,2001:db8::1");
-    EXPECT_EQ(get(k, "address"), "192.0.2.1,2001:db8::1");
+    {
+        Knobs k;
+        ASSERT_STATUS(STATUS_SUCCESS, set(k, "adapter_not_ready", "1"));
+        EXPECT_TRUE(k.adapter_not_ready());
+        ASSERT_STATUS(STATUS_SUCCESS, set(k, "adapter_not_ready", "0"));
+        EXPECT_FALSE(k.adapter_not_ready());
+        ASSERT_STATUS(STATUS_SUCCESS, set(k, "adapter_not_ready", "true"));
+        EXPECT_TRUE(k.adapter_not_ready());
+        ASSERT_STATUS(STATUS_SUCCESS, set(k, "address", "192.0.2.1,2001:db8::1"));
+        EXPECT_EQ(k.addresses(), "192.0.2.1,2001:db8::1");
+        EXPECT_EQ(get(k, "address"), "192.0.2.1,2001:db8::1");
+    }
 }
 
 // A boolean knob that silently reads an unrecognised word as "false" hides typos; every other

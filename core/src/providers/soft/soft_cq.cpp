@@ -42,6 +42,19 @@ void satisfy_arm(SoftCq &cq)
 {
     if (cq.armed == 0)
         return;
+    if (cq.error != STATUS_SUCCESS) {
+        // A CQ error satisfies every arm type: ERRORS names it, and it is the last thing the
+        // CQ will ever report (docs/semantics.md: CQ-ERROR-ARM).
+        if (cq.error_reported)
+            return;
+        cq.error_reported = true;
+        cq.armed = 0;
+        auto notify = cq.notify;
+        auto context = cq.notify_context;
+        NTSTATUS status = cq.error;
+        cq.adapter().deliver([notify, context, status] { notify(context, status); });
+        return;
+    }
     ULONG type = cq.armed - 1;
     bool match = (type == NDK_CQ_NOTIFY_ANY && cq.arrived_since_callback > 0) ||
                  (type == NDK_CQ_NOTIFY_SOLICITED && cq.solicited_since_callback > 0);
@@ -59,6 +72,14 @@ void satisfy_arm(SoftCq &cq)
 
 void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
 {
+    if (cq.error != STATUS_SUCCESS)
+        return; // no further completions are reported after a CQ error (digest 1.3)
+    if (cq.results.size() >= cq.depth) {
+        cq.error = STATUS_BUFFER_OVERFLOW; // overrun: the CQ is unusable from now on
+        cq.results.clear();
+        satisfy_arm(cq);
+        return;
+    }
     cq.results.push_back(result);
     ++cq.arrived_since_callback;
     if (solicited || result.Status != STATUS_SUCCESS)
@@ -121,7 +142,7 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
         return 0;
     std::lock_guard lock(cq->adapter().mu());
     ULONG n = 0;
-    for (; n < nResults && !cq->results.empty(); ++n) {
+    for (; n < nResults && !cq->results.empty() && cq->error == STATUS_SUCCESS; ++n) {
         const NDK_RESULT_EX &r = cq->results.front();
         if constexpr (std::is_same_v<Result, NDK_RESULT_EX>) {
             Results[n] = r;

@@ -59,6 +59,10 @@ public:
     // such completions queued must be satisfied at once).
     ULONG arrived_since_callback = 0;
     ULONG solicited_since_callback = 0; // of those, solicited sends and errors
+    // A CQ error (overrun): reported once through the notification callback, by the arm in
+    // place or the next one; no completion is reported after it (digest 1.3).
+    NTSTATUS error = STATUS_SUCCESS;
+    bool error_reported = false;
 };
 
 class SoftPd : public SoftTyped<NDK_PD, NdkObjectTypePd, NDK_PD_DISPATCH, &kPdDispatch> {
