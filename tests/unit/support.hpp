@@ -113,7 +113,10 @@ public:
     {
         static_cast<Record *>(context)->hit(status, nullptr);
     }
-    static void close(PVOID context) { static_cast<Record *>(context)->hit(STATUS_SUCCESS, nullptr); }
+    static void close(PVOID context)
+    {
+        static_cast<Record *>(context)->hit(STATUS_SUCCESS, nullptr);
+    }
     static void notify(PVOID context, NTSTATUS status)
     {
         static_cast<Record *>(context)->hit(status, nullptr);
@@ -254,8 +257,8 @@ public:
     std::string knob(const std::string &key)
     {
         char reply[4096] = {};
-        NTSTATUS status = entry().ControlMiniport(miniport_, key.c_str(), nullptr, reply,
-                                                  sizeof reply);
+        NTSTATUS status =
+            entry().ControlMiniport(miniport_, key.c_str(), nullptr, reply, sizeof reply);
         EXPECT_STATUS(STATUS_SUCCESS, status) << key;
         return reply;
     }
@@ -330,9 +333,9 @@ public:
     {
         Record &r = record();
         NDK_CQ *out = nullptr;
-        NTSTATUS s = d().NdkCreateCq(adapter_, depth,
-                                     notify ? Record::notify : ignore_cq_notification, notify,
-                                     nullptr, Record::create, &r, &out);
+        NTSTATUS s =
+            d().NdkCreateCq(adapter_, depth, notify ? Record::notify : ignore_cq_notification,
+                            notify, nullptr, Record::create, &r, &out);
         return finish(s, r, out, "NdkCreateCq");
     }
     NDK_PD *pd()
@@ -346,8 +349,8 @@ public:
     {
         Record &r = record();
         NDK_MR *out = nullptr;
-        NTSTATUS s = pd->Dispatch->NdkCreateMr(pd, fast_register ? TRUE : FALSE, Record::create,
-                                               &r, &out);
+        NTSTATUS s =
+            pd->Dispatch->NdkCreateMr(pd, fast_register ? TRUE : FALSE, Record::create, &r, &out);
         return finish(s, r, out, "NdkCreateMr");
     }
     NDK_MW *mw(NDK_PD *pd)
@@ -362,9 +365,9 @@ public:
     {
         Record &r = record();
         NDK_SRQ *out = nullptr;
-        NTSTATUS s = pd->Dispatch->NdkCreateSrq(
-            pd, depth, sge, threshold, notify ? Record::notify : ignore_srq_notification, notify,
-            nullptr, Record::create, &r, &out);
+        NTSTATUS s = pd->Dispatch->NdkCreateSrq(pd, depth, sge, threshold,
+                                                notify ? Record::notify : ignore_srq_notification,
+                                                notify, nullptr, Record::create, &r, &out);
         return finish(s, r, out, "NdkCreateSrq");
     }
     NDK_QP *qp(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, PVOID context = nullptr, ULONG rdepth = 16,
@@ -396,8 +399,8 @@ public:
     {
         Record &r = record();
         NDK_LISTENER *out = nullptr;
-        NTSTATUS s = d().NdkCreateListener(adapter_, ignore_connect_event, nullptr,
-                                           Record::create, &r, &out);
+        NTSTATUS s = d().NdkCreateListener(adapter_, ignore_connect_event, nullptr, Record::create,
+                                           &r, &out);
         return finish(s, r, out, "NdkCreateListener");
     }
 

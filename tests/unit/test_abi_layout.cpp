@@ -14,7 +14,7 @@ namespace {
 constexpr size_t kPtr = sizeof(void *);
 
 // Member `m` of dispatch table `T` is the `index`-th function pointer.
-#define EXPECT_SLOT(T, m, index) EXPECT_EQ(offsetof(T, m), (index) * kPtr) << #T "::" #m
+#define EXPECT_SLOT(T, m, index) EXPECT_EQ(offsetof(T, m), (index)*kPtr) << #T "::" #m
 
 TEST(AbiLayout, ObjectHeaderAndEveryObjectIsHeaderThenDispatch)
 {
@@ -26,11 +26,11 @@ TEST(AbiLayout, ObjectHeaderAndEveryObjectIsHeaderThenDispatch)
     EXPECT_EQ(offsetof(NDK_OBJECT_HEADER, NdkReserved), 8u);
     EXPECT_EQ(sizeof(NDK_OBJECT_HEADER_RESERVED_BLOCK), 4 * kPtr);
     EXPECT_EQ(sizeof(NDK_OBJECT_HEADER), 8 + 4 * kPtr);
-#define EXPECT_OBJECT(T)                                                              \
-    do {                                                                              \
-        EXPECT_EQ(offsetof(T, Header), 0u) << #T;                                     \
-        EXPECT_EQ(offsetof(T, Dispatch), sizeof(NDK_OBJECT_HEADER)) << #T;            \
-        EXPECT_EQ(sizeof(T), sizeof(NDK_OBJECT_HEADER) + kPtr) << #T;                 \
+#define EXPECT_OBJECT(T)                                                                           \
+    do {                                                                                           \
+        EXPECT_EQ(offsetof(T, Header), 0u) << #T;                                                  \
+        EXPECT_EQ(offsetof(T, Dispatch), sizeof(NDK_OBJECT_HEADER)) << #T;                         \
+        EXPECT_EQ(sizeof(T), sizeof(NDK_OBJECT_HEADER) + kPtr) << #T;                              \
     } while (0)
     EXPECT_OBJECT(NDK_ADAPTER);
     EXPECT_OBJECT(NDK_CQ);

@@ -128,7 +128,8 @@ TEST(CallThroughAdapter, InlineAndPendingCreates)
 
 TEST(CallThroughAdapter, FailuresInlineAndAsync)
 {
-    auto adapter = ndk::Adapter::open("soft", "fail=NdkCreatePd STATUS_INSUFFICIENT_RESOURCES async 1");
+    auto adapter =
+        ndk::Adapter::open("soft", "fail=NdkCreatePd STATUS_INSUFFICIENT_RESOURCES async 1");
     ndk::Call async_failure = adapter->create_pd();
     EXPECT_STATUS(STATUS_PENDING, async_failure.status());
     ASSERT_TRUE(async_failure.wait(Seconds(5)));

@@ -33,8 +33,8 @@ NTSTATUS create_one(RawAdapter &a, const std::string &kind, Record &r, void **ou
 {
     auto cb = Record::create;
     if (kind == "Cq")
-        return a.d().NdkCreateCq(a.get(), 16, ndktest::ignore_cq_notification, nullptr, nullptr,
-                                 cb, &r, reinterpret_cast<NDK_CQ **>(out));
+        return a.d().NdkCreateCq(a.get(), 16, ndktest::ignore_cq_notification, nullptr, nullptr, cb,
+                                 &r, reinterpret_cast<NDK_CQ **>(out));
     if (kind == "Pd")
         return a.d().NdkCreatePd(a.get(), cb, &r, reinterpret_cast<NDK_PD **>(out));
     if (kind == "Connector")
@@ -91,9 +91,9 @@ const std::map<std::string, NDK_OBJECT_TYPE> kTypes = {
     {"SharedEndpoint", NdkObjectTypeSharedEndpoint},
 };
 
-const char *const kKinds[] = {"Cq",  "Pd",        "Mr",        "FastMr",   "Mw",
-                              "Srq", "Qp",        "QpWithSrq", "Connector", "Listener",
-                              "SharedEndpoint"};
+const char *const kKinds[] = {
+    "Cq",        "Pd",        "Mr",       "FastMr",        "Mw", "Srq", "Qp",
+    "QpWithSrq", "Connector", "Listener", "SharedEndpoint"};
 
 // Any return but PENDING is inline: the object comes back through the out-parameter and the
 // completion is never called (digest 1.0).
@@ -187,7 +187,8 @@ TEST(CreateKnobs, ObjectCapIsInsufficientResourcesUntilOneCloses)
     ASSERT_NE(a.pd(), nullptr);
     Record &pr = a.record();
     NDK_PD *pd = nullptr;
-    EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, a.d().NdkCreatePd(a.get(), Record::create, &pr, &pd));
+    EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES,
+                  a.d().NdkCreatePd(a.get(), Record::create, &pr, &pd));
     a.close_now(first);
     EXPECT_NE(a.cq(), nullptr);
 }
@@ -261,7 +262,8 @@ TEST(QueryAdapterInfo, ReflectsKnobsAndInjectedFailures)
     EXPECT_EQ(info.MaxCqDepth, 1000u);
     EXPECT_EQ(info.VendorId, 0x1234u);
     EXPECT_EQ(info.AdapterFlags, 0x104u);
-    ASSERT_STATUS(STATUS_SUCCESS, a.set("fail", "NdkQueryAdapterInfo STATUS_INSUFFICIENT_RESOURCES"));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  a.set("fail", "NdkQueryAdapterInfo STATUS_INSUFFICIENT_RESOURCES"));
     ULONG size = sizeof info;
     EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, a.d().NdkQueryAdapterInfo(a.get(), &info, &size));
     EXPECT_STATUS(STATUS_SUCCESS, a.d().NdkQueryAdapterInfo(a.get(), &info, &size));
@@ -306,11 +308,11 @@ TEST(CqModeration, RulesWithTheFlag)
     auto moderate = [&](ULONG interval, ULONG count) {
         return cq->Dispatch->NdkControlCqInterruptModeration(cq, interval, count);
     };
-    EXPECT_STATUS(STATUS_SUCCESS, moderate(0, 0));           // no moderation
+    EXPECT_STATUS(STATUS_SUCCESS, moderate(0, 0)); // no moderation
     EXPECT_STATUS(STATUS_SUCCESS, moderate(100, 8));
-    EXPECT_STATUS(STATUS_SUCCESS, moderate(100, MAXULONG));  // the interval controls
-    EXPECT_STATUS(STATUS_SUCCESS, moderate(MAXULONG, 32));   // the count controls
-    EXPECT_STATUS(STATUS_SUCCESS, moderate(100, 33));        // count > depth: interval controls
+    EXPECT_STATUS(STATUS_SUCCESS, moderate(100, MAXULONG)); // the interval controls
+    EXPECT_STATUS(STATUS_SUCCESS, moderate(MAXULONG, 32));  // the count controls
+    EXPECT_STATUS(STATUS_SUCCESS, moderate(100, 33));       // count > depth: interval controls
     // Neither would control (digest 1.3).
     EXPECT_STATUS(STATUS_INVALID_PARAMETER_MIX, moderate(MAXULONG, MAXULONG));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER_MIX, moderate(MAXULONG, 33));
@@ -342,8 +344,10 @@ TEST(CqResize, LimitsFlagAndPending)
     NDK_CQ *cq = a.cq(32);
     ASSERT_NE(cq, nullptr);
     Record &bad = a.record();
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER, cq->Dispatch->NdkResizeCq(cq, 129, Record::request, &bad));
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER, cq->Dispatch->NdkResizeCq(cq, 0, Record::request, &bad));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  cq->Dispatch->NdkResizeCq(cq, 129, Record::request, &bad));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  cq->Dispatch->NdkResizeCq(cq, 0, Record::request, &bad));
     Record &ok = a.record();
     ASSERT_STATUS(STATUS_PENDING, cq->Dispatch->NdkResizeCq(cq, 128, Record::request, &ok));
     ASSERT_TRUE(ok.wait());
@@ -377,9 +381,9 @@ struct CqWithQp {
     void flush_receives(int n)
     {
         for (int i = 0; i < n; ++i)
-            EXPECT_STATUS(STATUS_SUCCESS, qp->Dispatch->NdkReceive(
-                                              qp, reinterpret_cast<PVOID>(uintptr_t(i + 1)),
-                                              nullptr, 0));
+            EXPECT_STATUS(STATUS_SUCCESS,
+                          qp->Dispatch->NdkReceive(qp, reinterpret_cast<PVOID>(uintptr_t(i + 1)),
+                                                   nullptr, 0));
         qp->Dispatch->NdkFlush(qp);
     }
     NDK_CQ *cq = nullptr;
@@ -394,7 +398,8 @@ TEST(CqResize, SmallerThanTheQueuedCompletionsIsBufferOverflow)
     ASSERT_NE(f.qp, nullptr);
     f.flush_receives(3);
     Record &r = a.record();
-    EXPECT_STATUS(STATUS_BUFFER_OVERFLOW, f.cq->Dispatch->NdkResizeCq(f.cq, 2, Record::request, &r));
+    EXPECT_STATUS(STATUS_BUFFER_OVERFLOW,
+                  f.cq->Dispatch->NdkResizeCq(f.cq, 2, Record::request, &r));
     EXPECT_STATUS(STATUS_SUCCESS, f.cq->Dispatch->NdkResizeCq(f.cq, 3, Record::request, &r));
 }
 
@@ -470,6 +475,33 @@ TEST(CqArm, ArmingWithCompletionsAlreadyQueuedNotifiesAtOnce)
     f.cq->Dispatch->NdkArmCq(f.cq, NDK_CQ_NOTIFY_ANY);
     a.barrier();
     EXPECT_EQ(notify.count(), 1) << "the arm was not satisfied by the completions already queued";
+}
+
+// Digest 1.3: an overrun is reported as STATUS_BUFFER_OVERFLOW through the notification
+// callback; the CQ becomes unusable and reports no further completions.
+TEST(CqArm, OverrunIsReportedOnceAsBufferOverflow)
+{
+    RawAdapter a;
+    Record &notify = a.record();
+    NDK_CQ *cq = a.cq(2, &notify);
+    NDK_PD *pd = a.pd();
+    ASSERT_TRUE(cq && pd);
+    NDK_QP *qp = a.qp(pd, cq, cq);
+    ASSERT_NE(qp, nullptr);
+    cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ERRORS);
+    for (int i = 0; i < 3; ++i) // one more completion than the CQ holds
+        ASSERT_STATUS(STATUS_SUCCESS, qp->Dispatch->NdkReceive(qp, nullptr, nullptr, 0));
+    qp->Dispatch->NdkFlush(qp);
+    ASSERT_TRUE(notify.wait());
+    EXPECT_STATUS(STATUS_BUFFER_OVERFLOW, notify.status());
+    NDK_RESULT_EX results[4];
+    EXPECT_EQ(cq->Dispatch->NdkGetCqResultsEx(cq, results, 4), 0u);
+    cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+    ASSERT_STATUS(STATUS_SUCCESS, qp->Dispatch->NdkReceive(qp, nullptr, nullptr, 0));
+    qp->Dispatch->NdkFlush(qp);
+    a.barrier();
+    EXPECT_EQ(notify.count(), 1) << "the overrun is reported once, and nothing after it";
+    EXPECT_EQ(cq->Dispatch->NdkGetCqResultsEx(cq, results, 4), 0u);
 }
 
 } // namespace

@@ -128,12 +128,12 @@ TEST(Mr, FastRegisterAndNormalMrsCannotBeUsedAsEachOther)
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
                   f.fast->Dispatch->NdkDeregisterMr(f.fast, Record::request, &r));
     // InitializeFastRegisterMr only on FastRegister = TRUE.
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
-                  f.mr->Dispatch->NdkInitializeFastRegisterMr(f.mr, 16, FALSE, Record::request, &r));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER, f.mr->Dispatch->NdkInitializeFastRegisterMr(
+                                                f.mr, 16, FALSE, Record::request, &r));
     // Each works on its own kind.
     EXPECT_STATUS(STATUS_SUCCESS, register_mr(a, f.mr, chain.get(), kPage, kRw));
-    EXPECT_STATUS(STATUS_SUCCESS,
-                  f.fast->Dispatch->NdkInitializeFastRegisterMr(f.fast, 16, TRUE, Record::request, &r));
+    EXPECT_STATUS(STATUS_SUCCESS, f.fast->Dispatch->NdkInitializeFastRegisterMr(
+                                      f.fast, 16, TRUE, Record::request, &r));
     EXPECT_NE(f.fast->Dispatch->NdkGetRemoteTokenFromMr(f.fast), 0u);
     a.close();
     EXPECT_EQ(r.count(), 0);
@@ -196,7 +196,8 @@ TEST(Mr, InjectedRequestFailuresInlineAndAsync)
     Record *inline_r = nullptr;
     EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES,
                   register_mr(a, f.mr, chain.get(), kPage, kRw, &inline_r));
-    ASSERT_STATUS(STATUS_SUCCESS, a.set("fail", "NdkRegisterMr STATUS_INSUFFICIENT_RESOURCES async 1"));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  a.set("fail", "NdkRegisterMr STATUS_INSUFFICIENT_RESOURCES async 1"));
     Record *async_r = nullptr;
     ASSERT_STATUS(STATUS_PENDING, register_mr(a, f.mr, chain.get(), kPage, kRw, &async_r));
     ASSERT_TRUE(async_r->wait());

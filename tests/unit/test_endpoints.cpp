@@ -96,7 +96,8 @@ TEST(Endpoints, AnExhaustedEphemeralRangeIsTooManyAddresses)
     auto adapter = ndk::Adapter::open("soft", "ephemeral_ports=50000-50001");
     std::vector<std::shared_ptr<ndk::SharedEndpoint>> held;
     for (int i = 0; i < 2; ++i) {
-        held.push_back(shared_endpoint(adapter->create_shared_endpoint(SocketAddress::from("0.0.0.0", 0))));
+        held.push_back(
+            shared_endpoint(adapter->create_shared_endpoint(SocketAddress::from("0.0.0.0", 0))));
         ASSERT_TRUE(held.back());
         SocketAddress local;
         ASSERT_STATUS(STATUS_SUCCESS, held.back()->get_local_address(local));
@@ -157,15 +158,17 @@ TEST(Endpoints, ListenerLocalAddressAndStates)
 
 TEST(Endpoints, AFailedListenReleasesItsPort)
 {
-    auto adapter = ndk::Adapter::open("soft", "fail=NdkListen STATUS_INSUFFICIENT_RESOURCES inline 1");
+    auto adapter =
+        ndk::Adapter::open("soft", "fail=NdkListen STATUS_INSUFFICIENT_RESOURCES inline 1");
     auto l = listener(*adapter);
     ASSERT_TRUE(l);
     ndk::Call failed = l->listen(SocketAddress::from("0.0.0.0", 8100));
     EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, failed.status());
     EXPECT_EQ(failed.completions(), 0);
     std::string reply;
-    ASSERT_STATUS(STATUS_SUCCESS,
-                  adapter->set_knob("fail", "NdkListen STATUS_INSUFFICIENT_RESOURCES async 1", reply));
+    ASSERT_STATUS(
+        STATUS_SUCCESS,
+        adapter->set_knob("fail", "NdkListen STATUS_INSUFFICIENT_RESOURCES async 1", reply));
     ndk::Call async_failed = l->listen(SocketAddress::from("0.0.0.0", 8100));
     EXPECT_STATUS(STATUS_PENDING, async_failed.status());
     ASSERT_TRUE(async_failed.wait(ndk::Call::Seconds(5)));
@@ -189,8 +192,9 @@ TEST(Endpoints, SharedEndpointCreatedPendingOrFailingAsync)
     EXPECT_EQ(pending.completions(), 1);
     std::string reply;
     ASSERT_STATUS(STATUS_SUCCESS,
-                  adapter->set_knob(
-                      "fail", "NdkCreateSharedEndpoint STATUS_INSUFFICIENT_RESOURCES async 1", reply));
+                  adapter->set_knob("fail",
+                                    "NdkCreateSharedEndpoint STATUS_INSUFFICIENT_RESOURCES async 1",
+                                    reply));
     ndk::Call failed = adapter->create_shared_endpoint(SocketAddress::from("0.0.0.0", 8201));
     ASSERT_TRUE(failed.wait(ndk::Call::Seconds(5)));
     EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, failed.result());
@@ -217,12 +221,10 @@ TEST(Endpoints, AConnectorWithoutAConnectionIsConnectionInvalid)
                   d.NdkCompleteConnect(c, nullptr, nullptr, ndktest::Record::request, &r));
     EXPECT_STATUS(STATUS_CONNECTION_INVALID,
                   d.NdkCompleteConnectEx(c, nullptr, nullptr, ndktest::Record::request, &r));
-    EXPECT_STATUS(STATUS_CONNECTION_INVALID,
-                  d.NdkAccept(c, nullptr, 0, 0, nullptr, 0, nullptr, nullptr,
-                              ndktest::Record::request, &r));
-    EXPECT_STATUS(STATUS_CONNECTION_INVALID,
-                  d.NdkAcceptEx(c, nullptr, 0, 0, nullptr, 0, nullptr, nullptr,
-                                ndktest::Record::request, &r));
+    EXPECT_STATUS(STATUS_CONNECTION_INVALID, d.NdkAccept(c, nullptr, 0, 0, nullptr, 0, nullptr,
+                                                         nullptr, ndktest::Record::request, &r));
+    EXPECT_STATUS(STATUS_CONNECTION_INVALID, d.NdkAcceptEx(c, nullptr, 0, 0, nullptr, 0, nullptr,
+                                                           nullptr, ndktest::Record::request, &r));
     EXPECT_STATUS(STATUS_CONNECTION_INVALID, d.NdkReject(c, nullptr, 0));
     EXPECT_STATUS(STATUS_CONNECTION_INVALID,
                   d.NdkGetConnectionData(c, &ird, &ord, nullptr, &private_length));

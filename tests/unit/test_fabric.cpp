@@ -70,13 +70,13 @@ TEST(FabricAddress, ParseFormatAndEndpointFromSockaddr)
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, Endpoint::from_sockaddr(nullptr, sizeof in, e));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
                   Endpoint::from_sockaddr(reinterpret_cast<SOCKADDR *>(&in), sizeof in - 1, e));
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER, Endpoint::from_sockaddr(
-                                                reinterpret_cast<SOCKADDR *>(&in6), sizeof in, e));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  Endpoint::from_sockaddr(reinterpret_cast<SOCKADDR *>(&in6), sizeof in, e));
     sockaddr_storage unix_like{};
     unix_like.ss_family = AF_UNIX;
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
-                  Endpoint::from_sockaddr(reinterpret_cast<SOCKADDR *>(&unix_like),
-                                          sizeof unix_like, e));
+    EXPECT_STATUS(
+        STATUS_INVALID_PARAMETER,
+        Endpoint::from_sockaddr(reinterpret_cast<SOCKADDR *>(&unix_like), sizeof unix_like, e));
 }
 
 TEST(FabricAddress, EndpointToSockaddrReportsTheSizeItNeeds)
@@ -192,7 +192,8 @@ TEST_F(FabricOwnership, ExplicitAddressesAndAlreadyOwned)
     std::vector<IpAddress> other;
     EXPECT_STATUS(STATUS_ADDRESS_ALREADY_EXISTS, fabric.attach(&b_, "192.0.2.20", other));
     // A rejected list takes nothing, not even its valid leading part.
-    EXPECT_STATUS(STATUS_ADDRESS_ALREADY_EXISTS, fabric.attach(&b_, "192.0.2.22 192.0.2.20", other));
+    EXPECT_STATUS(STATUS_ADDRESS_ALREADY_EXISTS,
+                  fabric.attach(&b_, "192.0.2.22 192.0.2.20", other));
     EXPECT_EQ(fabric.owner(ip("192.0.2.22")), nullptr);
 
     fabric.detach(&a_);

@@ -99,8 +99,9 @@ TEST(Knobs, ApplyParsesLinesAndSemicolons)
 {
     Knobs k;
     std::string error;
-    EXPECT_STATUS(STATUS_SUCCESS,
-                  k.apply("create_mode=pending;request_mode=random\n\n  \nmax_cq_depth=0x40", error))
+    EXPECT_STATUS(
+        STATUS_SUCCESS,
+        k.apply("create_mode=pending;request_mode=random\n\n  \nmax_cq_depth=0x40", error))
         << error;
     EXPECT_EQ(get(k, "create_mode"), "pending");
     EXPECT_EQ(get(k, "request_mode"), "random");
@@ -176,11 +177,13 @@ TEST(Knobs, EverySettableValueKnobReadsBack)
 {
     Knobs k;
     const std::pair<const char *, const char *> knobs[] = {
-        {"create_mode", "pending"},   {"request_mode", "random"},  {"close_mode", "pending"},
-        {"seed", "9"},                {"adapter_not_ready", "1"},  {"ephemeral_ports", "100-200"},
-        {"provider_version", "1.1"},  {"max_cq_depth", "77"},      {"max_qp_count", "3"},
-        {"max_cq_count", "4"},        {"max_mr_count", "5"},       {"max_pd_count", "6"},
-        {"max_mw_count", "7"},        {"max_srq_count", "8"},
+        {"create_mode", "pending"},  {"request_mode", "random"},
+        {"close_mode", "pending"},   {"seed", "9"},
+        {"adapter_not_ready", "1"},  {"ephemeral_ports", "100-200"},
+        {"provider_version", "1.1"}, {"max_cq_depth", "77"},
+        {"max_qp_count", "3"},       {"max_cq_count", "4"},
+        {"max_mr_count", "5"},       {"max_pd_count", "6"},
+        {"max_mw_count", "7"},       {"max_srq_count", "8"},
     };
     for (const auto &[key, value] : knobs) {
         ASSERT_STATUS(STATUS_SUCCESS, set(k, key, value)) << key;

@@ -19,14 +19,18 @@ constexpr ULONG kPage = NDK_PAGE_SIZE;
 // Room for a mapping of up to 62 pages, suitably aligned.
 struct LamBuffer {
     LamBuffer() { std::fill(std::begin(storage), std::end(storage), 0xA5A5A5A5A5A5A5A5ull); }
-    NDK_LOGICAL_ADDRESS_MAPPING *get() { return reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING *>(storage); }
+    NDK_LOGICAL_ADDRESS_MAPPING *get()
+    {
+        return reinterpret_cast<NDK_LOGICAL_ADDRESS_MAPPING *>(storage);
+    }
     ULONG size() const { return sizeof storage; }
     uint64_t storage[64];
 };
 
 constexpr ULONG lam_size(ULONG pages)
 {
-    return offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) + pages * sizeof(NDK_LOGICAL_ADDRESS);
+    return offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) +
+           pages * sizeof(NDK_LOGICAL_ADDRESS);
 }
 
 NTSTATUS build(RawAdapter &a, MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS_MAPPING *lam,
@@ -47,7 +51,8 @@ TEST(Lam, BufferTooSmallReportsTheRequiredSize)
     EXPECT_EQ(size, lam_size(3));
     LamBuffer buffer;
     size = lam_size(3) - 1;
-    EXPECT_STATUS(STATUS_BUFFER_TOO_SMALL, build(a, chain.get(), 3 * kPage, buffer.get(), &size, &fbo));
+    EXPECT_STATUS(STATUS_BUFFER_TOO_SMALL,
+                  build(a, chain.get(), 3 * kPage, buffer.get(), &size, &fbo));
     EXPECT_EQ(size, lam_size(3));
     EXPECT_EQ(buffer.storage[1], 0xA5A5A5A5A5A5A5A5ull) << "a too-small buffer was written";
     size = lam_size(3);
@@ -56,8 +61,10 @@ TEST(Lam, BufferTooSmallReportsTheRequiredSize)
     EXPECT_EQ(buffer.get()->AdapterPageCount, 3u);
     EXPECT_EQ(fbo, 0u);
     // The two out-parameters are required.
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER, build(a, chain.get(), kPage, buffer.get(), nullptr, &fbo));
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER, build(a, chain.get(), kPage, buffer.get(), &size, nullptr));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  build(a, chain.get(), kPage, buffer.get(), nullptr, &fbo));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  build(a, chain.get(), kPage, buffer.get(), &size, nullptr));
     a.d().NdkReleaseLAM(a.get(), buffer.get());
 }
 
@@ -67,7 +74,8 @@ TEST(Lam, ANonContiguousChainIsInvalidParameter)
     LamBuffer buffer;
     ULONG size = buffer.size(), fbo = 0;
     MdlChain gap({{kFakeVa, kPage}, {kFakeVa + 2 * kPage, kPage}});
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER, build(a, gap.get(), 2 * kPage, buffer.get(), &size, &fbo));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  build(a, gap.get(), 2 * kPage, buffer.get(), &size, &fbo));
     MdlChain zero_based({{0, kPage}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
                   build(a, zero_based.get(), kPage, buffer.get(), &size, &fbo));
@@ -75,7 +83,8 @@ TEST(Lam, ANonContiguousChainIsInvalidParameter)
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, build(a, fine.get(), 0, buffer.get(), &size, &fbo));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, build(a, nullptr, kPage, buffer.get(), &size, &fbo));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
-                  build(a, fine.get(), kPage + 1, buffer.get(), &size, &fbo)) << "chain too short";
+                  build(a, fine.get(), kPage + 1, buffer.get(), &size, &fbo))
+        << "chain too short";
 }
 
 TEST(Lam, UnalignedBufferPageCountAndFirstByteOffset)
@@ -166,9 +175,11 @@ TEST(Lam, InjectedFailuresInlineAndAsync)
     Record *inline_r = nullptr;
     EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES,
                   build(a, chain.get(), kPage, buffer.get(), &size, &fbo, &inline_r));
-    ASSERT_STATUS(STATUS_SUCCESS, a.set("fail", "NdkBuildLAM STATUS_INSUFFICIENT_RESOURCES async 1"));
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  a.set("fail", "NdkBuildLAM STATUS_INSUFFICIENT_RESOURCES async 1"));
     Record *async_r = nullptr;
-    ASSERT_STATUS(STATUS_PENDING, build(a, chain.get(), kPage, buffer.get(), &size, &fbo, &async_r));
+    ASSERT_STATUS(STATUS_PENDING,
+                  build(a, chain.get(), kPage, buffer.get(), &size, &fbo, &async_r));
     ASSERT_TRUE(async_r->wait());
     EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, async_r->status());
     EXPECT_STATUS(STATUS_SUCCESS, build(a, chain.get(), kPage, buffer.get(), &size, &fbo));

@@ -43,11 +43,39 @@ TEST(Lifetime, ClosingACqWithAQpPendsUntilTheQpIsClosed)
     a.barrier();
     a.barrier();
     EXPECT_EQ(cq_close.count(), 0) << "the CQ's close completed while its QP is open";
+    // A second close of an object whose close is pending is a consumer error the provider
+    // detects (docs/semantics.md DOUBLE-CLOSE); it changes nothing.
+    Record &again = a.record();
+    EXPECT_STATUS(STATUS_INVALID_DEVICE_STATE, ndktest::close_with(cq, again));
     EXPECT_STATUS(STATUS_SUCCESS, ndktest::close_with(qp, qp_close));
     ASSERT_TRUE(cq_close.wait());
     a.close();
     EXPECT_EQ(cq_close.count(), 1);
     EXPECT_EQ(qp_close.count(), 0) << "a close that returned SUCCESS has no callback";
+    EXPECT_EQ(again.count(), 0);
+}
+
+// A close that has to pend but has no completion to call is a dereference: the object goes
+// with its last successor (docs/semantics.md CLOSE-NO-COMPLETION).
+TEST(Lifetime, ACloseWithoutACompletionIsADereference)
+{
+    RawAdapter a("max_cq_count=1");
+    NDK_CQ *cq = a.cq();
+    NDK_PD *pd = a.pd();
+    ASSERT_TRUE(cq && pd);
+    NDK_QP *qp = a.qp(pd, cq, cq);
+    ASSERT_NE(qp, nullptr);
+    EXPECT_STATUS(STATUS_PENDING, cq->Dispatch->NdkCloseCq(&cq->Header, nullptr, nullptr));
+    a.barrier();
+    Record &r = a.record();
+    NDK_CQ *second = nullptr;
+    EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES,
+                  a.d().NdkCreateCq(a.get(), 16, ndktest::ignore_cq_notification, nullptr, nullptr,
+                                    Record::create, &r, &second))
+        << "the CQ is still held by its QP";
+    a.close_now(qp);
+    a.barrier();
+    EXPECT_NE(a.cq(), nullptr) << "the CQ went with its last successor";
 }
 
 TEST(Lifetime, ClosingAPdPendsUntilEveryChildIsClosed)
@@ -75,8 +103,8 @@ TEST(Lifetime, ClosingAPdPendsUntilEveryChildIsClosed)
 // completion starts.
 TEST(Lifetime, SuccessorCloseCompletionReturnsBeforeTheAntecedentsStarts)
 {
+    EventLog log; // declared first: it outlives every callback
     RawAdapter a("close_mode=pending");
-    EventLog log;
     NDK_CQ *rcq = a.cq();
     NDK_CQ *icq = a.cq();
     NDK_PD *pd = a.pd();
@@ -134,8 +162,8 @@ TEST(Lifetime, CloseModeDecidesInlineOrPendingForAnObjectWithoutSuccessors)
 // completions return before the close completion starts (digest 3.1).
 TEST(Lifetime, ARequestInFlightMakesTheClosePend)
 {
+    EventLog log; // declared first: it outlives every callback
     RawAdapter a("request_mode=pending");
-    EventLog log;
     NDK_PD *pd = a.pd();
     NDK_CQ *cq = a.cq();
     ASSERT_TRUE(pd && cq);
@@ -162,6 +190,64 @@ TEST(Lifetime, ARequestInFlightMakesTheClosePend)
     EXPECT_EQ(reg.count(), 1);
     EXPECT_EQ(resize.count(), 1);
     EXPECT_EQ(mr_close.count(), 1);
+}
+
+// A create completion that closes the MW it receives, then records the create.
+struct CloseOnCreate {
+    static void create(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *object)
+    {
+        auto *self = static_cast<CloseOnCreate *>(context);
+        if (status == STATUS_SUCCESS && object != nullptr)
+            self->close_status = reinterpret_cast<NDK_MW *>(object)->Dispatch->NdkCloseMw(
+                object, Record::close, &self->closed);
+        Record::create(&self->done, status, object);
+    }
+    NTSTATUS close_status = ndktest::kNoStatus; // read after done.wait()
+    Record closed;
+    Record done;
+};
+
+// The one exception to "never close an object while a call on it is outstanding": a consumer
+// may close it from inside a completion callback the provider started (digest 3.1).
+TEST(Lifetime, ClosingAnObjectFromInsideItsOwnCompletion)
+{
+    // Declared before the adapter: they outlive every callback.
+    CloseOnCreate on_create;
+    NTSTATUS close_status = ndktest::kNoStatus;
+    EventLog log;
+    RawAdapter a("request_mode=pending;create_mode=pending");
+    NDK_PD *pd = a.pd();
+    ASSERT_NE(pd, nullptr);
+    NDK_MR *mr = a.mr(pd, false);
+    ASSERT_NE(mr, nullptr);
+    // A request completion that closes its MR.
+    Record &reg = a.record(&log, "register");
+    Record &mr_close = a.record(&log, "mr.close");
+    reg.during = [&] { close_status = ndktest::close_with(mr, mr_close); };
+    MdlChain chain({{kFakeVa, NDK_PAGE_SIZE}});
+    ASSERT_STATUS(STATUS_PENDING, mr->Dispatch->NdkRegisterMr(mr, chain.get(), NDK_PAGE_SIZE, 0,
+                                                              Record::request, &reg));
+    ASSERT_TRUE(reg.wait());
+    if (close_status == STATUS_PENDING) {
+        ASSERT_TRUE(mr_close.wait());
+        EXPECT_TRUE(before(log, "register:end", "mr.close"));
+    } else {
+        EXPECT_STATUS(STATUS_SUCCESS, close_status);
+    }
+    // A create completion that closes the object it was given.
+    NDK_MW *mw = nullptr;
+    ASSERT_STATUS(STATUS_PENDING,
+                  pd->Dispatch->NdkCreateMw(pd, CloseOnCreate::create, &on_create, &mw));
+    ASSERT_TRUE(on_create.done.wait());
+    ASSERT_STATUS(STATUS_SUCCESS, on_create.done.status());
+    if (on_create.close_status == STATUS_PENDING)
+        EXPECT_TRUE(on_create.closed.wait());
+    else
+        EXPECT_STATUS(STATUS_SUCCESS, on_create.close_status);
+    a.close();
+    EXPECT_EQ(reg.count(), 1);
+    EXPECT_EQ(mr_close.count(), close_status == STATUS_PENDING ? 1 : 0);
+    EXPECT_EQ(on_create.closed.count(), on_create.close_status == STATUS_PENDING ? 1 : 0);
 }
 
 // CLOSE_NDK_ADAPTER_HANDLER with objects left open, a close pending on a successor and a
@@ -206,8 +292,8 @@ TEST(Lifetime, AdapterCloseWithObjectsLeftOpenLeavesNoCallbackBehind)
 // notification the provider has already queued is a started callback.
 TEST(Lifetime, NoCqNotificationAfterTheCqCloseReturnedSuccess)
 {
+    EventLog log; // declared first: it outlives every callback
     RawAdapter a;
-    EventLog log;
     Record &notify = a.record(&log, "notify");
     NDK_CQ *cq = a.cq(64, &notify);
     NDK_PD *pd = a.pd();

@@ -60,7 +60,8 @@ TEST(Open, ProviderVersionKnobLimitsWhatIsOffered)
 
 TEST(Open, AdapterNotReady)
 {
-    EXPECT_STATUS(NDIS_STATUS_ADAPTER_NOT_READY, open_status("soft", "adapter_not_ready=1", {2, 0}));
+    EXPECT_STATUS(NDIS_STATUS_ADAPTER_NOT_READY,
+                  open_status("soft", "adapter_not_ready=1", {2, 0}));
 }
 
 TEST(Open, UnknownKnobIsAKnobError)
@@ -232,8 +233,8 @@ TEST(ObjectHeaders, EveryObjectCarriesTheReportedVersionAndItsType)
         NDK_SHARED_ENDPOINT *se = nullptr;
         NTSTATUS s = a.d().NdkCreateSharedEndpoint(a.get(), reinterpret_cast<SOCKADDR *>(&any),
                                                    sizeof any, ndktest::Record::create, &r, &se);
-        expect_header(a.finish(s, r, se, "NdkCreateSharedEndpoint"), NdkObjectTypeSharedEndpoint,
-                      v, "shared endpoint");
+        expect_header(a.finish(s, r, se, "NdkCreateSharedEndpoint"), NdkObjectTypeSharedEndpoint, v,
+                      "shared endpoint");
     }
 }
 

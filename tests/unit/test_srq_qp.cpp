@@ -25,8 +25,8 @@ struct Base {
     NDK_PD *pd = nullptr;
 };
 
-NTSTATUS create_qp(RawAdapter &a, const Base &b, ULONG rdepth, ULONG idepth, ULONG rsge,
-                   ULONG isge, ULONG inline_size)
+NTSTATUS create_qp(RawAdapter &a, const Base &b, ULONG rdepth, ULONG idepth, ULONG rsge, ULONG isge,
+                   ULONG inline_size)
 {
     Record &r = a.record();
     NDK_QP *qp = nullptr;
@@ -66,8 +66,11 @@ TEST(CreateQp, CqsMustBeLiveCqsOfTheAdapter)
     NDK_CQ *closed = a.cq();
     ASSERT_TRUE(b.cq && b.pd && foreign && closed);
     a.close_now(closed);
-    for (auto [rcq, icq] : {std::pair<NDK_CQ *, NDK_CQ *>{foreign, b.cq}, {b.cq, foreign},
-                            {closed, b.cq}, {nullptr, b.cq}, {b.cq, nullptr}}) {
+    for (auto [rcq, icq] : {std::pair<NDK_CQ *, NDK_CQ *>{foreign, b.cq},
+                            {b.cq, foreign},
+                            {closed, b.cq},
+                            {nullptr, b.cq},
+                            {b.cq, nullptr}}) {
         Record &r = a.record();
         NDK_QP *qp = nullptr;
         EXPECT_STATUS(STATUS_INVALID_PARAMETER,
@@ -189,6 +192,11 @@ TEST(Qp, ReceiveQueueLimitsAndSrqQps)
     EXPECT_STATUS(STATUS_SUCCESS, qp->Dispatch->NdkReceive(qp, nullptr, sge, 2));
     EXPECT_STATUS(STATUS_SUCCESS, qp->Dispatch->NdkReceive(qp, nullptr, sge, 1));
     EXPECT_STATUS(STATUS_NO_MORE_ENTRIES, qp->Dispatch->NdkReceive(qp, nullptr, sge, 1));
+    // A receive queue of depth 0 is allowed (a send-only QP) and always full.
+    NDK_QP *send_only = a.qp(b.pd, b.cq, b.cq, nullptr, 0, 2, 0, 2);
+    ASSERT_NE(send_only, nullptr);
+    EXPECT_STATUS(STATUS_NO_MORE_ENTRIES,
+                  send_only->Dispatch->NdkReceive(send_only, nullptr, nullptr, 0));
     NDK_SRQ *srq = a.srq(b.pd);
     ASSERT_NE(srq, nullptr);
     NDK_QP *srq_qp = a.qp_srq(b.pd, b.cq, b.cq, srq);
@@ -220,7 +228,8 @@ TEST(Qp, FlushCompletesEveryReceiveWithCancelledInOrder)
         EXPECT_EQ(results[i].RequestContext, reinterpret_cast<PVOID>(i + 1));
         EXPECT_EQ(results[i].Type, NdkOperationTypeReceive);
     }
-    EXPECT_EQ(icq->Dispatch->NdkGetCqResultsEx(icq, results, 8), 0u) << "nothing on the initiator CQ";
+    EXPECT_EQ(icq->Dispatch->NdkGetCqResultsEx(icq, results, 8), 0u)
+        << "nothing on the initiator CQ";
     // Flushed receives are gone: a second flush completes nothing.
     qp->Dispatch->NdkFlush(qp);
     EXPECT_EQ(rcq->Dispatch->NdkGetCqResultsEx(rcq, results, 8), 0u);
@@ -246,9 +255,8 @@ TEST(Qp, InitiatorRequestsWithoutAConnectionAreConnectionInvalid)
     EXPECT_STATUS(STATUS_CONNECTION_INVALID, d.NdkWrite(qp, nullptr, &sge, 1, 0x1000, 7, 0));
     EXPECT_STATUS(STATUS_CONNECTION_INVALID,
                   d.NdkBind(qp, nullptr, mr, mw, reinterpret_cast<PVOID>(0x1000), 16, 0));
-    EXPECT_STATUS(STATUS_CONNECTION_INVALID,
-                  d.NdkFastRegister(qp, nullptr, mr, 1, &page, 0, 16,
-                                    reinterpret_cast<PVOID>(0x1000), 0));
+    EXPECT_STATUS(STATUS_CONNECTION_INVALID, d.NdkFastRegister(qp, nullptr, mr, 1, &page, 0, 16,
+                                                               reinterpret_cast<PVOID>(0x1000), 0));
     EXPECT_STATUS(STATUS_CONNECTION_INVALID, d.NdkInvalidate(qp, nullptr, &mr->Header, 0));
     // An inline failure produces no completion (digest 3.4).
     NDK_RESULT_EX results[4];

@@ -62,6 +62,7 @@ Call Call::inline_result(NTSTATUS status)
     Call call = begin();
     std::lock_guard lock(call.state_->mu);
     call.state_->returned = true;
+    call.state_->finishing = true; // nothing left to record: later actions run at once
     call.state_->inline_status = status;
     return call;
 }

@@ -52,7 +52,7 @@ void satisfy_arm(SoftCq &cq)
         auto notify = cq.notify;
         auto context = cq.notify_context;
         NTSTATUS status = cq.error;
-        cq.adapter().deliver([notify, context, status] { notify(context, status); });
+        deliver_event(cq, [notify, context, status] { notify(context, status); });
         return;
     }
     ULONG type = cq.armed - 1;
@@ -65,7 +65,7 @@ void satisfy_arm(SoftCq &cq)
     cq.solicited_since_callback = 0;
     auto notify = cq.notify;
     auto context = cq.notify_context;
-    cq.adapter().deliver([notify, context] { notify(context, STATUS_SUCCESS); });
+    deliver_event(cq, [notify, context] { notify(context, STATUS_SUCCESS); });
 }
 
 } // namespace

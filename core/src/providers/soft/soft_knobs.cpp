@@ -55,6 +55,17 @@ const char *const kFallible[] = {
     "NdkAcceptEx", "NdkReject", "NdkGetConnectionData", "NdkDisconnect",
 };
 
+// Object caps (NDIS_NDK_CAPABILITIES counts) a knob may set, by name.
+struct Cap {
+    const char *name;
+    ULONG ObjectCaps::*member;
+};
+const Cap kCaps[] = {
+    {"max_qp_count", &ObjectCaps::max_qp}, {"max_cq_count", &ObjectCaps::max_cq},
+    {"max_mr_count", &ObjectCaps::max_mr}, {"max_pd_count", &ObjectCaps::max_pd},
+    {"max_mw_count", &ObjectCaps::max_mw}, {"max_srq_count", &ObjectCaps::max_srq},
+};
+
 // Functions whose failure can only be reported inline (no completion callback exists).
 bool is_inline_only(std::string_view name)
 {
@@ -231,20 +242,26 @@ NTSTATUS Knobs::set(const std::string &key, const std::string &value, std::strin
         char dot = 0;
         std::istringstream in(value);
         if (!(in >> major >> dot >> minor) || dot != '.' || major == 0 || major > 0xFFFF ||
-            minor > 0xFFFF)
+            minor > 0xFFFF || !(in >> std::ws).eof())
             return bad("expected MAJOR.MINOR");
         provider_version_ = NDK_VERSION{static_cast<USHORT>(major), static_cast<USHORT>(minor)};
         return STATUS_SUCCESS;
     }
     if (key == "adapter_not_ready") {
-        adapter_not_ready_ = value == "1" || value == "true" || value == "True";
+        if (value == "1" || value == "true" || value == "True")
+            adapter_not_ready_ = true;
+        else if (value == "0" || value == "false" || value == "False")
+            adapter_not_ready_ = false;
+        else
+            return bad("expected 1/true or 0/false");
         return STATUS_SUCCESS;
     }
     if (key == "ephemeral_ports") {
         unsigned lo = 0, hi = 0;
         char dash = 0;
         std::istringstream in(value);
-        if (!(in >> lo >> dash >> hi) || dash != '-' || lo == 0 || hi > 65535 || lo > hi)
+        if (!(in >> lo >> dash >> hi) || dash != '-' || lo == 0 || hi > 65535 || lo > hi ||
+            !(in >> std::ws).eof())
             return bad("expected LOW-HIGH within 1-65535");
         ephemeral_ = {static_cast<uint16_t>(lo), static_cast<uint16_t>(hi)};
         return STATUS_SUCCESS;
@@ -253,16 +270,6 @@ NTSTATUS Knobs::set(const std::string &key, const std::string &value, std::strin
         addresses_ = value;
         return STATUS_SUCCESS;
     }
-    struct Cap {
-        const char *name;
-        ULONG ObjectCaps::*member;
-    };
-    static const Cap kCaps[] = {{"max_qp_count", &ObjectCaps::max_qp},
-                                {"max_cq_count", &ObjectCaps::max_cq},
-                                {"max_mr_count", &ObjectCaps::max_mr},
-                                {"max_pd_count", &ObjectCaps::max_pd},
-                                {"max_mw_count", &ObjectCaps::max_mw},
-                                {"max_srq_count", &ObjectCaps::max_srq}};
     for (const auto &cap : kCaps) {
         if (key == cap.name) {
             auto n = parse_number(value);
@@ -319,6 +326,12 @@ NTSTATUS Knobs::get(const std::string &key, std::string &value) const
                      (armed.failure.async ? "async" : "inline") + " " +
                      std::to_string(armed.remaining) + "\n";
     } else {
+        for (const auto &cap : kCaps) {
+            if (key == cap.name) {
+                value = std::to_string(caps_.*cap.member);
+                return STATUS_SUCCESS;
+            }
+        }
         for (const auto &field : kInfoFields) {
             if (key == field.name) {
                 const auto *base = reinterpret_cast<const unsigned char *>(&info_) + field.offset;

@@ -1,6 +1,7 @@
 #include "soft_object.hpp"
 
 #include "soft_adapter.hpp"
+#include "soft_objects.hpp"
 
 namespace ndk::soft {
 
@@ -16,6 +17,17 @@ NTSTATUS query_extension_not_supported(NDK_OBJECT_HEADER *, GUID *, NDK_VERSION,
 {
     // "There are currently no standard extended interfaces defined." (digest 1.1)
     return STATUS_NOT_SUPPORTED;
+}
+
+void deliver_event(SoftObject &object, std::function<void()> callback)
+{
+    object.add_dependent();
+    SoftAdapter &adapter = object.adapter();
+    adapter.deliver([&object, &adapter, callback = std::move(callback)] {
+        callback();
+        std::lock_guard lock(adapter.mu());
+        object.release_dependent();
+    });
 }
 
 void SoftObject::depend_on(SoftObject &antecedent)

@@ -8,6 +8,7 @@
 #include "soft_object.hpp"
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -199,6 +200,11 @@ NTSTATUS create_qp_with_srq(NDK_PD *, NDK_CQ *, NDK_CQ *, NDK_SRQ *, PVOID, ULON
 NTSTATUS build_lam(NDK_ADAPTER *, MDL *, SIZE_T, NDK_FN_REQUEST_COMPLETION, PVOID,
                    NDK_LOGICAL_ADDRESS_MAPPING *, ULONG *, ULONG *);
 VOID release_lam(NDK_ADAPTER *, NDK_LOGICAL_ADDRESS_MAPPING *);
+
+// Deliver an event callback of `object` on the engine.  Until it returns the object counts it
+// as a dependent, so a close issued meanwhile pends (digest 3.1: "a close stays pending until
+// ... all event callbacks have returned").  Lock held.
+void deliver_event(SoftObject &object, std::function<void()> callback);
 
 // Queue a completion on a CQ and notify an armed consumer (digest 3.2).  Lock held.
 void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited);

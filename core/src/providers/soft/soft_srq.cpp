@@ -13,7 +13,7 @@ void check_threshold(SoftSrq &srq)
     srq.threshold = 0;
     auto notify = srq.notify;
     auto context = srq.notify_context;
-    srq.adapter().deliver([notify, context] { notify(context, STATUS_SUCCESS); });
+    deliver_event(srq, [notify, context] { notify(context, STATUS_SUCCESS); });
 }
 
 } // namespace
