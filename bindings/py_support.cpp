@@ -8,8 +8,10 @@
 namespace ndk::py {
 namespace {
 
-std::mutex deferred_mu;
-std::vector<std::shared_ptr<void>> deferred; // Python-holding objects waiting for the GIL
+// Immortal: Python objects must not be released by a static destructor after the interpreter
+// has finalized.
+std::mutex &deferred_mu = *new std::mutex;
+std::vector<std::shared_ptr<void>> &deferred = *new std::vector<std::shared_ptr<void>>;
 
 template <class T>
 std::shared_ptr<void> gil_safe(std::unique_ptr<T> owned)

@@ -26,8 +26,10 @@ std::shared_ptr<CallState> *holder(PVOID context)
 // the last reference to a handle there would run the handle's close (or the adapter's
 // blocking close) on the very thread that must deliver it.  So completions park what they
 // release here, and the consumer's next call frees it on the consumer's thread.
-std::mutex reaper_mu;
-std::vector<std::shared_ptr<void>> reaper;
+// Immortal, like the references it may hold at exit: freeing them from a static destructor
+// would close adapters after the globals they need are gone.
+std::mutex &reaper_mu = *new std::mutex;
+std::vector<std::shared_ptr<void>> &reaper = *new std::vector<std::shared_ptr<void>>;
 
 void park(std::shared_ptr<void> reference)
 {

@@ -94,8 +94,9 @@ NTSTATUS Endpoint::to_sockaddr(SOCKADDR *address, ULONG *length) const
 
 Fabric &Fabric::instance()
 {
-    static Fabric fabric;
-    return fabric;
+    // Never destroyed: adapters may still be closed by other static destructors at exit.
+    static Fabric *fabric = new Fabric;
+    return *fabric;
 }
 
 NTSTATUS Fabric::attach(Miniport *miniport, const std::string &addresses,
