@@ -13,4 +13,4 @@ ctest --test-dir build --output-on-failure -j "$jobs" -LE vm
 echo "== ctest: build-asan/ (ASan + UBSan)"
 ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|scenario'
 echo "== ctest: build-tsan/ (TSan, C++ suites)"
-ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L cpp
+ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L unit -E '^python_'
