@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -70,11 +71,17 @@ TEST(Engine, TaskPostedByATaskRunsAfterItReturns)
         std::lock_guard lock(mu);
         log.emplace_back(entry);
     };
+    // Hold the engine until both tasks are queued, so "outer" cannot run before "second" is
+    // posted: then "inner", posted by "outer", must come after "second".
+    std::promise<void> release;
+    std::shared_future<void> gate = release.get_future().share();
+    engine.post([gate] { gate.wait(); });
     engine.post([&] {
         engine.post([&] { add("inner"); });
         add("outer:end");
     });
     engine.post([&] { add("second"); });
+    release.set_value();
     engine.drain();
     std::lock_guard lock(mu);
     EXPECT_EQ(log, (std::vector<std::string>{"outer:end", "second", "inner"}));
