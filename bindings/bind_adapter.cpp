@@ -18,11 +18,6 @@ struct AdapterInfoQuery {
     std::optional<NDK_ADAPTER_INFO> info;
 };
 
-pyb::object enum_of(const char *name, long long value)
-{
-    return pyb::module_::import("ndk._constants").attr(name)(value);
-}
-
 #define NDK_INFO_FIELDS(X)                                                                       \
     X(vendor_id, VendorId)                                                                       \
     X(device_id, DeviceId)                                                                       \

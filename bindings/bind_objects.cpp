@@ -17,11 +17,6 @@ namespace {
 PVOID context_of(uintptr_t value) { return reinterpret_cast<PVOID>(value); }
 uintptr_t context_value(PVOID value) { return reinterpret_cast<uintptr_t>(value); }
 
-pyb::object enum_of(const char *name, long long value)
-{
-    return pyb::module_::import("ndk._constants").attr(name)(value);
-}
-
 // An MDL chain over a Python buffer: segments (offset, length) of the buffer, in order.
 struct PyMdl {
     std::vector<MDL> chain;

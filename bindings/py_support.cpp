@@ -29,11 +29,6 @@ std::shared_ptr<void> gil_safe(std::unique_ptr<T> owned)
 
 } // namespace
 
-std::shared_ptr<void> keep_alive(pyb::object object)
-{
-    return gil_safe(std::make_unique<pyb::object>(std::move(object)));
-}
-
 std::shared_ptr<void> keep_alive(std::unique_ptr<pyb::buffer_info> buffer)
 {
     return gil_safe(std::move(buffer));
@@ -46,6 +41,11 @@ void release_deferred()
         std::lock_guard lock(deferred_mu);
         now.swap(deferred);
     }
+}
+
+pyb::object enum_of(const char *name, long long value)
+{
+    return pyb::module_::import("ndk._constants").attr(name)(value);
 }
 
 GROUP_AFFINITY affinity_of(const pyb::object &affinity)

@@ -24,9 +24,11 @@ struct Status {
 // Keep a Python object alive from C++.  The reference may be dropped on any thread: without
 // the GIL it is queued and released at the next binding call that holds the GIL, so a provider
 // thread never waits for the GIL (which could deadlock with a consumer waiting on it).
-std::shared_ptr<void> keep_alive(pyb::object object);
 std::shared_ptr<void> keep_alive(std::unique_ptr<pyb::buffer_info> buffer);
 void release_deferred(); // GIL held
+
+// A member of one of ndk's enumerations (ndk._constants), e.g. enum_of("OpType", 1).
+pyb::object enum_of(const char *name, long long value);
 
 // A GROUP_AFFINITY from Python: an int mask (group 0) or a (mask, group) pair.
 GROUP_AFFINITY affinity_of(const pyb::object &affinity);

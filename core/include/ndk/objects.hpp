@@ -46,7 +46,6 @@ protected:
     std::shared_ptr<void> event_sink_;
 
 private:
-    friend class Adapter;
     std::shared_ptr<Adapter> adapter_;
     NDK_OBJECT_HEADER *header_;
     NDK_OBJECT_TYPE type_;
@@ -108,7 +107,6 @@ class Cq : public Object {
 public:
     Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events);
     NDK_CQ *ndk() const { return ndk_; }
-    ULONG depth() const { return depth_; }
 
     Call resize(ULONG cq_depth);
     void arm(ULONG type);
@@ -122,9 +120,7 @@ public:
 
 private:
     NDK_CQ *ndk_;
-    ULONG depth_ = 0;
     std::shared_ptr<CqEvents> events_;
-    friend class Adapter;
 };
 
 class Mr;

@@ -94,7 +94,7 @@ bool SoftAdapter::injected_failure(const char *function, NDK_FN_CREATE_COMPLETIO
     return true;
 }
 
-NTSTATUS SoftAdapter::request(SoftObject &object, const char *function,
+NTSTATUS SoftAdapter::request(SoftObject *object, const char *function,
                               NDK_FN_REQUEST_COMPLETION completion, PVOID context,
                               std::function<NTSTATUS()> perform, std::function<void()> undo)
 {
@@ -110,15 +110,17 @@ NTSTATUS SoftAdapter::request(SoftObject &object, const char *function,
                 (completion != nullptr && knobs().should_pend(CallKind::Request));
     if (!pend)
         return settle(perform());
-    {
+    if (object != nullptr) {
         std::lock_guard lock(mu_);
-        object.add_dependent(); // a close waits for this request (digest 3.1)
+        object->add_dependent(); // a close waits for this request (digest 3.1)
     }
-    engine_.post([this, &object, completion, context, failure, settle,
+    engine_.post([this, object, completion, context, failure, settle,
                   perform = std::move(perform)] {
         completion(context, settle(failure ? failure->status : perform()));
-        std::lock_guard lock(mu_);
-        object.release_dependent();
+        if (object != nullptr) {
+            std::lock_guard lock(mu_);
+            object->release_dependent();
+        }
     });
     return STATUS_PENDING;
 }

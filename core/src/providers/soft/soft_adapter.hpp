@@ -74,11 +74,12 @@ public:
         return STATUS_PENDING;
     }
 
-    // An asynchronous request on `object`: injected failure, then `perform` inline or on the
-    // engine.  A pending request holds a dependent reference so a close waits for it.
+    // An asynchronous request on `object` (nullptr: on the adapter itself): injected failure,
+    // then `perform` inline or on the engine.  A pending request on an object holds a
+    // dependent reference so its close waits for it; the adapter's own close drains the engine.
     // `undo` (optional) runs when the request fails, inline or before its completion, to
     // release what the caller set up for it.
-    NTSTATUS request(SoftObject &object, const char *function,
+    NTSTATUS request(SoftObject *object, const char *function,
                      NDK_FN_REQUEST_COMPLETION completion, PVOID context,
                      std::function<NTSTATUS()> perform, std::function<void()> undo = {});
 

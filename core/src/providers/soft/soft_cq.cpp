@@ -104,7 +104,7 @@ NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION Requ
         if (CqDepth < cq->results.size())
             return STATUS_BUFFER_OVERFLOW; // smaller than what it holds (digest 4.2, CQ::Resize)
     }
-    return adapter.request(*cq, "NdkResizeCq", RequestCompletion, RequestContext, [cq, CqDepth] {
+    return adapter.request(cq, "NdkResizeCq", RequestCompletion, RequestContext, [cq, CqDepth] {
         std::lock_guard lock(cq->adapter().mu());
         if (CqDepth < cq->results.size())
             return STATUS_BUFFER_OVERFLOW;

@@ -24,7 +24,6 @@ NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length,
         *pLAMSize = static_cast<ULONG>(needed); // BUFFER_TOO_SMALL reports the size (digest 1.1)
         return STATUS_BUFFER_TOO_SMALL;
     }
-    // A pending build runs on the engine; the adapter's blocking close drains it first.
     auto perform = [adapter, pNdkLAM, pLAMSize, pFBO, first = *start - fbo, pages, fbo, needed] {
         std::lock_guard lock(adapter->mu());
         auto &table = adapter->lams();
@@ -43,16 +42,7 @@ NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length,
         *pFBO = static_cast<ULONG>(fbo);
         return STATUS_SUCCESS;
     };
-    auto failure = adapter->knobs().take_failure("NdkBuildLAM");
-    if (failure && (!failure->async || RequestCompletion == nullptr))
-        return failure->status;
-    if (!failure && (RequestCompletion == nullptr || !adapter->knobs().should_pend(CallKind::Request)))
-        return perform();
-    NTSTATUS status = failure ? failure->status : STATUS_SUCCESS;
-    adapter->deliver([RequestCompletion, RequestContext, perform, status] {
-        RequestCompletion(RequestContext, status == STATUS_SUCCESS ? perform() : status);
-    });
-    return STATUS_PENDING;
+    return adapter->request(nullptr, "NdkBuildLAM", RequestCompletion, RequestContext, perform);
 }
 
 VOID release_lam(NDK_ADAPTER *ndk_adapter, NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM)

@@ -44,7 +44,7 @@ NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG Addr
         listener->port = port;
     }
     return adapter.request(
-        *listener, "NdkListen", RequestCompletion, RequestContext,
+        listener, "NdkListen", RequestCompletion, RequestContext,
         [listener] {
             std::lock_guard lock(listener->adapter().mu());
             listener->listening = listener->port != nullptr;

@@ -69,7 +69,7 @@ NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
         if (mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
     }
-    return adapter.request(*mr, "NdkRegisterMr", RequestCompletion, RequestContext,
+    return adapter.request(mr, "NdkRegisterMr", RequestCompletion, RequestContext,
                            [mr, address = *start, Length, Flags] {
                                SoftAdapter &a = mr->adapter();
                                std::lock_guard lock(a.mu());
@@ -97,7 +97,7 @@ NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION RequestCompleti
         if (!mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
     }
-    return adapter.request(*mr, "NdkDeregisterMr", RequestCompletion, RequestContext, [mr] {
+    return adapter.request(mr, "NdkDeregisterMr", RequestCompletion, RequestContext, [mr] {
         std::lock_guard lock(mr->adapter().mu());
         if (!mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
@@ -125,7 +125,7 @@ NTSTATUS initialize_fast_register_mr(NDK_MR *ndk_mr, ULONG AdapterPageCount, BOO
         if (mr->initialized)
             return STATUS_INVALID_DEVICE_STATE;
     }
-    return adapter.request(*mr, "NdkInitializeFastRegisterMr", RequestCompletion, RequestContext,
+    return adapter.request(mr, "NdkInitializeFastRegisterMr", RequestCompletion, RequestContext,
                            [mr, AdapterPageCount, RemoteAccess] {
                                SoftAdapter &a = mr->adapter();
                                std::lock_guard lock(a.mu());

@@ -129,7 +129,6 @@ public:
     ULONG receive_sge = 0;
     ULONG initiator_sge = 0;
     ULONG inline_size = 0;
-    bool connected = false;
     std::deque<PVOID> receives; // request contexts of receives posted and not consumed
 };
 

@@ -1,5 +1,6 @@
 // Queue pair (digest 1.7): creation with its limits, the receive queue, and flush.
-// Initiator work requests need a connection and report CONNECTION_INVALID without one.
+// Initiator work requests need a connection; connections are not established yet
+// (docs/semantics.md: ESTABLISH), so they report CONNECTION_INVALID.
 #include "soft_objects.hpp"
 
 namespace ndk::soft {
@@ -137,11 +138,7 @@ NTSTATUS receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl, ULON
 }
 
 // Initiator requests on a QP that has no connection (digest 1.7: "QP not connected").
-NTSTATUS not_connected(SoftQp *qp)
-{
-    std::lock_guard lock(qp->adapter().mu());
-    return qp->connected ? STATUS_NOT_SUPPORTED : STATUS_CONNECTION_INVALID;
-}
+NTSTATUS not_connected(SoftQp *) { return STATUS_CONNECTION_INVALID; }
 
 NTSTATUS send(NDK_QP *qp, PVOID, const NDK_SGE *, ULONG, ULONG)
 {

@@ -64,7 +64,7 @@ NTSTATUS modify_srq(NDK_SRQ *ndk_srq, ULONG SrqDepth, ULONG NotifyThreshold,
         if (NotifyThreshold > depth || (NotifyThreshold > 0 && srq->notify == nullptr))
             return STATUS_INVALID_PARAMETER;
     }
-    return adapter.request(*srq, "NdkModifySrq", RequestCompletion, RequestContext,
+    return adapter.request(srq, "NdkModifySrq", RequestCompletion, RequestContext,
                            [srq, SrqDepth, NotifyThreshold] {
                                std::lock_guard lock(srq->adapter().mu());
                                if (SrqDepth != 0) {
