@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define NDK_HARNESS_PROVIDER_SYMBOL "NdkHarnessGetProvider"
-#define NDK_HARNESS_PROVIDER_VERSION 1
+#define NDK_HARNESS_PROVIDER_VERSION 2 /* 2: OidRequest */
 
 typedef struct _NDK_HARNESS_PROVIDER {
     ULONG Size;    /* sizeof(NDK_HARNESS_PROVIDER) */
@@ -40,6 +40,15 @@ typedef struct _NDK_HARNESS_PROVIDER {
      * value, reason in Reply).  May be NULL: the provider has no knobs. */
     NTSTATUS (*ControlMiniport)(NDIS_HANDLE MiniportAdapterContext, const char *Key,
                                 const char *Value, char *Reply, ULONG ReplyLength);
+    /* An NDIS OID request on the miniport, as MiniportOidRequest receives it (digest 3.7).
+     * Query (Set == FALSE): write the answer into Buffer and its size into *BytesWritten; when
+     * BufferLength is too small, write the size needed into *BytesNeeded and return
+     * NDIS_STATUS_BUFFER_TOO_SHORT.  Set: read BufferLength bytes of Buffer.  Returns
+     * NDIS_STATUS_SUCCESS, NDIS_STATUS_BUFFER_TOO_SHORT, NDIS_STATUS_INVALID_LENGTH (a set of
+     * the wrong size) or NDIS_STATUS_INVALID_OID (not supported).  May be NULL: no OIDs. */
+    NDIS_STATUS (*OidRequest)(NDIS_HANDLE MiniportAdapterContext, NDIS_OID Oid, BOOLEAN Set,
+                              PVOID Buffer, ULONG BufferLength, ULONG *BytesWritten,
+                              ULONG *BytesNeeded);
 } NDK_HARNESS_PROVIDER;
 
 typedef const NDK_HARNESS_PROVIDER *(*NDK_HARNESS_GET_PROVIDER)(void);

@@ -7,13 +7,21 @@
 namespace ndk::soft {
 
 SoftAdapter::SoftAdapter(Miniport &miniport, NDK_VERSION version)
-    : NDK_ADAPTER{}, miniport_(miniport), version_(version)
+    : NDK_ADAPTER{}, miniport_(miniport), version_(version), mu_(Fabric::instance().wire())
 {
     init_header(Header, NdkObjectTypeAdapter, version);
     Dispatch = &kAdapterDispatch;
+    engine_.set_manual(miniport.knobs.manual_progress());
+    std::lock_guard lock(mu_);
+    miniport.adapters.push_back(this);
 }
 
-SoftAdapter::~SoftAdapter() { shutdown(); }
+SoftAdapter::~SoftAdapter()
+{
+    shutdown();
+    std::lock_guard lock(mu_);
+    std::erase(miniport_.adapters, this);
+}
 
 void SoftAdapter::shutdown()
 {
@@ -43,6 +51,7 @@ void SoftAdapter::shutdown()
     engine_.drain();
     std::lock_guard lock(mu_);
     live_.clear();
+    all_.clear();
     objects_.clear();
 }
 
@@ -68,6 +77,7 @@ void SoftAdapter::adopt(std::unique_ptr<SoftObject> object)
     objects_.push_back(std::move(object));
     raw->self_ = std::prev(objects_.end());
     live_[&raw->header()] = raw;
+    all_.insert(raw);
     ++counts_[raw->type()];
 }
 
@@ -76,6 +86,7 @@ void SoftAdapter::destroy(SoftObject &object)
     object.release_antecedents();
     --counts_[object.type()];
     live_.erase(&object.header());
+    all_.erase(&object);
     objects_.erase(object.self_);
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace ndk::soft {
@@ -98,6 +99,26 @@ public:
     UINT32 new_token();
     UINT32 privileged_token() const { return kPrivilegedToken; }
 
+    // Memory tokens in use: the MR or MW each local or remote token names.  Lock held.
+    struct TokenEntry {
+        SoftObject *owner = nullptr; // a SoftMr or SoftMw
+        bool remote = false;         // a remote token (MR remote token, or an MW's)
+    };
+    std::unordered_map<UINT32, TokenEntry> &tokens() { return tokens_; }
+    // True while `object` has not been destroyed (it may be closing).  Lock held.
+    bool exists(const SoftObject *object) const { return all_.count(object) != 0; }
+
+    // Every object of this adapter not yet destroyed, in creation order.  Lock held.
+    template <class F>
+    void for_each_object(F &&visit)
+    {
+        for (auto &object : objects_)
+            visit(*object);
+    }
+    // Take ownership of an object made outside create() (a connector delivered by a connect
+    // event).  Lock held.
+    void adopt(std::unique_ptr<SoftObject> object);
+
 private:
     friend class SoftObject;
     static constexpr UINT32 kPrivilegedToken = 0x00000001;
@@ -105,17 +126,18 @@ private:
     bool injected_failure(const char *function, NDK_FN_CREATE_COMPLETION completion,
                           PVOID context, NTSTATUS &status);
     bool at_cap(NDK_OBJECT_TYPE type) const; // lock held
-    void adopt(std::unique_ptr<SoftObject> object); // lock held
     void destroy(SoftObject &object);                // lock held
 
     Miniport &miniport_;
     NDK_VERSION version_;
-    std::mutex mu_;
+    std::mutex &mu_; // the fabric's wire lock (soft_fabric.hpp)
     std::list<std::unique_ptr<SoftObject>> objects_; // creation order
     std::unordered_map<const void *, SoftObject *> live_;
     std::array<ULONG, NdkObjectTypeMax> counts_{};
     UINT32 next_token_ = 0x100;
     LamTable lams_;
+    std::unordered_map<UINT32, TokenEntry> tokens_;
+    std::unordered_set<const SoftObject *> all_;
     Engine engine_; // last: its thread stops first, before the tables above go away
 };
 

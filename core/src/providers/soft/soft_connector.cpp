@@ -1,8 +1,12 @@
-// Connector (digest 1.8).  This file holds creation and the calls on a connector that has no
-// connection: they report CONNECTION_INVALID, as ND2 does for an unconnected connector
-// (digest 4.2).  Establishment (Connect, Accept, ...) is not implemented yet and reports
-// STATUS_NOT_SUPPORTED; see docs/semantics.md.
-#include "soft_objects.hpp"
+// Connector (digest 1.8): creation, the active side of establishment (Connect and
+// ConnectWithSharedEndpoint deliver a new connector to the listener through its connect
+// event), the address getters and GetConnectionData.  The rest of the connection's life is in
+// soft_connection.cpp.
+#include "soft_connection.hpp"
+#include "soft_endpoint_address.hpp"
+
+#include <algorithm>
+#include <cstring>
 
 namespace ndk::soft {
 
@@ -19,53 +23,218 @@ NTSTATUS create_connector(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION Cre
 
 namespace {
 
-NTSTATUS connect(NDK_CONNECTOR *, NDK_QP *, const PSOCKADDR, ULONG, const PSOCKADDR, ULONG, ULONG,
-                 ULONG, const PVOID, ULONG, NDK_FN_REQUEST_COMPLETION, PVOID)
+// A failure found while starting a connect: returned inline, or (request_mode pending)
+// through the completion, as the "(i/a)" of digest 1.8 allows.
+NTSTATUS refuse(SoftConnector &c, NTSTATUS status, NDK_FN_REQUEST_COMPLETION completion,
+                PVOID context)
 {
-    return STATUS_NOT_SUPPORTED;
+    c.adapter().miniport().counters.ConnectFailure++;
+    if (!c.adapter().knobs().should_pend(CallKind::Request))
+        return status;
+    c.add_dependent();
+    complete_held_request(c, completion, context, status);
+    return STATUS_PENDING;
 }
-NTSTATUS connect_with_shared_endpoint(NDK_CONNECTOR *, NDK_QP *, NDK_SHARED_ENDPOINT *,
-                                      const PSOCKADDR, ULONG, ULONG, ULONG, const PVOID, ULONG,
-                                      NDK_FN_REQUEST_COMPLETION, PVOID)
+
+// Where a connect request goes: the listener at `dest`, or the status that refuses it.
+NTSTATUS find_listener(SoftAdapter &adapter, const Endpoint &dest, SoftListener *&out)
 {
-    return STATUS_NOT_SUPPORTED;
+    Miniport *owner = Fabric::instance().owner(dest.ip);
+    if (owner == nullptr)
+        return STATUS_HOST_UNREACHABLE; // no soft RNIC has this address
+    if (owner == &adapter.miniport() &&
+        !(adapter.info().AdapterFlags & NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED))
+        return STATUS_HOST_UNREACHABLE; // docs/semantics.md, CONN-LOOPBACK
+    SoftListener *listener = Fabric::instance().listener_at(dest);
+    // A paused listener is treated as absent (digest 1.9); a closing one rejects at once (3.5).
+    if (listener == nullptr || listener->paused || listener->close_requested() ||
+        !listener->listening)
+        return STATUS_CONNECTION_REFUSED;
+    out = listener;
+    return STATUS_SUCCESS;
 }
-NTSTATUS complete_connect(NDK_CONNECTOR *, NDK_FN_DISCONNECT_EVENT_CALLBACK, PVOID,
-                          NDK_FN_REQUEST_COMPLETION, PVOID)
+
+// Connect and ConnectWithSharedEndpoint (`se` set).
+NTSTATUS start_connect(const char *function, NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp,
+                       NDK_SHARED_ENDPOINT *ndk_se, const SOCKADDR *src, ULONG src_length,
+                       const SOCKADDR *dest, ULONG dest_length, ULONG irl, ULONG orl,
+                       const void *private_data, ULONG private_data_length,
+                       NDK_FN_REQUEST_COMPLETION completion, PVOID context)
 {
-    return STATUS_CONNECTION_INVALID; // "QP is not connecting" (digest 1.8)
+    SoftConnector &c = *SoftConnector::from(ndk_connector);
+    SoftAdapter &adapter = c.adapter();
+    if (auto failure = adapter.knobs().take_failure(function)) {
+        if (!failure->async || completion == nullptr)
+            return failure->status;
+        std::lock_guard lock(adapter.mu());
+        c.add_dependent();
+        complete_held_request(c, completion, context, failure->status);
+        return STATUS_PENDING;
+    }
+    NDK_ADAPTER_INFO info = adapter.info();
+    if (completion == nullptr || (private_data == nullptr && private_data_length > 0))
+        return STATUS_INVALID_PARAMETER;
+    if (private_data_length > info.MaxCallerData)
+        return STATUS_INVALID_BUFFER_SIZE; // ND2 Connector::Connect (digest 4.2)
+    Endpoint remote;
+    if (NTSTATUS s = Endpoint::from_sockaddr(dest, dest_length, remote); s != STATUS_SUCCESS)
+        return s;
+
+    std::lock_guard lock(adapter.mu());
+    if (c.state != SoftConnector::State::Idle)
+        return STATUS_CONNECTION_ACTIVE; // one connection per connector (digest 3.6)
+    SoftQp *qp = adapter.lookup<SoftQp>(ndk_qp, NdkObjectTypeQp);
+    if (qp == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    if (qp->connector != nullptr || qp->state != SoftQp::State::Idle)
+        return STATUS_CONNECTION_ACTIVE; // docs/semantics.md, CONN-QP-REUSE
+    SoftSharedEndpoint *se = nullptr;
+    Endpoint local;
+    std::shared_ptr<PortReservation> port;
+    if (ndk_se != nullptr) {
+        se = adapter.lookup<SoftSharedEndpoint>(ndk_se, NdkObjectTypeSharedEndpoint);
+        if (se == nullptr || !se->port)
+            return STATUS_INVALID_PARAMETER;
+        port = se->port; // +1 on the shared endpoint (digest 3.5)
+        local = port->endpoint();
+    } else {
+        if (NTSTATUS s = resolve_local(adapter, src, src_length, local); s != STATUS_SUCCESS)
+            return s;
+    }
+    if (local.ip.family != remote.ip.family)
+        return STATUS_INVALID_ADDRESS; // docs/semantics.md, CONN-FAMILY
+    if (!port) {
+        // SHARING_VIOLATION when the port is taken, TOO_MANY_ADDRESSES when port 0 finds none.
+        if (NTSTATUS s = Fabric::instance().reserve(local.ip, local.port,
+                                                    adapter.knobs().ephemeral_ports(), port);
+            s != STATUS_SUCCESS)
+            return s;
+        local = port->endpoint();
+    }
+    if (!Fabric::instance().add_tuple(local, remote))
+        return STATUS_ADDRESS_ALREADY_EXISTS; // the 4-tuple exists (digest 1.8)
+    SoftListener *listener = nullptr;
+    if (NTSTATUS s = find_listener(adapter, remote, listener); s != STATUS_SUCCESS) {
+        Fabric::instance().remove_tuple(local, remote);
+        return refuse(c, s, completion, context);
+    }
+
+    // Commit: the QP and the shared endpoint become antecedents of the connector (3.1).
+    c.state = SoftConnector::State::Connecting;
+    c.qp = qp;
+    qp->connector = &c;
+    c.depend_on(*qp);
+    if (se != nullptr)
+        c.depend_on(*se);
+    c.port = std::move(port);
+    c.local = local;
+    c.remote = remote;
+    c.tuple_registered = true;
+    c.inbound_read_limit = std::min(irl, info.MaxInboundReadLimit);
+    c.outbound_read_limit = std::min(orl, info.MaxOutboundReadLimit);
+    c.pending_completion = completion;
+    c.pending_context = context;
+    c.add_dependent(); // the connect request in flight (3.1)
+
+    // The request reaches the listener: a new passive connector, delivered by its connect
+    // event.  It holds the listener's endpoint (+1, digest 3.5) and the listener itself.
+    SoftAdapter &passive_adapter = listener->adapter();
+    NDK_ADAPTER_INFO passive_info = passive_adapter.info();
+    auto p = std::make_unique<SoftConnector>(passive_adapter);
+    p->passive = true;
+    p->state = SoftConnector::State::Incoming;
+    p->listener = listener;
+    p->depend_on(*listener);
+    p->port = listener->port;
+    p->local = listener->port->endpoint();
+    p->remote = local;
+    p->peer = &c;
+    c.peer = p.get();
+    const auto *bytes = static_cast<const unsigned char *>(private_data);
+    p->peer_private_data.assign(bytes, bytes + private_data_length);
+    p->data_available = true;
+    // What the passive side sees before it accepts: the peer's limits, capped by its adapter.
+    p->inbound_read_limit = std::min(c.outbound_read_limit, passive_info.MaxInboundReadLimit);
+    p->outbound_read_limit = std::min(c.inbound_read_limit, passive_info.MaxOutboundReadLimit);
+    SoftConnector *incoming = p.get();
+    passive_adapter.adopt(std::move(p));
+    auto event = listener->connect_event;
+    auto event_context = listener->connect_event_context;
+    deliver_event(*listener, [event, event_context, incoming] { event(event_context, incoming); });
+    start_establishment_timer(c);
+    return STATUS_PENDING;
 }
-NTSTATUS complete_connect_ex(NDK_CONNECTOR *, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX, PVOID,
-                             NDK_FN_REQUEST_COMPLETION, PVOID)
+
+NTSTATUS connect(NDK_CONNECTOR *connector, NDK_QP *qp, const PSOCKADDR pSrcAddress,
+                 ULONG SrcAddressLength, const PSOCKADDR pDestAddress, ULONG DestAddressLength,
+                 ULONG InboundReadLimit, ULONG OutboundReadLimit, const PVOID pPrivateData,
+                 ULONG PrivateDataLength, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                 PVOID RequestContext)
 {
-    return STATUS_CONNECTION_INVALID;
+    return start_connect("NdkConnect", connector, qp, nullptr, pSrcAddress, SrcAddressLength,
+                         pDestAddress, DestAddressLength, InboundReadLimit, OutboundReadLimit,
+                         pPrivateData, PrivateDataLength, RequestCompletion, RequestContext);
 }
-NTSTATUS accept(NDK_CONNECTOR *, NDK_QP *, ULONG, ULONG, const PVOID, ULONG,
-                NDK_FN_DISCONNECT_EVENT_CALLBACK, PVOID, NDK_FN_REQUEST_COMPLETION, PVOID)
+
+NTSTATUS connect_with_shared_endpoint(NDK_CONNECTOR *connector, NDK_QP *qp,
+                                      NDK_SHARED_ENDPOINT *se, const PSOCKADDR pDestAddress,
+                                      ULONG DestAddressLength, ULONG InboundReadLimit,
+                                      ULONG OutboundReadLimit, const PVOID pPrivateData,
+                                      ULONG PrivateDataLength,
+                                      NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                      PVOID RequestContext)
 {
-    return STATUS_CONNECTION_INVALID; // no incoming request on this connector
+    if (se == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return start_connect("NdkConnectWithSharedEndpoint", connector, qp, se, nullptr, 0,
+                         pDestAddress, DestAddressLength, InboundReadLimit, OutboundReadLimit,
+                         pPrivateData, PrivateDataLength, RequestCompletion, RequestContext);
 }
-NTSTATUS accept_ex(NDK_CONNECTOR *, NDK_QP *, ULONG, ULONG, const PVOID, ULONG,
-                   NDK_FN_DISCONNECT_EVENT_CALLBACK_EX, PVOID, NDK_FN_REQUEST_COMPLETION, PVOID)
+
+NTSTATUS get_connection_data(NDK_CONNECTOR *ndk_connector, ULONG *pInboundReadLimit,
+                             ULONG *pOutboundReadLimit, PVOID pPrivateData,
+                             ULONG *pPrivateDataLength)
 {
-    return STATUS_CONNECTION_INVALID;
+    SoftConnector &c = *SoftConnector::from(ndk_connector);
+    if (auto failure = c.adapter().knobs().take_failure("NdkGetConnectionData"))
+        return failure->status;
+    if (pPrivateDataLength == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    std::lock_guard lock(c.adapter().mu());
+    if (!c.data_available)
+        return STATUS_CONNECTION_INVALID; // nothing received yet (ND2 GetReadLimits)
+    if (pPrivateData == nullptr && *pPrivateDataLength > 0)
+        return STATUS_INVALID_PARAMETER; // "the consumer must never do this" (digest 1.8)
+    if (pInboundReadLimit != nullptr)
+        *pInboundReadLimit = c.inbound_read_limit;
+    if (pOutboundReadLimit != nullptr)
+        *pOutboundReadLimit = c.outbound_read_limit;
+    // RDS: the soft provider reports exactly what the peer sent (docs/semantics.md, CONN-RDS).
+    auto required = static_cast<ULONG>(c.peer_private_data.size());
+    ULONG given = *pPrivateDataLength;
+    *pPrivateDataLength = required;
+    if (pPrivateData == nullptr)
+        return STATUS_SUCCESS; // NULL and 0: the size query
+    std::memcpy(pPrivateData, c.peer_private_data.data(), std::min(given, required));
+    return given >= required ? STATUS_SUCCESS : STATUS_BUFFER_TOO_SMALL;
 }
-NTSTATUS reject(NDK_CONNECTOR *, const PVOID, ULONG) { return STATUS_CONNECTION_INVALID; }
-NTSTATUS get_connection_data(NDK_CONNECTOR *, ULONG *, ULONG *, PVOID, ULONG *)
+
+NTSTATUS get_address(SoftConnector &c, bool peer, PSOCKADDR address, ULONG *length)
 {
-    return STATUS_CONNECTION_INVALID;
+    std::lock_guard lock(c.adapter().mu());
+    if (c.state == SoftConnector::State::Idle)
+        return STATUS_CONNECTION_INVALID; // no connection attempted (ND2 GetLocalAddress)
+    return (peer ? c.remote : c.local).to_sockaddr(address, length);
 }
-NTSTATUS get_local_address(NDK_CONNECTOR *, PSOCKADDR, ULONG *)
+
+NTSTATUS get_local_address(NDK_CONNECTOR *c, PSOCKADDR pAddress, ULONG *pAddressLength)
 {
-    return STATUS_CONNECTION_INVALID;
+    return get_address(*SoftConnector::from(c), false, pAddress, pAddressLength);
 }
-NTSTATUS get_peer_address(NDK_CONNECTOR *, PSOCKADDR, ULONG *)
+
+NTSTATUS get_peer_address(NDK_CONNECTOR *c, PSOCKADDR pAddress, ULONG *pAddressLength)
 {
-    return STATUS_CONNECTION_INVALID;
-}
-NTSTATUS disconnect(NDK_CONNECTOR *, NDK_FN_REQUEST_COMPLETION, PVOID)
-{
-    return STATUS_CONNECTION_INVALID;
+    return get_address(*SoftConnector::from(c), true, pAddress, pAddressLength);
 }
 
 } // namespace

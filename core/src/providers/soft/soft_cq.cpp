@@ -36,9 +36,45 @@ NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
 
 namespace {
 
+void satisfy_arm(SoftCq &cq, bool moderation_expired = false);
+
+// Interrupt moderation (digest 1.3): interval 0 is none; a count within the depth lets the
+// count control; an interval other than MAXULONG lets time control (from the first completion
+// since the last notification).
+bool count_controls(const SoftCq &cq)
+{
+    return cq.moderation_interval != 0 && cq.moderation_count != 0 &&
+           cq.moderation_count != MAXULONG && cq.moderation_count <= cq.depth;
+}
+bool interval_controls(const SoftCq &cq)
+{
+    return cq.moderation_interval != 0 && cq.moderation_interval != MAXULONG;
+}
+
+// True when moderation holds the notification back for now.
+bool moderated(SoftCq &cq, bool expired)
+{
+    if (cq.moderation_interval == 0 || expired)
+        return false;
+    if (count_controls(cq) && cq.arrived_since_callback >= cq.moderation_count)
+        return false;
+    if (interval_controls(cq) && cq.moderation_timer == 0) {
+        SoftAdapter &adapter = cq.adapter();
+        auto interval = std::chrono::microseconds(cq.moderation_interval);
+        cq.moderation_timer = adapter.engine().post_after(interval, [&adapter, cq = &cq] {
+            std::lock_guard lock(adapter.mu());
+            if (adapter.exists(cq) && cq->moderation_timer != 0) {
+                cq->moderation_timer = 0;
+                satisfy_arm(*cq, true);
+            }
+        });
+    }
+    return true;
+}
+
 // Satisfy the arm if what arrived since the last callback matches it: ANY by any completion,
 // SOLICITED by a solicited send or any error (digest 3.2, 1.7).  Lock held.
-void satisfy_arm(SoftCq &cq)
+void satisfy_arm(SoftCq &cq, bool moderation_expired)
 {
     if (cq.armed == 0)
         return;
@@ -58,8 +94,12 @@ void satisfy_arm(SoftCq &cq)
     ULONG type = cq.armed - 1;
     bool match = (type == NDK_CQ_NOTIFY_ANY && cq.arrived_since_callback > 0) ||
                  (type == NDK_CQ_NOTIFY_SOLICITED && cq.solicited_since_callback > 0);
-    if (!match)
+    if (!match || moderated(cq, moderation_expired))
         return;
+    if (cq.moderation_timer != 0) {
+        cq.adapter().engine().cancel(cq.moderation_timer);
+        cq.moderation_timer = 0;
+    }
     cq.armed = 0; // once per arm
     cq.arrived_since_callback = 0;
     cq.solicited_since_callback = 0;
@@ -77,6 +117,7 @@ void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
     if (cq.results.size() >= cq.depth) {
         cq.error = STATUS_BUFFER_OVERFLOW; // overrun: the CQ is unusable from now on
         cq.results.clear();
+        cq.adapter().miniport().counters.CQError++;
         satisfy_arm(cq);
         return;
     }

@@ -185,4 +185,32 @@ void Fabric::release(const IpAddress &ip, uint16_t port)
         it->second.erase(port);
 }
 
+SoftListener *Fabric::listener_at(const Endpoint &local) const
+{
+    auto it = listeners_.find({local.ip, local.port});
+    return it == listeners_.end() ? nullptr : it->second;
+}
+
+void Fabric::set_listener(const Endpoint &local, SoftListener *listener)
+{
+    if (listener == nullptr)
+        listeners_.erase({local.ip, local.port});
+    else
+        listeners_[{local.ip, local.port}] = listener;
+}
+
+bool Fabric::add_tuple(const Endpoint &local, const Endpoint &remote)
+{
+    return tuples_.emplace(std::make_pair(std::make_pair(local.ip, local.port),
+                                          std::make_pair(remote.ip, remote.port)),
+                           1)
+        .second;
+}
+
+void Fabric::remove_tuple(const Endpoint &local, const Endpoint &remote)
+{
+    tuples_.erase(std::make_pair(std::make_pair(local.ip, local.port),
+                                 std::make_pair(remote.ip, remote.port)));
+}
+
 } // namespace ndk::soft

@@ -44,9 +44,23 @@ struct Endpoint {
 class Miniport;
 class PortReservation;
 
+class SoftListener;
+
 class Fabric {
 public:
     static Fabric &instance();
+
+    // The wire lock: every soft adapter's object state is guarded by this one mutex, so data
+    // can move between two adapters (or within one) without lock ordering between them.
+    // The soft provider is a reference model first; one lock keeps its rules checkable.
+    std::mutex &wire() { return wire_; }
+
+    // Listening endpoints and established 4-tuples.  Wire lock held for all four.
+    SoftListener *listener_at(const Endpoint &local) const;
+    void set_listener(const Endpoint &local, SoftListener *listener); // nullptr: remove
+    // False when the 4-tuple exists already (STATUS_ADDRESS_ALREADY_EXISTS, digest 1.8).
+    bool add_tuple(const Endpoint &local, const Endpoint &remote);
+    void remove_tuple(const Endpoint &local, const Endpoint &remote);
 
     // Give a miniport its addresses: the listed ones (STATUS_ADDRESS_ALREADY_EXISTS if taken,
     // STATUS_INVALID_ADDRESS if unparsable), or a fresh IPv4 + IPv6 pair when the list is empty.
@@ -64,7 +78,12 @@ private:
     friend class PortReservation;
     void release(const IpAddress &ip, uint16_t port);
 
-    mutable std::mutex mu_;
+    std::mutex wire_;
+    std::map<std::pair<IpAddress, uint16_t>, SoftListener *> listeners_;
+    std::map<std::pair<std::pair<IpAddress, uint16_t>, std::pair<IpAddress, uint16_t>>, int>
+        tuples_;
+
+    mutable std::mutex mu_; // addresses and ports; taken after the wire lock, never before
     std::map<IpAddress, Miniport *> owners_;
     std::map<IpAddress, std::map<uint16_t, bool>> ports_;
     uint32_t next_auto_ = 1;

@@ -52,7 +52,9 @@ const char *const kFallible[] = {
     "NdkResizeCq", "NdkControlCqInterruptModeration", "NdkRegisterMr", "NdkDeregisterMr",
     "NdkInitializeFastRegisterMr", "NdkModifySrq", "NdkListen", "NdkConnect",
     "NdkConnectWithSharedEndpoint", "NdkCompleteConnect", "NdkCompleteConnectEx", "NdkAccept",
-    "NdkAcceptEx", "NdkReject", "NdkGetConnectionData", "NdkDisconnect",
+    "NdkAcceptEx", "NdkReject", "NdkGetConnectionData", "NdkDisconnect", "NdkSend",
+    "NdkSendAndInvalidate", "NdkReceive", "NdkSrqReceive", "NdkRead", "NdkWrite", "NdkBind",
+    "NdkFastRegister", "NdkInvalidate",
 };
 
 // Object caps (NDIS_NDK_CAPABILITIES counts) a knob may set, by name.
@@ -71,7 +73,10 @@ bool is_inline_only(std::string_view name)
 {
     return name == "NdkQueryExtension" || name == "NdkQueryAdapterInfo" ||
            name == "NdkControlCqInterruptModeration" || name == "NdkReject" ||
-           name == "NdkGetConnectionData";
+           name == "NdkGetConnectionData" || name == "NdkSend" || name == "NdkSendAndInvalidate" ||
+           name == "NdkReceive" || name == "NdkSrqReceive" || name == "NdkRead" ||
+           name == "NdkWrite" || name == "NdkBind" || name == "NdkFastRegister" ||
+           name == "NdkInvalidate";
 }
 
 std::optional<uint64_t> parse_number(std::string_view text)
@@ -270,6 +275,20 @@ NTSTATUS Knobs::set(const std::string &key, const std::string &value, std::strin
         addresses_ = value;
         return STATUS_SUCCESS;
     }
+    if (key == "progress") {
+        if (value != "auto" && value != "manual")
+            return bad("expected auto or manual");
+        manual_progress_ = value == "manual";
+        return STATUS_SUCCESS;
+    }
+    if (key == "rnr_timeout_ms" || key == "connect_timeout_ms") {
+        auto n = parse_number(value);
+        if (!n || *n > 3600u * 1000u)
+            return bad("expected milliseconds (at most one hour)");
+        (key == "rnr_timeout_ms" ? rnr_timeout_ms_ : connect_timeout_ms_) =
+            static_cast<uint32_t>(*n);
+        return STATUS_SUCCESS;
+    }
     for (const auto &cap : kCaps) {
         if (key == cap.name) {
             auto n = parse_number(value);
@@ -313,6 +332,12 @@ NTSTATUS Knobs::get(const std::string &key, std::string &value) const
         value = addresses_;
     else if (key == "ephemeral_ports")
         value = std::to_string(ephemeral_.first) + "-" + std::to_string(ephemeral_.second);
+    else if (key == "progress")
+        value = manual_progress_ ? "manual" : "auto";
+    else if (key == "rnr_timeout_ms")
+        value = std::to_string(rnr_timeout_ms_);
+    else if (key == "connect_timeout_ms")
+        value = std::to_string(connect_timeout_ms_);
     else if (key == "adapter_not_ready")
         value = adapter_not_ready_ ? "1" : "0";
     else if (key == "provider_version")
@@ -425,6 +450,24 @@ std::pair<uint16_t, uint16_t> Knobs::ephemeral_ports() const
 {
     std::lock_guard lock(mu_);
     return ephemeral_;
+}
+
+bool Knobs::manual_progress() const
+{
+    std::lock_guard lock(mu_);
+    return manual_progress_;
+}
+
+std::chrono::milliseconds Knobs::rnr_timeout() const
+{
+    std::lock_guard lock(mu_);
+    return std::chrono::milliseconds(rnr_timeout_ms_);
+}
+
+std::chrono::milliseconds Knobs::connect_timeout() const
+{
+    std::lock_guard lock(mu_);
+    return std::chrono::milliseconds(connect_timeout_ms_);
 }
 
 std::string Knobs::addresses() const

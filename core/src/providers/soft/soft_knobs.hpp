@@ -8,6 +8,7 @@
 
 #include "ndk/ndkpi.h"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -56,6 +57,12 @@ public:
     bool adapter_not_ready() const;
     std::pair<uint16_t, uint16_t> ephemeral_ports() const;
     std::string addresses() const;
+    // progress=manual: the engine runs only when stepped (docs/knobs.md, "Progress").
+    bool manual_progress() const;
+    // How long a send waits for a receive at the peer before it fails (receiver not ready).
+    std::chrono::milliseconds rnr_timeout() const;
+    // How long connection establishment waits for the peer's Accept / CompleteConnect.
+    std::chrono::milliseconds connect_timeout() const;
 
 private:
     struct ArmedFailure {
@@ -78,6 +85,9 @@ private:
     bool adapter_not_ready_ = false;
     std::pair<uint16_t, uint16_t> ephemeral_{49152, 65535};
     std::string addresses_;
+    bool manual_progress_ = false;
+    uint32_t rnr_timeout_ms_ = 100;
+    uint32_t connect_timeout_ms_ = 10000;
 };
 
 // NDK function names that return an NTSTATUS and so can be failed by the `fail` knob.

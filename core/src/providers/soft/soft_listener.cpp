@@ -47,7 +47,10 @@ NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG Addr
         listener, "NdkListen", RequestCompletion, RequestContext,
         [listener] {
             std::lock_guard lock(listener->adapter().mu());
-            listener->listening = listener->port != nullptr;
+            if (listener->port == nullptr || listener->close_requested())
+                return STATUS_CANCELLED; // closed while the listen was pending
+            listener->listening = true;
+            Fabric::instance().set_listener(listener->port->endpoint(), listener);
             return STATUS_SUCCESS;
         },
         [listener] { // a failed listen leaves nothing reserved
@@ -73,6 +76,16 @@ VOID control_connect_events(NDK_LISTENER *ndk_listener, BOOLEAN Pause)
 }
 
 } // namespace
+
+void SoftListener::on_close()
+{
+    // New requests are refused from now on (digest 3.5); the port stays held by the connectors
+    // this listener delivered until they close.
+    if (listening)
+        Fabric::instance().set_listener(port->endpoint(), nullptr);
+    listening = false;
+    port.reset();
+}
 
 const NDK_LISTENER_DISPATCH kListenerDispatch = {
     close_object<SoftListener>,

@@ -1,6 +1,6 @@
 // Memory region (digest 1.4): normal registration from an MDL chain, or fast-register
 // initialization; the two kinds are fixed at creation (FastRegister).
-#include "soft_objects.hpp"
+#include "soft_memory.hpp"
 
 namespace ndk::soft {
 
@@ -81,6 +81,8 @@ NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
                                mr->flags = Flags;
                                mr->local_token = a.new_token();
                                mr->remote_token = a.new_token();
+                               add_token(a, mr->local_token, *mr, false);
+                               add_token(a, mr->remote_token, *mr, true);
                                return STATUS_SUCCESS;
                            });
 }
@@ -96,11 +98,17 @@ NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION RequestCompleti
         std::lock_guard lock(adapter.mu());
         if (!mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
+        if (mr->bound_windows > 0)
+            return STATUS_DEVICE_BUSY; // windows still bound (ND2 MR::Deregister, digest 4.2)
     }
     return adapter.request(mr, "NdkDeregisterMr", RequestCompletion, RequestContext, [mr] {
         std::lock_guard lock(mr->adapter().mu());
         if (!mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
+        if (mr->bound_windows > 0)
+            return STATUS_DEVICE_BUSY;
+        remove_token(mr->adapter(), mr->local_token);
+        remove_token(mr->adapter(), mr->remote_token);
         mr->registered = false;
         mr->address = 0;
         mr->length = 0;
@@ -136,6 +144,8 @@ NTSTATUS initialize_fast_register_mr(NDK_MR *ndk_mr, ULONG AdapterPageCount, BOO
                                mr->remote_access = RemoteAccess != FALSE;
                                mr->local_token = a.new_token();
                                mr->remote_token = a.new_token();
+                               add_token(a, mr->local_token, *mr, false);
+                               add_token(a, mr->remote_token, *mr, true);
                                return STATUS_SUCCESS;
                            });
 }
@@ -155,6 +165,15 @@ UINT32 get_local_token_from_mr(NDK_MR *ndk_mr)
 }
 
 } // namespace
+
+void SoftMr::on_close()
+{
+    if (local_token != 0) {
+        remove_token(adapter(), local_token);
+        remove_token(adapter(), remote_token);
+    }
+    mapped = false;
+}
 
 const NDK_MR_DISPATCH kMrDispatch = {
     close_object<SoftMr>,

@@ -1,5 +1,5 @@
 // Memory window (digest 1.5).  Bound by NdkBind on a QP; its token is valid once bound.
-#include "soft_objects.hpp"
+#include "soft_memory.hpp"
 
 namespace ndk::soft {
 
@@ -29,6 +29,21 @@ UINT32 get_remote_token_from_mw(NDK_MW *ndk_mw)
 }
 
 } // namespace
+
+void unbind_window(SoftMw &mw)
+{
+    if (!mw.bound)
+        return;
+    mw.bound = false;
+    remove_token(mw.adapter(), mw.remote_token);
+    if (mw.mr != nullptr) {
+        --mw.mr->bound_windows;
+        mw.mr->release_dependent(); // MR -> MW via Bind (digest 3.1)
+        mw.mr = nullptr;
+    }
+}
+
+void SoftMw::on_close() { unbind_window(*this); }
 
 const NDK_MW_DISPATCH kMwDispatch = {
     close_object<SoftMw>,

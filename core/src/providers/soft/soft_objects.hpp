@@ -64,6 +64,7 @@ public:
     // place or the next one; no completion is reported after it (digest 1.3).
     NTSTATUS error = STATUS_SUCCESS;
     bool error_reported = false;
+    uint64_t moderation_timer = 0; // interval moderation: fires a deferred notification
 };
 
 class SoftPd : public SoftTyped<NDK_PD, NdkObjectTypePd, NDK_PD_DISPATCH, &kPdDispatch> {
@@ -86,9 +87,19 @@ public:
     ULONG page_count = 0;
     uintptr_t address = 0;
     SIZE_T length = 0;
-    ULONG flags = 0;
+    ULONG flags = 0;          // NDK_MR_FLAG_* of the registration or fast registration
     UINT32 local_token = 0;
     UINT32 remote_token = 0;
+    // Fast-register MR: valid between a FastRegister and an Invalidate (digest 1.7).  Its
+    // range [address, address + length) is an index; the data lives on `pages` (logical
+    // addresses of this adapter's LAMs) starting `fbo` bytes into the first page.
+    bool mapped = false;
+    std::vector<uint64_t> pages;
+    ULONG fbo = 0;
+    int bound_windows = 0; // memory windows bound to this MR (MR -> MW, digest 3.1)
+
+protected:
+    void on_close() override;
 };
 
 class SoftMw : public SoftTyped<NDK_MW, NdkObjectTypeMw, NDK_MW_DISPATCH, &kMwDispatch> {
@@ -97,8 +108,45 @@ public:
     static SoftMw *from(NDK_MW *mw) { return static_cast<SoftMw *>(mw); }
 
     SoftPd *pd = nullptr;
-    UINT32 remote_token = 0;
+    UINT32 remote_token = 0; // assigned when NdkBind returns
+    // Between the Bind's execution and an Invalidate: the window [address, address + length)
+    // of `mr`, with NDK_OP_FLAG_ALLOW_REMOTE_READ / _WRITE in `flags`.
+    bool bound = false;
+    SoftMr *mr = nullptr;
+    uintptr_t address = 0;
+    SIZE_T length = 0;
+    ULONG flags = 0;
+
+protected:
+    void on_close() override;
 };
+
+// A posted receive (QP receive queue or SRQ).
+struct ReceiveRequest {
+    PVOID context = nullptr;
+    std::vector<NDK_SGE> sgl;
+};
+
+// A posted initiator request (digest 1.7), kept until the engine executes it.
+struct WorkRequest {
+    NDK_OPERATION_TYPE type = NdkOperationTypeSend; // Send also for SendAndInvalidate
+    PVOID context = nullptr;
+    ULONG flags = 0;
+    std::vector<NDK_SGE> sgl;
+    std::vector<unsigned char> inline_data; // NDK_OP_FLAG_INLINE: copied at post time
+    UINT64 remote_address = 0;
+    UINT32 remote_token = 0;
+    bool invalidate_remote = false; // SendAndInvalidate: remote_token is invalidated
+    SoftMr *mr = nullptr;           // Bind, FastRegister, Invalidate of an MR
+    SoftMw *mw = nullptr;           // Bind, Invalidate of an MW
+    uintptr_t address = 0;          // Bind: window start; FastRegister: base virtual address
+    SIZE_T length = 0;
+    std::vector<uint64_t> pages; // FastRegister
+    ULONG fbo = 0;
+};
+
+class SoftConnector;
+class SoftQp;
 
 class SoftSrq : public SoftTyped<NDK_SRQ, NdkObjectTypeSrq, NDK_SRQ_DISPATCH, &kSrqDispatch> {
 public:
@@ -109,7 +157,8 @@ public:
     ULONG depth = 0;
     ULONG max_sge = 0;
     ULONG threshold = 0; // > 0: armed
-    std::deque<PVOID> receives; // request contexts of receives posted and not consumed
+    std::deque<ReceiveRequest> receives; // posted and not consumed
+    std::vector<SoftQp *> qps;           // QPs created on this SRQ
     NDK_FN_SRQ_NOTIFICATION_CALLBACK notify = nullptr;
     PVOID notify_context = nullptr;
 };
@@ -129,7 +178,25 @@ public:
     ULONG receive_sge = 0;
     ULONG initiator_sge = 0;
     ULONG inline_size = 0;
-    std::deque<PVOID> receives; // request contexts of receives posted and not consumed
+    std::deque<ReceiveRequest> receives; // posted and not consumed
+
+    // Connection state (digest 3.5, 3.6; docs/semantics.md, QP-STATE).
+    enum class State {
+        Idle,         // never connected: initiator posts report CONNECTION_INVALID
+        Connected,    // linked to `peer`
+        Disconnected, // the connection ended gracefully: CONNECTION_INVALID, queues kept
+        Error,        // an error completion ended it: posts complete with STATUS_CANCELLED
+    };
+    State state = State::Idle;
+    SoftQp *peer = nullptr;
+    SoftConnector *connector = nullptr;
+    std::deque<WorkRequest> initiator; // posted, not executed
+    size_t released = 0;   // how many of `initiator` may execute (the rest are deferred)
+    uint64_t rnr_timer = 0; // the head send waits for a receive at the peer until this fires
+    uint64_t rnr_generation = 0;
+
+protected:
+    void on_close() override;
 };
 
 class SoftSharedEndpoint
@@ -160,7 +227,7 @@ public:
     std::shared_ptr<PortReservation> port;
 
 protected:
-    void on_close() override { port.reset(); }
+    void on_close() override;
 };
 
 class SoftConnector : public SoftTyped<NDK_CONNECTOR, NdkObjectTypeConnector,
@@ -168,6 +235,46 @@ class SoftConnector : public SoftTyped<NDK_CONNECTOR, NdkObjectTypeConnector,
 public:
     using SoftTyped::SoftTyped;
     static SoftConnector *from(NDK_CONNECTOR *c) { return static_cast<SoftConnector *>(c); }
+
+    // Establishment and connection (digest 1.8, 3.5, 3.6; docs/semantics.md, CONN-STATE).
+    enum class State {
+        Idle,         // created; Connect / ConnectWithSharedEndpoint may be called
+        Connecting,   // active: waiting for the peer's Accept or Reject
+        Incoming,     // passive: delivered by a connect event, waiting for Accept or Reject
+        Replied,      // active: Connect completed, waiting for CompleteConnect or Reject
+        Accepting,    // passive: Accept called, waiting for the peer's CompleteConnect
+        Connected,
+        Disconnected, // ended (either side, gracefully or not); cannot be reused
+        Failed,       // establishment ended (rejected, refused, aborted, timed out)
+    };
+    State state = State::Idle;
+    bool passive = false;
+    SoftConnector *peer = nullptr;
+    SoftQp *qp = nullptr;
+    SoftListener *listener = nullptr; // passive: the listener that delivered it
+    std::shared_ptr<PortReservation> port; // the local endpoint reference (digest 3.5)
+    Endpoint local, remote;
+    bool tuple_registered = false;
+    // Read limits: requested by this side, then effective (what GetConnectionData reports).
+    ULONG inbound_read_limit = 0, outbound_read_limit = 0;
+    // The peer's private data, as GetConnectionData returns it.
+    std::vector<unsigned char> peer_private_data;
+    bool data_available = false; // GetConnectionData has something to report
+    // The establishment request in flight (Connect, Accept or CompleteConnect).
+    NDK_FN_REQUEST_COMPLETION pending_completion = nullptr;
+    PVOID pending_context = nullptr;
+    uint64_t timer = 0; // establishment timeout
+    uint64_t timer_generation = 0;
+    bool local_disconnect = false; // NdkDisconnect was called on this side
+    // Disconnect event registered by CompleteConnect(Ex) / Accept(Ex).
+    NDK_FN_DISCONNECT_EVENT_CALLBACK disconnect_event = nullptr;
+    NDK_FN_DISCONNECT_EVENT_CALLBACK_EX disconnect_event_ex = nullptr;
+    PVOID disconnect_context = nullptr;
+    bool disconnect_indicated = false;
+    bool counted_active = false; // counted in ActiveConnection
+
+protected:
+    void on_close() override;
 };
 
 // NDK_FN_CLOSE_OBJECT for a dispatch table: the header is the first member of every object.
@@ -207,6 +314,15 @@ void deliver_event(SoftObject &object, std::function<void()> callback);
 
 // Queue a completion on a CQ and notify an armed consumer (digest 3.2).  Lock held.
 void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited);
+
+// Fire the SRQ limit notification when armed and below the threshold (digest 1.6).  Lock held.
+void srq_check_threshold(SoftSrq &srq);
+
+// Complete an asynchronous request that holds a dependent reference on `object` (taken when
+// the request was issued): the completion runs on the engine, then the reference is dropped.
+// Lock held.
+void complete_held_request(SoftObject &object, NDK_FN_REQUEST_COMPLETION completion,
+                           PVOID context, NTSTATUS status);
 
 // The processor-affinity check shared by CreateCq and CreateSrq.
 bool affinity_valid(const GROUP_AFFINITY *affinity);

@@ -3,9 +3,11 @@
 #include "soft_provider.h"
 
 #include "soft_adapter.hpp"
+#include "soft_oid.hpp"
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace ndk::soft {
 namespace {
@@ -76,6 +78,58 @@ VOID destroy_miniport(NDIS_HANDLE context)
     delete miniport;
 }
 
+// The miniport's engines (one per open adapter), snapshotted under the wire lock.
+std::vector<Engine *> engines_of(Miniport &miniport)
+{
+    std::lock_guard lock(Fabric::instance().wire());
+    std::vector<Engine *> engines;
+    for (SoftAdapter *adapter : miniport.adapters)
+        engines.push_back(&adapter->engine());
+    return engines;
+}
+
+void set_progress(Miniport &miniport)
+{
+    bool manual = miniport.knobs.manual_progress();
+    for (Engine *engine : engines_of(miniport))
+        engine->set_manual(manual);
+}
+
+// Knob "step": set N runs up to N queued engine tasks of the miniport's adapters, oldest
+// adapter first; the reply is how many ran.  Read, it is how many are queued.
+NTSTATUS step(Miniport &miniport, const char *value, char *reply, ULONG reply_length)
+{
+    auto engines = engines_of(miniport);
+    if (value == nullptr) {
+        size_t queued = 0;
+        for (Engine *engine : engines)
+            queued += engine->queued();
+        copy_text(std::to_string(queued), reply, reply_length);
+        return STATUS_SUCCESS;
+    }
+    char *end = nullptr;
+    unsigned long steps = std::strtoul(value, &end, 10);
+    if (*value == '\0' || *end != '\0' || steps > 1000000) {
+        copy_text(std::string("knob step=") + value + ": expected a count of steps", reply,
+                  reply_length);
+        return STATUS_INVALID_PARAMETER;
+    }
+    if (!miniport.knobs.manual_progress()) {
+        copy_text("knob step: progress is auto (set progress=manual first)", reply, reply_length);
+        return STATUS_INVALID_DEVICE_STATE;
+    }
+    unsigned ran = 0;
+    for (Engine *engine : engines) // an adapter's engine outlives this call: not closed here
+        while (ran < steps) {
+            unsigned n = engine->step(static_cast<unsigned>(steps - ran));
+            if (n == 0)
+                break;
+            ran += n;
+        }
+    copy_text(std::to_string(ran), reply, reply_length);
+    return STATUS_SUCCESS;
+}
+
 NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *value, char *reply,
                           ULONG reply_length)
 {
@@ -90,6 +144,8 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
             copy_text(text, reply, reply_length);
             return STATUS_SUCCESS;
         }
+        if (std::strcmp(key, "step") == 0)
+            return step(*miniport, nullptr, reply, reply_length);
         NTSTATUS status = miniport->knobs.get(key, text);
         copy_text(text, reply, reply_length);
         return status;
@@ -98,9 +154,22 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
         copy_text("the address is set when the adapter is opened", reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }
+    if (std::strcmp(key, "step") == 0)
+        return step(*miniport, value, reply, reply_length);
     NTSTATUS status = miniport->knobs.set(key, value, text);
     copy_text(text, reply, reply_length);
+    if (status == STATUS_SUCCESS && std::strcmp(key, "progress") == 0)
+        set_progress(*miniport);
     return status;
+}
+
+NDIS_STATUS oid_request_handler(NDIS_HANDLE context, NDIS_OID Oid, BOOLEAN Set, PVOID Buffer,
+                                ULONG BufferLength, ULONG *BytesWritten, ULONG *BytesNeeded)
+{
+    if (context == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return oid_request(*static_cast<Miniport *>(context), Oid, Set != FALSE, Buffer,
+                       BufferLength, BytesWritten, BytesNeeded);
 }
 
 const NDK_HARNESS_PROVIDER kSoftProvider = {
@@ -115,6 +184,7 @@ const NDK_HARNESS_PROVIDER kSoftProvider = {
     create_miniport,
     destroy_miniport,
     control_miniport,
+    oid_request_handler,
 };
 
 } // namespace

@@ -1,7 +1,7 @@
-// Queue pair (digest 1.7): creation with its limits, the receive queue, and flush.
-// Initiator work requests need a connection; connections are not established yet
-// (docs/semantics.md: ESTABLISH), so they report CONNECTION_INVALID.
-#include "soft_objects.hpp"
+// Queue pair (digest 1.7): creation with its limits, flush and close.  Posting is in
+// soft_qp_post.cpp, execution in soft_transfer.cpp.
+#include "soft_qp_post.hpp"
+#include "soft_transfer.hpp"
 
 namespace ndk::soft {
 namespace {
@@ -42,8 +42,10 @@ std::unique_ptr<SoftQp> make_qp(SoftPd &pd, NDK_CQ *receive_cq, NDK_CQ *initiato
     qp->depend_on(pd);
     qp->depend_on(*rcq); // antecedents: CQ -> QP, SRQ -> QP (digest 3.1)
     qp->depend_on(*icq);
-    if (srq != nullptr)
+    if (srq != nullptr) {
         qp->depend_on(*srq);
+        srq->qps.push_back(qp.get());
+    }
     return qp;
 }
 
@@ -107,83 +109,35 @@ namespace {
 
 VOID flush(NDK_QP *ndk_qp)
 {
-    // Every pending request completes with STATUS_CANCELLED (digest 1.7).
+    // Every pending request on both queues completes with STATUS_CANCELLED (digest 1.7).
+    // The connection stays up (docs/semantics.md, QP-FLUSH).
     SoftQp *qp = SoftQp::from(ndk_qp);
     std::lock_guard lock(qp->adapter().mu());
-    while (!qp->receives.empty()) {
-        NDK_RESULT_EX result{};
-        result.Status = STATUS_CANCELLED;
-        result.QPContext = qp->context;
-        result.RequestContext = qp->receives.front();
-        result.Type = NdkOperationTypeReceive;
-        qp->receives.pop_front();
-        post_result(*qp->receive_cq, result, false);
-    }
-}
-
-NTSTATUS receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge)
-{
-    SoftQp *qp = SoftQp::from(ndk_qp);
-    if (qp->srq != nullptr)
-        return STATUS_INVALID_DEVICE_REQUEST; // receives go to the SRQ of this QP
-    if (nSge > qp->receive_sge)
-        return STATUS_DATA_OVERRUN; // too many SGEs (ND2 QP::Receive, digest 4.2)
-    if (nSge > 0 && pSgl == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    std::lock_guard lock(qp->adapter().mu());
-    if (qp->receives.size() >= qp->receive_depth)
-        return STATUS_NO_MORE_ENTRIES; // queue full (ND2 QP::Receive, digest 4.2)
-    qp->receives.push_back(RequestContext);
-    return STATUS_SUCCESS;
-}
-
-// Initiator requests on a QP that has no connection (digest 1.7: "QP not connected").
-NTSTATUS not_connected(SoftQp *) { return STATUS_CONNECTION_INVALID; }
-
-NTSTATUS send(NDK_QP *qp, PVOID, const NDK_SGE *, ULONG, ULONG)
-{
-    return not_connected(SoftQp::from(qp));
-}
-NTSTATUS bind(NDK_QP *qp, PVOID, NDK_MR *, NDK_MW *, PVOID, SIZE_T, ULONG)
-{
-    return not_connected(SoftQp::from(qp));
-}
-NTSTATUS fast_register(NDK_QP *qp, PVOID, NDK_MR *, ULONG, const NDK_LOGICAL_ADDRESS *, ULONG,
-                       SIZE_T, PVOID, ULONG)
-{
-    return not_connected(SoftQp::from(qp));
-}
-NTSTATUS invalidate(NDK_QP *qp, PVOID, NDK_OBJECT_HEADER *, ULONG)
-{
-    return not_connected(SoftQp::from(qp));
-}
-NTSTATUS read(NDK_QP *qp, PVOID, const NDK_SGE *, ULONG, UINT64, UINT32, ULONG)
-{
-    return not_connected(SoftQp::from(qp));
-}
-NTSTATUS write(NDK_QP *qp, PVOID, const NDK_SGE *, ULONG, UINT64, UINT32, ULONG)
-{
-    return not_connected(SoftQp::from(qp));
-}
-NTSTATUS send_and_invalidate(NDK_QP *qp, PVOID, const NDK_SGE *, ULONG, ULONG, UINT32)
-{
-    return not_connected(SoftQp::from(qp));
+    flush_qp(*qp);
 }
 
 } // namespace
+
+void SoftQp::on_close()
+{
+    // A close cancels what is still queued (digest 3.1).
+    flush_qp(*this);
+    if (srq != nullptr)
+        std::erase(srq->qps, this);
+}
 
 const NDK_QP_DISPATCH kQpDispatch = {
     close_object<SoftQp>,
     query_extension_not_supported,
     flush,
-    send,
-    receive,
-    bind,
-    fast_register,
-    invalidate,
-    read,
-    write,
-    send_and_invalidate,
+    post_send,
+    post_receive,
+    post_bind,
+    post_fast_register,
+    post_invalidate,
+    post_read,
+    post_write,
+    post_send_and_invalidate,
 };
 
 } // namespace ndk::soft

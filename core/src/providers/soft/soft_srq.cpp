@@ -1,12 +1,10 @@
 // Shared receive queue (digest 1.6).
-#include "soft_objects.hpp"
+#include "soft_transfer.hpp"
 
 namespace ndk::soft {
-namespace {
 
-// Fire the SRQ limit notification when armed and below the threshold; disarms (digest 1.6).
-// Lock held.
-void check_threshold(SoftSrq &srq)
+// Disarms once fired (digest 1.6).
+void srq_check_threshold(SoftSrq &srq)
 {
     if (srq.threshold == 0 || srq.receives.size() >= srq.threshold)
         return;
@@ -15,8 +13,6 @@ void check_threshold(SoftSrq &srq)
     auto context = srq.notify_context;
     deliver_event(srq, [notify, context] { notify(context, STATUS_SUCCESS); });
 }
-
-} // namespace
 
 NTSTATUS create_srq(NDK_PD *ndk_pd, ULONG SrqDepth, ULONG MaxReceiveRequestSge,
                     ULONG NotifyThreshold, NDK_FN_SRQ_NOTIFICATION_CALLBACK SrqNotification,
@@ -74,7 +70,7 @@ NTSTATUS modify_srq(NDK_SRQ *ndk_srq, ULONG SrqDepth, ULONG NotifyThreshold,
                                }
                                if (NotifyThreshold != 0) { // 0 keeps threshold and arming
                                    srq->threshold = NotifyThreshold;
-                                   check_threshold(*srq); // already below: fire now
+                                   srq_check_threshold(*srq); // already below: fire now
                                }
                                return STATUS_SUCCESS;
                            });
@@ -83,6 +79,8 @@ NTSTATUS modify_srq(NDK_SRQ *ndk_srq, ULONG SrqDepth, ULONG NotifyThreshold,
 NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge)
 {
     SoftSrq *srq = SoftSrq::from(ndk_srq);
+    if (auto failure = srq->adapter().knobs().take_failure("NdkSrqReceive"))
+        return failure->status;
     if (nSge > srq->max_sge)
         return STATUS_DATA_OVERRUN; // too many SGEs (ND2 SRQ::Receive, digest 4.2)
     if (nSge > 0 && pSgl == nullptr)
@@ -90,7 +88,9 @@ NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl
     std::lock_guard lock(srq->adapter().mu());
     if (srq->receives.size() >= srq->depth)
         return STATUS_NO_MORE_ENTRIES; // queue full (ND2 SRQ::Receive, digest 4.2)
-    srq->receives.push_back(RequestContext);
+    srq->receives.push_back(ReceiveRequest{RequestContext, {pSgl, pSgl + nSge}});
+    for (SoftQp *qp : srq->qps)
+        receive_posted(*qp); // a send waiting at a peer of any of its QPs may proceed
     return STATUS_SUCCESS;
 }
 

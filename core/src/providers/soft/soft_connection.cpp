@@ -1,0 +1,405 @@
+// The passive side of establishment (Accept, Reject), CompleteConnect, Disconnect, the
+// establishment timeout, and what closing a connector or an error completion does to its
+// connection (digest 1.8, 1.11, 3.1, 3.5, 3.6).
+#include "soft_connection.hpp"
+
+#include "soft_transfer.hpp"
+
+#include <algorithm>
+
+namespace ndk::soft {
+
+void complete_held_request(SoftObject &object, NDK_FN_REQUEST_COMPLETION completion,
+                           PVOID context, NTSTATUS status)
+{
+    SoftAdapter &adapter = object.adapter();
+    adapter.deliver([&object, &adapter, completion, context, status] {
+        completion(context, status);
+        std::lock_guard lock(adapter.mu());
+        object.release_dependent();
+    });
+}
+
+namespace {
+
+using State = SoftConnector::State;
+
+// Finish the Connect or Accept this connector has in flight.
+void finish_pending(SoftConnector &c, NTSTATUS status)
+{
+    if (c.pending_completion == nullptr)
+        return;
+    auto completion = c.pending_completion;
+    auto context = c.pending_context;
+    c.pending_completion = nullptr;
+    complete_held_request(c, completion, context, status);
+}
+
+// Establishment ended without a connection; the QP may be used by another connector.
+void establishment_failed(SoftConnector &c, NTSTATUS status)
+{
+    stop_establishment_timer(c);
+    c.state = State::Failed;
+    c.peer = nullptr;
+    if (c.qp != nullptr && c.qp->connector == &c)
+        c.qp->connector = nullptr;
+    c.adapter().miniport().counters.ConnectFailure++;
+    finish_pending(c, status);
+}
+
+void indicate_disconnect(SoftConnector &c, ULONG reason)
+{
+    if (c.disconnect_indicated || c.local_disconnect)
+        return; // once, and not to a side that disconnected itself (digest 3.6)
+    c.disconnect_indicated = true;
+    PVOID context = c.disconnect_context;
+    if (auto ex = c.disconnect_event_ex)
+        deliver_event(c, [ex, context, reason] { ex(context, reason); });
+    else if (auto plain = c.disconnect_event)
+        deliver_event(c, [plain, context] { plain(context); });
+}
+
+void leave_connected(SoftConnector &c)
+{
+    c.state = State::Disconnected;
+    c.peer = nullptr;
+    if (c.counted_active) {
+        c.counted_active = false;
+        c.adapter().miniport().counters.ActiveConnection--;
+    }
+    if (c.qp != nullptr) {
+        c.qp->peer = nullptr;
+        if (c.qp->state == SoftQp::State::Connected)
+            c.qp->state = SoftQp::State::Disconnected;
+    }
+}
+
+// Both sides become connected: the QPs are linked and the Accept completes (digest 1.8).
+void establish(SoftConnector &active, SoftConnector &passive)
+{
+    stop_establishment_timer(passive);
+    active.state = passive.state = State::Connected;
+    active.qp->peer = passive.qp;
+    passive.qp->peer = active.qp;
+    active.qp->state = passive.qp->state = SoftQp::State::Connected;
+    auto &ac = active.adapter().miniport().counters;
+    auto &pc = passive.adapter().miniport().counters;
+    ac.Connect++;
+    ac.ActiveConnection++;
+    pc.Accept++;
+    pc.ActiveConnection++;
+    active.counted_active = passive.counted_active = true;
+    finish_pending(passive, STATUS_SUCCESS);
+}
+
+NTSTATUS start_accept(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, ULONG irl, ULONG orl,
+                      const void *private_data, ULONG private_data_length,
+                      NDK_FN_DISCONNECT_EVENT_CALLBACK event,
+                      NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event_ex, PVOID event_context,
+                      NDK_FN_REQUEST_COMPLETION completion, PVOID context, const char *function)
+{
+    SoftConnector &p = *SoftConnector::from(ndk_connector);
+    SoftAdapter &adapter = p.adapter();
+    if (auto failure = adapter.knobs().take_failure(function)) {
+        if (!failure->async || completion == nullptr)
+            return failure->status;
+        std::lock_guard lock(adapter.mu());
+        p.add_dependent();
+        complete_held_request(p, completion, context, failure->status);
+        return STATUS_PENDING;
+    }
+    NDK_ADAPTER_INFO info = adapter.info();
+    if (completion == nullptr || (private_data == nullptr && private_data_length > 0))
+        return STATUS_INVALID_PARAMETER;
+    if (private_data_length > info.MaxCalleeData)
+        return STATUS_INVALID_BUFFER_SIZE; // ND2 Connector::Accept (digest 4.2)
+    std::lock_guard lock(adapter.mu());
+    if (p.state != State::Incoming)
+        return STATUS_CONNECTION_INVALID; // not a connector delivered by a connect event
+    SoftQp *qp = adapter.lookup<SoftQp>(ndk_qp, NdkObjectTypeQp);
+    if (qp == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    if (qp->connector != nullptr || qp->state != SoftQp::State::Idle)
+        return STATUS_CONNECTION_ACTIVE; // docs/semantics.md, CONN-QP-REUSE
+    p.qp = qp;
+    qp->connector = &p;
+    p.depend_on(*qp);
+    p.pending_completion = completion;
+    p.pending_context = context;
+    p.add_dependent();
+    SoftConnector *c = p.peer;
+    if (c == nullptr) {
+        establishment_failed(p, STATUS_CONNECTION_ABORTED); // the connecting peer gave up
+        return STATUS_PENDING;
+    }
+    // Effective read limits: each capped by this adapter and by the peer's opposite limit.
+    p.inbound_read_limit = std::min({irl, info.MaxInboundReadLimit, c->outbound_read_limit});
+    p.outbound_read_limit = std::min({orl, info.MaxOutboundReadLimit, c->inbound_read_limit});
+    p.disconnect_event = event;
+    p.disconnect_event_ex = event_ex;
+    p.disconnect_context = event_context;
+    p.state = State::Accepting;
+    start_establishment_timer(p); // IO_TIMEOUT if the peer never calls CompleteConnect
+    // The reply reaches the active side: its Connect completes.
+    const auto *bytes = static_cast<const unsigned char *>(private_data);
+    c->peer_private_data.assign(bytes, bytes + private_data_length);
+    c->data_available = true;
+    c->inbound_read_limit = p.outbound_read_limit;
+    c->outbound_read_limit = p.inbound_read_limit;
+    c->state = State::Replied;
+    stop_establishment_timer(*c);
+    start_establishment_timer(*c); // IO_TIMEOUT if it never calls CompleteConnect
+    finish_pending(*c, STATUS_SUCCESS);
+    return STATUS_PENDING;
+}
+
+NTSTATUS start_complete_connect(NDK_CONNECTOR *ndk_connector,
+                                NDK_FN_DISCONNECT_EVENT_CALLBACK event,
+                                NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event_ex,
+                                PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
+                                PVOID context, const char *function)
+{
+    SoftConnector &c = *SoftConnector::from(ndk_connector);
+    SoftAdapter &adapter = c.adapter();
+    {
+        std::lock_guard lock(adapter.mu());
+        if (c.state != State::Replied)
+            return STATUS_CONNECTION_INVALID; // "QP is not connecting" (digest 1.8)
+    }
+    return adapter.request(&c, function, completion, context,
+                           [&c, event, event_ex, event_context] {
+                               std::lock_guard lock(c.adapter().mu());
+                               if (c.state != State::Replied)
+                                   return STATUS_CONNECTION_INVALID;
+                               stop_establishment_timer(c);
+                               if (c.peer == nullptr) { // the accepting peer abandoned
+                                   establishment_failed(c, STATUS_SUCCESS);
+                                   return STATUS_CONNECTION_ABORTED;
+                               }
+                               c.disconnect_event = event;
+                               c.disconnect_event_ex = event_ex;
+                               c.disconnect_context = event_context;
+                               establish(c, *c.peer);
+                               return STATUS_SUCCESS;
+                           });
+}
+
+void establishment_timed_out(SoftConnector &c)
+{
+    c.timer = 0;
+    switch (c.state) {
+    case State::Connecting: // no Accept or Reject from the listener's side
+    case State::Accepting:  // no CompleteConnect from the connecting side
+        if (c.peer != nullptr)
+            c.peer->peer = nullptr;
+        establishment_failed(c, STATUS_IO_TIMEOUT);
+        break;
+    case State::Replied: // CompleteConnect never came: the accepting side is told
+        if (c.peer != nullptr) {
+            establishment_failed(*c.peer, STATUS_CONNECTION_ABORTED);
+            c.peer = nullptr;
+        }
+        c.state = State::Failed;
+        break;
+    default: break;
+    }
+}
+
+} // namespace
+
+void start_establishment_timer(SoftConnector &c)
+{
+    SoftAdapter &adapter = c.adapter();
+    uint64_t mine = ++c.timer_generation;
+    auto timeout = adapter.knobs().connect_timeout();
+    c.timer = adapter.engine().post_after(timeout, [&adapter, connector = &c, mine] {
+        std::lock_guard lock(adapter.mu());
+        if (adapter.exists(connector) && connector->timer_generation == mine &&
+            connector->timer != 0)
+            establishment_timed_out(*connector);
+    });
+}
+
+void stop_establishment_timer(SoftConnector &c)
+{
+    if (c.timer != 0) {
+        c.adapter().engine().cancel(c.timer);
+        c.timer = 0;
+    }
+    ++c.timer_generation;
+}
+
+void end_connection(SoftConnector &local, ULONG reason)
+{
+    SoftConnector *peer = local.peer;
+    leave_connected(local);
+    if (peer != nullptr) {
+        leave_connected(*peer);
+        indicate_disconnect(*peer, reason);
+    }
+}
+
+void connection_terminated(SoftConnector &local)
+{
+    if (local.state != State::Connected)
+        return;
+    local.adapter().miniport().counters.ConnectionError++;
+    if (local.peer != nullptr)
+        local.peer->adapter().miniport().counters.ConnectionError++;
+    end_connection(local, kDisconnectError);
+}
+
+NTSTATUS accept(NDK_CONNECTOR *connector, NDK_QP *qp, ULONG InboundReadLimit,
+                ULONG OutboundReadLimit, const PVOID pPrivateData, ULONG PrivateDataLength,
+                NDK_FN_DISCONNECT_EVENT_CALLBACK DisconnectEvent, PVOID DisconnectEventContext,
+                NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext)
+{
+    return start_accept(connector, qp, InboundReadLimit, OutboundReadLimit, pPrivateData,
+                        PrivateDataLength, DisconnectEvent, nullptr, DisconnectEventContext,
+                        RequestCompletion, RequestContext, "NdkAccept");
+}
+
+NTSTATUS accept_ex(NDK_CONNECTOR *connector, NDK_QP *qp, ULONG InboundReadLimit,
+                   ULONG OutboundReadLimit, const PVOID pPrivateData, ULONG PrivateDataLength,
+                   NDK_FN_DISCONNECT_EVENT_CALLBACK_EX DisconnectEvent,
+                   PVOID DisconnectEventContext, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                   PVOID RequestContext)
+{
+    return start_accept(connector, qp, InboundReadLimit, OutboundReadLimit, pPrivateData,
+                        PrivateDataLength, nullptr, DisconnectEvent, DisconnectEventContext,
+                        RequestCompletion, RequestContext, "NdkAcceptEx");
+}
+
+NTSTATUS complete_connect(NDK_CONNECTOR *connector, NDK_FN_DISCONNECT_EVENT_CALLBACK event,
+                          PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
+                          PVOID context)
+{
+    return start_complete_connect(connector, event, nullptr, event_context, completion, context,
+                                  "NdkCompleteConnect");
+}
+
+NTSTATUS complete_connect_ex(NDK_CONNECTOR *connector, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event,
+                             PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
+                             PVOID context)
+{
+    return start_complete_connect(connector, nullptr, event, event_context, completion, context,
+                                  "NdkCompleteConnectEx");
+}
+
+NTSTATUS reject(NDK_CONNECTOR *ndk_connector, const PVOID pPrivateData, ULONG PrivateDataLength)
+{
+    SoftConnector &c = *SoftConnector::from(ndk_connector);
+    SoftAdapter &adapter = c.adapter();
+    if (auto failure = adapter.knobs().take_failure("NdkReject"))
+        return failure->status;
+    if (pPrivateData == nullptr && PrivateDataLength > 0)
+        return STATUS_INVALID_PARAMETER;
+    NDK_ADAPTER_INFO info = adapter.info();
+    std::lock_guard lock(adapter.mu());
+    if (PrivateDataLength > (c.passive ? info.MaxCalleeData : info.MaxCallerData))
+        return STATUS_INVALID_BUFFER_SIZE; // ND2 Connector::Reject (digest 4.2)
+    if (c.state == State::Incoming) {
+        SoftConnector *active = c.peer;
+        c.peer = nullptr;
+        c.state = State::Failed;
+        if (active == nullptr)
+            return STATUS_CONNECTION_ABORTED; // the connecting peer gave up already
+        const auto *bytes = static_cast<const unsigned char *>(pPrivateData);
+        active->peer_private_data.assign(bytes, bytes + PrivateDataLength);
+        active->data_available = true;
+        establishment_failed(*active, STATUS_CONNECTION_REFUSED);
+        return STATUS_SUCCESS;
+    }
+    if (c.state == State::Replied) {
+        // The active side refuses the read limits or private data (digest 3.5).
+        SoftConnector *passive = c.peer;
+        stop_establishment_timer(c);
+        c.peer = nullptr;
+        c.state = State::Failed;
+        if (c.qp != nullptr && c.qp->connector == &c)
+            c.qp->connector = nullptr;
+        if (passive == nullptr)
+            return STATUS_CONNECTION_ABORTED;
+        passive->peer = nullptr;
+        establishment_failed(*passive, STATUS_CONNECTION_ABORTED);
+        return STATUS_SUCCESS;
+    }
+    return STATUS_CONNECTION_INVALID;
+}
+
+NTSTATUS disconnect(NDK_CONNECTOR *ndk_connector, NDK_FN_REQUEST_COMPLETION completion,
+                    PVOID context)
+{
+    SoftConnector &c = *SoftConnector::from(ndk_connector);
+    SoftAdapter &adapter = c.adapter();
+    auto may_disconnect = [&c] {
+        return !c.local_disconnect &&
+               (c.state == State::Connected || c.state == State::Disconnected);
+    };
+    {
+        std::lock_guard lock(adapter.mu());
+        if (!may_disconnect())
+            return STATUS_CONNECTION_INVALID; // not connected, or disconnected already
+    }
+    return adapter.request(&c, "NdkDisconnect", completion, context, [&c, may_disconnect] {
+        std::lock_guard lock(c.adapter().mu());
+        if (!may_disconnect())
+            return STATUS_CONNECTION_INVALID;
+        if (c.state == State::Connected)
+            end_connection(c, kDisconnectGraceful);
+        c.local_disconnect = true;
+        if (c.qp != nullptr)
+            flush_qp(*c.qp); // the implicit flush after a disconnect (digest 1.8)
+        return STATUS_SUCCESS;
+    });
+}
+
+void SoftConnector::on_close()
+{
+    // A close cancels what is in flight and ends the connection abortively (digest 3.1, 3.6).
+    stop_establishment_timer(*this);
+    switch (state) {
+    case State::Connecting: // the listener's side sees the peer abandon
+        if (peer != nullptr)
+            peer->peer = nullptr;
+        establishment_failed(*this, STATUS_CANCELLED);
+        break;
+    case State::Incoming: // as if rejected
+        if (peer != nullptr) {
+            SoftConnector *active = peer;
+            peer = nullptr;
+            establishment_failed(*active, STATUS_CONNECTION_REFUSED);
+        }
+        state = State::Failed;
+        break;
+    case State::Accepting:
+        if (peer != nullptr)
+            peer->peer = nullptr; // its CompleteConnect reports CONNECTION_ABORTED
+        establishment_failed(*this, STATUS_CANCELLED);
+        break;
+    case State::Replied:
+        if (peer != nullptr) {
+            SoftConnector *passive = peer;
+            passive->peer = nullptr;
+            establishment_failed(*passive, STATUS_CONNECTION_ABORTED);
+        }
+        state = State::Failed;
+        peer = nullptr;
+        break;
+    case State::Connected:
+        end_connection(*this, kDisconnectAbortive);
+        if (qp != nullptr)
+            flush_qp(*qp);
+        break;
+    default: break;
+    }
+    if (qp != nullptr && qp->connector == this)
+        qp->connector = nullptr;
+    if (tuple_registered) {
+        Fabric::instance().remove_tuple(local, remote);
+        tuple_registered = false;
+    }
+    port.reset(); // the endpoint reference (digest 3.5)
+}
+
+} // namespace ndk::soft

@@ -1,0 +1,267 @@
+#include "soft_qp_post.hpp"
+
+#include "soft_transfer.hpp"
+
+#include <cstring>
+
+namespace ndk::soft {
+namespace {
+
+// The flags each initiator request documents (digest 1.7, 2.5).  INLINE is accepted on Write
+// as well, since CreateQp's InlineDataSize covers "send or write" (docs/semantics.md,
+// QP-WRITE-INLINE).
+constexpr ULONG kCommon = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER;
+constexpr ULONG kSendFlags = kCommon | NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NDK_OP_FLAG_INLINE;
+constexpr ULONG kWriteFlags = kCommon | NDK_OP_FLAG_INLINE;
+constexpr ULONG kReadFlags = kCommon | NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
+constexpr ULONG kBindFlags =
+    kCommon | NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+constexpr ULONG kFastRegisterFlags = kCommon | NDK_OP_FLAG_ALLOW_REMOTE_READ |
+                                     NDK_OP_FLAG_ALLOW_LOCAL_WRITE |
+                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_RDMA_READ_SINK;
+constexpr ULONG kInvalidateFlags = kCommon;
+
+bool cq_failed(const SoftQp &qp)
+{
+    return qp.initiator_cq->error != STATUS_SUCCESS || qp.receive_cq->error != STATUS_SUCCESS;
+}
+
+// Digest 3.4: on an inline failure the provider must push every earlier deferred request.
+NTSTATUS fail_inline(SoftQp &qp, NTSTATUS status)
+{
+    if (qp.released < qp.initiator.size()) {
+        qp.released = qp.initiator.size();
+        kick(qp);
+    }
+    return status;
+}
+
+// Everything an initiator post shares: injected failure, a usable QP, allowed flags, room in
+// the queue; then `build` fills the request (returning an inline status) and it is queued.
+template <class Build>
+NTSTATUS post_initiator(NDK_QP *ndk_qp, const char *function, NDK_OPERATION_TYPE type,
+                        PVOID context, ULONG flags, ULONG allowed, Build &&build)
+{
+    SoftQp &qp = *SoftQp::from(ndk_qp);
+    SoftAdapter &adapter = qp.adapter();
+    auto failure = adapter.knobs().take_failure(function);
+    std::lock_guard lock(adapter.mu());
+    if (failure)
+        return fail_inline(qp, failure->status);
+    if (cq_failed(qp))
+        return fail_inline(qp, STATUS_INVALID_DEVICE_STATE); // docs/semantics.md, CQ-OVERRUN-QP
+    if (qp.state == SoftQp::State::Idle || qp.state == SoftQp::State::Disconnected)
+        return fail_inline(qp, STATUS_CONNECTION_INVALID); // "QP not connected" (digest 1.7)
+    if ((flags & ~allowed) != 0)
+        return fail_inline(qp, STATUS_INVALID_PARAMETER); // ND2 QP::Send "bad flags"
+    if (qp.initiator.size() >= qp.initiator_depth)
+        return fail_inline(qp, STATUS_NO_MORE_ENTRIES); // queue full (ND2, digest 4.2)
+    WorkRequest wr;
+    wr.type = type;
+    wr.context = context;
+    wr.flags = flags;
+    if (NTSTATUS status = build(qp, wr); status != STATUS_SUCCESS)
+        return fail_inline(qp, status);
+    qp.initiator.push_back(std::move(wr));
+    if (qp.state == SoftQp::State::Error) {
+        flush_qp(qp); // ND2: after an error completion every request completes CANCELLED
+        return STATUS_SUCCESS;
+    }
+    if (!(flags & NDK_OP_FLAG_DEFER)) {
+        qp.released = qp.initiator.size(); // the end of a deferred chain (digest 3.4)
+        kick(qp);
+    }
+    return STATUS_SUCCESS;
+}
+
+// The SGL of a data request: SGE count, total length, and INLINE data copied now.
+NTSTATUS take_sgl(SoftQp &qp, WorkRequest &wr, const NDK_SGE *sgl, ULONG count, ULONG max_sge)
+{
+    if (count > 0 && sgl == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    NDK_ADAPTER_INFO info = qp.adapter().info();
+    uint64_t total = 0;
+    for (ULONG i = 0; i < count; ++i)
+        total += sgl[i].Length;
+    if (total > info.MaxTransferLength)
+        return STATUS_BUFFER_OVERFLOW; // too much data (ND2 QP::Send, digest 4.2)
+    if (wr.flags & NDK_OP_FLAG_INLINE) {
+        // Tokens are ignored and the SGE count is not limited; the bytes are taken now
+        // (digest 1.7, NDK_SGE).
+        if (total > qp.inline_size)
+            return STATUS_BUFFER_OVERFLOW;
+        wr.inline_data.resize(total);
+        size_t at = 0;
+        for (ULONG i = 0; i < count; ++i) {
+            if (sgl[i].Length > 0 && sgl[i].VirtualAddress == nullptr)
+                return STATUS_INVALID_PARAMETER;
+            if (sgl[i].Length > 0)
+                std::memcpy(wr.inline_data.data() + at, sgl[i].VirtualAddress, sgl[i].Length);
+            at += sgl[i].Length;
+        }
+        return STATUS_SUCCESS;
+    }
+    if (count > max_sge)
+        return STATUS_DATA_OVERRUN; // too many SGEs (ND2 QP::Send, digest 4.2)
+    wr.sgl.assign(sgl, sgl + count);
+    return STATUS_SUCCESS;
+}
+
+} // namespace
+
+NTSTATUS post_send(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge, ULONG Flags)
+{
+    return post_initiator(qp, "NdkSend", NdkOperationTypeSend, RequestContext, Flags, kSendFlags,
+                          [&](SoftQp &q, WorkRequest &wr) {
+                              return take_sgl(q, wr, pSgl, nSge, q.initiator_sge);
+                          });
+}
+
+NTSTATUS post_send_and_invalidate(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl,
+                                  ULONG nSge, ULONG Flags, UINT32 RemoteToken)
+{
+    // The sender's completion type is Send (digest 1.7).
+    return post_initiator(qp, "NdkSendAndInvalidate", NdkOperationTypeSend, RequestContext,
+                          Flags, kSendFlags, [&](SoftQp &q, WorkRequest &wr) {
+                              wr.invalidate_remote = true;
+                              wr.remote_token = RemoteToken;
+                              return take_sgl(q, wr, pSgl, nSge, q.initiator_sge);
+                          });
+}
+
+NTSTATUS post_read(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
+                   UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags)
+{
+    return post_initiator(qp, "NdkRead", NdkOperationTypeRead, RequestContext, Flags, kReadFlags,
+                          [&](SoftQp &q, WorkRequest &wr) {
+                              NDK_ADAPTER_INFO info = q.adapter().info();
+                              if ((Flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) &&
+                                  (!(info.AdapterFlags &
+                                     NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED) ||
+                                   nSge == 0))
+                                  return STATUS_INVALID_PARAMETER;
+                              wr.remote_address = RemoteAddress;
+                              wr.remote_token = RemoteToken;
+                              ULONG max = std::min(q.initiator_sge, info.MaxReadRequestSge);
+                              return take_sgl(q, wr, pSgl, nSge, max);
+                          });
+}
+
+NTSTATUS post_write(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
+                    UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags)
+{
+    return post_initiator(qp, "NdkWrite", NdkOperationTypeWrite, RequestContext, Flags,
+                          kWriteFlags, [&](SoftQp &q, WorkRequest &wr) {
+                              wr.remote_address = RemoteAddress;
+                              wr.remote_token = RemoteToken;
+                              return take_sgl(q, wr, pSgl, nSge, q.initiator_sge);
+                          });
+}
+
+NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
+                   PVOID VirtualAddress, SIZE_T Length, ULONG Flags)
+{
+    return post_initiator(
+        qp, "NdkBind", NdkOperationTypeBind, RequestContext, Flags, kBindFlags,
+        [&](SoftQp &q, WorkRequest &wr) {
+            SoftAdapter &adapter = q.adapter();
+            SoftMr *mr = adapter.lookup<SoftMr>(pMr, NdkObjectTypeMr);
+            SoftMw *mw = adapter.lookup<SoftMw>(pMw, NdkObjectTypeMw);
+            if (mr == nullptr || mw == nullptr || mr->fast_register || !mr->registered ||
+                mr->pd != q.pd || mw->pd != q.pd)
+                return STATUS_INVALID_PARAMETER;
+            // A write-enabled window needs an MR that allows local write (digest 1.7).
+            if ((Flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE) == NDK_OP_FLAG_ALLOW_REMOTE_WRITE &&
+                !(mr->flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
+                return STATUS_ACCESS_VIOLATION;
+            auto address = reinterpret_cast<uintptr_t>(VirtualAddress);
+            // Inside the MR's range; an index, never zero-based (digest 1.7).
+            if (address == 0 || address < mr->address || Length > mr->length ||
+                address - mr->address > mr->length - Length ||
+                Length > adapter.info().MaxWindowSize)
+                return STATUS_INVALID_PARAMETER;
+            wr.mr = mr;
+            wr.mw = mw;
+            wr.address = address;
+            wr.length = Length;
+            // The window's token is valid once NdkBind returns (digest 1.5).
+            if (mw->bound)
+                return STATUS_SUCCESS; // the execution reports INVALID_DEVICE_REQUEST
+            mw->remote_token = adapter.new_token();
+            return STATUS_SUCCESS;
+        });
+}
+
+NTSTATUS post_fast_register(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr,
+                            ULONG AdapterPageCount, const NDK_LOGICAL_ADDRESS *AdapterPageArray,
+                            ULONG FBO, SIZE_T Length, PVOID BaseVirtualAddress, ULONG Flags)
+{
+    return post_initiator(
+        qp, "NdkFastRegister", NdkOperationTypeFastRegister, RequestContext, Flags,
+        kFastRegisterFlags, [&](SoftQp &q, WorkRequest &wr) {
+            SoftMr *mr = q.adapter().lookup<SoftMr>(pMr, NdkObjectTypeMr);
+            if (mr == nullptr || !mr->fast_register || !mr->initialized || mr->pd != q.pd)
+                return STATUS_INVALID_PARAMETER;
+            // Remote access needs an MR initialized with RemoteAccess (digest 1.7).
+            if ((Flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE)) &&
+                !mr->remote_access)
+                return STATUS_ACCESS_VIOLATION;
+            auto base = reinterpret_cast<uintptr_t>(BaseVirtualAddress);
+            uint64_t span = uint64_t{AdapterPageCount} * NDK_PAGE_SIZE;
+            // BaseVirtualAddress = FBO + n * PAGE_SIZE; Length <= pages * PAGE_SIZE - FBO.
+            if (AdapterPageCount == 0 || AdapterPageCount > mr->page_count ||
+                AdapterPageArray == nullptr || FBO >= NDK_PAGE_SIZE ||
+                base % NDK_PAGE_SIZE != FBO || Length == 0 || Length > span - FBO)
+                return STATUS_INVALID_PARAMETER;
+            wr.mr = mr;
+            wr.address = base;
+            wr.length = Length;
+            wr.fbo = FBO;
+            wr.pages.reserve(AdapterPageCount);
+            for (ULONG i = 0; i < AdapterPageCount; ++i)
+                wr.pages.push_back(static_cast<uint64_t>(AdapterPageArray[i].QuadPart));
+            return STATUS_SUCCESS;
+        });
+}
+
+NTSTATUS post_invalidate(NDK_QP *qp, PVOID RequestContext, NDK_OBJECT_HEADER *pNdkMrOrMw,
+                         ULONG Flags)
+{
+    return post_initiator(qp, "NdkInvalidate", NdkOperationTypeInvalidate, RequestContext, Flags,
+                          kInvalidateFlags, [&](SoftQp &q, WorkRequest &wr) {
+                              SoftAdapter &adapter = q.adapter();
+                              wr.mr = adapter.lookup<SoftMr>(pNdkMrOrMw, NdkObjectTypeMr);
+                              wr.mw = adapter.lookup<SoftMw>(pNdkMrOrMw, NdkObjectTypeMw);
+                              if (wr.mr == nullptr && wr.mw == nullptr)
+                                  return STATUS_INVALID_PARAMETER;
+                              return STATUS_SUCCESS;
+                          });
+}
+
+NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge)
+{
+    SoftQp &qp = *SoftQp::from(ndk_qp);
+    SoftAdapter &adapter = qp.adapter();
+    if (auto failure = adapter.knobs().take_failure("NdkReceive"))
+        return failure->status;
+    if (qp.srq != nullptr)
+        return STATUS_INVALID_DEVICE_REQUEST; // receives go to the SRQ of this QP
+    if (nSge > qp.receive_sge)
+        return STATUS_DATA_OVERRUN; // too many SGEs (ND2 QP::Receive, digest 4.2)
+    if (nSge > 0 && pSgl == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    std::lock_guard lock(adapter.mu());
+    if (cq_failed(qp))
+        return STATUS_INVALID_DEVICE_STATE; // docs/semantics.md, CQ-OVERRUN-QP
+    if (qp.receives.size() >= qp.receive_depth)
+        return STATUS_NO_MORE_ENTRIES; // queue full (ND2 QP::Receive, digest 4.2)
+    qp.receives.push_back(ReceiveRequest{RequestContext, {pSgl, pSgl + nSge}});
+    if (qp.state == SoftQp::State::Error) {
+        flush_qp(qp);
+        return STATUS_SUCCESS;
+    }
+    receive_posted(qp);
+    return STATUS_SUCCESS;
+}
+
+} // namespace ndk::soft

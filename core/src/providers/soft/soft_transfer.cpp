@@ -1,0 +1,347 @@
+#include "soft_transfer.hpp"
+
+#include "soft_connection.hpp"
+#include "soft_memory.hpp"
+
+namespace ndk::soft {
+namespace {
+
+constexpr ULONG kFramePayload = 4096; // payload bytes per counted frame
+constexpr ULONG kFrameOverhead = 64;  // L2 + transport header bytes per frame (digest 3.7)
+
+struct Outcome {
+    bool blocked = false; // a send with no receive at the peer: retried later
+    NTSTATUS status = STATUS_SUCCESS;
+};
+
+NDK_RESULT_EX result_for(const SoftQp &qp, PVOID context, NDK_OPERATION_TYPE type,
+                         NTSTATUS status)
+{
+    NDK_RESULT_EX r{};
+    r.Status = status;
+    r.QPContext = qp.context;
+    r.RequestContext = context;
+    r.Type = type;
+    return r;
+}
+
+void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
+{
+    if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS))
+        return; // digest 2.5: success produces no completion, failure always does
+    post_result(*qp.initiator_cq, result_for(qp, wr.context, wr.type, status), false);
+}
+
+void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULONG bytes,
+                      bool solicited, std::optional<UINT32> invalidated = std::nullopt)
+{
+    NDK_RESULT_EX r = result_for(qp, rr.context, NdkOperationTypeReceive, status);
+    r.BytesTransferred = bytes;
+    if (invalidated) {
+        r.Type = NdkOperationTypeReceiveAndInvalidate;
+        r.TypeSpecificCompletionOutput = *invalidated; // digest 2.3
+    }
+    post_result(*qp.receive_cq, r, solicited);
+}
+
+// The next receive for an incoming send: from the QP's SRQ or its own receive queue.
+std::optional<ReceiveRequest> take_receive(SoftQp &qp)
+{
+    auto &queue = qp.srq != nullptr ? qp.srq->receives : qp.receives;
+    if (queue.empty())
+        return std::nullopt;
+    ReceiveRequest rr = std::move(queue.front());
+    queue.pop_front();
+    if (qp.srq != nullptr)
+        srq_check_threshold(*qp.srq);
+    return rr;
+}
+
+// Invalidate the remote token a SendAndInvalidate names at the receiver.  False when the
+// token is not a fast-registered MR or bound MW of the receiver's PD (digest 1.7: the
+// receiver must then abort the connection).
+bool invalidate_remote_token(SoftQp &receiver, UINT32 token)
+{
+    SoftObject *owner = token_owner(receiver.adapter(), token, true);
+    if (owner == nullptr)
+        return false;
+    if (owner->type() == NdkObjectTypeMw) {
+        auto *mw = static_cast<SoftMw *>(owner);
+        if (!mw->bound || mw->pd != receiver.pd)
+            return false;
+        unbind_window(*mw);
+        return true;
+    }
+    auto *mr = static_cast<SoftMr *>(owner);
+    if (!mr->fast_register || !mr->mapped || mr->pd != receiver.pd)
+        return false;
+    mr->mapped = false;
+    return true;
+}
+
+Outcome execute_send(SoftQp &qp, WorkRequest &wr)
+{
+    SoftQp &peer = *qp.peer;
+    Spans source;
+    if (wr.flags & NDK_OP_FLAG_INLINE)
+        source.push_back({wr.inline_data.data(), wr.inline_data.size()});
+    else if (NTSTATUS s = resolve_local(qp, wr.sgl, LocalAccess::Read, source); s != STATUS_SUCCESS)
+        return {false, s};
+    auto rr = take_receive(peer);
+    if (!rr)
+        return {true, STATUS_SUCCESS}; // receiver not ready: retry until rnr_timeout_ms
+    bool solicited = (wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
+    Spans sink;
+    NTSTATUS at_receiver = resolve_local(peer, rr->sgl, LocalAccess::Write, sink);
+    size_t bytes = total_length(source);
+    if (at_receiver == STATUS_SUCCESS && bytes > total_length(sink))
+        at_receiver = STATUS_BUFFER_OVERFLOW; // larger than the posted receive (ND2 table)
+    if (at_receiver == STATUS_SUCCESS && wr.invalidate_remote &&
+        !invalidate_remote_token(peer, wr.remote_token))
+        at_receiver = STATUS_ACCESS_VIOLATION;
+    if (at_receiver != STATUS_SUCCESS) {
+        complete_receive(peer, *rr, at_receiver, 0, solicited);
+        // The send caused an error on the remote QP: ND_REMOTE_ERROR, the same number as
+        // STATUS_REMOTE_RESOURCES (digest 4.1).
+        return {false, STATUS_REMOTE_RESOURCES};
+    }
+    copy_spans(sink, source);
+    count_transfer(qp.adapter(), peer.adapter(), bytes);
+    std::optional<UINT32> invalidated;
+    if (wr.invalidate_remote)
+        invalidated = wr.remote_token;
+    complete_receive(peer, *rr, STATUS_SUCCESS, static_cast<ULONG>(bytes), solicited, invalidated);
+    return {};
+}
+
+Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
+{
+    SoftQp &peer = *qp.peer;
+    bool read = wr.type == NdkOperationTypeRead;
+    Spans local;
+    if (!read && (wr.flags & NDK_OP_FLAG_INLINE)) {
+        local.push_back({wr.inline_data.data(), wr.inline_data.size()});
+    } else if (NTSTATUS s = resolve_local(qp, wr.sgl, read ? LocalAccess::ReadSink
+                                                           : LocalAccess::Read,
+                                          local);
+               s != STATUS_SUCCESS) {
+        return {false, s};
+    }
+    size_t bytes = total_length(local);
+    Spans remote;
+    if (NTSTATUS s = resolve_remote(peer, wr.remote_token, wr.remote_address, bytes, !read, remote);
+        s != STATUS_SUCCESS)
+        return {false, s};
+    if (read) {
+        copy_spans(local, remote);
+        count_transfer(peer.adapter(), qp.adapter(), bytes);
+        if (wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
+            // The first SGE's fast-register MR is invalidated by a successful read (digest 1.7).
+            auto *mr = static_cast<SoftMr *>(
+                token_owner(qp.adapter(), wr.sgl.front().MemoryRegionToken, false));
+            if (mr == nullptr || !mr->fast_register || !mr->mapped)
+                return {false, STATUS_INVALID_DEVICE_REQUEST};
+            mr->mapped = false;
+        }
+    } else {
+        copy_spans(remote, local);
+        count_transfer(qp.adapter(), peer.adapter(), bytes);
+    }
+    return {};
+}
+
+Outcome execute_bind(SoftQp &qp, WorkRequest &wr)
+{
+    SoftMw &mw = *wr.mw;
+    SoftMr &mr = *wr.mr;
+    if (mw.bound)
+        return {false, STATUS_INVALID_DEVICE_REQUEST}; // bound already: invalidate first
+    if (!mr.registered || mr.pd != qp.pd || mw.pd != qp.pd)
+        return {false, STATUS_ACCESS_VIOLATION};
+    mw.bound = true;
+    mw.mr = &mr;
+    mw.address = wr.address;
+    mw.length = wr.length;
+    mw.flags = wr.flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE ? wr.flags | NDK_OP_FLAG_ALLOW_REMOTE_READ
+                                                         : wr.flags;
+    ++mr.bound_windows;
+    mr.add_dependent(); // the MR's close waits for the window (digest 3.1)
+    add_token(qp.adapter(), mw.remote_token, mw, true);
+    return {};
+}
+
+Outcome execute_fast_register(SoftQp &qp, WorkRequest &wr)
+{
+    SoftMr &mr = *wr.mr;
+    if (mr.mapped)
+        return {false, STATUS_INVALID_DEVICE_REQUEST}; // registered already: invalidate first
+    auto &pages = qp.adapter().lams().pages;
+    for (uint64_t page : wr.pages)
+        if (pages.find(page) == pages.end())
+            return {false, STATUS_ACCESS_VIOLATION}; // not a logical address of this adapter
+    mr.mapped = true;
+    mr.pages = std::move(wr.pages);
+    mr.fbo = wr.fbo;
+    mr.address = wr.address;
+    mr.length = wr.length;
+    mr.flags = fast_register_access(wr.flags);
+    return {};
+}
+
+Outcome execute_invalidate(WorkRequest &wr)
+{
+    if (wr.mw != nullptr) {
+        if (!wr.mw->bound)
+            return {false, STATUS_INVALID_DEVICE_REQUEST}; // ND2: invalidating an unbound MW
+        unbind_window(*wr.mw);
+        return {};
+    }
+    if (!wr.mr->fast_register || !wr.mr->mapped)
+        return {false, STATUS_INVALID_DEVICE_REQUEST}; // digest 1.7: fast-registered MRs only
+    wr.mr->mapped = false;
+    return {};
+}
+
+Outcome execute(SoftQp &qp, WorkRequest &wr)
+{
+    switch (wr.type) {
+    case NdkOperationTypeSend: return execute_send(qp, wr);
+    case NdkOperationTypeRead:
+    case NdkOperationTypeWrite: return execute_rdma(qp, wr);
+    case NdkOperationTypeBind: return execute_bind(qp, wr);
+    case NdkOperationTypeFastRegister: return execute_fast_register(qp, wr);
+    case NdkOperationTypeInvalidate: return execute_invalidate(wr);
+    default: return {false, STATUS_INVALID_DEVICE_REQUEST};
+    }
+}
+
+void cancel_rnr_timer(SoftQp &qp)
+{
+    if (qp.rnr_timer != 0) {
+        qp.adapter().engine().cancel(qp.rnr_timer);
+        qp.rnr_timer = 0;
+    }
+}
+
+void pump(SoftQp &qp);
+
+// The head send waited rnr_timeout_ms for a receive: it fails, and the connection with it.
+void rnr_expired(SoftQp &qp)
+{
+    qp.rnr_timer = 0;
+    if (qp.initiator.empty() || qp.state != SoftQp::State::Connected)
+        return;
+    WorkRequest wr = std::move(qp.initiator.front());
+    qp.initiator.pop_front();
+    if (qp.released > 0)
+        --qp.released;
+    complete_initiator(qp, wr, STATUS_IO_TIMEOUT);
+    fail_connection(qp);
+}
+
+void wait_for_receive(SoftQp &qp)
+{
+    if (qp.rnr_timer != 0)
+        return;
+    SoftAdapter &adapter = qp.adapter();
+    auto timeout = adapter.knobs().rnr_timeout();
+    if (timeout.count() == 0) {
+        rnr_expired(qp); // no retries
+        return;
+    }
+    static uint64_t generation = 0; // wire lock held
+    uint64_t mine = ++generation;
+    qp.rnr_timer = adapter.engine().post_after(timeout, [&adapter, qp = &qp, mine] {
+        std::lock_guard lock(adapter.mu());
+        if (adapter.exists(qp) && qp->rnr_generation == mine)
+            rnr_expired(*qp);
+    });
+    qp.rnr_generation = mine;
+}
+
+void pump(SoftQp &qp)
+{
+    while (qp.released > 0 && !qp.initiator.empty()) {
+        if (qp.state != SoftQp::State::Connected)
+            return; // queued until a flush (peer disconnected) or already flushed (error)
+        Outcome outcome = execute(qp, qp.initiator.front());
+        if (outcome.blocked) {
+            wait_for_receive(qp);
+            return;
+        }
+        cancel_rnr_timer(qp);
+        WorkRequest wr = std::move(qp.initiator.front());
+        qp.initiator.pop_front();
+        --qp.released;
+        complete_initiator(qp, wr, outcome.status);
+        if (outcome.status != STATUS_SUCCESS) {
+            fail_connection(qp);
+            return;
+        }
+    }
+}
+
+} // namespace
+
+void kick(SoftQp &qp)
+{
+    SoftAdapter &adapter = qp.adapter();
+    if (!adapter.knobs().manual_progress()) {
+        pump(qp);
+        return;
+    }
+    adapter.deliver([&adapter, qp = &qp] {
+        std::lock_guard lock(adapter.mu());
+        if (adapter.exists(qp))
+            pump(*qp);
+    });
+}
+
+void receive_posted(SoftQp &qp)
+{
+    if (qp.peer != nullptr && !qp.peer->initiator.empty())
+        kick(*qp.peer);
+}
+
+void flush_qp(SoftQp &qp)
+{
+    cancel_rnr_timer(qp);
+    while (!qp.initiator.empty()) {
+        WorkRequest wr = std::move(qp.initiator.front());
+        qp.initiator.pop_front();
+        complete_initiator(qp, wr, STATUS_CANCELLED);
+    }
+    qp.released = 0;
+    while (!qp.receives.empty()) {
+        ReceiveRequest rr = std::move(qp.receives.front());
+        qp.receives.pop_front();
+        complete_receive(qp, rr, STATUS_CANCELLED, 0, false);
+    }
+}
+
+void fail_connection(SoftQp &qp)
+{
+    SoftQp *peer = qp.peer;
+    qp.state = SoftQp::State::Error;
+    flush_qp(qp);
+    if (peer != nullptr) {
+        peer->state = SoftQp::State::Error;
+        flush_qp(*peer);
+    }
+    if (qp.connector != nullptr)
+        connection_terminated(*qp.connector);
+}
+
+void count_transfer(SoftAdapter &from, SoftAdapter &to, size_t bytes)
+{
+    uint64_t frames = bytes == 0 ? 1 : (bytes + kFramePayload - 1) / kFramePayload;
+    uint64_t octets = bytes + frames * kFrameOverhead;
+    auto &out = from.miniport().counters;
+    auto &in = to.miniport().counters;
+    out.RDMAOutOctets += octets;
+    out.RDMAOutFrames += frames;
+    in.RDMAInOctets += octets;
+    in.RDMAInFrames += frames;
+}
+
+} // namespace ndk::soft

@@ -1,0 +1,28 @@
+// The soft RNIC's data path: executing initiator requests in order against the peer QP,
+// moving the bytes, completing both sides, and what an error does to the connection
+// (digest 1.7, 3.3, 3.4, 4.2; docs/semantics.md, DATA-*).  Lock held for every function.
+#pragma once
+
+#include "soft_objects.hpp"
+
+namespace ndk::soft {
+
+// Run the QP's released initiator requests now, or, under manual progress, queue a step that
+// does.  Call after anything that may let a request proceed (a post, a receive at the peer).
+void kick(SoftQp &qp);
+
+// Complete every request still queued on the QP's initiator and receive queues with
+// STATUS_CANCELLED (NdkFlush, Disconnect's implicit flush, close).
+void flush_qp(SoftQp &qp);
+
+// An error completion ended the connection: both QPs go to the error state and flush, the
+// peer gets a disconnect event (ND2 QP error model, digest 4.2).
+void fail_connection(SoftQp &qp);
+
+// A receive was posted on `qp` (or on its SRQ): a send blocked at the peer may now proceed.
+void receive_posted(SoftQp &qp);
+
+// NDIS_NDK_PERFORMANCE_COUNTERS for `bytes` of payload from one adapter to another.
+void count_transfer(SoftAdapter &from, SoftAdapter &to, size_t bytes);
+
+} // namespace ndk::soft
