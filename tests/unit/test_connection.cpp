@@ -120,5 +120,37 @@ TEST(Connection, ManualProgressHoldsTheTransferUntilStepped)
     pair.client().set("progress", "auto");
 }
 
+// OID_NDK_CONNECTIONS through the provider entry: too small a buffer is answered with the size
+// needed; an iWARP miniport lists each connection twice (ND, then TCP), owner on ND rows only.
+TEST(ConnectionOid, ConnectionsTablePairsNdAndTcpEntries)
+{
+    Pair pair;
+    ASSERT_TRUE(pair.connect());
+    auto &entry = pair.client().entry();
+    ULONG written = 0, needed = 0;
+    EXPECT_STATUS(NDIS_STATUS_BUFFER_TOO_SHORT,
+                  entry.OidRequest(pair.client().miniport(), OID_NDK_CONNECTIONS, FALSE, nullptr,
+                                   0, &written, &needed));
+    ASSERT_EQ(needed, offsetof(NDIS_NDK_CONNECTIONS, Connections) +
+                          2 * sizeof(NDIS_NDK_CONNECTION_ENTRY));
+    std::vector<unsigned char> buffer(needed);
+    ASSERT_STATUS(NDIS_STATUS_SUCCESS,
+                  entry.OidRequest(pair.client().miniport(), OID_NDK_CONNECTIONS, FALSE,
+                                   buffer.data(), needed, &written, &needed));
+    EXPECT_EQ(written, needed);
+    const auto *table = reinterpret_cast<const NDIS_NDK_CONNECTIONS *>(buffer.data());
+    EXPECT_EQ(table->Header.Revision, NDIS_NDK_CONNECTIONS_REVISION_1);
+    EXPECT_EQ(table->Header.Size, needed);
+    EXPECT_EQ(table->Count, 2u);
+    EXPECT_TRUE(table->NDConnectionsMappedtoTCPConnections);
+    const NDIS_NDK_CONNECTION_ENTRY *rows = table->Connections;
+    EXPECT_EQ(ntohs(rows[0].Remote.Ipv4.sin_port), ntohs(rows[1].Remote.Ipv4.sin_port));
+    EXPECT_NE(rows[0].OwnerPid, 0u);
+    EXPECT_EQ(rows[1].OwnerPid, 0u);
+    char remote[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &rows[0].Remote.Ipv4.sin_addr, remote, sizeof remote);
+    EXPECT_EQ(std::string(remote), pair.server_address());
+}
+
 } // namespace
 } // namespace ndktest
