@@ -106,8 +106,11 @@ void Engine::run()
         if (!may_run() && !stopping_) {
             if (timers_.empty())
                 wake_.wait(lock);
-            else
-                wake_.wait_until(lock, timers_.begin()->first);
+            else {
+                // A copy: a cancel() may erase the timer (and its key) while we wait.
+                Clock::time_point due = timers_.begin()->first;
+                wake_.wait_until(lock, due);
+            }
             continue;
         }
         auto task = std::move(tasks_.front());
