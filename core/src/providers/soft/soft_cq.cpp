@@ -221,6 +221,13 @@ NTSTATUS control_cq_interrupt_moderation(NDK_CQ *ndk_cq, ULONG ModerationInterva
         return STATUS_INVALID_PARAMETER_MIX; // neither interval nor count would control
     cq->moderation_interval = ModerationInterval;
     cq->moderation_count = ModerationCount;
+    // "The latest setting must take effect as soon as possible" (digest 1.3): a notification
+    // the old setting held back is re-judged now.
+    if (cq->moderation_timer != 0) {
+        adapter.engine().cancel(cq->moderation_timer);
+        cq->moderation_timer = 0;
+    }
+    satisfy_arm(*cq);
     return STATUS_SUCCESS;
 }
 
