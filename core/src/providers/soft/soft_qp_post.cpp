@@ -203,8 +203,10 @@ NTSTATUS post_fast_register(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr,
             if (mr == nullptr || !mr->fast_register || !mr->initialized || mr->pd != q.pd)
                 return STATUS_INVALID_PARAMETER;
             // Remote access needs an MR initialized with RemoteAccess (digest 1.7).
-            if ((Flags & (NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE)) &&
-                !mr->remote_access)
+            // ALLOW_REMOTE_WRITE (0x30) includes the ALLOW_LOCAL_WRITE bit: compare whole.
+            bool remote = (Flags & NDK_OP_FLAG_ALLOW_REMOTE_READ) ||
+                          (Flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE) == NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+            if (remote && !mr->remote_access)
                 return STATUS_ACCESS_VIOLATION;
             auto base = reinterpret_cast<uintptr_t>(BaseVirtualAddress);
             uint64_t span = uint64_t{AdapterPageCount} * NDK_PAGE_SIZE;
