@@ -6,7 +6,9 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <sstream>
+#include <vector>
 
 namespace ndk::py {
 namespace {
@@ -38,6 +40,9 @@ struct AdapterInfoQuery {
     X(large_request_threshold, LargeRequestThreshold)                                            \
     X(max_caller_data, MaxCallerData)                                                            \
     X(max_callee_data, MaxCalleeData)
+
+// Far above any OID answer NDK defines (64 bytes per connection); beyond it, a mistake.
+constexpr ULONG kMaxOidBuffer = 1u << 24;
 
 std::string info_repr(const NDK_ADAPTER_INFO &i)
 {
@@ -176,6 +181,47 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
             "NdkCreateSharedEndpoint((host, port)) -> Call.  Documented: SUCCESS; PENDING; "
             "INSUFFICIENT_RESOURCES; SHARING_VIOLATION (address in use); TOO_MANY_ADDRESSES "
             "(port 0, no ephemeral port free); INVALID_ADDRESS (not the adapter's address).")
+        .def(
+            "_query_oid",
+            [](Adapter &a, NDIS_OID oid, ULONG buffer_length) {
+                if (buffer_length > kMaxOidBuffer)
+                    throw pyb::value_error("buffer_length above " +
+                                           std::to_string(kMaxOidBuffer) + " bytes");
+                std::vector<UCHAR> buffer(buffer_length);
+                ULONG written = 0, needed = 0;
+                NDIS_STATUS status;
+                {
+                    pyb::gil_scoped_release release;
+                    status = a.query_oid(oid, buffer_length ? buffer.data() : nullptr,
+                                         buffer_length, &written, &needed);
+                }
+                auto shown = std::min(written, buffer_length); // never past our buffer
+                return pyb::make_tuple(Status{status},
+                                       pyb::bytes(reinterpret_cast<const char *>(buffer.data()),
+                                                  shown),
+                                       written, needed);
+            },
+            pyb::arg("oid"), pyb::arg("buffer_length"),
+            "One OID query (MiniportOidRequest, digest 3.7) with a buffer of buffer_length bytes "
+            "(0: NULL) -> (status, bytes written, BytesWritten, BytesNeeded).  See query_oid.")
+        .def(
+            "_set_oid",
+            [](Adapter &a, NDIS_OID oid, const pyb::buffer &data) {
+                auto copy = pyb::reinterpret_steal<pyb::object>(PyBytes_FromObject(data.ptr()));
+                if (!copy)
+                    throw pyb::error_already_set();
+                std::string bytes = copy.cast<std::string>();
+                if (bytes.size() > MAXULONG)
+                    throw pyb::value_error("OID data longer than a ULONG counts");
+                pyb::gil_scoped_release release;
+                return Status{a.set_oid(oid, bytes.empty() ? nullptr : bytes.data(),
+                                        static_cast<ULONG>(bytes.size()))};
+            },
+            pyb::arg("oid"), pyb::arg("data"),
+            "One OID set (MiniportOidRequest, digest 3.7) with `data` (bytes-like; empty: NULL) "
+            "-> Status.  See set_oid.")
+        .def_property_readonly("has_oids", &Adapter::has_oids,
+                               "Whether the provider takes OID requests at all.")
         .def("_set_knob",
              [](Adapter &a, const std::string &key, const std::string &value) {
                  std::string reply;

@@ -9,7 +9,7 @@
 namespace ndk::py {
 namespace {
 
-double seconds_of(const pyb::object &timeout) { return timeout.is_none() ? -1.0 : timeout.cast<double>(); }
+double seconds_of(const pyb::object &timeout) { return timeout.is_none() ? -1.0 : timeout_of(timeout).count(); }
 
 // TimeoutError unless the call completes within `timeout` seconds (None: wait forever).
 void await_call(const Call &call, const pyb::object &timeout)

@@ -1,9 +1,9 @@
-// ndk.Cq, Pd, Mr, Mw, Srq, Qp, Connector, Listener, SharedEndpoint, and the small value types
-// (Sge, Mdl, Result, ResultEx).  Methods are the NDK functions in snake_case; keyword
-// arguments are the NDK parameter names in snake_case without prefixes.
-#include "py_support.hpp"
+// ndk.Object (the base of every handle), Sge, Mdl; ndk.Pd, Mr, Mw, Srq, SharedEndpoint.  (The
+// CQ, QP, connector and listener have their own files.)  Methods are the NDK functions in
+// snake_case; keyword arguments are the NDK parameter names in snake_case without prefixes.
+#include "mdl.hpp"
+#include "object_support.hpp"
 
-#include "ndk/objects.hpp"
 #include "ndk/status.hpp"
 
 #include <pybind11/stl.h>
@@ -12,73 +12,8 @@
 #include <sstream>
 
 namespace ndk::py {
-namespace {
 
-PVOID context_of(uintptr_t value) { return reinterpret_cast<PVOID>(value); }
-uintptr_t context_value(PVOID value) { return reinterpret_cast<uintptr_t>(value); }
-
-// An MDL chain over a Python buffer: segments (offset, length) of the buffer, in order.
-struct PyMdl {
-    std::vector<MDL> chain;
-    SIZE_T total = 0;
-    std::shared_ptr<void> keepalive;
-};
-
-PyMdl make_mdl(const pyb::buffer &buffer, std::optional<std::vector<std::pair<size_t, size_t>>> segments)
-{
-    auto info = std::make_unique<pyb::buffer_info>(buffer.request());
-    auto *base = static_cast<unsigned char *>(info->ptr);
-    size_t size = static_cast<size_t>(info->size * info->itemsize);
-    if (!segments)
-        segments = std::vector<std::pair<size_t, size_t>>{{0, size}};
-    PyMdl mdl;
-    for (auto [offset, length] : *segments) {
-        if (offset > size || length > size - offset || length > MAXULONG)
-            throw pyb::value_error("MDL segment (" + std::to_string(offset) + ", " +
-                                   std::to_string(length) + ") is outside the buffer of " +
-                                   std::to_string(size) + " bytes");
-        MDL element{};
-        NdkInitializeMdl(&element, base + offset, static_cast<ULONG>(length));
-        mdl.chain.push_back(element);
-        mdl.total += length;
-    }
-    mdl.keepalive = keep_alive(std::move(info));
-    return mdl;
-}
-
-
-pyb::object wait_event(EventQueue<NTSTATUS> &queue, const pyb::object &timeout)
-{
-    // Convert while holding the GIL: the timeout is a Python object.
-    std::chrono::duration<double> wait = std::chrono::hours(24 * 365);
-    if (!timeout.is_none())
-        wait = std::chrono::duration<double>(timeout.cast<double>());
-    std::optional<NTSTATUS> status;
-    {
-        pyb::gil_scoped_release release;
-        status = queue.pop(wait);
-    }
-    if (!status)
-        return pyb::none();
-    return pyb::cast(Status{*status});
-}
-
-std::string object_repr(const Object &o, const std::string &name, const std::string &details = {})
-{
-    return "<ndk." + name + (details.empty() ? "" : " " + details) +
-           (o.is_open() ? " open>" : " closed>");
-}
-
-template <class T>
-pyb::class_<T, Object, std::shared_ptr<T>> object_class(pyb::module_ &m, const char *name,
-                                                        const char *doc)
-{
-    return pyb::class_<T, Object, std::shared_ptr<T>>(m, name, doc);
-}
-
-} // namespace
-
-void bind_objects(pyb::module_ &m)
+void bind_object_base(pyb::module_ &m)
 {
     pyb::class_<NDK_SGE>(m, "Sge", "NDK_SGE: one scatter/gather element (digest 2.4).")
         .def(pyb::init([](uintptr_t virtual_address, ULONG length, UINT32 memory_region_token) {
@@ -106,38 +41,13 @@ Mdl(buffer) describes the whole buffer; Mdl(buffer, [(offset, length), ...]) one
 segment, in order, so a chain that is not virtually contiguous can be built on purpose.
 The buffer stays alive as long as the Mdl (and any registration using it).
 )doc")
-        .def(pyb::init(&make_mdl), pyb::arg("buffer"), pyb::arg("segments") = pyb::none())
+        .def(pyb::init([](const pyb::buffer &buffer,
+                          std::optional<std::vector<std::pair<size_t, size_t>>> segments) {
+                 return make_mdl(buffer, std::move(segments));
+             }),
+             pyb::arg("buffer"), pyb::arg("segments") = pyb::none())
         .def_readonly("total_length", &PyMdl::total)
         .def("__len__", [](const PyMdl &mdl) { return mdl.chain.size(); });
-
-    pyb::class_<NDK_RESULT>(m, "Result", "NDK_RESULT (digest 2.3).")
-        .def_property_readonly("status", [](const NDK_RESULT &r) { return Status{r.Status}; })
-        .def_readonly("bytes_transferred", &NDK_RESULT::BytesTransferred)
-        .def_property_readonly("qp_context", [](const NDK_RESULT &r) { return context_value(r.QPContext); })
-        .def_property_readonly("request_context",
-                               [](const NDK_RESULT &r) { return context_value(r.RequestContext); })
-        .def("__repr__", [](const NDK_RESULT &r) {
-            return "<ndk.Result " + status_name(r.Status) + " bytes=" +
-                   std::to_string(r.BytesTransferred) + " request_context=" +
-                   std::to_string(context_value(r.RequestContext)) + ">";
-        });
-
-    pyb::class_<NDK_RESULT_EX>(m, "ResultEx", "NDK_RESULT_EX (digest 2.3, NDKPI 2.1 layout).")
-        .def_property_readonly("status", [](const NDK_RESULT_EX &r) { return Status{r.Status}; })
-        .def_readonly("bytes_transferred", &NDK_RESULT_EX::BytesTransferred)
-        .def_property_readonly("qp_context",
-                               [](const NDK_RESULT_EX &r) { return context_value(r.QPContext); })
-        .def_property_readonly("request_context",
-                               [](const NDK_RESULT_EX &r) { return context_value(r.RequestContext); })
-        .def_property_readonly("type", [](const NDK_RESULT_EX &r) { return enum_of("OpType", r.Type); })
-        .def_readonly("provider_error_code", &NDK_RESULT_EX::ProviderErrorCode)
-        .def_readonly("type_specific_completion_output",
-                      &NDK_RESULT_EX::TypeSpecificCompletionOutput)
-        .def("__repr__", [](const NDK_RESULT_EX &r) {
-            return "<ndk.ResultEx " + status_name(r.Status) + " type=" + std::to_string(r.Type) +
-                   " bytes=" + std::to_string(r.BytesTransferred) + " request_context=" +
-                   std::to_string(context_value(r.RequestContext)) + ">";
-        });
 
     pyb::class_<Object, std::shared_ptr<Object>>(m, "Object", "Base of every NDK object handle.")
         .def("close", &Object::close,
@@ -158,38 +68,10 @@ The buffer stays alive as long as the Mdl (and any registration using it).
                 o.close();
         });
 
-    object_class<Cq>(m, "Cq", "NDK_CQ: a completion queue (digest 1.3).")
-        .def("resize_cq", &Cq::resize, pyb::arg("cq_depth"),
-             "NdkResizeCq -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER (cq_depth > "
-             "MaxCqDepth); INSUFFICIENT_RESOURCES.  Needs NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED.")
-        .def("arm_cq", &Cq::arm, pyb::arg("type"),
-             "NdkArmCq(NDK_CQ_NOTIFY_ERRORS / ANY / SOLICITED).")
-        .def("arm", &Cq::arm, pyb::arg("type"), "Alias of arm_cq.")
-        .def("get_cq_results", &Cq::get_results, pyb::arg("n") = 1,
-             "NdkGetCqResults: up to n NDK_RESULTs (non-blocking).")
-        .def("get_results", &Cq::get_results, pyb::arg("n") = 1, "Alias of get_cq_results.")
-        .def("get_cq_results_ex", &Cq::get_results_ex, pyb::arg("n") = 1,
-             "NdkGetCqResultsEx: up to n NDK_RESULT_EXs (non-blocking).")
-        .def("get_results_ex", &Cq::get_results_ex, pyb::arg("n") = 1,
-             "Alias of get_cq_results_ex.")
-        .def(
-            "control_cq_interrupt_moderation",
-            [](Cq &cq, ULONG moderation_interval, ULONG moderation_count) {
-                return Status{cq.control_interrupt_moderation(moderation_interval, moderation_count)};
-            },
-            pyb::arg("moderation_interval"), pyb::arg("moderation_count"),
-            "NdkControlCqInterruptModeration -> Status (never PENDING).  Documented: SUCCESS; "
-            "INSUFFICIENT_RESOURCES; NOT_SUPPORTED (adapter flag not set); INVALID_PARAMETER_MIX.")
-        .def("wait_notification",
-             [](Cq &cq, pyb::object timeout) { return wait_event(cq.events().notifications, timeout); },
-             pyb::arg("timeout") = pyb::none(),
-             "The next NdkCqNotificationCallback status, or None after `timeout` seconds.  "
-             "Notifications delivered before a close stay readable after it.")
-        .def_property_readonly("notifications",
-                               [](Cq &cq) { return cq.events().notifications.delivered(); },
-                               "How many notification callbacks the provider made.")
-        .def("__repr__", [](const Cq &cq) { return object_repr(cq, "Cq"); });
+}
 
+void bind_objects(pyb::module_ &m)
+{
     object_class<Pd>(m, "Pd", "NDK_PD: a protection domain (digest 1.2).")
         .def("create_mr", &Pd::create_mr, pyb::arg("fast_register") = false,
              "NdkCreateMr -> Call.  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES.")
@@ -247,8 +129,8 @@ The buffer stays alive as long as the Mdl (and any registration using it).
         .def(
             "register",
             [](Mr &mr, pyb::buffer buffer, ULONG flags) {
-                auto info = std::make_unique<pyb::buffer_info>(
-                    buffer.request((flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE) != 0));
+                auto info =
+                    contiguous_buffer(buffer, (flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE) != 0);
                 void *address = info->ptr;
                 auto length = static_cast<SIZE_T>(info->size * info->itemsize);
                 return mr.register_buffer(address, length, flags, keep_alive(std::move(info)));
@@ -275,6 +157,10 @@ The buffer stays alive as long as the Mdl (and any registration using it).
         .def_property_readonly("local_token", &Mr::get_local_token)
         .def_property_readonly("remote_token", &Mr::get_remote_token)
         .def_property_readonly("fast_register", &Mr::fast_register)
+        .def_property_readonly("address", &Mr::registered_address,
+                               "The registered range's start (an int; 0 when not registered).")
+        .def_property_readonly("length", &Mr::registered_length,
+                               "The registered range's length in bytes (0 when not registered).")
         .def(
             "sge",
             [](Mr &mr, SIZE_T offset, ULONG length) {
@@ -309,61 +195,28 @@ The buffer stays alive as long as the Mdl (and any registration using it).
              "SUCCESS; PENDING; INVALID_PARAMETER (srq_depth > MaxSrqDepth).")
         .def(
             "srq_receive",
-            [](Srq &srq, const std::vector<NDK_SGE> &sgl, uintptr_t request_context) {
+            [](Srq &srq, const std::vector<NDK_SGE> &sgl, std::optional<uintptr_t> request_context) {
+                pyb::gil_scoped_release release;
                 return Status{srq.receive(context_of(request_context), sgl)};
             },
-            pyb::arg("sgl"), pyb::arg("request_context") = 0, "NdkSrqReceive -> Status.")
+            pyb::arg("sgl"), pyb::arg("request_context") = pyb::none(),
+            "NdkSrqReceive(sgl: list of ndk.Sge) -> Status (inline; the result comes through the "
+            "receive CQ of the QP that consumes it).  Documented: SUCCESS; other.")
+        .def(
+            "receive",
+            [](Srq &srq, const std::vector<NDK_SGE> &sgl, std::optional<uintptr_t> request_context) {
+                pyb::gil_scoped_release release;
+                return Status{srq.receive(context_of(request_context), sgl)};
+            },
+            pyb::arg("sgl"), pyb::arg("request_context") = pyb::none(),
+            "Alias of srq_receive (NdkSrqReceive).")
         .def("wait_notification",
-             [](Srq &srq, pyb::object timeout) { return wait_event(srq.events().notifications, timeout); },
+             [](Srq &srq, pyb::object timeout) { return wait_status_event(srq.events().notifications, timeout); },
              pyb::arg("timeout") = pyb::none(),
              "The next NdkSrqNotificationCallback status, or None after `timeout` seconds.")
         .def_property_readonly("notifications",
                                [](Srq &srq) { return srq.events().notifications.delivered(); })
         .def("__repr__", [](const Srq &srq) { return object_repr(srq, "Srq"); });
-
-    object_class<Qp>(m, "Qp", "NDK_QP: a queue pair (digest 1.7).")
-        .def("flush", &Qp::flush, "NdkFlush: pending requests complete with STATUS_CANCELLED.")
-        .def(
-            "receive",
-            [](Qp &qp, const std::vector<NDK_SGE> &sgl, uintptr_t request_context) {
-                return Status{qp.receive(context_of(request_context), sgl)};
-            },
-            pyb::arg("sgl"), pyb::arg("request_context") = 0, "NdkReceive -> Status.")
-        .def(
-            "send",
-            [](Qp &qp, const std::vector<NDK_SGE> &sgl, ULONG flags, uintptr_t request_context) {
-                return Status{qp.send(context_of(request_context), sgl, flags)};
-            },
-            pyb::arg("sgl"), pyb::arg("flags") = 0, pyb::arg("request_context") = 0,
-            "NdkSend -> Status.  Documented: SUCCESS; CONNECTION_INVALID (QP not connected).")
-        .def("__repr__", [](const Qp &qp) { return object_repr(qp, "Qp"); });
-
-    object_class<Connector>(m, "Connector", "NDK_CONNECTOR (digest 1.8).")
-        .def("__repr__", [](const Connector &c) { return object_repr(c, "Connector"); });
-
-    object_class<Listener>(m, "Listener", "NDK_LISTENER (digest 1.9).")
-        .def(
-            "listen",
-            [](Listener &l, std::pair<std::string, uint16_t> address) {
-                return l.listen(SocketAddress::from(address.first, address.second));
-            },
-            pyb::arg("address"),
-            "NdkListen((host, port)) -> Call.  Port 0 picks a free port (read it with "
-            "get_local_address).  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES; "
-            "SHARING_VIOLATION; INVALID_ADDRESS; TOO_MANY_ADDRESSES.")
-        .def(
-            "get_local_address",
-            [](Listener &l) {
-                SocketAddress a;
-                NTSTATUS status = l.get_local_address(a);
-                if (status != STATUS_SUCCESS)
-                    throw Error(status, "NdkGetLocalAddress");
-                return std::make_pair(a.host(), a.port());
-            },
-            "NdkGetLocalAddress -> (host, port); raises ndk.NdkError on failure.")
-        .def("control_connect_events", &Listener::control_connect_events, pyb::arg("pause"),
-             "NdkControlConnectEvents: while paused, incoming requests see no listener.")
-        .def("__repr__", [](const Listener &l) { return object_repr(l, "Listener"); });
 
     object_class<SharedEndpoint>(m, "SharedEndpoint", "NDK_SHARED_ENDPOINT (digest 1.10).")
         .def(

@@ -8,5 +8,10 @@ PYBIND11_MODULE(_core, m)
     ndk::py::bind_constants(m);
     ndk::py::bind_call(m);
     ndk::py::bind_adapter(m);
+    ndk::py::bind_object_base(m);
+    ndk::py::bind_cq(m);
     ndk::py::bind_objects(m);
+    ndk::py::bind_lam(m);
+    ndk::py::bind_qp(m);
+    ndk::py::bind_connector(m);
 }

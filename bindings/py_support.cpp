@@ -2,6 +2,7 @@
 
 #include "ndk/call.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -34,6 +35,20 @@ std::shared_ptr<void> keep_alive(std::unique_ptr<pyb::buffer_info> buffer)
     return gil_safe(std::move(buffer));
 }
 
+std::unique_ptr<pyb::buffer_info> contiguous_buffer(const pyb::buffer &buffer, bool writable)
+{
+    auto info = std::make_unique<pyb::buffer_info>(buffer.request(writable));
+    pyb::ssize_t expected = info->itemsize;
+    for (auto d = info->ndim; d-- > 0;) {
+        if (info->shape[d] > 1 && info->strides[d] != expected) {
+            PyErr_SetString(PyExc_BufferError, "the buffer must be C-contiguous memory");
+            throw pyb::error_already_set();
+        }
+        expected *= info->shape[d];
+    }
+    return info;
+}
+
 void release_deferred()
 {
     std::vector<std::shared_ptr<void>> now;
@@ -45,7 +60,27 @@ void release_deferred()
 
 pyb::object enum_of(const char *name, long long value)
 {
-    return pyb::module_::import("ndk._constants").attr(name)(value);
+    try {
+        return pyb::module_::import("ndk._constants").attr(name)(value);
+    } catch (pyb::error_already_set &e) {
+        if (!e.matches(PyExc_ValueError))
+            throw;
+        return pyb::int_(value);
+    }
+}
+
+std::chrono::duration<double> timeout_of(const pyb::object &timeout)
+{
+    constexpr double kYear = 365.0 * 24 * 3600; // "forever", and the cap: a huge duration
+                                                // would overflow the clock arithmetic
+    if (timeout.is_none())
+        return std::chrono::duration<double>(kYear);
+    if (!PyFloat_Check(timeout.ptr()) && !PyLong_Check(timeout.ptr()))
+        throw pyb::type_error("timeout must be None or a number of seconds");
+    double seconds = timeout.cast<double>();
+    if (!(seconds >= 0))
+        throw pyb::value_error("timeout must be None or a number of seconds >= 0");
+    return std::chrono::duration<double>(std::min(seconds, kYear));
 }
 
 GROUP_AFFINITY affinity_of(const pyb::object &affinity)

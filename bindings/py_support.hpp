@@ -2,11 +2,15 @@
 // Python objects alive from C++ without ever touching a Python reference on a provider thread.
 #pragma once
 
+#include "ndk/events.hpp"
 #include "ndk/ndkpi.h"
 
 #include <pybind11/pybind11.h>
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace ndk {
 class Call;
@@ -27,8 +31,34 @@ struct Status {
 std::shared_ptr<void> keep_alive(std::unique_ptr<pyb::buffer_info> buffer);
 void release_deferred(); // GIL held
 
-// A member of one of ndk's enumerations (ndk._constants), e.g. enum_of("OpType", 1).
+// A buffer whose memory is one C-contiguous range, or BufferError: a strided view (e.g.
+// memoryview(b)[::2]) would have the provider read or write memory that is not the buffer's.
+std::unique_ptr<pyb::buffer_info> contiguous_buffer(const pyb::buffer &buffer,
+                                                    bool writable = false);
+
+// A member of one of ndk's enumerations (ndk._constants), e.g. enum_of("OpType", 1); a value
+// that is no member (a provider's garbage) stays a plain int rather than raising.
 pyb::object enum_of(const char *name, long long value);
+
+// Request contexts are ints in Python (None: 0).
+inline PVOID context_of(std::optional<uintptr_t> value)
+{
+    return reinterpret_cast<PVOID>(value.value_or(0));
+}
+inline uintptr_t context_value(PVOID value) { return reinterpret_cast<uintptr_t>(value); }
+
+// A timeout in seconds from Python, converted under the GIL: None waits (nearly) forever; a
+// negative or NaN timeout is a ValueError.
+std::chrono::duration<double> timeout_of(const pyb::object &timeout);
+
+// The next event of `queue`, waiting at most `timeout` with the GIL released.
+template <class T>
+std::optional<T> pop_released(EventQueue<T> &queue, const pyb::object &timeout)
+{
+    auto wait = timeout_of(timeout);
+    pyb::gil_scoped_release release;
+    return queue.pop(wait);
+}
 
 // A GROUP_AFFINITY from Python: an int mask (group 0) or a (mask, group) pair.
 GROUP_AFFINITY affinity_of(const pyb::object &affinity);
@@ -36,10 +66,16 @@ GROUP_AFFINITY affinity_of(const pyb::object &affinity);
 // Wait on a Call, with the GIL released.  seconds < 0: forever.
 bool wait_released(const Call &call, double seconds);
 
+// In registration order: a class must be registered before a signature names it.
 void bind_constants(pyb::module_ &m);
 void bind_call(pyb::module_ &m);
 void bind_adapter(pyb::module_ &m);
-void bind_objects(pyb::module_ &m);
+void bind_object_base(pyb::module_ &m); // Object, Sge, Mdl
+void bind_cq(pyb::module_ &m);          // Cq, Result, ResultEx
+void bind_objects(pyb::module_ &m);     // Pd, Mr, Mw, Srq, SharedEndpoint
+void bind_lam(pyb::module_ &m);         // Lam, LamCall
+void bind_qp(pyb::module_ &m);
+void bind_connector(pyb::module_ &m);   // Connector, Listener
 
 } // namespace ndk::py
 

@@ -12,21 +12,25 @@ pd.create_qp_with_srq); keyword arguments are its parameters in snake_case witho
 p/pp/n prefixes (CqDepth -> cq_depth).  See README.md and docs/.
 """
 
-from . import _core
+from . import _adapter, _connection, _core, _oid
+from ._connection import AddressResult, ConnectionData
 from ._constants import (AdapterFlag, CqNotify, MrFlag, ObjectType, Oid, OpFlag, OpType,
                          RdmaTechnology)
-from ._core import (Adapter, AdapterInfo, AdapterInfoQuery, Call, Connector, Cq, Listener, Mdl,
-                    Mr, Mw, Object, Pd, Qp, Result, ResultEx, Sge, SharedEndpoint, Srq)
+from ._core import (Adapter, AdapterInfo, AdapterInfoQuery, Call, Connector, Cq, Lam, LamCall,
+                    Listener, Mdl, Mr, Mw, Object, Pd, Qp, Result, ResultEx, Sge,
+                    SharedEndpoint, Srq)
 from ._errors import KnobsNotSupported, NdkError, ObjectClosedError
 from ._knobs import Knobs, options_text
+from ._oid import ConnectionEntry, LocalEndpointEntry, OidHeader, OidResult
 from ._status import Status
 
 __all__ = [
-    "Adapter", "AdapterFlag", "AdapterInfo", "AdapterInfoQuery", "Call", "Connector", "Cq",
-    "CqNotify", "KnobsNotSupported", "Knobs", "Listener", "Mdl", "Mr", "MrFlag", "Mw",
-    "NdkError", "Object", "ObjectClosedError", "ObjectType", "Oid", "OpFlag", "OpType", "Pd",
-    "Qp", "RdmaTechnology", "Result", "ResultEx", "Sge", "SharedEndpoint", "Srq", "Status",
-    "open_adapter", "providers",
+    "Adapter", "AdapterFlag", "AdapterInfo", "AdapterInfoQuery", "AddressResult", "Call",
+    "ConnectionData", "ConnectionEntry", "Connector", "Cq", "CqNotify", "Knobs",
+    "KnobsNotSupported", "Lam", "LamCall", "Listener", "LocalEndpointEntry", "Mdl", "Mr",
+    "MrFlag", "Mw", "NdkError", "Object", "ObjectClosedError", "ObjectType", "Oid", "OidHeader",
+    "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result", "ResultEx", "Sge",
+    "SharedEndpoint", "Srq", "Status", "open_adapter", "providers",
 ]
 
 
@@ -54,3 +58,16 @@ def _knobs_of(adapter):
 
 
 Adapter.knobs = property(_knobs_of, doc="The provider's run-time knobs (ndk.Knobs).")
+_adapter.install(Adapter)
+_oid.install(Adapter)
+_connection.install(Connector)
+
+
+def __getattr__(name):
+    # ndk.testing (the pytest plugin, and connect_pair) is imported on first use, so that
+    # `import ndk` never imports pytest.
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,6 +29,29 @@ def options_text(knobs):
     return "\n".join(f"{key}={knob_text(value)}" for key, value in knobs.items())
 
 
+def set_knob(adapter, key, value):
+    """Set knob ``key`` of ``adapter``'s provider to ``value``; return the provider's reply text.
+
+    Raises ndk.KnobsNotSupported when the provider has no such knob (or no knobs), ValueError
+    when it rejects the value.
+    """
+    status, reply = adapter._set_knob(key, knob_text(value))
+    if status == Status.NOT_SUPPORTED:
+        raise KnobsNotSupported(
+            f"provider {adapter.provider!r} has no knob {key!r}" + (f": {reply}" if reply else ""))
+    if status != Status.SUCCESS:
+        raise ValueError(reply or f"knob {key}={value!r} rejected: {Status(status)}")
+    return reply
+
+
+def get_knob(adapter, key):
+    """The text value of knob ``key``; ndk.KnobsNotSupported when the provider has none."""
+    status, value = adapter._get_knob(key)
+    if status != Status.SUCCESS:
+        raise KnobsNotSupported(f"provider {adapter.provider!r} has no knob {key!r}")
+    return value
+
+
 class Knobs:
     """The knobs of one adapter's provider (its miniport)."""
 
@@ -38,13 +61,7 @@ class Knobs:
         object.__setattr__(self, "_adapter", adapter)
 
     def _set(self, key, value):
-        status, reply = self._adapter._set_knob(key, knob_text(value))
-        if status == Status.NOT_SUPPORTED:
-            raise KnobsNotSupported(
-                f"provider {self._adapter.provider!r} has no knob {key!r}" +
-                (f": {reply}" if reply else ""))
-        if status != Status.SUCCESS:
-            raise ValueError(reply or f"knob {key}={value!r} rejected: {Status(status)}")
+        set_knob(self._adapter, key, value)
 
     def __getattr__(self, key):
         if key.startswith("_"):

@@ -11,6 +11,8 @@ What it provides:
 * markers ``rule(ID)`` (the conformance rule a scenario checks) and ``digest(SECTION)``.
 * fixtures ``ndk_provider``, ``open_adapter``, ``adapter``, ``pd``, ``cq``.
 * ``requires(adapter, **minimums)``: skip unless the adapter reports enough capability.
+* ``connect_pair(client, server)``: two connected QPs (``ndk._connect``), for data-path
+  scenarios; also reachable as ``ndk.testing.connect_pair`` after a plain ``import ndk``.
 * quirk skips from :mod:`ndk.quirks`, keyed by provider and rule.
 
 The ``ndk`` API itself is imported inside the fixtures only: this module is pure pytest glue,
@@ -23,6 +25,7 @@ from typing import Any, Callable
 
 import pytest
 
+from ._connect import Endpoint, connect_pair  # noqa: F401  (re-exported)
 from ._selection import OPTION_DEST, provider_of, rule_of, selected_providers
 from .quirks import quirk_reason
 

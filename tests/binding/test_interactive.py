@@ -35,6 +35,22 @@ def test_every_method_docstring_names_its_ndk_function():
         (ndk.Cq, "control_cq_interrupt_moderation", "NdkControlCqInterruptModeration"),
         (ndk.Srq, "modify_srq", "NdkModifySrq"),
         (ndk.Listener, "listen", "NdkListen"),
+        (ndk.Listener, "next_connection", "NdkConnectEventCallback"),
+        (ndk.Connector, "connect", "NdkConnect"),
+        (ndk.Connector, "connect_with_shared_endpoint", "NdkConnectWithSharedEndpoint"),
+        (ndk.Connector, "complete_connect_ex", "NdkCompleteConnectEx"),
+        (ndk.Connector, "accept", "NdkAccept"),
+        (ndk.Connector, "accept_ex", "NdkAcceptEx"),
+        (ndk.Connector, "reject", "NdkReject"),
+        (ndk.Connector, "get_connection_data", "NdkGetConnectionData"),
+        (ndk.Connector, "get_peer_address", "NdkGetPeerAddress"),
+        (ndk.Connector, "disconnect", "NdkDisconnect"),
+        (ndk.Qp, "send_and_invalidate", "NdkSendAndInvalidate"),
+        (ndk.Qp, "fast_register", "NdkFastRegister"),
+        (ndk.Qp, "bind", "NdkBind"),
+        (ndk.Qp, "read", "NdkRead"),
+        (ndk.Cq, "wait_results", "NdkGetCqResultsEx"),
+        (ndk.Adapter, "query_oid", "MiniportOidRequest"),
     ]:
         assert ndk_name in getattr(cls, method).__doc__, (cls, method)
     assert "Documented:" in ndk.Adapter.create_shared_endpoint.__doc__
@@ -49,10 +65,18 @@ def test_type_stubs_ship_with_the_package():
     assert "def create_qp_with_srq(" in stub.read_text()
 
 
-def test_readme_snippet_runs_as_written(capsys):
+def test_readme_snippets_run_as_written(capsys):
     text = (ROOT / "README.md").read_text()
-    snippet = re.search(r"```python\n(.*?)```", text, re.S).group(1)
-    exec(compile(snippet, "README.md", "exec"), {})
+    snippets = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert snippets
+    for snippet in snippets:
+        scope = {}
+        try:
+            exec(compile(snippet, "README.md", "exec"), scope)
+        finally:  # free the snippet's addresses for the next one
+            for value in scope.values():
+                if isinstance(value, ndk.Adapter):
+                    value.close()
     assert "STATUS_PENDING (0x00000103)" in capsys.readouterr().out
 
 

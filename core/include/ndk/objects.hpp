@@ -8,18 +8,21 @@
 #include "ndk/address.hpp"
 #include "ndk/call.hpp"
 #include "ndk/events.hpp"
+#include "ndk/private_data.hpp"
 #include "ndk/registry.hpp"
 
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ndk {
 
 class Adapter;
 class Cq;
+class Lam;
 class Srq;
 
 class Object : public std::enable_shared_from_this<Object> {
@@ -38,10 +41,16 @@ public:
     Call close();
     // Throws ClosedError when closed or when the adapter is closed.
     void check_open() const;
+    // Keep `antecedent` alive as long as this handle: a successor made so by a call rather
+    // than at creation (QP -> connector via Connect/Accept, MR -> MW via Bind; digest 3.1).
+    void hold(std::shared_ptr<Object> antecedent);
 
 protected:
     Object(std::shared_ptr<Adapter> adapter, NDK_OBJECT_HEADER *header,
            NDK_FN_CLOSE_OBJECT close_function, std::vector<std::shared_ptr<Object>> holds = {});
+    // Called by close() just before it calls NdkCloseXxx, once.  Not called from ~Object (the
+    // derived part is gone by then): a derived class that needs it closes in its destructor.
+    virtual void closing() {}
     // Events delivered until the close completes; kept alive past a close that never completes.
     std::shared_ptr<void> event_sink_;
 
@@ -75,11 +84,25 @@ public:
     NDK_ADAPTER_INFO query_info(); // throws ndk::Error
     NTSTATUS query_extension(GUID *id, NDK_VERSION version, NDK_EXTENSION_INTERFACE *out);
 
+    // NDIS OID requests on the adapter's miniport (digest 3.7), through the provider entry's
+    // OidRequest.  A provider without one answers NDIS_STATUS_INVALID_OID, as NDIS does for an
+    // OID the miniport does not support.  `written` / `needed` may be null.
+    bool has_oids() const { return provider_->entry().OidRequest != nullptr; }
+    NDIS_STATUS query_oid(NDIS_OID oid, void *buffer, ULONG length, ULONG *written,
+                          ULONG *needed);
+    NDIS_STATUS set_oid(NDIS_OID oid, const void *buffer, ULONG length);
+
     Call create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity = nullptr);
     Call create_pd();
     Call create_connector();
     Call create_listener();
     Call create_shared_endpoint(SocketAddress address);
+    // NdkBuildLAM over the MDL chain (linked here; kept until the call completes) into a
+    // mapping of `lam_size` bytes (default: enough for the pages touched).  The Lam's fields
+    // are valid once the Call is done; it holds `keepalive` while mapped (ndk/lam.hpp).
+    std::pair<Call, std::shared_ptr<Lam>> build_lam(std::vector<MDL> chain, SIZE_T length,
+                                                    std::optional<ULONG> lam_size,
+                                                    std::shared_ptr<void> keepalive);
 
     // Knobs (provider-defined text key/value pairs); STATUS_NOT_SUPPORTED when unknown.
     bool has_knobs() const { return provider_->entry().ControlMiniport != nullptr; }
@@ -103,6 +126,8 @@ struct CqEvents {
     EventQueue<NTSTATUS> notifications;
 };
 
+// Arm and the result getters are serialized per CQ here, as the consumer must (digest 3.2),
+// so callers on several threads (Python releases the GIL while polling) stay conforming.
 class Cq : public Object {
 public:
     Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events);
@@ -121,6 +146,7 @@ public:
 private:
     NDK_CQ *ndk_;
     std::shared_ptr<CqEvents> events_;
+    std::mutex poll_mu_; // digest 3.2: GetCqResults(Ex) and ArmCq never run concurrently
 };
 
 class Mr;
@@ -210,6 +236,8 @@ private:
     std::shared_ptr<SrqEvents> events_;
 };
 
+// Posts are inline (digest 1.7): each returns the provider's NTSTATUS, and a request that
+// returned STATUS_SUCCESS completes later through the CQ.
 class Qp : public Object {
 public:
     Qp(std::shared_ptr<Adapter> adapter, NDK_QP *qp, std::vector<std::shared_ptr<Object>> holds);
@@ -217,33 +245,109 @@ public:
     void flush();
     NTSTATUS receive(PVOID request_context, std::span<const NDK_SGE> sgl);
     NTSTATUS send(PVOID request_context, std::span<const NDK_SGE> sgl, ULONG flags);
+    NTSTATUS send_and_invalidate(PVOID request_context, std::span<const NDK_SGE> sgl,
+                                 ULONG flags, UINT32 remote_token);
+    NTSTATUS read(PVOID request_context, std::span<const NDK_SGE> sgl, UINT64 remote_address,
+                  UINT32 remote_token, ULONG flags);
+    NTSTATUS write(PVOID request_context, std::span<const NDK_SGE> sgl, UINT64 remote_address,
+                   UINT32 remote_token, ULONG flags);
+    // Bind makes the MW a successor of the MR (digest 3.1): the MW handle then holds the MR.
+    NTSTATUS bind(PVOID request_context, const std::shared_ptr<Mr> &mr,
+                  const std::shared_ptr<Mw> &mw, PVOID virtual_address, SIZE_T length,
+                  ULONG flags);
+    NTSTATUS fast_register(PVOID request_context, Mr &mr,
+                           std::span<const NDK_LOGICAL_ADDRESS> adapter_page_array, ULONG fbo,
+                           SIZE_T length, PVOID base_virtual_address, ULONG flags);
+    NTSTATUS invalidate(PVOID request_context, Object &mr_or_mw, ULONG flags);
 
 private:
     NDK_QP *ndk_;
 };
 
+struct ConnectorEvents {
+    // One per disconnect callback: the ProviderDisconnectReason of
+    // NDK_FN_DISCONNECT_EVENT_CALLBACK_EX, 0 for NDK_FN_DISCONNECT_EVENT_CALLBACK (digest 1.11).
+    EventQueue<ULONG> disconnects;
+};
+
+class SharedEndpoint;
+
+// A connector, created by the adapter or delivered by a listener's connect event.  Once
+// Connect/Accept is called with a QP (or a shared endpoint), the handle holds it: the QP and
+// the endpoint are antecedents of the connector (digest 3.1).
 class Connector : public Object {
 public:
-    Connector(std::shared_ptr<Adapter> adapter, NDK_CONNECTOR *connector);
+    Connector(std::shared_ptr<Adapter> adapter, NDK_CONNECTOR *connector,
+              std::vector<std::shared_ptr<Object>> holds = {});
     NDK_CONNECTOR *ndk() const { return ndk_; }
 
+    Call connect(const std::shared_ptr<Qp> &qp, const SocketAddress &src,
+                 const SocketAddress &dest, ULONG inbound_read_limit, ULONG outbound_read_limit,
+                 const PrivateData &private_data = {});
+    Call connect_with_shared_endpoint(const std::shared_ptr<Qp> &qp,
+                                      const std::shared_ptr<SharedEndpoint> &shared_endpoint,
+                                      const SocketAddress &dest, ULONG inbound_read_limit,
+                                      ULONG outbound_read_limit,
+                                      const PrivateData &private_data = {});
+    // with_disconnect_event: pass our disconnect callback (else NULL, NULL).
+    Call complete_connect(bool with_disconnect_event);
+    // NDKPI 2.1: throws Error(STATUS_NOT_SUPPORTED) on an object of an older version.
+    Call complete_connect_ex(bool with_disconnect_event);
+    Call accept(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
+                ULONG outbound_read_limit, const PrivateData &private_data,
+                bool with_disconnect_event);
+    Call accept_ex(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
+                   ULONG outbound_read_limit, const PrivateData &private_data,
+                   bool with_disconnect_event);
+    NTSTATUS reject(const PrivateData &private_data = {});
+    // Raw: every pointer is passed as given (null read limits and a NULL buffer included).
+    NTSTATUS get_connection_data(ULONG *inbound_read_limit, ULONG *outbound_read_limit,
+                                 PVOID private_data, ULONG *private_data_length);
+    // *pAddressLength is `length` (default: the whole storage; at most that, else
+    // std::invalid_argument); on return address.length holds what the provider wrote back.
+    NTSTATUS get_local_address(SocketAddress &address, std::optional<ULONG> length = std::nullopt);
+    NTSTATUS get_peer_address(SocketAddress &address, std::optional<ULONG> length = std::nullopt);
+    Call disconnect();
+
+    ConnectorEvents &events() const { return *events_; }
+    static void disconnect_event(PVOID context);
+    static void disconnect_event_ex(PVOID context, ULONG provider_disconnect_reason);
+
 private:
+    NDK_FN_DISCONNECT_EVENT_CALLBACK disconnect_callback(bool wanted) const;
+    NDK_FN_DISCONNECT_EVENT_CALLBACK_EX disconnect_callback_ex(bool wanted) const;
+    void check_ex(const char *function) const;
+
     NDK_CONNECTOR *ndk_;
+    std::shared_ptr<ConnectorEvents> events_;
 };
 
 struct ListenerEvents {
     EventQueue<NDK_CONNECTOR *> connections;
+    // Set when the listener's close begins: connectors delivered from then on are closed at
+    // once, since nobody will pop them and they would hold the listener's close forever.
+    std::mutex mu;
+    bool closing = false;
 };
 
 class Listener : public Object {
 public:
     Listener(std::shared_ptr<Adapter> adapter, NDK_LISTENER *listener,
              std::shared_ptr<ListenerEvents> events);
+    ~Listener() override;
     NDK_LISTENER *ndk() const { return ndk_; }
     Call listen(SocketAddress address);
     NTSTATUS get_local_address(SocketAddress &address);
     void control_connect_events(bool pause);
+    // The next connector a connect event delivered, as a handle (tracked by the adapter, holding
+    // this listener: its antecedent), or nullptr after `timeout` (nullopt: do not wait).
+    std::shared_ptr<Connector> next_connection(std::optional<Call::Seconds> timeout);
     static void connect_event(PVOID context, NDK_CONNECTOR *connector);
+
+protected:
+    // Close the connectors delivered but never taken with next_connection (digest 3.5: the
+    // listener's close would otherwise wait for them).
+    void closing() override;
 
 private:
     NDK_LISTENER *ndk_;

@@ -63,6 +63,12 @@ void Adapter::close()
             if (auto child = it->lock())
                 open_children.push_back(std::move(child));
     }
+    // A provider under manual progress (the soft provider's knob progress=manual,
+    // docs/knobs.md) runs no completion until stepped, and nobody steps an adapter being
+    // closed: the closes below would never complete.  Hand progress back to the provider.
+    std::string progress, reply;
+    if (has_knobs() && get_knob("progress", progress) == STATUS_SUCCESS && progress == "manual")
+        set_knob("progress", "auto", reply);
     // Successors first: children were tracked in creation order.
     std::vector<Call> closes;
     for (auto &child : open_children)

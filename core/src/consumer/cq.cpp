@@ -27,6 +27,7 @@ Call Cq::resize(ULONG cq_depth)
 void Cq::arm(ULONG type)
 {
     check_open();
+    std::lock_guard lock(poll_mu_);
     ndk_->Dispatch->NdkArmCq(ndk_, type);
 }
 
@@ -34,6 +35,7 @@ std::vector<NDK_RESULT> Cq::get_results(ULONG n)
 {
     check_open();
     std::vector<NDK_RESULT> results(n);
+    std::lock_guard lock(poll_mu_);
     results.resize(n ? ndk_->Dispatch->NdkGetCqResults(ndk_, results.data(), n) : 0);
     return results;
 }
@@ -50,6 +52,7 @@ ULONG Cq::get_results_into(std::span<NDK_RESULT_EX> results)
     check_open();
     if (results.empty())
         return 0;
+    std::lock_guard lock(poll_mu_);
     return ndk_->Dispatch->NdkGetCqResultsEx(ndk_, results.data(),
                                              static_cast<ULONG>(results.size()));
 }

@@ -1,4 +1,4 @@
-// Handles for MW, SRQ, QP, connector, listener and shared endpoint.
+// Handles for MW, SRQ and shared endpoint (the QP, connector and listener have their own files).
 #include "ndk/objects.hpp"
 
 namespace ndk {
@@ -43,74 +43,6 @@ NTSTATUS Srq::receive(PVOID request_context, std::span<const NDK_SGE> sgl)
     check_open();
     return ndk_->Dispatch->NdkSrqReceive(ndk_, request_context, sgl.data(),
                                          static_cast<ULONG>(sgl.size()));
-}
-
-Qp::Qp(std::shared_ptr<Adapter> adapter, NDK_QP *qp, std::vector<std::shared_ptr<Object>> holds)
-    : Object(std::move(adapter), &qp->Header, qp->Dispatch->NdkCloseQp, std::move(holds)), ndk_(qp)
-{
-}
-
-void Qp::flush()
-{
-    check_open();
-    ndk_->Dispatch->NdkFlush(ndk_);
-}
-
-NTSTATUS Qp::receive(PVOID request_context, std::span<const NDK_SGE> sgl)
-{
-    check_open();
-    return ndk_->Dispatch->NdkReceive(ndk_, request_context, sgl.data(),
-                                      static_cast<ULONG>(sgl.size()));
-}
-
-NTSTATUS Qp::send(PVOID request_context, std::span<const NDK_SGE> sgl, ULONG flags)
-{
-    check_open();
-    return ndk_->Dispatch->NdkSend(ndk_, request_context, sgl.data(),
-                                   static_cast<ULONG>(sgl.size()), flags);
-}
-
-Connector::Connector(std::shared_ptr<Adapter> adapter, NDK_CONNECTOR *connector)
-    : Object(std::move(adapter), &connector->Header, connector->Dispatch->NdkCloseConnector),
-      ndk_(connector)
-{
-}
-
-Listener::Listener(std::shared_ptr<Adapter> adapter, NDK_LISTENER *listener,
-                   std::shared_ptr<ListenerEvents> events)
-    : Object(std::move(adapter), &listener->Header, listener->Dispatch->NdkCloseListener),
-      ndk_(listener), events_(std::move(events))
-{
-    event_sink_ = events_;
-}
-
-void Listener::connect_event(PVOID context, NDK_CONNECTOR *connector)
-{
-    static_cast<ListenerEvents *>(context)->connections.push(connector);
-}
-
-Call Listener::listen(SocketAddress address)
-{
-    check_open();
-    Call call = Call::begin();
-    void *context = call.context();
-    NTSTATUS status = ndk_->Dispatch->NdkListen(ndk_, address.get(), address.length,
-                                                Call::request_completion, context);
-    call.returned(status, context);
-    return call;
-}
-
-NTSTATUS Listener::get_local_address(SocketAddress &address)
-{
-    check_open();
-    address.length = sizeof address.storage;
-    return ndk_->Dispatch->NdkGetLocalAddress(ndk_, address.get(), &address.length);
-}
-
-void Listener::control_connect_events(bool pause)
-{
-    check_open();
-    ndk_->Dispatch->NdkControlConnectEvents(ndk_, pause ? TRUE : FALSE);
 }
 
 SharedEndpoint::SharedEndpoint(std::shared_ptr<Adapter> adapter, NDK_SHARED_ENDPOINT *endpoint)

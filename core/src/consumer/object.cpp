@@ -29,6 +29,17 @@ Object::~Object()
         call.on_complete([sink = event_sink_](NTSTATUS) {});
 }
 
+void Object::hold(std::shared_ptr<Object> antecedent)
+{
+    if (!antecedent)
+        return;
+    std::lock_guard lock(mu_);
+    for (const auto &held : holds_)
+        if (held == antecedent)
+            return;
+    holds_.push_back(std::move(antecedent));
+}
+
 bool Object::is_open() const
 {
     std::lock_guard lock(mu_);
@@ -57,6 +68,7 @@ Call Object::close()
     close_call_ = Call::begin();
     Call call = close_call_;
     lock.unlock();
+    closing();
     void *context = call.context();
     NTSTATUS status = close_function_(header_, Call::close_completion, context);
     call.returned(status, context);

@@ -1,0 +1,117 @@
+// ndk.Lam and adapter.build_lam: logical address mappings (NdkBuildLAM / NdkReleaseLAM, digest
+// 1.1, 2.4).  build_lam returns an ndk.LamCall: an ndk.Call whose get() gives the ndk.Lam.
+#include "mdl.hpp"
+#include "py_support.hpp"
+
+#include "ndk/lam.hpp"
+#include "ndk/status.hpp"
+
+#include <pybind11/stl.h>
+
+namespace ndk::py {
+namespace {
+
+struct LamCall : Call {
+    LamCall(Call call, std::shared_ptr<Lam> lam) : Call(std::move(call)), lam(std::move(lam)) {}
+    std::shared_ptr<Lam> lam;
+};
+
+LamCall build(Adapter &a, const PyMdl &mdl, std::optional<SIZE_T> length,
+              std::optional<ULONG> lam_size)
+{
+    auto [call, lam] = a.build_lam(mdl.chain, length.value_or(mdl.total), lam_size, mdl.keepalive);
+    return LamCall(call, lam);
+}
+
+void check_mapped(const Lam &lam)
+{
+    if (!lam.mapped())
+        throw pyb::value_error("the LAM is not mapped (not built yet, failed, or released): " +
+                               status_name(lam.status()));
+}
+
+std::string lam_repr(const Lam &lam)
+{
+    if (!lam.done())
+        return "<ndk.Lam building>";
+    if (!lam.mapped())
+        return "<ndk.Lam " + status_name(lam.status()) + " lam_size=" +
+               std::to_string(lam.lam_size()) + (lam.status() == STATUS_SUCCESS ? " released>" : ">");
+    return "<ndk.Lam pages=" + std::to_string(lam.adapter_page_array().size()) +
+           " fbo=" + std::to_string(lam.fbo()) + ">";
+}
+
+} // namespace
+
+void bind_lam(pyb::module_ &m)
+{
+    pyb::class_<Lam, std::shared_ptr<Lam>>(m, "Lam", R"doc(
+An NDK_LOGICAL_ADDRESS_MAPPING built by adapter.build_lam (NdkBuildLAM, digest 1.1, 2.4): the
+adapter pages of a buffer, named in SGEs under pd.get_privileged_memory_region_token().  The
+buffer stays alive while mapped; release() (or dropping the Lam) calls NdkReleaseLAM.
+)doc")
+        .def_property_readonly("status", [](const Lam &l) { return Status{l.status()}; },
+                               "What the build returned (STATUS_PENDING until it completed).")
+        .def_property_readonly("lam_size", &Lam::lam_size,
+                               "*pLAMSize after the build (the size needed after BUFFER_TOO_SMALL).")
+        .def_property_readonly("fbo", &Lam::fbo, "*pFBO: the buffer's offset in its first page.")
+        .def_property_readonly(
+            "adapter_page_array",
+            [](const Lam &l) {
+                check_mapped(l);
+                std::vector<uint64_t> pages;
+                for (const auto &page : l.adapter_page_array())
+                    pages.push_back(static_cast<uint64_t>(page.QuadPart));
+                return pages;
+            },
+            "The logical address of each page (ints), once built; ValueError otherwise.")
+        .def_property_readonly(
+            "adapter_page_count",
+            [](const Lam &l) {
+                check_mapped(l);
+                return l.adapter_page_array().size();
+            },
+            "AdapterPageCount (the pages in adapter_page_array).")
+        .def_property_readonly("mapped", &Lam::mapped, "Built successfully and not released.")
+        .def("release", &Lam::release,
+             "NdkReleaseLAM (once; nothing if not mapped).  No work request may still use it.")
+        .def("__repr__", &lam_repr);
+
+    pyb::class_<LamCall, Call>(m, "LamCall", "The ndk.Call of an NdkBuildLAM; get() returns "
+                                             "the ndk.Lam.")
+        .def_readonly("lam", &LamCall::lam, "The ndk.Lam (fields valid once the call is done).")
+        .def(
+            "get",
+            [](const LamCall &c, pyb::object timeout) {
+                double seconds = timeout.is_none() ? -1.0 : timeout_of(timeout).count();
+                release_deferred();
+                if (!wait_released(c, seconds)) {
+                    PyErr_SetString(PyExc_TimeoutError, "the NDK call did not complete in time");
+                    throw pyb::error_already_set();
+                }
+                if (c.result() != STATUS_SUCCESS)
+                    throw Error(c.result(), "NdkBuildLAM");
+                return c.lam;
+            },
+            pyb::arg("timeout") = pyb::none(),
+            "Wait (TimeoutError after `timeout` seconds), then return the ndk.Lam or raise "
+            "ndk.NdkError with the final status.");
+
+    // Module functions: ndk.Adapter.build_lam (python/ndk/_adapter.py) calls them, since the
+    // Adapter class is bound before the Mdl and LamCall classes its signature names.
+    m.def("_build_lam", &build, pyb::arg("adapter"), pyb::arg("mdl"),
+          pyb::arg("length") = pyb::none(), pyb::arg("lam_size") = pyb::none(),
+          "NdkBuildLAM over an ndk.Mdl (as given, for misuse scenarios) -> ndk.LamCall.");
+    m.def(
+        "_build_lam",
+        [](Adapter &a, const pyb::buffer &buffer, std::optional<SIZE_T> length,
+           std::optional<ULONG> lam_size) {
+            // Writable: the privileged token allows local writes into the mapped memory.
+            return build(a, make_mdl(buffer, std::nullopt, true), length, lam_size);
+        },
+        pyb::arg("adapter"), pyb::arg("buffer"), pyb::arg("length") = pyb::none(),
+        pyb::arg("lam_size") = pyb::none(),
+        "NdkBuildLAM over a writable buffer -> ndk.LamCall.");
+}
+
+} // namespace ndk::py

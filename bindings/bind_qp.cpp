@@ -1,0 +1,160 @@
+// ndk.Qp: work-request posting (digest 1.7, 2.5, 3.3, 3.4).  Posts are inline: each returns
+// the provider's status at once (the GIL released around the provider call), and a request
+// that returned STATUS_SUCCESS completes later through the CQ.
+#include "object_support.hpp"
+
+#include <pybind11/stl.h>
+
+#include <vector>
+
+namespace ndk::py {
+namespace {
+
+using Sgl = std::vector<NDK_SGE>;
+using Context = std::optional<uintptr_t>;
+
+// Post with the GIL released: a provider may take its own locks, and a consumer thread
+// polling the CQ must not wait for this one.
+template <class Post>
+Status post(Post &&issue)
+{
+    pyb::gil_scoped_release release;
+    return Status{issue()};
+}
+
+Object &mr_or_mw(const std::shared_ptr<Object> &object)
+{
+    auto type = object->type();
+    if (type != NdkObjectTypeMr && type != NdkObjectTypeMw)
+        throw pyb::type_error("invalidate takes an ndk.Mr or an ndk.Mw (NdkInvalidate's "
+                              "pNdkMrOrMw), not an object of type " +
+                              pyb::str(enum_of("ObjectType", type)).cast<std::string>());
+    return *object;
+}
+
+std::vector<NDK_LOGICAL_ADDRESS> page_array_of(const std::vector<uint64_t> &pages)
+{
+    std::vector<NDK_LOGICAL_ADDRESS> array(pages.size());
+    for (size_t i = 0; i < pages.size(); ++i)
+        array[i].QuadPart = static_cast<LONGLONG>(pages[i]);
+    return array;
+}
+
+} // namespace
+
+void bind_qp(pyb::module_ &m)
+{
+    object_class<Qp>(m, "Qp", R"doc(NDK_QP: a queue pair (digest 1.7).
+
+Posts return ndk.Status inline; a post that returned SUCCESS completes later through the CQ
+(cq.wait_results).  sgl is a list of ndk.Sge (mr.sge(offset, length)); request_context is an
+int (None: 0) returned in the result; flags are ndk.OpFlag values.
+)doc")
+        .def("flush", &Qp::flush, pyb::call_guard<pyb::gil_scoped_release>(),
+             "NdkFlush: pending requests on both queues complete with STATUS_CANCELLED.")
+        .def(
+            "receive",
+            [](Qp &qp, const Sgl &sgl, Context request_context) {
+                return post([&] { return qp.receive(context_of(request_context), sgl); });
+            },
+            pyb::arg("sgl"), pyb::arg("request_context") = pyb::none(),
+            "NdkReceive -> Status.  Documented: SUCCESS; other.")
+        .def(
+            "send",
+            [](Qp &qp, const Sgl &sgl, ULONG flags, Context request_context) {
+                return post([&] { return qp.send(context_of(request_context), sgl, flags); });
+            },
+            pyb::arg("sgl"), pyb::arg("flags") = 0, pyb::arg("request_context") = pyb::none(),
+            "NdkSend -> Status.  Flags: SILENT_SUCCESS, READ_FENCE, SEND_AND_SOLICIT_EVENT, "
+            "INLINE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID (QP not connected); other.")
+        .def(
+            "send_and_invalidate",
+            [](Qp &qp, const Sgl &sgl, UINT32 remote_token, ULONG flags, Context request_context) {
+                return post([&] {
+                    return qp.send_and_invalidate(context_of(request_context), sgl, flags,
+                                                  remote_token);
+                });
+            },
+            pyb::arg("sgl"), pyb::arg("remote_token"), pyb::arg("flags") = 0,
+            pyb::arg("request_context") = pyb::none(),
+            "NdkSendAndInvalidate -> Status (the peer's receive completes as "
+            "RECEIVE_AND_INVALIDATE; ours as SEND).  Documented: SUCCESS; CONNECTION_INVALID; "
+            "other.")
+        .def(
+            "read",
+            [](Qp &qp, const Sgl &sgl, UINT64 remote_address, UINT32 remote_token, ULONG flags,
+               Context request_context) {
+                return post([&] {
+                    return qp.read(context_of(request_context), sgl, remote_address, remote_token,
+                                   flags);
+                });
+            },
+            pyb::arg("sgl"), pyb::arg("remote_address"), pyb::arg("remote_token"),
+            pyb::arg("flags") = 0, pyb::arg("request_context") = pyb::none(),
+            "NdkRead -> Status: read the peer's [remote_address, +length) into sgl.  Flags: "
+            "SILENT_SUCCESS, READ_FENCE, RDMA_READ_LOCAL_INVALIDATE, DEFER.  Documented: SUCCESS; "
+            "CONNECTION_INVALID; REMOTE_RESOURCES (beyond the remote memory); other.")
+        .def(
+            "write",
+            [](Qp &qp, const Sgl &sgl, UINT64 remote_address, UINT32 remote_token, ULONG flags,
+               Context request_context) {
+                return post([&] {
+                    return qp.write(context_of(request_context), sgl, remote_address,
+                                    remote_token, flags);
+                });
+            },
+            pyb::arg("sgl"), pyb::arg("remote_address"), pyb::arg("remote_token"),
+            pyb::arg("flags") = 0, pyb::arg("request_context") = pyb::none(),
+            "NdkWrite -> Status: write sgl to the peer's remote_address.  Flags: SILENT_SUCCESS, "
+            "READ_FENCE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID; other.")
+        .def(
+            "bind",
+            [](Qp &qp, const std::shared_ptr<Mr> &mr, const std::shared_ptr<Mw> &mw,
+               uintptr_t virtual_address, SIZE_T length, ULONG flags, Context request_context) {
+                return post([&] {
+                    return qp.bind(context_of(request_context), mr, mw,
+                                   reinterpret_cast<PVOID>(virtual_address), length, flags);
+                });
+            },
+            pyb::arg("mr").none(false), pyb::arg("mw").none(false), pyb::arg("virtual_address"),
+            pyb::arg("length"), pyb::arg("flags") = 0, pyb::arg("request_context") = pyb::none(),
+            "NdkBind -> Status: bind mw to [virtual_address, +length) of mr (the MW then holds "
+            "the MR alive).  Flags: SILENT_SUCCESS, READ_FENCE, ALLOW_REMOTE_READ, "
+            "ALLOW_REMOTE_WRITE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID; "
+            "ACCESS_VIOLATION (the MR does not allow the access); other.")
+        .def(
+            "fast_register",
+            [](Qp &qp, const std::shared_ptr<Mr> &mr, const std::vector<uint64_t> &adapter_page_array,
+               ULONG fbo, SIZE_T length, uintptr_t base_virtual_address, ULONG flags,
+               Context request_context) {
+                auto pages = page_array_of(adapter_page_array);
+                if (pages.size() > MAXULONG)
+                    throw pyb::value_error("adapter_page_array has more pages than a ULONG counts");
+                return post([&] {
+                    return qp.fast_register(context_of(request_context), *mr, pages, fbo, length,
+                                            reinterpret_cast<PVOID>(base_virtual_address), flags);
+                });
+            },
+            pyb::arg("mr").none(false), pyb::arg("adapter_page_array"), pyb::arg("fbo"),
+            pyb::arg("length"), pyb::arg("base_virtual_address"), pyb::arg("flags") = 0,
+            pyb::arg("request_context") = pyb::none(),
+            "NdkFastRegister -> Status: map a fast-register MR onto adapter_page_array (a list "
+            "of logical page addresses; AdapterPageCount is its length) from byte fbo.  Flags: "
+            "SILENT_SUCCESS, READ_FENCE, ALLOW_REMOTE_READ, ALLOW_LOCAL_WRITE, "
+            "ALLOW_REMOTE_WRITE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID; "
+            "ACCESS_VIOLATION (remote flags, MR initialized without RemoteAccess); other.")
+        .def(
+            "invalidate",
+            [](Qp &qp, const std::shared_ptr<Object> &mr_or_mw_object, ULONG flags,
+               Context request_context) {
+                Object &target = mr_or_mw(mr_or_mw_object);
+                return post([&] { return qp.invalidate(context_of(request_context), target, flags); });
+            },
+            pyb::arg("mr_or_mw").none(false), pyb::arg("flags") = 0,
+            pyb::arg("request_context") = pyb::none(),
+            "NdkInvalidate -> Status: invalidate a fast-registered MR or a bound MW.  Flags: "
+            "SILENT_SUCCESS, READ_FENCE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID; other.")
+        .def("__repr__", [](const Qp &qp) { return object_repr(qp, "Qp"); });
+}
+
+} // namespace ndk::py

@@ -1,0 +1,163 @@
+"""connect_pair: two connected QPs, the set-up most data-path scenarios start from.
+
+Kept free of pytest and of the compiled extension at import (``ndk`` is imported inside the
+function), so ``ndk.testing`` can re-export it and stay importable without the extension.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass
+class Endpoint:
+    """One side of a connection made by connect_pair: one CQ, used as both the receive and the
+    initiator CQ of the QP.  ``listener`` is set on the server side."""
+
+    adapter: Any
+    pd: Any
+    cq: Any
+    qp: Any
+    connector: Any
+    listener: Optional[Any] = None
+
+
+class _Progress:
+    """Drives adapters whose provider runs with knob progress="manual" (docs/knobs.md):
+    nothing happens there unless someone steps the engine, so the waits below do."""
+
+    def __init__(self, adapters):
+        self.manual = []
+        for adapter in {id(a): a for a in adapters}.values():
+            if adapter.has_knobs and adapter._get_knob("progress")[1] == "manual":
+                self.manual.append(adapter)
+
+    def pump(self):
+        for adapter in self.manual:
+            adapter.step(1024)
+
+
+class _Steps:
+    """The waits of one connect_pair, against one deadline; failures name the step."""
+
+    def __init__(self, adapters, timeout):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.progress = _Progress(adapters)
+
+    def fail(self, status, step, detail=""):
+        import ndk
+
+        status = ndk.Status(status)
+        raise ndk.NdkError(status, f"connect_pair: {step} failed with {status}{detail}")
+
+    def until(self, ready, step):
+        """Wait until ready() returns something true (and return it), pumping manual progress;
+        TimeoutError naming the step at the deadline."""
+        while True:
+            self.progress.pump()
+            value = ready()
+            if value:
+                return value
+            if time.monotonic() >= self.deadline:
+                raise TimeoutError(f"connect_pair: {step} did not complete within "
+                                   f"{self.timeout} s")
+            time.sleep(0.0005)
+
+    def issued(self, call, step):
+        """The call returned SUCCESS or PENDING; anything else fails the step."""
+        import ndk
+
+        if call.status not in (ndk.Status.SUCCESS, ndk.Status.PENDING):
+            self.fail(call.status, step)
+        return call
+
+    def finished(self, call, step):
+        """Wait for the call to finish with SUCCESS; returns its object (creates)."""
+        import ndk
+
+        self.issued(call, step)
+        self.until(lambda: call.done, step)
+        status = call.wait(0)
+        if status != ndk.Status.SUCCESS:
+            self.fail(status, step)
+        return call.object
+
+
+def _listen_host(server):
+    """The server's first IPv4 address, else its first IPv6 one; the IPv4 wildcard when the
+    provider does not report addresses (the listen then says which address it took)."""
+    import ndk
+
+    hosts = server.addresses
+    if hosts is None:
+        return "0.0.0.0"
+    for version in (4, 6):
+        for host in hosts:
+            try:
+                if ipaddress.ip_address(host).version == version:
+                    return host
+            except ValueError:
+                continue
+    raise ndk.NdkError(ndk.Status.INVALID_ADDRESS,
+                       f"connect_pair: the server adapter has no IPv4 or IPv6 address to listen "
+                       f"on (its address knob reads {','.join(hosts)!r})")
+
+
+def _queue_pair(steps, adapter, side, cq_depth, **qp_sizes):
+    pd = steps.finished(adapter.create_pd(), f"NdkCreatePd ({side})")
+    cq = steps.finished(adapter.create_cq(cq_depth=cq_depth), f"NdkCreateCq ({side})")
+    qp = steps.finished(pd.create_qp(cq, cq, **qp_sizes), f"NdkCreateQp ({side})")
+    return pd, cq, qp
+
+
+def connect_pair(client, server, *, cq_depth=64, receive_queue_depth=64, initiator_queue_depth=64,
+                 max_receive_request_sge=4, max_initiator_request_sge=4, inline_data_size=0,
+                 private_data=None, timeout=2.0):
+    """Connect a QP on ``client`` to one on ``server`` (the same adapter is fine: loopback).
+
+    The server listens on its first IPv4 address (IPv6 if it has none), port 0; the client
+    connects (with ``private_data``), the server takes the connect event and accepts, the
+    client completes the connection (NdkCompleteConnect).  Returns (client side, server side)
+    as two Endpoints.  Adapters with knob progress="manual" are stepped while waiting.
+
+    Raises ndk.NdkError (.status, and the step in the message) when a step fails, TimeoutError
+    when one does not finish within ``timeout`` seconds in all.
+    """
+    import ndk
+
+    connect_ok = ndk.Status.SUCCESS
+    qp_sizes = dict(receive_queue_depth=receive_queue_depth,
+                    initiator_queue_depth=initiator_queue_depth,
+                    max_receive_request_sge=max_receive_request_sge,
+                    max_initiator_request_sge=max_initiator_request_sge,
+                    inline_data_size=inline_data_size)
+    steps = _Steps([client, server], timeout)
+
+    host = _listen_host(server)
+    listener = steps.finished(server.create_listener(), "NdkCreateListener (server)")
+    steps.finished(listener.listen((host, 0)), "NdkListen (server)")
+    address = listener.get_local_address()
+
+    a_pd, a_cq, a_qp = _queue_pair(steps, client, "client", cq_depth, **qp_sizes)
+    connector = steps.finished(client.create_connector(), "NdkCreateConnector (client)")
+    connect = steps.issued(connector.connect(a_qp, address, private_data=private_data),
+                           "NdkConnect (client)")
+
+    def incoming():
+        if connect.done and connect.wait(0) != connect_ok:
+            steps.fail(connect.wait(0), "NdkConnect (client)", " before the server saw it")
+        return listener.next_connection(timeout=0.0 if steps.progress.manual else 0.002)
+
+    b_connector = steps.until(incoming, "the connect event at the server's listener")
+    b_pd, b_cq, b_qp = _queue_pair(steps, server, "server", cq_depth, **qp_sizes)
+    accept = steps.issued(b_connector.accept(b_qp), "NdkAccept (server)")
+
+    steps.finished(connect, "NdkConnect (client)")
+    steps.finished(connector.complete_connect(), "NdkCompleteConnect (client)")
+    steps.finished(accept, "NdkAccept (server)")
+    return (Endpoint(client, a_pd, a_cq, a_qp, connector),
+            Endpoint(server, b_pd, b_cq, b_qp, b_connector, listener))

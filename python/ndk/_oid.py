@@ -1,0 +1,186 @@
+"""NDIS OID requests on an adapter's miniport (digest 3.7), parsed from their raw bytes.
+
+``adapter.query_oid(ndk.Oid.NDK_CONNECTIONS)`` returns an :class:`OidResult`; the layouts are
+those of core/include/ndk/ndkpi.h (pinned there by static assertions, LP64):
+
+* every answer starts with NDIS_OBJECT_HEADER {UCHAR Type, UCHAR Revision, USHORT Size};
+* OID_NDK_STATISTICS: ULONG Flags at 4, then 30 ULONG64 counters at 8;
+* OID_NDK_CONNECTIONS / OID_NDK_LOCAL_ENDPOINTS: ULONG Flags at 4, ULONG Count at 8, BOOLEAN
+  "mapped to TCP" at 12, entries at 16 (64 / 36 bytes each);
+* SOCKADDR_INET (28 bytes): family in host order (little-endian), port in network order,
+  then the IPv4 address at 4 or the IPv6 address at 8.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional
+
+from ._status import Status
+
+SOCKADDR_INET_SIZE = 28
+ENTRIES_OFFSET = 16
+CONNECTION_ENTRY_SIZE = 64
+LOCAL_ENDPOINT_ENTRY_SIZE = 36
+
+# NDIS_NDK_PERFORMANCE_COUNTERS, in order (digest 3.7; the bit of each in MissingCounterMask is
+# its index).
+COUNTER_NAMES = (
+    ("Connect", "Accept", "ConnectFailure", "ConnectionError", "ActiveConnection")
+    + tuple(f"Reserved{i:02d}" for i in range(1, 21))
+    + ("CQError", "RDMAInOctets", "RDMAOutOctets", "RDMAInFrames", "RDMAOutFrames")
+)
+assert len(COUNTER_NAMES) == 30
+
+# Not imported from ._constants: this module parses bytes without the compiled extension.
+OID_NDK_SET_STATE = 0xFC040201
+OID_NDK_STATISTICS = 0xFC040202
+OID_NDK_CONNECTIONS = 0xFC040203
+OID_NDK_LOCAL_ENDPOINTS = 0xFC040204
+
+# Far above any answer NDK defines; the binding refuses more.
+MAX_BUFFER_LENGTH = 1 << 24
+
+
+class OidHeader(NamedTuple):
+    """NDIS_OBJECT_HEADER."""
+
+    type: int
+    revision: int
+    size: int
+
+
+class ConnectionEntry(NamedTuple):
+    """NDIS_NDK_CONNECTION_ENTRY: addresses as (host, port), None for an empty SOCKADDR_INET."""
+
+    local: Optional[tuple]
+    remote: Optional[tuple]
+    user_mode_owner: bool
+    owner_pid: int
+
+
+class LocalEndpointEntry(NamedTuple):
+    """NDIS_NDK_LOCAL_ENDPOINT_ENTRY (listener False: a shared endpoint)."""
+
+    local: Optional[tuple]
+    user_mode_owner: bool
+    listener: bool
+    owner_pid: int
+
+
+def parse_sockaddr_inet(raw: bytes):
+    """(host, port) from a SOCKADDR_INET's bytes; None for family 0 or a family not IPv4/6."""
+    if len(raw) < SOCKADDR_INET_SIZE:
+        raise ValueError(f"a SOCKADDR_INET is {SOCKADDR_INET_SIZE} bytes, got {len(raw)}")
+    family, port = struct.unpack_from("<H", raw, 0)[0], struct.unpack_from("!H", raw, 2)[0]
+    if family == socket.AF_INET:
+        return socket.inet_ntop(socket.AF_INET, raw[4:8]), port
+    if family == socket.AF_INET6:
+        return socket.inet_ntop(socket.AF_INET6, raw[8:24]), port
+    return None
+
+
+@dataclass
+class OidResult:
+    """What one OID query returned, and its parsed fields (None where absent).
+
+    status         ndk.Status (SUCCESS, BUFFER_TOO_SHORT, INVALID_OID, ...)
+    raw            the bytes the provider wrote (BytesWritten of them)
+    bytes_written  BytesWritten;  bytes_needed: BytesNeeded (the size to ask for)
+    header         OidHeader(type, revision, size)
+    flags          the Flags field
+    count, mapped_to_tcp, entries   OID_NDK_CONNECTIONS / OID_NDK_LOCAL_ENDPOINTS: Count, the
+                   "mapped to TCP" BOOLEAN, and the entries (ConnectionEntry / LocalEndpointEntry;
+                   at most Count, as many as raw holds)
+    counters       OID_NDK_STATISTICS: {"Connect": n, ..., "RDMAOutFrames": n}
+    """
+
+    oid: int
+    status: Status
+    raw: bytes
+    bytes_written: int = 0
+    bytes_needed: int = 0
+    header: Optional[OidHeader] = None
+    flags: Optional[int] = None
+    count: Optional[int] = None
+    mapped_to_tcp: Optional[bool] = None
+    entries: list = field(default_factory=list)
+    counters: Optional[dict] = None
+
+    @classmethod
+    def parse(cls, oid, raw, status=Status.SUCCESS, bytes_written=None, bytes_needed=0):
+        """An OidResult from the bytes of an answer to ``oid`` (e.g. built by hand)."""
+        raw = bytes(raw)
+        result = cls(int(oid), Status(status), raw,
+                     len(raw) if bytes_written is None else int(bytes_written), int(bytes_needed))
+        if len(raw) >= 4:
+            result.header = OidHeader(*struct.unpack_from("<BBH", raw, 0))
+        if len(raw) >= 8:
+            result.flags = struct.unpack_from("<I", raw, 4)[0]
+        if int(oid) == OID_NDK_STATISTICS:
+            complete = min(len(COUNTER_NAMES), max(0, (len(raw) - 8) // 8))
+            if complete:
+                values = struct.unpack_from(f"<{complete}Q", raw, 8)
+                result.counters = dict(zip(COUNTER_NAMES, values))
+        elif int(oid) in (OID_NDK_CONNECTIONS, OID_NDK_LOCAL_ENDPOINTS):
+            if len(raw) >= 12:
+                result.count = struct.unpack_from("<I", raw, 8)[0]
+            if len(raw) >= 13:
+                result.mapped_to_tcp = raw[12] != 0
+            result.entries = _entries(int(oid), raw, result.count or 0)
+        return result
+
+
+def _entries(oid, raw, count):
+    size = CONNECTION_ENTRY_SIZE if oid == OID_NDK_CONNECTIONS else LOCAL_ENDPOINT_ENTRY_SIZE
+    entries = []
+    for i in range(min(count, max(0, (len(raw) - ENTRIES_OFFSET) // size))):
+        entry = raw[ENTRIES_OFFSET + i * size:ENTRIES_OFFSET + (i + 1) * size]
+        local = parse_sockaddr_inet(entry[0:28])
+        if oid == OID_NDK_CONNECTIONS:
+            entries.append(ConnectionEntry(local, parse_sockaddr_inet(entry[28:56]),
+                                           entry[56] != 0, struct.unpack_from("<I", entry, 60)[0]))
+        else:
+            entries.append(LocalEndpointEntry(local, entry[28] != 0, entry[29] != 0,
+                                              struct.unpack_from("<I", entry, 32)[0]))
+    return entries
+
+
+def query_oid(adapter, oid, buffer_length=None):
+    """An OID query on the adapter's miniport (MiniportOidRequest, digest 3.7) -> OidResult.
+
+    buffer_length=None negotiates as an NDIS client does: a query with a 0-length buffer, which
+    answers NDIS_STATUS_BUFFER_TOO_SHORT with BytesNeeded, then a query of that size (the result
+    is the second's).  An int makes exactly one query with a buffer of that size (0: NULL), so
+    the BUFFER_TOO_SHORT answer itself can be checked.  Documented: SUCCESS; BUFFER_TOO_SHORT
+    (bytes_needed set); INVALID_OID (not supported, also when the provider takes no OIDs).
+    """
+    if buffer_length is None:
+        first = _query(adapter, oid, 0)
+        if first.status != Status.BUFFER_TOO_SHORT or first.bytes_needed == 0:
+            return first
+        return _query(adapter, oid, first.bytes_needed)
+    if isinstance(buffer_length, bool) or not isinstance(buffer_length, int):
+        raise TypeError(f"buffer_length must be an int or None, not {type(buffer_length).__name__}")
+    if not 0 <= buffer_length <= MAX_BUFFER_LENGTH:
+        raise ValueError(f"buffer_length must be in 0..{MAX_BUFFER_LENGTH}")
+    return _query(adapter, oid, buffer_length)
+
+
+def _query(adapter, oid, buffer_length):
+    status, raw, written, needed = adapter._query_oid(int(oid), buffer_length)
+    return OidResult.parse(oid, raw, status, written, needed)
+
+
+def set_oid(adapter, oid, data):
+    """An OID set (MiniportOidRequest, digest 3.7) with ``data`` (bytes-like; empty: NULL) ->
+    ndk.Status.  OID_NDK_SET_STATE takes one BOOLEAN: b"\\x01" enables NDK, b"\\x00" disables
+    it.  Documented: SUCCESS; INVALID_LENGTH (wrong size); INVALID_OID."""
+    return adapter._set_oid(int(oid), data)
+
+
+def install(adapter_class):
+    adapter_class.query_oid = query_oid
+    adapter_class.set_oid = set_oid

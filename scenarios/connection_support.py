@@ -1,0 +1,242 @@
+"""Helpers of the connection and control-plane scenarios (test_connection.py, test_oid.py).
+
+Only the public ``ndk`` API.  Establishment is spelled out step by step here (rather than
+``ndk.testing.connect_pair``) because these scenarios choose the Ex or plain callbacks, the
+addresses, the read limits and the private data, and look at every call on the way
+(digest 3.5, connection flow):
+
+* active side:  create_connector -> connect (PENDING until the peer answers) -> complete_connect;
+* passive side: listen -> the connect event (listener.next_connection) -> accept (PENDING until
+  the active side calls complete_connect).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import ndk
+from ndk import MrFlag, Status
+
+from scenario_support import QUIET, TIMEOUT, expect_call
+
+# The adapters' addresses (soft knob address=); every adapter open at once gets its own.
+CLIENT = "192.0.2.31"
+SERVER = "192.0.2.32"
+THIRD = "192.0.2.33"
+CLIENT6 = "2001:db8::31"
+SERVER6 = "2001:db8::32"
+UNOWNED = "203.0.113.77"       # TEST-NET-3: no soft RNIC owns it
+UNOWNED6 = "2001:db8:ffff::77"
+
+BUFFER_SIZE = 64 * 1024
+# What a registered buffer may be used for in these scenarios: everything.
+ALL_ACCESS = (MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE
+              | MrFlag.RDMA_READ_SINK)
+
+
+@dataclass
+class Side:
+    """One end of a connection: its adapter, PD, one CQ for both queues, QP, a registered
+    64 KiB buffer (``mr`` over ``buffer``), and, once made, its connector (and listener)."""
+
+    adapter: Any
+    pd: Any
+    cq: Any
+    qp: Any
+    mr: Any
+    buffer: bytearray
+    connector: Optional[Any] = None
+    listener: Optional[Any] = None
+
+
+def make_side(adapter, *, cq_depth=64, queue_depth=16, qp_context=0x5D) -> Side:
+    """A PD, a CQ, a QP (both queues on the CQ) and a registered buffer on ``adapter``."""
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(cq_depth).get(timeout=TIMEOUT)
+    qp = pd.create_qp(cq, cq, qp_context=qp_context, receive_queue_depth=queue_depth,
+                      initiator_queue_depth=queue_depth).get(timeout=TIMEOUT)
+    buffer = bytearray(BUFFER_SIZE)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert mr.register(buffer, flags=ALL_ACCESS).wait(timeout=TIMEOUT) == Status.SUCCESS
+    return Side(adapter, pd, cq, qp, mr, buffer)
+
+
+def new_qp(side: Side, qp_context=0x6E):
+    """Another QP on the side's PD and CQ."""
+    return side.pd.create_qp(side.cq, side.cq, qp_context=qp_context, receive_queue_depth=16,
+                             initiator_queue_depth=16).get(timeout=TIMEOUT)
+
+
+def new_connector(adapter):
+    return adapter.create_connector().get(timeout=TIMEOUT)
+
+
+def listening(adapter, address):
+    """A listener listening on ``address`` (host, port); the listen must succeed."""
+    listener = adapter.create_listener().get(timeout=TIMEOUT)
+    assert listener.listen(address).wait(timeout=TIMEOUT) == Status.SUCCESS
+    return listener
+
+
+def incoming(listener):
+    """The connector of the next connect event of ``listener`` (it must come)."""
+    connector = listener.next_connection(timeout=TIMEOUT)
+    assert connector is not None, "no connect event reached the listener"
+    return connector
+
+
+def no_incoming(listener) -> None:
+    """No connect event reaches ``listener`` (within QUIET)."""
+    assert listener.next_connection(timeout=QUIET) is None
+
+
+def expect_inline(status_or_call, status) -> None:
+    """An inline-only failure: the status returned, and (for a Call) no completion, ever."""
+    if isinstance(status_or_call, ndk.Call):
+        expect_call(status_or_call, status, "inline")
+    else:
+        assert status_or_call == status
+
+
+def how(mode: str) -> str:
+    """How a call that may pend completes under knob request_mode=``mode``."""
+    return "inline" if mode == "inline" else "pending"
+
+
+@dataclass
+class Handshake:
+    """An establishment in progress: the active side's connect call, the passive side's
+    connector and (once accepted) its accept call."""
+
+    client: Side
+    server: Side
+    connect: Any
+    accept: Optional[Any] = None
+
+
+def start(client_adapter, server_adapter, dest, *, src=None, listener=None,
+          connect_kwargs=None, client=None) -> Handshake:
+    """The active side's Connect to ``dest`` and the passive side's connect event; nothing
+    answered yet.  ``listener``: an existing listener at ``dest`` (else one is made);
+    ``client``: an existing Side to connect (it gets a new connector)."""
+    if listener is None:
+        listener = listening(server_adapter, dest)
+    if client is None:
+        client = make_side(client_adapter)
+    client.connector = new_connector(client_adapter)
+    connect = client.connector.connect(client.qp, dest, src_address=src,
+                                       **(connect_kwargs or {}))
+    assert connect.status == Status.PENDING
+    server = make_side(server_adapter)
+    server.listener = listener
+    server.connector = incoming(listener)
+    return Handshake(client, server, connect)
+
+
+def accept(handshake: Handshake, *, ex=False, **accept_kwargs) -> Handshake:
+    """The passive side accepts (Accept or AcceptEx); the active side's Connect completes."""
+    server = handshake.server
+    call = (server.connector.accept_ex if ex else server.connector.accept)(server.qp,
+                                                                          **accept_kwargs)
+    assert call.status == Status.PENDING
+    handshake.accept = call
+    assert handshake.connect.wait(timeout=TIMEOUT) == Status.SUCCESS
+    assert handshake.connect.completions == 1
+    return handshake
+
+
+def finish(handshake: Handshake, *, ex=False):
+    """The active side completes (CompleteConnect or -Ex); the Accept completes; returns the
+    two connected sides (client, server)."""
+    client = handshake.client
+    call = (client.connector.complete_connect_ex if ex else client.connector.complete_connect)()
+    assert call.wait(timeout=TIMEOUT) == Status.SUCCESS
+    assert handshake.accept.wait(timeout=TIMEOUT) == Status.SUCCESS
+    assert handshake.accept.completions == 1
+    return handshake.client, handshake.server
+
+
+def establish(client_adapter, server_adapter, dest, *, ex=False, src=None, listener=None,
+              connect_kwargs=None, accept_kwargs=None):
+    """A connection from ``client_adapter`` to a listener of ``server_adapter`` at ``dest``;
+    ex=True uses AcceptEx and CompleteConnectEx (the disconnect callbacks with a reason)."""
+    handshake = start(client_adapter, server_adapter, dest, src=src, listener=listener,
+                      connect_kwargs=connect_kwargs)
+    accept(handshake, ex=ex, **(accept_kwargs or {}))
+    return finish(handshake, ex=ex)
+
+
+def post_receives(side: Side, count: int, length: int = 256, first_context: int = 0x100):
+    """``count`` receives of ``length`` bytes each on the side's QP; contexts from
+    first_context up.  Returns the contexts."""
+    contexts = [first_context + i for i in range(count)]
+    for i, context in enumerate(contexts):
+        assert side.qp.receive([side.mr.sge(i * length, length)],
+                               request_context=context) == Status.SUCCESS
+    return contexts
+
+
+def transfer(sender: Side, receiver: Side, payload: bytes, context: int = 0x77) -> None:
+    """A Send of ``payload`` from sender to receiver: both complete SUCCESS and the bytes
+    arrive."""
+    offset = BUFFER_SIZE // 2
+    receiver.buffer[offset:offset + len(payload)] = bytes(len(payload))
+    assert receiver.qp.receive([receiver.mr.sge(offset, max(len(payload), 1))],
+                               request_context=context) == Status.SUCCESS
+    sender.buffer[0:len(payload)] = payload
+    assert sender.qp.send([sender.mr.sge(0, len(payload))],
+                          request_context=context + 1) == Status.SUCCESS
+    sent = sender.cq.wait_results(1, timeout=TIMEOUT)[0]
+    assert (sent.status, sent.type, sent.request_context) == (Status.SUCCESS, ndk.OpType.SEND,
+                                                              context + 1)
+    got = receiver.cq.wait_results(1, timeout=TIMEOUT)[0]
+    assert (got.status, got.type, got.request_context, got.bytes_transferred) == (
+        Status.SUCCESS, ndk.OpType.RECEIVE, context, len(payload))
+    assert bytes(receiver.buffer[offset:offset + len(payload)]) == payload
+
+
+def expect_cancelled_receives(side: Side, contexts) -> None:
+    """The side's CQ holds exactly the receives ``contexts``, CANCELLED, in posting order."""
+    results = side.cq.wait_results(len(contexts), timeout=TIMEOUT)
+    assert [(r.status, r.type, r.request_context) for r in results] == [
+        (Status.CANCELLED, ndk.OpType.RECEIVE, c) for c in contexts]
+    assert side.cq.get_results_ex(16) == []
+
+
+def expect_no_completion(side: Side) -> None:
+    """Nothing reaches the side's CQ within QUIET."""
+    try:
+        unexpected = side.cq.wait_results(1, timeout=QUIET)
+    except TimeoutError:
+        return
+    raise AssertionError(f"unexpected completion {unexpected!r}")
+
+
+def expect_disconnect_event(side: Side, reason: int) -> None:
+    """Exactly one disconnect event on the side's connector, with ``reason`` (0 for the plain
+    callback), and no second one."""
+    assert side.connector.wait_disconnect(timeout=TIMEOUT) == reason
+    assert side.connector.wait_disconnect(timeout=QUIET) is None
+    assert side.connector.disconnect_events == 1
+
+
+def counters(adapter) -> dict:
+    """OID_NDK_STATISTICS of the adapter's miniport (must succeed)."""
+    result = adapter.query_oid(ndk.Oid.NDK_STATISTICS)
+    assert result.status == Status.SUCCESS
+    return result.counters
+
+
+def connections(adapter):
+    """OID_NDK_CONNECTIONS of the adapter's miniport (must succeed)."""
+    result = adapter.query_oid(ndk.Oid.NDK_CONNECTIONS)
+    assert result.status == Status.SUCCESS
+    return result
+
+
+def local_endpoints(adapter):
+    """OID_NDK_LOCAL_ENDPOINTS of the adapter's miniport (must succeed)."""
+    result = adapter.query_oid(ndk.Oid.NDK_LOCAL_ENDPOINTS)
+    assert result.status == Status.SUCCESS
+    return result

@@ -1,0 +1,232 @@
+"""Helpers of the work-request and memory-access scenarios (test_work_requests.py,
+test_memory_access.py): connected pairs, registered regions with known contents, waits for
+completions and for their absence, the state a failed connection must be in.
+
+Public ``ndk`` API only.  Every helper asserts what it relies on, so a scenario's failure
+names the step that went wrong.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import ndk
+from ndk import MrFlag, OpType, Status
+from ndk.testing import connect_pair
+
+from scenario_support import QUIET, TIMEOUT, drain, poll
+
+# The soft fabric's addresses of the two adapters of a pair (knob address=); each scenario
+# opens at most these two at once, and the fixture closes them at teardown.
+CLIENT = "192.0.2.31"
+SERVER = "192.0.2.32"
+SERVER_V6 = "2001:db8::32"
+
+PAGE = 4096
+
+LOCAL_WRITE = MrFlag.ALLOW_LOCAL_WRITE
+REMOTE_READ = MrFlag.ALLOW_REMOTE_READ
+REMOTE_WRITE = MrFlag.ALLOW_REMOTE_WRITE      # includes ALLOW_LOCAL_WRITE (digest 2.6)
+READ_SINK = MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK
+REMOTE_ALL = MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE
+
+
+def pattern(length: int, seed: int = 1) -> bytes:
+    """``length`` bytes that differ from zero and from any other seed's pattern."""
+    return bytes(((i * 7 + seed * 31) % 251) + 1 for i in range(length))
+
+
+@dataclass
+class Region:
+    """A registered MR and the bytearray behind it."""
+
+    mr: ndk.Mr
+    buf: bytearray
+
+    @property
+    def address(self) -> int:
+        return self.mr.address
+
+    @property
+    def remote_token(self) -> int:
+        return self.mr.remote_token
+
+    @property
+    def local_token(self) -> int:
+        return self.mr.local_token
+
+    def sge(self, offset: int, length: int) -> ndk.Sge:
+        return self.mr.sge(offset, length)
+
+
+def region(pd: ndk.Pd, size: int = PAGE, flags=LOCAL_WRITE, fill: bytes | None = None) -> Region:
+    """A normal MR on ``pd`` registered over a new ``size``-byte buffer with ``flags``; the
+    buffer starts as ``fill`` (zeros when None)."""
+    buf = bytearray(size)
+    if fill is not None:
+        buf[:len(fill)] = fill
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert mr.register(buf, flags=flags).wait(timeout=TIMEOUT) == Status.SUCCESS
+    return Region(mr, buf)
+
+
+def pair(open_adapter, *, client_knobs=None, server_knobs=None, **sizes):
+    """Two adapters (CLIENT, SERVER) and a connected QP on each (ndk.testing.connect_pair);
+    ``sizes`` go to connect_pair (queue depths, SGE limits, inline_data_size, cq_depth)."""
+    client = open_adapter(address=CLIENT, **(client_knobs or {}))
+    server = open_adapter(address=SERVER, **(server_knobs or {}))
+    return connect_pair(client, server, timeout=TIMEOUT, **sizes)
+
+
+def connect_qps(client_adapter, client_qp, server_adapter, server_qp, listener=None):
+    """Connect ``client_qp`` to ``server_qp`` (QPs the scenario created itself, e.g. with an
+    SRQ or a qp_context): listen (or reuse ``listener``), Connect, Accept, CompleteConnect,
+    each checked.  Returns (client connector, server connector, listener)."""
+    if listener is None:
+        listener = server_adapter.create_listener().get(timeout=TIMEOUT)
+        host = next(h for h in server_adapter.addresses if ":" not in h)
+        assert listener.listen((host, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
+    connector = client_adapter.create_connector().get(timeout=TIMEOUT)
+    connect = connector.connect(client_qp, listener.get_local_address())
+    assert connect.status in (Status.SUCCESS, Status.PENDING)
+    incoming = listener.next_connection(timeout=TIMEOUT)
+    assert incoming is not None, "no connect event at the listener"
+    accept = incoming.accept(server_qp)
+    assert accept.status in (Status.SUCCESS, Status.PENDING)
+    assert connect.wait(timeout=TIMEOUT) == Status.SUCCESS
+    assert connector.complete_connect().wait(timeout=TIMEOUT) == Status.SUCCESS
+    assert accept.wait(timeout=TIMEOUT) == Status.SUCCESS
+    return connector, incoming, listener
+
+
+def unregistered_sge(buf: bytearray, offset: int, length: int, token: int = 0) -> ndk.Sge:
+    """An SGE naming ``buf`` (never registered) by its process address, with ``token``: only
+    meaningful with NDK_OP_FLAG_INLINE, where the token must be ignored (digest 1.7)."""
+    base = ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf))
+    return ndk.Sge(base + offset, length, token)
+
+
+def one(cq: ndk.Cq, ex: bool = True):
+    """The single next completion of ``cq`` (within TIMEOUT); nothing else queued after it."""
+    (result,) = drain(cq, 1, ex=ex)
+    return result
+
+
+def expect_result(cq: ndk.Cq, status: Status, op: OpType, request_context: int,
+                  qp_context: int | None = None):
+    """The single next completion of ``cq`` has this status, type and request context (and
+    QP context when given); ProviderErrorCode is 0 on success (digest 2.3)."""
+    result = one(cq)
+    assert result.status == status
+    assert result.type == op
+    assert result.request_context == request_context
+    if qp_context is not None:
+        assert result.qp_context == qp_context
+    if status == Status.SUCCESS:
+        assert result.provider_error_code == 0
+    return result
+
+
+def expect_no_completion(*cqs: ndk.Cq) -> None:
+    """Nothing arrives on any of ``cqs`` within QUIET (an inline failure, a silent success,
+    a request still deferred)."""
+    for cq in cqs:
+        assert poll(cq, 16, timeout=QUIET) == []
+
+
+def expect_connection_failed(initiator, peer, initiator_region: Region,
+                             peer_region: Region) -> None:
+    """docs/semantics.md QP-ERROR: after an error completion the peer got a disconnect event
+    and every later post on either QP returns SUCCESS and completes STATUS_CANCELLED."""
+    assert peer.connector.wait_disconnect(timeout=TIMEOUT) is not None
+    assert initiator.qp.send([initiator_region.sge(0, 8)], request_context=0xDEAD) == \
+        Status.SUCCESS
+    late = one(initiator.cq)
+    assert (late.status, late.type, late.request_context) == \
+        (Status.CANCELLED, OpType.SEND, 0xDEAD)
+    assert peer.qp.receive([peer_region.sge(0, 8)], request_context=0xBEEF) == Status.SUCCESS
+    late = one(peer.cq)
+    assert (late.status, late.type, late.request_context) == \
+        (Status.CANCELLED, OpType.RECEIVE, 0xBEEF)
+
+
+# --- logical addresses (NdkBuildLAM) and fast registration -------------------------------
+
+
+@dataclass
+class Mapping:
+    """A buffer mapped by NdkBuildLAM: its adapter pages (NDK_LOGICAL_ADDRESS_MAPPING
+    AdapterPageArray) and the byte offset of the buffer in the first page (FBO)."""
+
+    buf: bytearray
+    pages: list
+    fbo: int
+    lam: object
+
+    def logical(self, offset: int) -> int:
+        """The logical address of byte ``offset`` of the buffer (digest 2.4)."""
+        at = self.fbo + offset
+        return self.pages[at // PAGE] + at % PAGE
+
+
+def build_lam(adapter: ndk.Adapter, size: int, fill: bytes | None = None) -> Mapping:
+    """NdkBuildLAM over a new ``size``-byte buffer (must succeed, inline or pending)."""
+    buf = bytearray(size)
+    if fill is not None:
+        buf[:len(fill)] = fill
+    lam = adapter.build_lam(buf).get(timeout=TIMEOUT)
+    pages = list(lam.adapter_page_array)
+    assert len(pages) == lam.adapter_page_count >= 1
+    assert all(page % PAGE == 0 for page in pages)
+    return Mapping(buf, pages, lam.fbo, lam)
+
+
+# A fast-register base address: FBO + n * PAGE_SIZE, never zero (digest 1.7).
+FR_BASE = 0x40000
+
+
+@dataclass
+class FastRegion:
+    """A fast-register MR mapped by NdkFastRegister over ``mapping``, at ``base``."""
+
+    mr: ndk.Mr
+    mapping: Mapping
+    base: int
+    length: int
+
+    @property
+    def buf(self) -> bytearray:
+        return self.mapping.buf
+
+    @property
+    def remote_token(self) -> int:
+        return self.mr.remote_token
+
+    @property
+    def local_token(self) -> int:
+        return self.mr.local_token
+
+    def sge(self, offset: int, length: int) -> ndk.Sge:
+        return ndk.Sge(self.base + offset, length, self.mr.local_token)
+
+
+def fast_register_mr(pd: ndk.Pd, pages: int, remote_access: bool = True) -> ndk.Mr:
+    """A fast-register MR on ``pd`` initialized for ``pages`` adapter pages."""
+    mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+    assert mr.initialize_fast_register_mr(pages, remote_access=remote_access).wait(
+        timeout=TIMEOUT) == Status.SUCCESS
+    return mr
+
+
+def fast_register(endpoint, size: int, flags, *, fill: bytes | None = None,
+                  remote_access: bool = True, context: int = 0xF00) -> FastRegion:
+    """NdkBuildLAM over ``size`` bytes, an MR initialized for its pages, and NdkFastRegister
+    on ``endpoint``'s QP with ``flags``; the FAST_REGISTER completion must be SUCCESS."""
+    mapping = build_lam(endpoint.adapter, size, fill)
+    mr = fast_register_mr(endpoint.pd, len(mapping.pages), remote_access)
+    base = FR_BASE + mapping.fbo
+    assert endpoint.qp.fast_register(mr, mapping.pages, mapping.fbo, size, base, flags=flags,
+                                     request_context=context) == Status.SUCCESS
+    expect_result(endpoint.cq, Status.SUCCESS, OpType.FAST_REGISTER, context)
+    return FastRegion(mr, mapping, base, size)
