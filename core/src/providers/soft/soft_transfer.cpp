@@ -221,6 +221,7 @@ void cancel_rnr_timer(SoftQp &qp)
         qp.adapter().engine().cancel(qp.rnr_timer);
         qp.rnr_timer = 0;
     }
+    ++qp.rnr_generation; // a timer task already queued is stale from now on
 }
 
 void pump(SoftQp &qp);
@@ -249,14 +250,12 @@ void wait_for_receive(SoftQp &qp)
         rnr_expired(qp); // no retries
         return;
     }
-    static uint64_t generation = 0; // wire lock held
-    uint64_t mine = ++generation;
+    uint64_t mine = ++qp.rnr_generation;
     qp.rnr_timer = adapter.engine().post_after(timeout, [&adapter, qp = &qp, mine] {
         std::lock_guard lock(adapter.mu());
-        if (adapter.exists(qp) && qp->rnr_generation == mine)
+        if (adapter.exists(qp) && qp->rnr_generation == mine && qp->rnr_timer != 0)
             rnr_expired(*qp);
     });
-    qp.rnr_generation = mine;
 }
 
 void pump(SoftQp &qp)
