@@ -215,7 +215,8 @@ NTSTATUS get_connection_data(NDK_CONNECTOR *ndk_connector, ULONG *pInboundReadLi
     *pPrivateDataLength = required;
     if (pPrivateData == nullptr)
         return STATUS_SUCCESS; // NULL and 0: the size query
-    std::memcpy(pPrivateData, c.peer_private_data.data(), std::min(given, required));
+    if (ULONG n = std::min(given, required); n > 0)
+        std::memcpy(pPrivateData, c.peer_private_data.data(), n);
     return given >= required ? STATUS_SUCCESS : STATUS_BUFFER_TOO_SMALL;
 }
 
