@@ -34,6 +34,12 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 
 std::vector<std::string> Provider::available() { return {"soft"}; }
 
+NDIS_STATUS Provider::create_miniport(const char *options, char *error, ULONG error_length,
+                                      NDIS_HANDLE *miniport) const
+{
+    return entry_->CreateMiniport(options, error, error_length, miniport);
+}
+
 Provider::~Provider()
 {
     if (library_ != nullptr)

@@ -96,10 +96,12 @@ private:
 
 class Pair {
 public:
-    Pair(const std::string &client_options = "", const std::string &server_options = "")
+    // With `validate`, both adapters run behind the validation layer.
+    Pair(const std::string &client_options = "", const std::string &server_options = "",
+         bool validate = false)
         : client_ip_(next_address()), server_ip_(next_address()),
-          client_("address=" + client_ip_ + "\n" + client_options),
-          server_("address=" + server_ip_ + "\n" + server_options)
+          client_("address=" + client_ip_ + "\n" + client_options, {2, 0}, "soft", validate),
+          server_("address=" + server_ip_ + "\n" + server_options, {2, 0}, "soft", validate)
     {
     }
 

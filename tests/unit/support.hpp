@@ -10,6 +10,7 @@
 #include "ndk/provider.h"
 #include "ndk/registry.hpp"
 #include "ndk/status.hpp"
+#include "ndk/validation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -206,13 +207,16 @@ NTSTATUS close_with(T *object, Record &record)
 // out lives until after the adapter's blocking close, so no callback can outlive its record.
 class RawAdapter {
 public:
+    // With `validate`, the provider is wrapped in the validation layer (session() is then its
+    // record).
     explicit RawAdapter(const std::string &options = "", NDK_VERSION version = {2, 0},
-                        const std::string &provider = "soft")
-        : provider_(ndk::Provider::load(provider))
+                        const std::string &provider = "soft", bool validate = false)
+        : provider_(validate ? ndk::validate::wrap(ndk::Provider::load(provider))
+                             : ndk::Provider::load(provider))
     {
         char error[512] = {};
-        NDIS_STATUS status = entry().CreateMiniport(options.empty() ? nullptr : options.c_str(),
-                                                    error, sizeof error, &miniport_);
+        NDIS_STATUS status = provider_->create_miniport(
+            options.empty() ? nullptr : options.c_str(), error, sizeof error, &miniport_);
         if (status != STATUS_SUCCESS)
             throw ndk::Error(status, std::string("CreateMiniport: ") + error);
         NDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters{};
@@ -223,6 +227,7 @@ public:
             miniport_ = nullptr;
             throw ndk::Error(status, "OpenNDKAdapterHandler");
         }
+        session_ = ndk::validate::session_of(*provider_, miniport_);
     }
     ~RawAdapter() { close(); }
     RawAdapter(const RawAdapter &) = delete;
@@ -230,6 +235,8 @@ public:
 
     const NDK_HARNESS_PROVIDER &entry() const { return provider_->entry(); }
     NDIS_HANDLE miniport() const { return miniport_; }
+    // What the validation layer recorded (nullptr without validation); outlives close().
+    ndk::validate::Session *session() const { return session_.get(); }
     NDK_ADAPTER *get() const { return adapter_; }
     const NDK_ADAPTER_DISPATCH &d() const { return *adapter_->Dispatch; }
     bool is_open() const { return adapter_ != nullptr; }
@@ -419,6 +426,7 @@ public:
 private:
     std::shared_ptr<ndk::Provider> provider_;
     NDIS_HANDLE miniport_ = nullptr;
+    std::shared_ptr<ndk::validate::Session> session_;
     NDK_ADAPTER *adapter_ = nullptr;
     std::mutex mu_;
     std::list<std::unique_ptr<Record>> records_;

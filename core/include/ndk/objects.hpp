@@ -10,6 +10,7 @@
 #include "ndk/events.hpp"
 #include "ndk/private_data.hpp"
 #include "ndk/registry.hpp"
+#include "ndk/validation.hpp"
 
 #include <memory>
 #include <mutex>
@@ -69,8 +70,10 @@ public:
     // Create a miniport on the provider with `options` ("key=value" lines) and open an NDK
     // adapter on it asking for `version` (major, lowest acceptable minor).  Throws ndk::Error
     // with the NDIS status (e.g. NDIS_STATUS_BAD_VERSION) or the provider's reason.
+    // With `validate`, the provider is wrapped in the validation layer (ndk/validation.hpp):
+    // validation() then gives what it recorded.
     static std::shared_ptr<Adapter> open(const std::string &provider, const std::string &options,
-                                         NDK_VERSION version = {2, 0});
+                                         NDK_VERSION version = {2, 0}, bool validate = false);
     ~Adapter();
 
     NDK_ADAPTER *ndk() const { return ndk_; }
@@ -111,12 +114,16 @@ public:
 
     void track(const std::shared_ptr<Object> &object);
 
+    // The validation layer's record of this adapter; nullptr when opened without validation.
+    const std::shared_ptr<validate::Session> &validation() const { return validation_; }
+
 private:
     Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter);
 
     std::shared_ptr<Provider> provider_;
     NDIS_HANDLE miniport_;
     NDK_ADAPTER *ndk_;
+    std::shared_ptr<validate::Session> validation_;
     mutable std::mutex mu_;
     bool open_ = true;
     std::vector<std::weak_ptr<Object>> children_;

@@ -18,16 +18,21 @@ public:
     // Providers that can be opened here by name.
     static std::vector<std::string> available();
 
-    ~Provider();
+    virtual ~Provider();
     const NDK_HARNESS_PROVIDER &entry() const { return *entry_; }
     const std::string &name() const { return name_; }
+    // entry().CreateMiniport, for a provider that needs to know which instance it is (a layer
+    // wrapping another provider: its entry is shared by every wrapped provider).
+    virtual NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
+                                        NDIS_HANDLE *miniport) const;
 
-private:
+protected:
     Provider(const NDK_HARNESS_PROVIDER *entry, void *library, std::string name)
         : entry_(entry), library_(library), name_(std::move(name))
     {
     }
 
+private:
     const NDK_HARNESS_PROVIDER *entry_;
     void *library_; // dlopen handle, or nullptr for a built-in
     std::string name_;

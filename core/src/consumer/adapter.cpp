@@ -7,16 +7,19 @@
 namespace ndk {
 
 std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
-                                       const std::string &options, NDK_VERSION version)
+                                       const std::string &options, NDK_VERSION version,
+                                       bool validate)
 {
     auto provider = Provider::load(provider_name);
+    if (validate)
+        provider = validate::wrap(std::move(provider));
     const NDK_HARNESS_PROVIDER &entry = provider->entry();
     if (!options.empty() && entry.ControlMiniport == nullptr)
         throw KnobError(STATUS_NOT_SUPPORTED, "provider '" + provider_name + "' has no knobs");
     char error[512] = {};
     NDIS_HANDLE miniport = nullptr;
-    NDIS_STATUS status = entry.CreateMiniport(options.empty() ? nullptr : options.c_str(), error,
-                                              sizeof error, &miniport);
+    NDIS_STATUS status = provider->create_miniport(options.empty() ? nullptr : options.c_str(),
+                                                   error, sizeof error, &miniport);
     if (status == STATUS_NOT_SUPPORTED && !options.empty())
         throw KnobError(status, "provider '" + provider_name + "': " + error);
     if (status != NDIS_STATUS_SUCCESS)
@@ -30,7 +33,10 @@ std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
         throw Error(status, "OpenNDKAdapterHandler(version " + std::to_string(version.Major) +
                                 "." + std::to_string(version.Minor) + ")");
     }
-    return std::shared_ptr<Adapter>(new Adapter(std::move(provider), miniport, adapter));
+    auto session = validate::session_of(*provider, miniport);
+    std::shared_ptr<Adapter> opened(new Adapter(std::move(provider), miniport, adapter));
+    opened->validation_ = std::move(session);
+    return opened;
 }
 
 Adapter::Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter)

@@ -1,0 +1,247 @@
+// The validated connector: private-data and connection-data rules (digest 1.8), the QP and
+// shared endpoint becoming its antecedents (3.1), and its disconnect events.
+#include "layers/validate/layer.hpp"
+
+namespace ndk::validate {
+
+namespace {
+
+ConnectorShadow &connector_of(NDK_CONNECTOR *face) { return Shadow::as<ConnectorShadow>(face); }
+NDK_CONNECTOR *real_connector(ConnectorShadow &c)
+{
+    return reinterpret_cast<NDK_CONNECTOR *>(c.real());
+}
+
+void check_private_data(ConnectorShadow &c, const char *call, const void *data, ULONG length)
+{
+    if (data == nullptr && length > 0)
+        c.report("PRIVATE-DATA-NULL", call,
+                 "pPrivateData is NULL with PrivateDataLength " + std::to_string(length));
+}
+
+void disconnect_event(PVOID context)
+{
+    auto &c = *static_cast<ConnectorShadow *>(context);
+    if (c.accepts_callback("NdkDisconnectEventCallback") && c.disconnect != nullptr)
+        c.disconnect(c.disconnect_context);
+}
+
+void disconnect_event_ex(PVOID context, ULONG reason)
+{
+    auto &c = *static_cast<ConnectorShadow *>(context);
+    if (c.accepts_callback("NdkDisconnectEventCallbackEx") && c.disconnect_ex != nullptr)
+        c.disconnect_ex(c.disconnect_context, reason);
+}
+
+// `antecedents` become the connector's for as long as the call has not failed (digest 3.1).
+std::function<void(NTSTATUS)> link(ConnectorShadow &c, std::vector<Shadow *> antecedents)
+{
+    for (Shadow *a : antecedents)
+        a->add_successor(c);
+    return [&c, antecedents](NTSTATUS status) {
+        if (status == STATUS_SUCCESS)
+            return;
+        for (Shadow *a : antecedents)
+            a->remove_successor(c);
+    };
+}
+
+NTSTATUS connect(NDK_CONNECTOR *face, NDK_QP *qp, const PSOCKADDR src, ULONG src_length,
+                 const PSOCKADDR dst, ULONG dst_length, ULONG irl, ULONG orl, const PVOID data,
+                 ULONG data_length, NDK_FN_REQUEST_COMPLETION completion, PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkConnect"))
+        return STATUS_INVALID_DEVICE_STATE;
+    check_private_data(c, "NdkConnect", data, data_length);
+    auto on_done = link(c, {&Shadow::of(qp)});
+    return run_request(c.adapter(), &c, "NdkConnect", completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           return real_connector(c)->Dispatch->NdkConnect(
+                               real_connector(c), real_of(qp), src, src_length, dst,
+                               dst_length, irl, orl, data, data_length, done, ctx);
+                       },
+                       std::move(on_done));
+}
+
+NTSTATUS connect_with_shared_endpoint(NDK_CONNECTOR *face, NDK_QP *qp,
+                                      NDK_SHARED_ENDPOINT *endpoint, const PSOCKADDR dst,
+                                      ULONG dst_length, ULONG irl, ULONG orl, const PVOID data,
+                                      ULONG data_length, NDK_FN_REQUEST_COMPLETION completion,
+                                      PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    const char *call = "NdkConnectWithSharedEndpoint";
+    if (!c.usable(call))
+        return STATUS_INVALID_DEVICE_STATE;
+    check_private_data(c, call, data, data_length);
+    auto on_done = link(c, {&Shadow::of(qp), &Shadow::of(endpoint)});
+    return run_request(c.adapter(), &c, call, completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           return real_connector(c)->Dispatch->NdkConnectWithSharedEndpoint(
+                               real_connector(c), real_of(qp), real_of(endpoint), dst,
+                               dst_length, irl, orl, data, data_length, done, ctx);
+                       },
+                       std::move(on_done));
+}
+
+NTSTATUS complete_connect(NDK_CONNECTOR *face, NDK_FN_DISCONNECT_EVENT_CALLBACK event,
+                          PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
+                          PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkCompleteConnect"))
+        return STATUS_INVALID_DEVICE_STATE;
+    c.established = true;
+    c.disconnect = event;
+    c.disconnect_context = event_context;
+    return run_request(c.adapter(), &c, "NdkCompleteConnect", completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           return real_connector(c)->Dispatch->NdkCompleteConnect(
+                               real_connector(c), event ? disconnect_event : nullptr, &c, done,
+                               ctx);
+                       });
+}
+
+NTSTATUS complete_connect_ex(NDK_CONNECTOR *face, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event,
+                             PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
+                             PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkCompleteConnectEx"))
+        return STATUS_INVALID_DEVICE_STATE;
+    c.established = true;
+    c.disconnect_ex = event;
+    c.disconnect_context = event_context;
+    return run_request(c.adapter(), &c, "NdkCompleteConnectEx", completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           return real_connector(c)->Dispatch->NdkCompleteConnectEx(
+                               real_connector(c), event ? disconnect_event_ex : nullptr, &c,
+                               done, ctx);
+                       });
+}
+
+// The accepted connector holds its QP, and its listener's endpoint (digest 3.5).
+std::vector<Shadow *> accept_antecedents(ConnectorShadow &c, NDK_QP *qp)
+{
+    std::vector<Shadow *> antecedents{&Shadow::of(qp)};
+    if (c.listener != nullptr)
+        antecedents.push_back(c.listener);
+    return antecedents;
+}
+
+NTSTATUS accept(NDK_CONNECTOR *face, NDK_QP *qp, ULONG irl, ULONG orl, const PVOID data,
+                ULONG data_length, NDK_FN_DISCONNECT_EVENT_CALLBACK event, PVOID event_context,
+                NDK_FN_REQUEST_COMPLETION completion, PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkAccept"))
+        return STATUS_INVALID_DEVICE_STATE;
+    check_private_data(c, "NdkAccept", data, data_length);
+    c.established = true;
+    c.disconnect = event;
+    c.disconnect_context = event_context;
+    auto on_done = link(c, accept_antecedents(c, qp));
+    return run_request(c.adapter(), &c, "NdkAccept", completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           return real_connector(c)->Dispatch->NdkAccept(
+                               real_connector(c), real_of(qp), irl, orl, data, data_length,
+                               event ? disconnect_event : nullptr, &c, done, ctx);
+                       },
+                       std::move(on_done));
+}
+
+NTSTATUS accept_ex(NDK_CONNECTOR *face, NDK_QP *qp, ULONG irl, ULONG orl, const PVOID data,
+                   ULONG data_length, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event,
+                   PVOID event_context, NDK_FN_REQUEST_COMPLETION completion, PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkAcceptEx"))
+        return STATUS_INVALID_DEVICE_STATE;
+    check_private_data(c, "NdkAcceptEx", data, data_length);
+    c.established = true;
+    c.disconnect_ex = event;
+    c.disconnect_context = event_context;
+    auto on_done = link(c, accept_antecedents(c, qp));
+    return run_request(c.adapter(), &c, "NdkAcceptEx", completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           return real_connector(c)->Dispatch->NdkAcceptEx(
+                               real_connector(c), real_of(qp), irl, orl, data, data_length,
+                               event ? disconnect_event_ex : nullptr, &c, done, ctx);
+                       },
+                       std::move(on_done));
+}
+
+NTSTATUS reject(NDK_CONNECTOR *face, const PVOID data, ULONG data_length)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkReject"))
+        return STATUS_INVALID_DEVICE_STATE;
+    check_private_data(c, "NdkReject", data, data_length);
+    NTSTATUS status = real_connector(c)->Dispatch->NdkReject(real_connector(c), data, data_length);
+    check_documented(&c, c.adapter(), "NdkReject", status);
+    return status;
+}
+
+NTSTATUS get_connection_data(NDK_CONNECTOR *face, ULONG *irl, ULONG *orl, PVOID data,
+                             ULONG *length)
+{
+    ConnectorShadow &c = connector_of(face);
+    const char *call = "NdkGetConnectionData";
+    if (!c.usable(call))
+        return STATUS_INVALID_DEVICE_STATE;
+    if (c.established)
+        c.report("CONNDATA-AFTER-ESTABLISH", call,
+                 "called after NdkAccept / NdkCompleteConnect on this connector");
+    if (data == nullptr && length != nullptr)
+        check_private_data(c, call, data, *length);
+    NTSTATUS status = real_connector(c)->Dispatch->NdkGetConnectionData(real_connector(c), irl,
+                                                                         orl, data, length);
+    check_documented(&c, c.adapter(), call, status);
+    return status;
+}
+
+NTSTATUS get_local_address(NDK_CONNECTOR *face, PSOCKADDR address, ULONG *length)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkGetLocalAddress"))
+        return STATUS_INVALID_DEVICE_STATE;
+    NTSTATUS status =
+        real_connector(c)->Dispatch->NdkGetLocalAddress(real_connector(c), address, length);
+    check_documented(&c, c.adapter(), "NdkGetLocalAddress", status);
+    return status;
+}
+
+NTSTATUS get_peer_address(NDK_CONNECTOR *face, PSOCKADDR address, ULONG *length)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkGetPeerAddress"))
+        return STATUS_INVALID_DEVICE_STATE;
+    NTSTATUS status =
+        real_connector(c)->Dispatch->NdkGetPeerAddress(real_connector(c), address, length);
+    check_documented(&c, c.adapter(), "NdkGetPeerAddress", status);
+    return status;
+}
+
+NTSTATUS disconnect(NDK_CONNECTOR *face, NDK_FN_REQUEST_COMPLETION completion, PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable("NdkDisconnect"))
+        return STATUS_INVALID_DEVICE_STATE;
+    return run_request(c.adapter(), &c, "NdkDisconnect", completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           return real_connector(c)->Dispatch->NdkDisconnect(real_connector(c),
+                                                                             done, ctx);
+                       });
+}
+
+} // namespace
+
+const NDK_CONNECTOR_DISPATCH kConnectorDispatch = {
+    close_object,       query_extension,   connect,          connect_with_shared_endpoint,
+    complete_connect,   accept,            reject,           get_connection_data,
+    get_local_address,  get_peer_address,  disconnect,       complete_connect_ex,
+    accept_ex,
+};
+
+} // namespace ndk::validate

@@ -1,0 +1,139 @@
+// The validation layer over the raw ABI: silent on a conforming run, and what it reports when
+// a consumer breaks the contract (the provider-side rules are proven with the soft provider's
+// misbehave knob in scenarios/test_validation_provider.py).
+#include "connection_support.hpp"
+
+using namespace ndktest;
+
+namespace {
+
+std::vector<std::string> errors(const RawAdapter &adapter)
+{
+    std::vector<std::string> out;
+    for (const auto &v : adapter.session()->violations())
+        if (v.severity == ndk::validate::Severity::Error)
+            out.push_back(v.rule + " " + v.object + " " + v.call + ": " + v.message);
+    return out;
+}
+
+bool reported(const RawAdapter &adapter, const std::string &rule)
+{
+    for (const auto &v : adapter.session()->violations())
+        if (v.rule == rule)
+            return true;
+    return false;
+}
+
+} // namespace
+
+TEST(Validation, EveryRuleHasAnIdASectionAndASummary)
+{
+    auto rules = ndk::validate::rules();
+    ASSERT_GT(rules.size(), 20u);
+    for (const auto &rule : rules) {
+        EXPECT_NE(std::string(rule.section), "") << rule.id;
+        EXPECT_NE(std::string(rule.summary), "") << rule.id;
+        EXPECT_EQ(ndk::validate::find_rule(rule.id), &rule);
+    }
+    EXPECT_EQ(ndk::validate::find_rule("NO-SUCH-RULE"), nullptr);
+}
+
+TEST(Validation, ObjectsCreatedAndClosedInlineAndPendingAreSilent)
+{
+    for (const char *mode : {"create_mode=inline", "create_mode=pending"}) {
+        RawAdapter adapter(mode, {2, 0}, "soft", true);
+        ASSERT_NE(adapter.session(), nullptr);
+        NDK_CQ *cq = adapter.cq(16);
+        NDK_PD *pd = adapter.pd();
+        NDK_MR *mr = adapter.mr(pd, false);
+        NDK_QP *qp = adapter.qp(pd, cq, cq);
+        adapter.close_now(qp);
+        adapter.close_now(mr);
+        adapter.close_now(pd);
+        adapter.close_now(cq);
+        adapter.close();
+        EXPECT_EQ(errors(adapter), std::vector<std::string>{}) << mode;
+    }
+}
+
+TEST(Validation, DataPathOverTheLayerIsSilentAndContextsComeBackUnchanged)
+{
+    Pair pair("", "", true);
+    ASSERT_TRUE(pair.connect());
+    Region sink(pair.server(), pair.b().pd, 256, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    Region source(pair.client(), pair.a().pd, 256, 0);
+    NDK_SGE rsge = sink.sge(0, 256);
+    ASSERT_STATUS(STATUS_SUCCESS, pair.b().qp->Dispatch->NdkReceive(
+                                      pair.b().qp, reinterpret_cast<PVOID>(7), &rsge, 1));
+    NDK_SGE ssge = source.sge(0, 100);
+    ASSERT_STATUS(STATUS_SUCCESS, pair.a().qp->Dispatch->NdkSend(
+                                      pair.a().qp, reinterpret_cast<PVOID>(9), &ssge, 1, 0));
+    auto received = pair.poll(pair.b(), 1);
+    ASSERT_EQ(received.size(), 1u);
+    EXPECT_STATUS(STATUS_SUCCESS, received[0].Status);
+    EXPECT_EQ(received[0].RequestContext, reinterpret_cast<PVOID>(7));
+    auto sent = pair.poll(pair.a(), 1);
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_EQ(sent[0].RequestContext, reinterpret_cast<PVOID>(9));
+    EXPECT_EQ(errors(pair.client()), std::vector<std::string>{});
+    EXPECT_EQ(errors(pair.server()), std::vector<std::string>{});
+}
+
+TEST(Validation, ACallOnAClosedCqIsReportedAndNotForwarded)
+{
+    RawAdapter adapter("", {2, 0}, "soft", true);
+    NDK_CQ *cq = adapter.cq(16);
+    adapter.close_now(cq);
+    // The face stays valid memory (the layer keeps it): the call is caught, not forwarded.
+    cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+    NDK_RESULT results[4];
+    EXPECT_EQ(cq->Dispatch->NdkGetCqResults(cq, results, 4), 0u);
+    EXPECT_TRUE(reported(adapter, "OBJECT-CLOSED-CALL"));
+}
+
+TEST(Validation, PostingPastTheQueueDepthIsReported)
+{
+    Pair pair("", "", true);
+    ASSERT_TRUE(pair.connect(64, 2));
+    Region sink(pair.server(), pair.b().pd, 256, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    NDK_SGE rsge = sink.sge(0, 64);
+    for (int i = 0; i < 2; ++i)
+        ASSERT_STATUS(STATUS_SUCCESS,
+                      pair.b().qp->Dispatch->NdkReceive(pair.b().qp, nullptr, &rsge, 1));
+    EXPECT_FALSE(reported(pair.server(), "POST-QUEUE-DEPTH"));
+    pair.b().qp->Dispatch->NdkReceive(pair.b().qp, nullptr, &rsge, 1);
+    EXPECT_TRUE(reported(pair.server(), "POST-QUEUE-DEPTH"));
+}
+
+TEST(Validation, AnSgeWithAnotherPdsTokenIsReported)
+{
+    Pair pair("", "", true);
+    ASSERT_TRUE(pair.connect());
+    NDK_PD *other = pair.server().pd();
+    Region foreign(pair.server(), other, 256, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    NDK_SGE sge = foreign.sge(0, 64);
+    pair.b().qp->Dispatch->NdkReceive(pair.b().qp, nullptr, &sge, 1);
+    EXPECT_TRUE(reported(pair.server(), "SGE-TOKEN"));
+}
+
+TEST(Validation, RearmingFromInsideTheNotificationIsNotAViolation)
+{
+    Pair pair("", "", true);
+    ASSERT_TRUE(pair.connect());
+    Region sink(pair.server(), pair.b().pd, 256, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    Region source(pair.client(), pair.a().pd, 256, 0);
+    NDK_CQ *cq = pair.b().cq;
+    pair.b().notify->during = [cq] { cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY); };
+    cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+    NDK_SGE rsge = sink.sge(0, 64);
+    NDK_SGE ssge = source.sge(0, 64);
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_STATUS(STATUS_SUCCESS,
+                      pair.b().qp->Dispatch->NdkReceive(pair.b().qp, nullptr, &rsge, 1));
+        ASSERT_STATUS(STATUS_SUCCESS,
+                      pair.a().qp->Dispatch->NdkSend(pair.a().qp, nullptr, &ssge, 1, 0));
+        ASSERT_EQ(pair.poll(pair.b(), 1).size(), 1u);
+        ASSERT_TRUE(pair.b().notify->wait(i + 1));
+    }
+    EXPECT_EQ(errors(pair.server()), std::vector<std::string>{});
+}
