@@ -100,18 +100,22 @@ void bind_adapter(pyb::module_ &m)
                       "*pBufferSize after the call (the required size on BUFFER_TOO_SMALL).")
         .def_readonly("info", &AdapterInfoQuery::info, "The NDK_ADAPTER_INFO, on success.");
 
-    pyb::class_<Adapter, std::shared_ptr<Adapter>>(m, "Adapter", R"doc(
+    pyb::class_<Adapter, std::shared_ptr<Adapter>> adapter(m, "Adapter", R"doc(
 An open NDK adapter (NDK_ADAPTER), from ndk.open_adapter().  A context manager: leaving the
 `with` block closes every object still open and then the adapter (CLOSE_NDK_ADAPTER_HANDLER,
 blocking: no callback of any of its objects runs after it returns, digest 3.1).
-)doc")
+)doc");
+    adapter
         .def_static(
             "_open",
             [](const std::string &provider, const std::string &options,
-               std::pair<USHORT, USHORT> version) {
-                return Adapter::open(provider, options, NDK_VERSION{version.first, version.second});
+               std::pair<USHORT, USHORT> version, bool validate) {
+                return Adapter::open(provider, options, NDK_VERSION{version.first, version.second},
+                                     validate);
             },
-            pyb::arg("provider"), pyb::arg("options"), pyb::arg("version"))
+            pyb::arg("provider"), pyb::arg("options"), pyb::arg("version"),
+            pyb::arg("validate") = false,
+            "Open through the validation layer when `validate` (use ndk.open_adapter).")
         .def_property_readonly("provider", &Adapter::provider_name)
         .def_property_readonly("is_open", &Adapter::is_open)
         .def_property_readonly("closed", [](const Adapter &a) { return !a.is_open(); })
@@ -235,6 +239,7 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
                  return std::make_pair(Status{status}, value);
              })
         .def("__repr__", &adapter_repr);
+    bind_validation_adapter(adapter); // validated, validation, violations(), clear_violations()
 }
 
 } // namespace ndk::py

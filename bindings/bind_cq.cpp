@@ -143,16 +143,22 @@ void bind_cq(pyb::module_ &m)
         .def("resize_cq", &Cq::resize, pyb::arg("cq_depth"),
              "NdkResizeCq -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER (cq_depth > "
              "MaxCqDepth); INSUFFICIENT_RESOURCES.  Needs NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED.")
-        .def("arm_cq", &Cq::arm, pyb::arg("type"),
+        // The GIL is released around the provider calls: another Python thread runs while one
+        // is in the provider (blocked there, e.g. by the soft provider's knob hold).
+        .def("arm_cq", &Cq::arm, pyb::arg("type"), pyb::call_guard<pyb::gil_scoped_release>(),
              "NdkArmCq(NDK_CQ_NOTIFY_ERRORS / ANY / SOLICITED).")
-        .def("arm", &Cq::arm, pyb::arg("type"), "Alias of arm_cq.")
+        .def("arm", &Cq::arm, pyb::arg("type"), pyb::call_guard<pyb::gil_scoped_release>(),
+             "Alias of arm_cq.")
         .def("get_cq_results", &Cq::get_results, pyb::arg("n") = 1,
+             pyb::call_guard<pyb::gil_scoped_release>(),
              "NdkGetCqResults: up to n NDK_RESULTs (non-blocking).")
-        .def("get_results", &Cq::get_results, pyb::arg("n") = 1, "Alias of get_cq_results.")
+        .def("get_results", &Cq::get_results, pyb::arg("n") = 1,
+             pyb::call_guard<pyb::gil_scoped_release>(), "Alias of get_cq_results.")
         .def("get_cq_results_ex", &Cq::get_results_ex, pyb::arg("n") = 1,
+             pyb::call_guard<pyb::gil_scoped_release>(),
              "NdkGetCqResultsEx: up to n NDK_RESULT_EXs (non-blocking).")
         .def("get_results_ex", &Cq::get_results_ex, pyb::arg("n") = 1,
-             "Alias of get_cq_results_ex.")
+             pyb::call_guard<pyb::gil_scoped_release>(), "Alias of get_cq_results_ex.")
         .def("wait_results", &wait_results, pyb::arg("n"), pyb::arg("timeout") = 1.0,
              pyb::arg("ex") = true,
              "Exactly n results: polls NdkGetCqResultsEx (NdkGetCqResults with ex=False) with "

@@ -13,6 +13,7 @@
 #include <optional>
 
 namespace ndk {
+class Adapter;
 class Call;
 }
 
@@ -69,13 +70,16 @@ bool wait_released(const Call &call, double seconds);
 // In registration order: a class must be registered before a signature names it.
 void bind_constants(pyb::module_ &m);
 void bind_call(pyb::module_ &m);
-void bind_adapter(pyb::module_ &m);
+void bind_validation(pyb::module_ &m); // Violation, Rule, ValidationSession, rules()
+void bind_adapter(pyb::module_ &m);    // calls bind_validation_adapter
+void bind_validation_adapter(pyb::class_<Adapter, std::shared_ptr<Adapter>> &adapter);
 void bind_object_base(pyb::module_ &m); // Object, Sge, Mdl
 void bind_cq(pyb::module_ &m);          // Cq, Result, ResultEx
 void bind_objects(pyb::module_ &m);     // Pd, Mr, Mw, Srq, SharedEndpoint
 void bind_lam(pyb::module_ &m);         // Lam, LamCall
 void bind_qp(pyb::module_ &m);
 void bind_connector(pyb::module_ &m);   // Connector, Listener
+void bind_raw(pyb::module_ &m);         // the submodule raw (ndk.testing.raw)
 
 } // namespace ndk::py
 

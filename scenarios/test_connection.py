@@ -283,6 +283,7 @@ def test_connect_across_address_families(open_adapter):
 
 @pytest.mark.rule("CONNECT-PRIVATE-DATA-NULL")
 @pytest.mark.digest("4.2")
+@pytest.mark.expect_violation("PRIVATE-DATA-NULL")
 def test_connect_null_private_data_with_length(pair):
     """docs/semantics.md: CONN-PRIVATE-DATA (a NULL pointer with a non-zero length:
     INVALID_PARAMETER, inline); nothing reaches the listener."""

@@ -129,6 +129,7 @@ def test_resize_cq(open_adapter, mode, buffer):
 
 @pytest.mark.rule("CQ-RESIZE-NOT-SUPPORTED")
 @pytest.mark.digest("1.3")
+@pytest.mark.expect_violation("CQ-RESIZE-UNSUPPORTED")
 def test_resize_cq_without_flag(open_adapter, adapter):
     """digest 1.3: the consumer must not resize unless NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED
     is set. docs/semantics.md: RESIZE -> NOT_SUPPORTED inline (ND2 CQ::Resize); the CQ is

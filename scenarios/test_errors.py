@@ -259,6 +259,7 @@ def test_receive_posted_before_timeout_rescues_send(open_adapter):
 
 @pytest.mark.rule("ERROR-LOCAL-ACCESS-VIOLATION")
 @pytest.mark.digest("4.2")
+@pytest.mark.expect_violation("SGE-TOKEN")
 def test_send_with_bad_local_token(open_adapter):
     """digest 4.2 (ND2: ACCESS_VIOLATION = invalid registered memory), docs/semantics.md
     DATA-STATUS: a send whose SGE names an unknown memory token completes
@@ -385,6 +386,7 @@ def test_inline_failure_has_no_completion_and_keeps_connection(open_adapter):
 
 @pytest.mark.rule("ERROR-QUEUE-FULL-INITIATOR")
 @pytest.mark.digest("4.2")
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_initiator_queue_full_loses_nothing(open_adapter):
     """digest 4.2 (ND2 QP::Send: NO_MORE_ENTRIES when the queue is full), docs/semantics.md
     POST-CHECKS: with an initiator queue of depth 2 holding two sends that wait for receives,
@@ -411,6 +413,7 @@ def test_initiator_queue_full_loses_nothing(open_adapter):
 
 @pytest.mark.rule("ERROR-QUEUE-FULL-RECEIVE")
 @pytest.mark.digest("4.2")
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_receive_queue_full_loses_nothing(open_adapter):
     """digest 4.2 (ND2 QP::Receive: NO_MORE_ENTRIES), docs/semantics.md QUEUE-FULL: a third
     receive on a receive queue of depth 2 fails inline with STATUS_NO_MORE_ENTRIES; the two

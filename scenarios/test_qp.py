@@ -95,6 +95,7 @@ def test_create_qp_with_srq_size_above_limit(open_adapter, size):
 
 @pytest.mark.rule("QP-CREATE-ZERO-DEPTH")
 @pytest.mark.digest("1.2")
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_create_qp_zero_depths(pd, cq, mr):
     """docs/semantics.md: QP-OBJECTS (queue depth 0 is allowed); such a queue accepts no
     request: a receive -> NO_MORE_ENTRIES (QUEUE-FULL)."""
@@ -180,6 +181,7 @@ def test_create_qp_with_srq_insufficient_resources(open_adapter, how):
 
 @pytest.mark.rule("QP-RECEIVE-QUEUE-FULL")
 @pytest.mark.digest("4.2")
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_receive_beyond_depth(pd, cq, mr):
     """digest 4.2 (ND2 QP::Receive: NO_MORE_ENTRIES when the queue is full); digest 3.4: an
     inline failure produces no CQE. docs/semantics.md: QUEUE-FULL."""
@@ -206,6 +208,7 @@ def test_receive_too_many_sges(pd, cq, mr):
 
 @pytest.mark.rule("QP-RECEIVE-WITH-SRQ")
 @pytest.mark.digest("1.7")
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_receive_on_qp_with_srq(open_adapter, buffer):
     """digest 1.7 (receives of a QP created with an SRQ go to the SRQ). docs/semantics.md:
     QUEUE-FULL (qp.receive on such a QP -> INVALID_DEVICE_REQUEST); no CQE results."""

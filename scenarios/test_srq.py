@@ -128,6 +128,7 @@ def test_create_srq_insufficient_resources(srq_adapter, srq_pd, how):
 
 @pytest.mark.rule("SRQ-RECEIVE-QUEUE-FULL")
 @pytest.mark.digest("4.2")
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_srq_receive_beyond_depth(srq_pd, srq_mr):
     """digest 4.2 (ND2 SRQ::Receive: NO_MORE_ENTRIES). docs/semantics.md: QUEUE-FULL. The
     SRQ stays usable: after growing it the receive succeeds."""
@@ -155,6 +156,7 @@ def test_srq_receive_too_many_sges(srq_pd, srq_mr):
 @pytest.mark.rule("SRQ-MODIFY")
 @pytest.mark.digest("1.6")
 @pytest.mark.parametrize("mode", CREATE_MODES)
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_modify_srq_depth(open_adapter, mode):
     """digest 1.6 (NdkModifySrq): SUCCESS inline or PENDING then one completion; the new
     depth is in force afterwards."""
@@ -185,6 +187,7 @@ def test_modify_srq_above_max(open_adapter):
 
 @pytest.mark.rule("SRQ-MODIFY-BELOW-QUEUED")
 @pytest.mark.digest("4.2")
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_modify_srq_below_queued(srq_pd, srq_mr):
     """digest 4.2 (ND2 SRQ::Modify: BUFFER_OVERFLOW when the depth is below the outstanding
     receives). docs/semantics.md: SRQ-THRESHOLD. The queued receives and depth are kept."""
@@ -198,6 +201,7 @@ def test_modify_srq_below_queued(srq_pd, srq_mr):
 @pytest.mark.rule("SRQ-MODIFY-FAILURE")
 @pytest.mark.digest("1.6")
 @pytest.mark.parametrize("how", FAILURE_MODES)
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_modify_srq_failure(srq_adapter, srq_pd, srq_mr, how):
     """digest 1.6: NdkModifySrq may fail ("other") inline or through its completion; the SRQ
     keeps its depth."""

@@ -448,6 +448,7 @@ def test_srq_limit_fires_when_consumption_drops_below_threshold(open_adapter):
 
 @pytest.mark.rule("SRQ-RECEIVE-DEPTH-CONSUMED")
 @pytest.mark.digest("4.2")
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_srq_receive_past_depth_then_consumed(open_adapter):
     """digest 4.2 (ND2 SRQ::Receive: NO_MORE_ENTRIES when full). docs/semantics.md
     QUEUE-FULL. The refused receive is never completed; once a message consumes one receive
@@ -542,6 +543,7 @@ def _drive(adapter):
 @pytest.mark.rule("LIMITS-QUEUE-FULL")
 @pytest.mark.digest("4.2")
 @pytest.mark.parametrize("held_by", ["defer", "manual-progress"])
+@pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_initiator_queue_full(open_adapter, held_by):
     """digest 4.2 (ND2 QP::Send / Write / Read: NO_MORE_ENTRIES = queue full), 3.4 (no CQE
     for an inline failure). docs/semantics.md POST-CHECKS (requests not yet executed,

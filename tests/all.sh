@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test: the CTest suites (GoogleTest, the ndk package's pytest suite, the scenarios, the
 # benchmark smoke runs) in the normal build, again under ASan+UBSan, and the C++ suites under
-# TSan.  Exits non-zero if anything fails.
+# TSan; with NDK_VM=1 (what .ci/run sets) also the verbs lane: every scenario against real
+# RDMA devices (rxe, siw) in a QEMU guest, tests/vm/verbs-lane.sh.  Exits non-zero if
+# anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -14,3 +16,7 @@ echo "== ctest: build-asan/ (ASan + UBSan)"
 ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|scenario'
 echo "== ctest: build-tsan/ (TSan, C++ suites)"
 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L unit -E '^python_'
+if [[ ${NDK_VM:-0} == 1 ]]; then
+  echo "== verbs lane: scenarios on rxe0 and siw0 in a QEMU guest (NDK_VM=1)"
+  bash tests/vm/verbs-lane.sh build
+fi

@@ -2,15 +2,47 @@
 
 #include "ndk/call.hpp"
 #include "providers/soft/soft_provider.h"
+#ifdef NDK_HAVE_VERBS
+#include "providers/verbs/verbs_provider.h"
+#endif
 
 #include <dlfcn.h>
 
 namespace ndk {
 
+#ifdef NDK_HAVE_VERBS
+namespace {
+// "verbs:DEVICE" (e.g. verbs:siw0): the verbs provider on that RDMA device, so a test run can
+// name the device in the provider name (python/ndk/quirks.py keys quirks by it).
+class VerbsDeviceProvider : public Provider {
+public:
+    VerbsDeviceProvider(const std::string &name, std::string device)
+        : Provider(ndk_verbs_provider(), nullptr, name), device_(std::move(device))
+    {
+    }
+    NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
+                                NDIS_HANDLE *miniport) const override
+    {
+        std::string all = "device=" + device_ + "\n" + (options ? options : "");
+        return entry().CreateMiniport(all.c_str(), error, error_length, miniport);
+    }
+
+private:
+    std::string device_;
+};
+} // namespace
+#endif
+
 std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 {
     if (name_or_path == "soft")
         return std::shared_ptr<Provider>(new Provider(ndk_soft_provider(), nullptr, "soft"));
+#ifdef NDK_HAVE_VERBS
+    if (name_or_path == "verbs")
+        return std::shared_ptr<Provider>(new Provider(ndk_verbs_provider(), nullptr, "verbs"));
+    if (name_or_path.rfind("verbs:", 0) == 0 && name_or_path.size() > 6)
+        return std::make_shared<VerbsDeviceProvider>(name_or_path, name_or_path.substr(6));
+#endif
     if (name_or_path.find('/') == std::string::npos)
         throw Error(STATUS_NOT_SUPPORTED, "no provider named '" + name_or_path +
                                               "' (built-in: soft; or give a path to a .so)");
@@ -32,7 +64,14 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
     return std::shared_ptr<Provider>(new Provider(entry, library, name_or_path));
 }
 
-std::vector<std::string> Provider::available() { return {"soft"}; }
+std::vector<std::string> Provider::available()
+{
+#ifdef NDK_HAVE_VERBS
+    return {"soft", "verbs"};
+#else
+    return {"soft"};
+#endif
+}
 
 NDIS_STATUS Provider::create_miniport(const char *options, char *error, ULONG error_length,
                                       NDIS_HANDLE *miniport) const

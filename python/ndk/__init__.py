@@ -10,6 +10,10 @@
 Every method is an NDK function in snake_case without the Ndk prefix (NdkCreateQpWithSrq ->
 pd.create_qp_with_srq); keyword arguments are its parameters in snake_case without the
 p/pp/n prefixes (CqDepth -> cq_depth).  See README.md and docs/.
+
+The validation layer (docs/validation.md) checks both sides of the NDK contract at run time:
+``ndk.open_adapter("soft", validate=True)``, then ``adapter.violations()``; ``ndk.rules()``
+lists what it checks.
 """
 
 from . import _adapter, _connection, _core, _oid
@@ -17,9 +21,9 @@ from ._connection import AddressResult, ConnectionData
 from ._constants import (AdapterFlag, CqNotify, MrFlag, ObjectType, Oid, OpFlag, OpType,
                          RdmaTechnology)
 from ._core import (Adapter, AdapterInfo, AdapterInfoQuery, Call, Connector, Cq, Lam, LamCall,
-                    Listener, Mdl, Mr, Mw, Object, Pd, Qp, Result, ResultEx, Sge,
-                    SharedEndpoint, Srq)
-from ._errors import KnobsNotSupported, NdkError, ObjectClosedError
+                    Listener, Mdl, Mr, Mw, Object, Pd, Qp, Result, ResultEx, Rule, Sge,
+                    SharedEndpoint, Srq, ValidationSession, Violation)
+from ._errors import KnobsNotSupported, NdkError, ObjectClosedError, ValidationRequired
 from ._knobs import Knobs, options_text
 from ._oid import ConnectionEntry, LocalEndpointEntry, OidHeader, OidResult
 from ._status import Status
@@ -29,9 +33,19 @@ __all__ = [
     "ConnectionData", "ConnectionEntry", "Connector", "Cq", "CqNotify", "Knobs",
     "KnobsNotSupported", "Lam", "LamCall", "Listener", "LocalEndpointEntry", "Mdl", "Mr",
     "MrFlag", "Mw", "NdkError", "Object", "ObjectClosedError", "ObjectType", "Oid", "OidHeader",
-    "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result", "ResultEx", "Sge",
-    "SharedEndpoint", "Srq", "Status", "open_adapter", "providers",
+    "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result", "ResultEx", "Rule",
+    "Sge", "SharedEndpoint", "Srq", "Status", "ValidationRequired", "ValidationSession",
+    "Violation", "open_adapter", "providers", "rules", "set_validate_default", "validate_default",
 ]
+
+# Whether ndk.open_adapter validates when not told (validate=None): off, so that benchmarks,
+# `ndk perf` and plain scripts run the provider bare; the pytest plugin (ndk.testing) turns it
+# on for scenarios (--ndk-validate, the default there).
+_validate_default = False
+
+# Called with every adapter ndk.open_adapter opened (ndk.testing collects the validated ones'
+# sessions, to fail a scenario that left violations).  Internal to the package.
+_open_hooks = []
 
 
 def providers():
@@ -39,16 +53,54 @@ def providers():
     return list(_core.providers())
 
 
-def open_adapter(provider="soft", *, version=(2, 0), **knobs):
+def rules():
+    """Every rule of the validation layer (ndk.Rule: id, side, severity, section, summary), in
+    the order of docs/validation.md."""
+    return list(_core.rules())
+
+
+def validate_default():
+    """Whether ndk.open_adapter validates when called without ``validate`` (False unless the
+    pytest plugin turned it on)."""
+    return _validate_default
+
+
+def set_validate_default(validate):
+    """Set what ndk.open_adapter does when called without ``validate``; returns the previous
+    setting.  The pytest plugin sets it from --ndk-validate / --ndk-no-validate."""
+    global _validate_default
+    if not isinstance(validate, bool):
+        raise TypeError(f"set_validate_default takes a bool, not {type(validate).__name__}")
+    previous, _validate_default = _validate_default, validate
+    return previous
+
+
+def open_adapter(provider="soft", *, version=(2, 0), validate=None, **knobs):
     """Open an NDK adapter on a new miniport of `provider` (a name or a path to a provider
     shared object), asking for NDK `version` = (major, lowest acceptable minor).
 
     Knobs are keyword arguments (see docs/knobs.md): create_mode="pending", max_cq_depth=16,
     address="192.0.2.1", ...  Raises ndk.NdkError (e.g. .status == Status.BAD_VERSION) when the
     open fails, ndk.KnobsNotSupported when the provider has no such knob.
+
+    validate=True opens it through the validation layer (docs/validation.md), which records
+    every contract violation: adapter.violations().  None (the default) means
+    ndk.validate_default(): off, except in scenarios run by the pytest plugin.  The layer's own
+    option validate_timeout_ms=N (how long a pending call may wait for its completion) is a
+    keyword like the knobs.
     """
     major, minor = version
-    return _core.Adapter._open(provider, options_text(knobs), (int(major), int(minor)))
+    validate = _validate_default if validate is None else bool(validate)
+    if not validate:
+        layer_options = sorted(key for key in knobs if key.startswith("validate_"))
+        if layer_options:
+            raise ValueError(f"{', '.join(layer_options)}: an option of the validation layer, "
+                             "which this adapter is opened without (pass validate=True)")
+    adapter = _core.Adapter._open(provider, options_text(knobs), (int(major), int(minor)),
+                                  validate)
+    for hook in list(_open_hooks):
+        hook(adapter)
+    return adapter
 
 
 def _knobs_of(adapter):

@@ -17,3 +17,8 @@ class ObjectClosedError(ValueError):
 
 class KnobsNotSupported(ValueError):
     """The provider does not accept a knob it was given (it has no such knob, or no knobs)."""
+
+
+class ValidationRequired(RuntimeError):
+    """A call that needs the validation layer (an ``ndk.testing.raw`` function) was made on an
+    object of an adapter opened without it (``ndk.open_adapter(..., validate=True)``)."""

@@ -7,13 +7,37 @@ summary can be tested on synthetic records, without running pytest.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 UNMARKED = "(unmarked)"  # row for scenarios without a rule marker
 COLLECTION = "(collection)"  # row for modules that failed to import or skipped as a whole
 ANY_PROVIDER = "(any)"  # column for tests that do not run per provider
 FAILING = frozenset({"failed", "error"})
+# The name of the user_properties entries (and JUnit testcase properties) the pytest plugin
+# adds for each violation the validation layer recorded during a test.
+VIOLATION_PROPERTY = "ndk_violation"
+
+
+@dataclass(frozen=True)
+class ViolationRecord:
+    """One violation the validation layer recorded during a test, as the pytest plugin keeps it
+    in the test report's ``user_properties`` (its str() is what JUnit XML shows)."""
+
+    rule: str
+    object: str
+    call: str
+    message: str
+    section: str
+    side: str  # "provider" | "consumer"
+    severity: str  # "error" | "warning"
+    provider: str | None = None  # the adapter's provider
+    expected: bool = False  # declared by @pytest.mark.expect_violation
+
+    def __str__(self) -> str:
+        expected = ", expected" if self.expected else ""
+        return (f"{self.rule} ({self.side} {self.severity}{expected}, digest {self.section}) "
+                f"{self.object} {self.call}: {self.message}")
 
 
 @dataclass(frozen=True)
@@ -26,6 +50,7 @@ class Record:
     outcome: str  # "passed" | "failed" | "skipped" | "error"
     message: str | None  # skip reason or short failure message
     duration: float  # seconds, setup + call + teardown
+    violations: tuple[ViolationRecord, ...] = ()  # what the validation layer recorded
 
 
 def rule_label(record: Record) -> str:
@@ -188,13 +213,76 @@ def format_totals(records: Sequence[Record], wall_seconds: float) -> str:
     return f"conformance: {', '.join(parts)} in {test_seconds:.1f} s (wall {wall_seconds:.1f} s)"
 
 
+@dataclass
+class ViolationTally:
+    """The violations of one rule on one provider column, over a run."""
+
+    rule: str
+    provider: str
+    side: str
+    section: str
+    errors: int = 0  # error-severity violations no scenario declared
+    warnings: int = 0
+    expected: int = 0  # declared with @pytest.mark.expect_violation
+    scenarios: list[str] = field(default_factory=list)  # node IDs, in report order, each once
+
+
+def violation_tallies(records: Iterable[Record], providers: Sequence[str] = ()) -> list[ViolationTally]:
+    """Per provider column (in matrix order) and rule (in rule order): the counts of errors,
+    warnings and expected violations, and which scenarios reported them."""
+    records = list(records)
+    tallies: dict[tuple[str, str], ViolationTally] = {}
+    for record in records:
+        column = provider_label(record)
+        for violation in record.violations:
+            key = (column, violation.rule)
+            tally = tallies.get(key)
+            if tally is None:
+                tally = tallies[key] = ViolationTally(
+                    violation.rule, column, violation.side, violation.section)
+            if violation.expected:
+                tally.expected += 1
+            elif violation.severity == "warning":
+                tally.warnings += 1
+            else:
+                tally.errors += 1
+            if record.nodeid not in tally.scenarios:
+                tally.scenarios.append(record.nodeid)
+    order = {column: i for i, column in enumerate(columns(records, providers))}
+    return sorted(tallies.values(),
+                  key=lambda t: (order.get(t.provider, len(order)), rule_sort_key(t.rule)))
+
+
+def _listing(names: Sequence[str], limit: int) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def format_violations(records: Sequence[Record], providers: Sequence[str], limit: int = 3) -> str:
+    """The validation layer's violations per provider and rule; empty when there were none.
+
+    errors: error-severity violations no scenario declared (each failed its scenario);
+    warnings: never a failure; expected: declared with @pytest.mark.expect_violation.
+    """
+    tallies = violation_tallies(records, providers)
+    if not tallies:
+        return ""
+    rows = [[t.provider, t.rule, t.side, str(t.errors), str(t.warnings), str(t.expected),
+             _listing(t.scenarios, limit)] for t in tallies]
+    header = ["provider", "rule", "side", "errors", "warnings", "expected", "scenarios"]
+    title = "validation layer violations per provider and rule:"
+    return title + "\n" + format_table(header, rows, indent="  ")
+
+
 def format_report(records: Sequence[Record], providers: Sequence[str], wall_seconds: float) -> str:
-    """The whole summary: matrix, family counts, skip reasons, failures, warnings, totals."""
+    """The whole summary: matrix, family counts, skip reasons, failures, validation layer
+    violations, warnings, totals."""
     sections = [
         format_matrix(records, providers),
         format_family_counts(records, providers),
         format_skip_reasons(records),
         format_failures(records),
+        format_violations(records, providers),
         format_unmarked_warning(records),
         format_totals(records, wall_seconds),
     ]

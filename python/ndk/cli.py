@@ -1,4 +1,4 @@
-"""The ``ndk`` command line: ``ndk info``, ``ndk providers``, ``ndk conformance``.
+"""The ``ndk`` command line: ``ndk info``, ``ndk providers``, ``ndk rules``, ``ndk conformance``.
 
 ``ndk`` (the compiled API) is imported inside the commands, never at module level, so that
 ``ndk --help`` and argument errors do not depend on the extension loading.
@@ -86,6 +86,21 @@ def cmd_providers(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- ndk rules -----------------------------------------------------------------------------
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    import ndk
+    from ndk._rules_doc import rules_markdown, rules_table
+
+    rules = ndk.rules()
+    if args.markdown:
+        sys.stdout.write(rules_markdown(rules))
+    else:
+        print(rules_table(rules))
+    return 0
+
+
 # --- ndk conformance -----------------------------------------------------------------------
 
 
@@ -98,6 +113,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         junit=args.junit,
         keyword=args.keyword,
         extra_args=args.pytest_args,
+        html=args.html,
     )
 
 
@@ -117,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     providers = commands.add_parser("providers", help="list the registered providers")
     providers.set_defaults(handler=cmd_providers)
 
+    rules = commands.add_parser(
+        "rules", help="list the validation layer's rules (id, side, severity, digest section)")
+    rules.add_argument("--markdown", action="store_true",
+                       help="print docs/validation.md (the introduction and the rule table)")
+    rules.set_defaults(handler=cmd_rules)
+
     conformance = commands.add_parser(
         "conformance",
         help="run the conformance scenarios and print the rules x providers matrix",
@@ -125,10 +147,20 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--provider", dest="providers", action="append", metavar="P",
                              help="provider name or library path (repeatable; default: soft)")
     conformance.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    conformance.add_argument("--html", metavar="FILE",
+                             help="write a self-contained HTML report to FILE")
     conformance.add_argument("--scenarios", metavar="DIR", help="scenarios directory")
     conformance.add_argument("-k", dest="keyword", metavar="EXPR",
                              help="only scenarios matching the pytest -k expression")
     conformance.set_defaults(handler=cmd_conformance)
+
+    try:
+        from . import perf  # no compiled code: the timing runs in the ndk_perf helper
+    except ImportError:  # cli.py loaded on its own, outside the package: no perf command
+        return parser
+    perf_parser = commands.add_parser("perf", help="perftest-style latency / bandwidth runs")
+    perf.add_arguments(perf_parser)
+    perf_parser.set_defaults(handler=perf.main_from_args)
     return parser
 
 

@@ -2,7 +2,9 @@
 
 Runs the scenarios with pytest in this process, collects one :class:`~ndk._report.Record` per
 test through :class:`ResultCollector` (a plain pytest plugin object), then prints the rules x
-providers matrix and the summary from :mod:`ndk._report`.
+providers matrix and the summary from :mod:`ndk._report` (with the validation layer's
+violations per provider and rule), adds those violations to the JUnit XML file, and writes the
+HTML report of :mod:`ndk._html`.
 
 The scenarios' own conftest loads ``ndk.testing``; the runner deliberately does not add
 ``-p ndk.testing`` as well, so the plugin is registered exactly once.
@@ -14,12 +16,14 @@ import importlib
 import os
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Sequence, TextIO
 
 import pytest
 
-from ._report import COLLECTION, FAILING, Record, format_report
+from ._report import (COLLECTION, FAILING, VIOLATION_PROPERTY, Record, ViolationRecord,
+                      format_report, violation_tallies)
 from ._selection import provider_of, rule_of, selected_providers
 
 SCENARIOS_ENV = "NDK_SCENARIOS"
@@ -116,9 +120,16 @@ class ResultCollector:
         rule, provider = self._where.get(report.nodeid, (None, None))
         result = self._results.setdefault(
             report.nodeid,
-            dict(rule=rule, provider=provider, outcome="passed", message=None, duration=0.0),
+            dict(rule=rule, provider=provider, outcome="passed", message=None, duration=0.0,
+                 violations=()),
         )
         result["duration"] += report.duration
+        # Each phase's report carries the item's user_properties so far; the plugin adds the
+        # violations in the teardown phase, so the last report has them all.
+        violations = tuple(value for name, value in report.user_properties
+                           if name == VIOLATION_PROPERTY and isinstance(value, ViolationRecord))
+        if violations:
+            result["violations"] = violations
         outcome, message = _phase_outcome(report)
         if _RANK[outcome] > _RANK[result["outcome"]]:
             result["outcome"], result["message"] = outcome, message
@@ -186,6 +197,34 @@ def pytest_args(
     return args + list(extra_args)
 
 
+def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
+                            providers: Sequence[str]) -> None:
+    """Add the validation layer's violations per provider and rule to a JUnit XML file as
+    properties of its test suite: ``<property name="ndk-violations soft CQ-NOTIFY-TWICE"
+    value="side=provider errors=1 warnings=0 expected=0 scenarios=..."/>``.
+
+    Each test case already lists its own violations (pytest writes the plugin's
+    ``ndk_violation`` user_properties as test case properties).
+    """
+    tallies = violation_tallies(records, providers)
+    if not tallies:
+        return
+    tree = ET.parse(path)
+    root = tree.getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    if suite is None:
+        return
+    properties = suite.find("properties")
+    if properties is None:
+        properties = ET.Element("properties")
+        suite.insert(0, properties)
+    for t in tallies:
+        ET.SubElement(properties, "property", name=f"ndk-violations {t.provider} {t.rule}",
+                      value=f"side={t.side} errors={t.errors} warnings={t.warnings} "
+                            f"expected={t.expected} scenarios={' '.join(t.scenarios)}")
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
 def conclude(
     code: int,
     records: Sequence[Record],
@@ -193,8 +232,11 @@ def conclude(
     wall_seconds: float,
     where: str,
     out: TextIO,
+    junit: str | None = None,
+    html: str | None = None,
 ) -> int:
-    """Print the summary for a finished pytest run and return the runner's exit code.
+    """Print the summary for a finished pytest run and return the runner's exit code; add the
+    violations to the ``junit`` file pytest wrote, write the ``html`` report.
 
     0: something ran and nothing failed; 1: failures or errors (collection errors included);
     5: nothing collected; pytest's own code for usage and internal errors and interruptions.
@@ -204,6 +246,13 @@ def conclude(
     if code == pytest.ExitCode.NO_TESTS_COLLECTED or (code == pytest.ExitCode.OK and not records):
         print(f"\nndk conformance: no scenarios collected from {where}", file=out)
         return int(pytest.ExitCode.NO_TESTS_COLLECTED)
+    if junit and os.path.exists(junit):
+        add_violations_to_junit(junit, records, providers)
+    if html:
+        from ._html import format_html
+
+        Path(html).parent.mkdir(parents=True, exist_ok=True)
+        Path(html).write_text(format_html(records, providers, wall_seconds), encoding="utf-8")
     print("\n" + format_report(records, providers, wall_seconds), file=out)
     if any(r.outcome in FAILING for r in records) or code == pytest.ExitCode.TESTS_FAILED:
         return int(pytest.ExitCode.TESTS_FAILED)
@@ -216,11 +265,13 @@ def run(
     junit: str | None = None,
     keyword: str | None = None,
     extra_args: Sequence[str] = (),
+    html: str | None = None,
 ) -> int:
     """Run the conformance scenarios against ``providers`` and print the matrix; return an exit code.
 
     ``providers`` empty means the plugin's default (soft). ``junit`` is a JUnit XML path to write,
-    ``keyword`` a ``-k`` expression, ``extra_args`` further pytest arguments.
+    ``keyword`` a ``-k`` expression, ``extra_args`` further pytest arguments, ``html`` a
+    self-contained HTML report to write.
     """
     try:
         directory = locate_scenarios_dir(scenarios_dir)
@@ -232,4 +283,5 @@ def run(
     code = pytest.main(pytest_args(directory, providers, junit, keyword, extra_args), plugins=[collector])
     wall = time.monotonic() - started
     where = f"{directory}" + (f" matching -k {keyword!r}" if keyword else "")
-    return conclude(code, collector.records, collector.providers or list(providers), wall, where, sys.stdout)
+    return conclude(code, collector.records, collector.providers or list(providers), wall, where,
+                    sys.stdout, junit=junit, html=html)

@@ -9,6 +9,15 @@ What it provides:
   ``ndk_provider`` fixture, directly or through ``open_adapter``/``adapter``/``pd``/``cq``,
   runs once per provider, with the provider name as the test id.
 * markers ``rule(ID)`` (the conformance rule a scenario checks) and ``digest(SECTION)``.
+* the validation layer (docs/validation.md), on by default: ``--ndk-validate`` /
+  ``--ndk-no-validate`` set what ``ndk.open_adapter`` does without ``validate=``.  Every
+  validated adapter a test opens (through the fixtures or ``ndk.open_adapter``) is watched;
+  after the test's teardown, an error-severity violation fails the test (in its teardown phase)
+  unless the test declares its rule with ``@pytest.mark.expect_violation("RULE-ID", ...)``,
+  and a declared rule that was not reported fails it too.  Warnings never fail.  Every
+  violation goes into the report's ``user_properties`` (``ndk conformance`` counts them).
+  Tests with ``expect_violation`` are skipped under ``--ndk-no-validate``.
+* ``ndk.testing.raw``: raw NDK calls for scenarios that break a consumer rule on purpose.
 * fixtures ``ndk_provider``, ``open_adapter``, ``adapter``, ``pd``, ``cq``.
 * ``requires(adapter, **minimums)``: skip unless the adapter reports enough capability.
 * ``connect_pair(client, server)``: two connected QPs (``ndk._connect``), for data-path
@@ -26,8 +35,23 @@ from typing import Any, Callable
 import pytest
 
 from ._connect import Endpoint, connect_pair  # noqa: F401  (re-exported)
+from ._report import VIOLATION_PROPERTY, ViolationRecord
 from ._selection import OPTION_DEST, provider_of, rule_of, selected_providers
 from .quirks import quirk_reason
+
+VALIDATE_DEST = "ndk_validate"
+EXPECT_VIOLATION = "expect_violation"
+_VALIDATION_PLUGIN = "ndk.testing.validation"
+
+
+def __getattr__(name: str) -> Any:
+    # ndk.testing.raw is the binding's submodule: imported on first use, so that importing this
+    # plugin never needs the compiled extension.
+    if name == "raw":
+        from . import _core
+
+        return _core.raw
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- options and markers -------------------------------------------------------------------
@@ -44,6 +68,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="NDK provider to run the scenarios against (name or path to a provider "
         "library); repeat for several. Default: soft.",
     )
+    group.addoption(
+        "--ndk-validate",
+        action="store_true",
+        dest=VALIDATE_DEST,
+        default=True,
+        help="open adapters through the validation layer unless a test says otherwise, and "
+        "fail a test that leaves an undeclared violation (the default).",
+    )
+    group.addoption(
+        "--ndk-no-validate",
+        action="store_false",
+        dest=VALIDATE_DEST,
+        default=True,
+        help="open adapters without the validation layer by default (tests marked "
+        "expect_violation are then skipped).",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -53,6 +93,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "digest(section): the section of spec/ndkpi.md the rule comes from"
     )
+    config.addinivalue_line(
+        "markers",
+        "expect_violation(*rule_ids): the validation layer rules this test breaks (or makes the "
+        "provider break) on purpose; each must be reported, and no other error may be",
+    )
+    if not config.pluginmanager.has_plugin(_VALIDATION_PLUGIN):
+        config.pluginmanager.register(ValidationWatch(config), _VALIDATION_PLUGIN)
 
 
 def _check_rule_marker(item: pytest.Item) -> None:
@@ -90,6 +137,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _check_expect_violation_markers(config, items)
     for item in items:
         _check_rule_marker(item)
         provider = provider_of(item)
@@ -108,7 +156,7 @@ def ndk_provider(request: pytest.FixtureRequest) -> str:
     """The name of the provider this test runs against (one of ``--ndk-provider``)."""
     param = getattr(request, "param", None)
     if param is None:  # requested where pytest_generate_tests could not parametrize it
-        return selected_providers(request.config)[0]
+        param = selected_providers(request.config)[0]
     return param
 
 
@@ -134,19 +182,32 @@ def open_adapter(ndk_provider: str) -> Any:
 
     Every adapter it opened is closed at teardown. Knobs are a feature of the soft provider;
     when the provider rejects knobs (``ndk.KnobsNotSupported``) the test is skipped, since the
-    scenario cannot be set up there, rather than failed.
+    scenario cannot be set up there, rather than failed.  ``validate=`` and the validation
+    layer's options (``validate_timeout_ms=``) pass through to ``ndk.open_adapter``; the
+    layer's options are dropped when the adapter is opened without it.
     """
     import ndk
 
     opened: list[Any] = []
 
     def _open(**knobs: Any) -> Any:
+        validate = knobs.get("validate")
+        if not (ndk.validate_default() if validate is None else validate):
+            # The layer's own options mean nothing without it (--ndk-no-validate).
+            knobs = {key: value for key, value in knobs.items() if not key.startswith("validate_")}
+        names = sorted(key for key in knobs if key not in ("validate", "version"))
         try:
             adapter = ndk.open_adapter(ndk_provider, **knobs)
-        except ndk.KnobsNotSupported as exc:
-            if not knobs:
+        except ndk.NdkError as exc:
+            # A provider with no device here (the verbs provider without RDMA hardware)
+            # reports STATUS_DEVICE_NOT_READY and why: the scenario cannot run, it is skipped.
+            if exc.status != ndk.Status.DEVICE_NOT_READY:
                 raise
-            pytest.skip(f"provider {ndk_provider!r} has no knob {', '.join(sorted(knobs))}: {exc}")
+            pytest.skip(f"provider {ndk_provider!r} cannot open an adapter here: {exc}")
+        except ndk.KnobsNotSupported as exc:
+            if not names:
+                raise
+            pytest.skip(f"provider {ndk_provider!r} has no knob {', '.join(names)}: {exc}")
         opened.append(adapter)
         return adapter
 
@@ -202,3 +263,148 @@ def requires(adapter: Any, **minimums: int) -> Any:
     if unmet:
         pytest.skip("; ".join(unmet))
     return info
+
+
+# --- the validation layer -------------------------------------------------------------------
+
+
+def _declared_rules(item: pytest.Item) -> set[str]:
+    return {rule for marker in item.iter_markers(EXPECT_VIOLATION) for rule in marker.args}
+
+
+def _check_expect_violation_markers(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A malformed or unknown rule in expect_violation is a usage error; under
+    --ndk-no-validate the tests that carry it are skipped (nothing could report their rules)."""
+    marked = [item for item in items if item.get_closest_marker(EXPECT_VIOLATION) is not None]
+    if not marked:
+        return
+    import ndk
+
+    known = {rule.id for rule in ndk.rules()}
+    for item in marked:
+        for marker in item.iter_markers(EXPECT_VIOLATION):
+            if not marker.args or marker.kwargs or not all(isinstance(a, str) for a in marker.args):
+                raise pytest.UsageError(
+                    f"{item.nodeid}: use @pytest.mark.expect_violation(\"RULE-ID\", ...) with "
+                    f"one or more rule IDs, got expect_violation{marker.args!r}"
+                    + (f" with {marker.kwargs!r}" if marker.kwargs else "")
+                )
+            unknown = [rule for rule in marker.args if rule not in known]
+            if unknown:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: expect_violation names no rule of the validation layer: "
+                    f"{', '.join(unknown)} (`ndk rules` lists them)"
+                )
+        if not config.getoption(VALIDATE_DEST):
+            rules = ", ".join(sorted(_declared_rules(item)))
+            item.add_marker(pytest.mark.skip(
+                reason=f"expects a violation of {rules}: needs the validation layer "
+                "(--ndk-no-validate turned it off)"))
+
+
+def _violation_line(record: ViolationRecord) -> str:
+    return (f"  {record.rule} ({record.side} {record.severity}, digest {record.section}) "
+            f"object {record.object}, call {record.call}: {record.message}")
+
+
+class ValidationWatch:
+    """Watches the validated adapters each test opens (the plugin registers one per run).
+
+    ``ndk.open_adapter`` tells it about every adapter it opens; it keeps the validated ones'
+    sessions (which outlive their adapters) from the test's setup to the end of its teardown,
+    then judges what they recorded.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+        self._ndk: Any = None  # the ndk module, once a test ran
+        self._previous_default: bool | None = None
+        self._sessions: list[tuple[str, Any]] | None = None  # (provider, session) of this test
+        self._outcomes: dict[str, str] = {}  # phase -> outcome, for the current test
+
+    # ndk is imported when the first test starts, not at import or configure time.
+    def _install(self) -> bool:
+        if self._ndk is None:
+            try:
+                import ndk
+            except ImportError:
+                return False  # nothing can open an adapter then
+            self._ndk = ndk
+            self._previous_default = ndk.set_validate_default(bool(self._config.getoption(VALIDATE_DEST)))
+            ndk._open_hooks.append(self._opened)
+        return True
+
+    def pytest_unconfigure(self) -> None:
+        if self._ndk is not None:
+            if self._opened in self._ndk._open_hooks:
+                self._ndk._open_hooks.remove(self._opened)
+            self._ndk.set_validate_default(bool(self._previous_default))
+            self._ndk = None
+
+    def _opened(self, adapter: Any) -> None:
+        if self._sessions is not None and getattr(adapter, "validated", False):
+            self._sessions.append((adapter.provider, adapter.validation))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self._outcomes = {}
+        self._sessions = [] if self._install() else None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._outcomes[report.when] = report.outcome
+
+    # Judged after the runner's teardown (fixtures closed, so each adapter's close has judged
+    # its pending calls): trylast.  If a fixture's teardown raised, this is not called; the
+    # module's hookwrapper (pytest_runtest_teardown below) then still records the violations,
+    # without a second failure.
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        failure = self.judge(item)
+        if failure:
+            pytest.fail(failure, pytrace=False)
+
+    def judge(self, item: pytest.Item) -> str | None:
+        """Record the test's violations in its user_properties; return the failure message."""
+        sessions, self._sessions = self._sessions, None
+        if sessions is None:
+            return None
+        declared = _declared_rules(item)
+        records = []
+        for provider, session in sessions:
+            for v in session.violations():
+                records.append(ViolationRecord(
+                    rule=v.rule, object=v.object, call=v.call, message=v.message,
+                    section=v.section, side=v.side, severity=v.severity, provider=provider,
+                    expected=v.rule in declared))
+        for record in records:
+            item.user_properties.append((VIOLATION_PROPERTY, record))
+        if records:
+            item.add_report_section("teardown", "ndk validation",
+                                    "\n".join(str(record) for record in records))
+        unexpected = [r for r in records if r.severity == "error" and not r.expected]
+        reported = {r.rule for r in records}
+        # A test that did not run to its end (skipped, failed) may not have got to the
+        # violation it expects: only unexpected ones count then.
+        completed = self._outcomes.get("setup") == "passed" and self._outcomes.get("call") == "passed"
+        missing = sorted(declared - reported) if completed else []
+        if not unexpected and not missing:
+            return None
+        lines = []
+        if unexpected:
+            rules = ", ".join(dict.fromkeys(r.rule for r in unexpected))
+            lines.append(f"validation layer: {len(unexpected)} violation(s) not declared with "
+                         f"@pytest.mark.expect_violation: {rules}")
+            lines += [_violation_line(r) for r in unexpected]
+        for rule in missing:
+            lines.append(f"expected violation {rule} was not reported")
+        return "\n".join(lines)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Any:
+    yield
+    # Only does something when ValidationWatch.pytest_runtest_teardown did not run (a fixture's
+    # teardown raised before it): the violations are still recorded.
+    watch = item.config.pluginmanager.get_plugin(_VALIDATION_PLUGIN)
+    if watch is not None:
+        watch.judge(item)

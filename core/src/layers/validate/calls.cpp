@@ -42,6 +42,29 @@ void report_on(CallRecord &rec, LayerAdapter &adapter, const char *rule, std::st
                    std::move(message));
 }
 
+// A completion that arrives before its call returned: on the calling thread (the provider
+// completed inside the call), it is held and delivered once the call returned STATUS_PENDING;
+// on another thread, the provider has let go of the call, so wait for the caller to record the
+// return and go on in order (holding would let the provider's later callbacks overtake it).
+// True when the completion must be held.
+bool hold_until_returned(CallRecord &rec, std::unique_lock<std::mutex> &lock)
+{
+    if (rec.returned)
+        return false;
+    if (std::this_thread::get_id() == rec.caller)
+        return true;
+    rec.cv.wait_for(lock, std::chrono::seconds(2), [&] { return rec.returned; });
+    return !rec.returned;
+}
+
+void mark_returned(CallRecord &rec, NTSTATUS status)
+{
+    rec.returned = true;
+    rec.inline_status = status;
+    rec.since = std::chrono::steady_clock::now();
+    rec.cv.notify_all();
+}
+
 // ---- create --------------------------------------------------------------------------------
 
 void deliver_create(CallRecord &rec, NTSTATUS status, NDK_OBJECT_HEADER *object)
@@ -74,7 +97,7 @@ void create_done(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *object)
                   "create completion called " + std::to_string(rec.completions) + " times");
         return;
     }
-    if (!rec.returned) { // delivered by run_create once the provider returned STATUS_PENDING
+    if (hold_until_returned(rec, lock)) { // run_create delivers it after STATUS_PENDING
         rec.held = true;
         rec.held_status = status;
         rec.held_object = object;
@@ -113,7 +136,7 @@ void request_done(PVOID context, NTSTATUS status)
                   "request completion called " + std::to_string(rec.completions) + " times");
         return;
     }
-    if (!rec.returned) {
+    if (hold_until_returned(rec, lock)) {
         rec.held = true;
         rec.held_status = status;
         return;
@@ -155,7 +178,7 @@ void close_done(PVOID context)
                   "close completion called " + std::to_string(rec.completions) + " times");
         return;
     }
-    if (!rec.returned) {
+    if (hold_until_returned(rec, lock)) {
         rec.held = true;
         return;
     }
@@ -179,6 +202,7 @@ CallRecord &LayerAdapter::new_call(CallRecord::Kind kind, const char *function, 
     rec.function = function;
     rec.target = target;
     rec.since = std::chrono::steady_clock::now();
+    rec.caller = std::this_thread::get_id();
     return rec;
 }
 
@@ -195,9 +219,7 @@ NTSTATUS run_create(LayerAdapter &adapter, Shadow &made, const char *function,
     rec.out_slot = kUnwritten;
     NTSTATUS status = invoke(create_done, &rec, &rec.out_slot);
     std::unique_lock lock(rec.mu);
-    rec.returned = true;
-    rec.inline_status = status;
-    rec.since = std::chrono::steady_clock::now();
+    mark_returned(rec, status);
     if (status == STATUS_PENDING) {
         if (rec.out_slot != kUnwritten) {
             report_on(rec, adapter, "CREATE-OUT-PARAM-PENDING",
@@ -242,9 +264,7 @@ NTSTATUS run_request(LayerAdapter &adapter, Shadow *target, const char *function
     rec.out_slot = &adapter; // request_done finds its adapter here (target may be null)
     NTSTATUS status = invoke(request_done, &rec);
     std::unique_lock lock(rec.mu);
-    rec.returned = true;
-    rec.inline_status = status;
-    rec.since = std::chrono::steady_clock::now();
+    mark_returned(rec, status);
     if (status == STATUS_PENDING) {
         check_documented(target, adapter, function, status);
         if (rec.held) {
@@ -287,10 +307,9 @@ NTSTATUS close_object(NDK_OBJECT_HEADER *object, NDK_FN_CLOSE_COMPLETION complet
     auto close = s.real_dispatch<NDK_FN_CLOSE_OBJECT>()[0];
     NTSTATUS status = close(s.real(), close_done, &rec);
     std::unique_lock lock(rec.mu);
-    rec.returned = true;
-    rec.inline_status = status;
-    rec.since = std::chrono::steady_clock::now();
+    mark_returned(rec, status);
     if (status == STATUS_PENDING) {
+        s.close_pending = true;
         if (rec.held) {
             lock.unlock();
             deliver_close(rec);

@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <thread>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -80,6 +82,9 @@ public:
     bool accepts_callback(const char *callback);
 
     State state() const { return state_.load(std::memory_order_acquire); }
+    // The close returned STATUS_PENDING (until then a close in progress may still return
+    // STATUS_SUCCESS, and the object counts as closed for its antecedents).
+    std::atomic<bool> close_pending{false};
     void set_state(State state) { state_.store(state, std::memory_order_release); }
 
     // Antecedent -> successor pairs of digest 3.1 (CQ->QP, SRQ->QP, QP->connector,
@@ -200,6 +205,8 @@ struct CallRecord {
     void *out_slot = nullptr;  // the provider's out-parameter (Create)
     std::function<void(NTSTATUS)> on_done; // after the provider completed, before delivery
     std::mutex mu;
+    std::condition_variable cv; // signalled when the call returned
+    std::thread::id caller;
     bool returned = false;
     NTSTATUS inline_status = STATUS_PENDING;
     int completions = 0;

@@ -163,9 +163,12 @@ void Shadow::check_successors_closed(const char *call)
     std::vector<Shadow *> open;
     {
         std::lock_guard lock(mu_);
-        for (Shadow *successor : successors_)
-            if (successor->state() != State::Closed)
+        for (Shadow *successor : successors_) {
+            State state = successor->state();
+            if (state == State::Open || state == State::Completing ||
+                (state == State::Closing && successor->close_pending.load()))
                 open.push_back(successor);
+        }
     }
     for (Shadow *successor : open)
         report("CLOSE-ANTECEDENT-OPEN", call,

@@ -123,6 +123,7 @@ NTSTATUS create_qp_with_srq(NDK_PD *face, NDK_CQ *receive_cq, NDK_CQ *initiator_
     qp.consumer_qp_context = qp_context;
     qp.initiator.depth = initiator_depth;
     qp.initiator.pd = &pd;
+    qp.receive.pd = &pd; // depth 0: its receives go to the SRQ
     qp.srq = srq ? &Shadow::as<SrqShadow>(srq) : nullptr;
     auto link = link_qp(qp, receive_cq, initiator_cq, srq);
     NTSTATUS status = run_create(

@@ -1,5 +1,6 @@
 #include "soft_adapter.hpp"
 
+#include "soft_dispatch_entry.hpp"
 #include "soft_objects.hpp"
 
 #include <cstring>
@@ -25,6 +26,15 @@ SoftAdapter::~SoftAdapter()
 
 void SoftAdapter::shutdown()
 {
+    // A call caught by the hold knob goes on and returns before anything is torn down; what
+    // requests that never completed (misbehave) kept is let go.
+    miniport_.hold.release_adapter(this);
+    {
+        std::lock_guard lock(mu_);
+        for (SoftObject *object : abandoned_)
+            object->release_dependent();
+        abandoned_.clear();
+    }
     // Deliver what is queued, then close what the consumer left open, successors first
     // (reverse creation order), and deliver the close completions that this releases.
     for (int round = 0; round < 4; ++round) {
@@ -100,9 +110,44 @@ bool SoftAdapter::injected_failure(const char *function, NDK_FN_CREATE_COMPLETIO
         status = failure->status;
         return true;
     }
-    engine_.post([completion, context, st = failure->status] { completion(context, st, nullptr); });
+    complete_create(completion, context, failure->status, nullptr);
     status = STATUS_PENDING;
     return true;
+}
+
+void SoftAdapter::complete_create(NDK_FN_CREATE_COMPLETION completion, PVOID context,
+                                  NTSTATUS status, NDK_OBJECT_HEADER *object)
+{
+    Misbehave mode = misbehave();
+    if (mode == Misbehave::NeverComplete)
+        return; // broken on purpose; the object stays in the adapter's table until its close
+    engine_.post([completion, context, status, object, mode] {
+        completion(context, status, object);
+        if (mode == Misbehave::CompleteTwice)
+            completion(context, status, object); // broken on purpose
+    });
+}
+
+void SoftAdapter::finish_request(Misbehave mode, SoftObject *object,
+                                 NDK_FN_REQUEST_COMPLETION completion, PVOID context,
+                                 NTSTATUS status)
+{
+    if (mode == Misbehave::RequestNeverComplete) {
+        // Broken on purpose: as if the completion were lost, the request stays in flight, so
+        // its object's close pends until the adapter's close lets it go.
+        if (object != nullptr) {
+            std::lock_guard lock(mu_);
+            abandoned_.push_back(object);
+        }
+        return;
+    }
+    completion(context, status);
+    if (mode == Misbehave::RequestCompleteTwice)
+        completion(context, status); // broken on purpose
+    if (object != nullptr) {
+        std::lock_guard lock(mu_);
+        object->release_dependent();
+    }
 }
 
 NTSTATUS SoftAdapter::request(SoftObject *object, const char *function,
@@ -125,13 +170,10 @@ NTSTATUS SoftAdapter::request(SoftObject *object, const char *function,
         std::lock_guard lock(mu_);
         object->add_dependent(); // a close waits for this request (digest 3.1)
     }
-    engine_.post([this, object, completion, context, failure, settle,
+    engine_.post([this, object, completion, context, failure, settle, mode = misbehave(),
                   perform = std::move(perform)] {
-        completion(context, settle(failure ? failure->status : perform()));
-        if (object != nullptr) {
-            std::lock_guard lock(mu_);
-            object->release_dependent();
-        }
+        finish_request(mode, object, completion, context,
+                       settle(failure ? failure->status : perform()));
     });
     return STATUS_PENDING;
 }
@@ -177,15 +219,15 @@ NTSTATUS adapter_query_extension(NDK_OBJECT_HEADER *object, GUID *id, NDK_VERSIO
 } // namespace
 
 const NDK_ADAPTER_DISPATCH kAdapterDispatch = {
-    adapter_query_extension,
-    query_adapter_info,
-    create_cq,
-    create_pd,
-    create_shared_endpoint,
-    create_connector,
-    create_listener,
-    build_lam,
-    release_lam,
+    entry<SoftAdapter, "NdkQueryExtension", adapter_query_extension>,
+    entry<SoftAdapter, "NdkQueryAdapterInfo", query_adapter_info>,
+    entry<SoftAdapter, "NdkCreateCq", create_cq>,
+    entry<SoftAdapter, "NdkCreatePd", create_pd>,
+    entry<SoftAdapter, "NdkCreateSharedEndpoint", create_shared_endpoint>,
+    entry<SoftAdapter, "NdkCreateConnector", create_connector>,
+    entry<SoftAdapter, "NdkCreateListener", create_listener>,
+    entry<SoftAdapter, "NdkBuildLAM", build_lam>,
+    entry<SoftAdapter, "NdkReleaseLAM", release_lam>,
 };
 
 } // namespace ndk::soft

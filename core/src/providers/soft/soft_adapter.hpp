@@ -29,6 +29,7 @@ public:
     Knobs &knobs() const { return miniport_.knobs; }
     NDK_VERSION version() const { return version_; }
     NDK_ADAPTER_INFO info() const { return knobs().adapter_info(version_); }
+    Misbehave misbehave() const { return knobs().misbehave(); }
     Engine &engine() { return engine_; }
     std::mutex &mu() { return mu_; }
 
@@ -69,9 +70,9 @@ public:
             *out = object;
             return STATUS_SUCCESS;
         }
-        engine_.post([completion, context, object] {
-            completion(context, STATUS_SUCCESS, &object->Header);
-        });
+        if (misbehave() == Misbehave::OutParamAfterPending)
+            *out = object; // broken on purpose: the out-parameter is not the provider's to write
+        complete_create(completion, context, STATUS_SUCCESS, &object->Header);
         return STATUS_PENDING;
     }
 
@@ -86,6 +87,13 @@ public:
 
     // Post a consumer callback on the engine (the provider's own thread).
     void deliver(std::function<void()> callback) { engine_.post(std::move(callback)); }
+
+    // On the engine: call a pending request's completion, then drop the dependent reference
+    // it holds on `object` (nullptr: none).  `mode` is misbehave when the request pended:
+    // request_complete_twice calls the completion twice; request_never_complete never, and
+    // keeps the reference until the adapter closes.
+    void finish_request(Misbehave mode, SoftObject *object, NDK_FN_REQUEST_COMPLETION completion,
+                        PVOID context, NTSTATUS status);
 
     // Logical address mappings built by NdkBuildLAM: I/O virtual page -> host page.
     struct LamTable {
@@ -125,6 +133,10 @@ private:
 
     bool injected_failure(const char *function, NDK_FN_CREATE_COMPLETION completion,
                           PVOID context, NTSTATUS &status);
+    // Queue the completion of a create that returned STATUS_PENDING (misbehave=complete_twice
+    // calls it twice, never_complete never: the object then waits for the adapter's close).
+    void complete_create(NDK_FN_CREATE_COMPLETION completion, PVOID context, NTSTATUS status,
+                         NDK_OBJECT_HEADER *object);
     bool at_cap(NDK_OBJECT_TYPE type) const; // lock held
     void destroy(SoftObject &object);                // lock held
 
@@ -138,6 +150,8 @@ private:
     LamTable lams_;
     std::unordered_map<UINT32, TokenEntry> tokens_;
     std::unordered_set<const SoftObject *> all_;
+    // misbehave=request_never_complete: objects whose dependent reference a request kept.
+    std::vector<SoftObject *> abandoned_;
     Engine engine_; // last: its thread stops first, before the tables above go away
 };
 

@@ -13,10 +13,9 @@ void complete_held_request(SoftObject &object, NDK_FN_REQUEST_COMPLETION complet
                            PVOID context, NTSTATUS status)
 {
     SoftAdapter &adapter = object.adapter();
-    adapter.deliver([&object, &adapter, completion, context, status] {
-        completion(context, status);
-        std::lock_guard lock(adapter.mu());
-        object.release_dependent();
+    Misbehave mode = adapter.misbehave();
+    adapter.deliver([&object, &adapter, completion, context, status, mode] {
+        adapter.finish_request(mode, &object, completion, context, status);
     });
 }
 

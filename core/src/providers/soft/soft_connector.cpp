@@ -3,6 +3,7 @@
 // event), the address getters and GetConnectionData.  The rest of the connection's life is in
 // soft_connection.cpp.
 #include "soft_connection.hpp"
+#include "soft_dispatch_entry.hpp"
 #include "soft_endpoint_address.hpp"
 
 #include <algorithm>
@@ -241,19 +242,19 @@ NTSTATUS get_peer_address(NDK_CONNECTOR *c, PSOCKADDR pAddress, ULONG *pAddressL
 } // namespace
 
 const NDK_CONNECTOR_DISPATCH kConnectorDispatch = {
-    close_object<SoftConnector>,
-    query_extension_not_supported,
-    connect,
-    connect_with_shared_endpoint,
-    complete_connect,
-    accept,
-    reject,
-    get_connection_data,
-    get_local_address,
-    get_peer_address,
-    disconnect,
-    complete_connect_ex,
-    accept_ex,
+    entry<SoftConnector, "NdkCloseConnector", close_object<SoftConnector>>,
+    entry<SoftConnector, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftConnector, "NdkConnect", connect>,
+    entry<SoftConnector, "NdkConnectWithSharedEndpoint", connect_with_shared_endpoint>,
+    entry<SoftConnector, "NdkCompleteConnect", complete_connect>,
+    entry<SoftConnector, "NdkAccept", accept>,
+    entry<SoftConnector, "NdkReject", reject>,
+    entry<SoftConnector, "NdkGetConnectionData", get_connection_data>,
+    entry<SoftConnector, "NdkGetLocalAddress", get_local_address>,
+    entry<SoftConnector, "NdkGetPeerAddress", get_peer_address>,
+    entry<SoftConnector, "NdkDisconnect", disconnect>,
+    entry<SoftConnector, "NdkCompleteConnectEx", complete_connect_ex>,
+    entry<SoftConnector, "NdkAcceptEx", accept_ex>,
 };
 
 } // namespace ndk::soft

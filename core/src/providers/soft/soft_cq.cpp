@@ -1,4 +1,5 @@
 // Completion queue (digest 1.3).
+#include "soft_dispatch_entry.hpp"
 #include "soft_objects.hpp"
 
 #include <algorithm>
@@ -37,6 +38,17 @@ NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
 namespace {
 
 void satisfy_arm(SoftCq &cq, bool moderation_expired = false);
+
+// Call the notification callback from the engine (digest 3.2).  Lock held.
+void notify_consumer(SoftCq &cq, NTSTATUS status)
+{
+    auto notify = cq.notify;
+    auto context = cq.notify_context;
+    Misbehave mode = cq.adapter().misbehave(); // notify_twice, concurrent_cq_callbacks
+    deliver_event(cq, [notify, context, status, mode] {
+        call_cq_notification(mode, notify, context, status);
+    });
+}
 
 // Interrupt moderation (digest 1.3): interval 0 is none; a count within the depth lets the
 // count control; an interval other than MAXULONG lets time control (from the first completion
@@ -85,10 +97,7 @@ void satisfy_arm(SoftCq &cq, bool moderation_expired)
             return;
         cq.error_reported = true;
         cq.armed = 0;
-        auto notify = cq.notify;
-        auto context = cq.notify_context;
-        NTSTATUS status = cq.error;
-        deliver_event(cq, [notify, context, status] { notify(context, status); });
+        notify_consumer(cq, cq.error);
         return;
     }
     ULONG type = cq.armed - 1;
@@ -103,9 +112,7 @@ void satisfy_arm(SoftCq &cq, bool moderation_expired)
     cq.armed = 0; // once per arm
     cq.arrived_since_callback = 0;
     cq.solicited_since_callback = 0;
-    auto notify = cq.notify;
-    auto context = cq.notify_context;
-    deliver_event(cq, [notify, context] { notify(context, STATUS_SUCCESS); });
+    notify_consumer(cq, STATUS_SUCCESS);
 }
 
 } // namespace
@@ -125,6 +132,8 @@ void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
     ++cq.arrived_since_callback;
     if (solicited || result.Status != STATUS_SUCCESS)
         ++cq.solicited_since_callback;
+    if (cq.armed == 0 && cq.adapter().misbehave() == Misbehave::NotifyUnarmed)
+        notify_consumer(cq, STATUS_SUCCESS); // broken on purpose: no arm asked for it
     satisfy_arm(cq);
 }
 
@@ -187,6 +196,9 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
         const NDK_RESULT_EX &r = cq->results.front();
         if constexpr (std::is_same_v<Result, NDK_RESULT_EX>) {
             Results[n] = r;
+            if (r.Status == STATUS_SUCCESS &&
+                cq->adapter().misbehave() == Misbehave::ProviderErrorCode)
+                Results[n].ProviderErrorCode = kMisbehaveProviderErrorCode; // must be 0 (2.3)
         } else {
             Results[n] = NDK_RESULT{r.Status, r.BytesTransferred, r.QPContext, r.RequestContext};
         }
@@ -210,6 +222,11 @@ NTSTATUS control_cq_interrupt_moderation(NDK_CQ *ndk_cq, ULONG ModerationInterva
 {
     SoftCq *cq = SoftCq::from(ndk_cq);
     SoftAdapter &adapter = cq->adapter();
+    switch (adapter.misbehave()) { // broken on purpose, and nothing changes
+    case Misbehave::ModerationPending: return STATUS_PENDING; // this function never pends
+    case Misbehave::ModerationNotSupported: return STATUS_NOT_SUPPORTED; // the flag is set
+    default: break;
+    }
     if (auto failure = adapter.knobs().take_failure("NdkControlCqInterruptModeration"))
         return failure->status; // inline only: this function never pends
     // NOT_SUPPORTED is required without the flag and forbidden with it (digest 1.3).
@@ -234,13 +251,13 @@ NTSTATUS control_cq_interrupt_moderation(NDK_CQ *ndk_cq, ULONG ModerationInterva
 } // namespace
 
 const NDK_CQ_DISPATCH kCqDispatch = {
-    close_object<SoftCq>,
-    query_extension_not_supported,
-    resize_cq,
-    arm_cq,
-    get_cq_results,
-    control_cq_interrupt_moderation,
-    get_cq_results_ex,
+    entry<SoftCq, "NdkCloseCq", close_object<SoftCq>>,
+    entry<SoftCq, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftCq, "NdkResizeCq", resize_cq>,
+    entry<SoftCq, "NdkArmCq", arm_cq>,
+    entry<SoftCq, "NdkGetCqResults", get_cq_results>,
+    entry<SoftCq, "NdkControlCqInterruptModeration", control_cq_interrupt_moderation>,
+    entry<SoftCq, "NdkGetCqResultsEx", get_cq_results_ex>,
 };
 
 } // namespace ndk::soft

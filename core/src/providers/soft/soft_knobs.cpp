@@ -281,6 +281,13 @@ NTSTATUS Knobs::set(const std::string &key, const std::string &value, std::strin
         manual_progress_ = value == "manual";
         return STATUS_SUCCESS;
     }
+    if (key == "misbehave") {
+        auto mode = parse_misbehave(value);
+        if (!mode)
+            return bad("expected one of " + misbehave_names());
+        misbehave_.store(*mode, std::memory_order_relaxed);
+        return STATUS_SUCCESS;
+    }
     if (key == "rnr_timeout_ms" || key == "connect_timeout_ms") {
         auto n = parse_number(value);
         if (!n || *n > 3600u * 1000u)
@@ -340,6 +347,8 @@ NTSTATUS Knobs::get(const std::string &key, std::string &value) const
         value = std::to_string(connect_timeout_ms_);
     else if (key == "adapter_not_ready")
         value = adapter_not_ready_ ? "1" : "0";
+    else if (key == "misbehave")
+        value = misbehave_name(misbehave());
     else if (key == "provider_version")
         value = provider_version_ ? std::to_string(provider_version_->Major) + "." +
                                         std::to_string(provider_version_->Minor)

@@ -4,10 +4,13 @@
 // harness control entry (see core/include/ndk/provider.h), so any front end can drive them.
 // A knob never makes the provider break the contract (digest 1.0): a forced failure returns a
 // status the function may return, a pending mode still calls the completion exactly once.
+// The one exception is `misbehave` (soft_misbehave.hpp), which exists to break it on purpose.
 #pragma once
 
 #include "ndk/ndkpi.h"
+#include "soft_misbehave.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -63,6 +66,8 @@ public:
     std::chrono::milliseconds rnr_timeout() const;
     // How long connection establishment waits for the peer's Accept / CompleteConnect.
     std::chrono::milliseconds connect_timeout() const;
+    // The contract rule the provider breaks on purpose; read on the data path, so lock-free.
+    Misbehave misbehave() const { return misbehave_.load(std::memory_order_relaxed); }
 
 private:
     struct ArmedFailure {
@@ -88,6 +93,7 @@ private:
     bool manual_progress_ = false;
     uint32_t rnr_timeout_ms_ = 100;
     uint32_t connect_timeout_ms_ = 10000;
+    std::atomic<Misbehave> misbehave_{Misbehave::None};
 };
 
 // NDK function names that return an NTSTATUS and so can be failed by the `fail` knob.

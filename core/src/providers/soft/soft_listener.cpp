@@ -1,5 +1,6 @@
 // Listener (digest 1.9): Listen reserves the address:port; paused connect events make the
 // listener look absent to incoming requests.
+#include "soft_dispatch_entry.hpp"
 #include "soft_endpoint_address.hpp"
 #include "soft_objects.hpp"
 
@@ -88,11 +89,11 @@ void SoftListener::on_close()
 }
 
 const NDK_LISTENER_DISPATCH kListenerDispatch = {
-    close_object<SoftListener>,
-    query_extension_not_supported,
-    listen,
-    get_local_address,
-    control_connect_events,
+    entry<SoftListener, "NdkCloseListener", close_object<SoftListener>>,
+    entry<SoftListener, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftListener, "NdkListen", listen>,
+    entry<SoftListener, "NdkGetLocalAddress", get_local_address>,
+    entry<SoftListener, "NdkControlConnectEvents", control_connect_events>,
 };
 
 } // namespace ndk::soft

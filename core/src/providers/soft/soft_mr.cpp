@@ -1,5 +1,6 @@
 // Memory region (digest 1.4): normal registration from an MDL chain, or fast-register
 // initialization; the two kinds are fixed at creation (FastRegister).
+#include "soft_dispatch_entry.hpp"
 #include "soft_memory.hpp"
 
 namespace ndk::soft {
@@ -176,13 +177,13 @@ void SoftMr::on_close()
 }
 
 const NDK_MR_DISPATCH kMrDispatch = {
-    close_object<SoftMr>,
-    query_extension_not_supported,
-    register_mr,
-    deregister_mr,
-    initialize_fast_register_mr,
-    get_remote_token_from_mr,
-    get_local_token_from_mr,
+    entry<SoftMr, "NdkCloseMr", close_object<SoftMr>>,
+    entry<SoftMr, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftMr, "NdkRegisterMr", register_mr>,
+    entry<SoftMr, "NdkDeregisterMr", deregister_mr>,
+    entry<SoftMr, "NdkInitializeFastRegisterMr", initialize_fast_register_mr>,
+    entry<SoftMr, "NdkGetRemoteTokenFromMr", get_remote_token_from_mr>,
+    entry<SoftMr, "NdkGetLocalTokenFromMr", get_local_token_from_mr>,
 };
 
 } // namespace ndk::soft

@@ -1,4 +1,5 @@
 // Memory window (digest 1.5).  Bound by NdkBind on a QP; its token is valid once bound.
+#include "soft_dispatch_entry.hpp"
 #include "soft_memory.hpp"
 
 namespace ndk::soft {
@@ -46,9 +47,9 @@ void unbind_window(SoftMw &mw)
 void SoftMw::on_close() { unbind_window(*this); }
 
 const NDK_MW_DISPATCH kMwDispatch = {
-    close_object<SoftMw>,
-    query_extension_not_supported,
-    get_remote_token_from_mw,
+    entry<SoftMw, "NdkCloseMw", close_object<SoftMw>>,
+    entry<SoftMw, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftMw, "NdkGetRemoteTokenFromMw", get_remote_token_from_mw>,
 };
 
 } // namespace ndk::soft

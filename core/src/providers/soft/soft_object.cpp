@@ -3,6 +3,8 @@
 #include "soft_adapter.hpp"
 #include "soft_objects.hpp"
 
+#include <chrono>
+
 namespace ndk::soft {
 
 void init_header(NDK_OBJECT_HEADER &header, NDK_OBJECT_TYPE type, NDK_VERSION version)
@@ -45,10 +47,24 @@ NTSTATUS SoftObject::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
     close_requested_ = true;
     adapter.live_.erase(&header());
     on_close();
+    Misbehave mode = adapter.misbehave();
+    if (mode == Misbehave::CallbackAfterClose)
+        after_close_ = cq_callback_after_close(*this);
+    if (mode == Misbehave::CloseAntecedentEarly && dependents_ > 0) {
+        // Broken on purpose: SUCCESS while dependents remain.  The object lives on as a zombie
+        // and goes with its last dependent, with a close completion nobody hears.
+        close_completion_ = [](PVOID) {};
+        return STATUS_SUCCESS;
+    }
     bool pend = dependents_ > 0 ||
                 (completion != nullptr && adapter.knobs().should_pend(CallKind::Close));
     if (!pend) {
+        std::function<void()> after = std::move(after_close_);
         adapter.destroy(*this);
+        if (after) {
+            // From the engine, a little later, so that it comes after this close returned.
+            adapter.engine_.post_after(std::chrono::milliseconds(10), std::move(after));
+        }
         return STATUS_SUCCESS;
     }
     if (completion == nullptr) {
@@ -77,10 +93,15 @@ void SoftObject::schedule_close_completion()
     completion_scheduled_ = true;
     SoftAdapter &adapter = adapter_;
     adapter.engine_.post([this, &adapter] {
+        std::function<void()> after = std::move(after_close_);
         close_completion_(close_context_);
-        // Only now may antecedents complete their own closes (digest 3.1).
-        std::lock_guard lock(adapter.mu_);
-        adapter.destroy(*this);
+        {
+            // Only now may antecedents complete their own closes (digest 3.1).
+            std::lock_guard lock(adapter.mu_);
+            adapter.destroy(*this);
+        }
+        if (after)
+            after(); // misbehave=callback_after_close
     });
 }
 

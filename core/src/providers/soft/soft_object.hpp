@@ -7,6 +7,7 @@
 
 #include "ndk/ndkpi.h"
 
+#include <functional>
 #include <list>
 #include <memory>
 #include <vector>
@@ -54,6 +55,7 @@ private:
     bool completion_scheduled_ = false;
     NDK_FN_CLOSE_COMPLETION close_completion_ = nullptr;
     PVOID close_context_ = nullptr;
+    std::function<void()> after_close_; // misbehave=callback_after_close: runs after the close
     std::list<std::unique_ptr<SoftObject>>::iterator self_; // in the adapter's object list
 };
 

@@ -1,4 +1,5 @@
 // Protection domain (digest 1.2).
+#include "soft_dispatch_entry.hpp"
 #include "soft_objects.hpp"
 
 namespace ndk::soft {
@@ -7,6 +8,8 @@ NTSTATUS create_pd(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION CreateComp
                    PVOID RequestContext, NDK_PD **ppNdkPd)
 {
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
+    if (adapter->misbehave() == Misbehave::UndocumentedStatus)
+        return STATUS_INVALID_PARAMETER_MIX; // broken on purpose: not a status of this function
     if (ppNdkPd == nullptr)
         return STATUS_INVALID_PARAMETER;
     return adapter->create<SoftPd>("NdkCreatePd", CreateCompletion, RequestContext, ppNdkPd,
@@ -25,14 +28,14 @@ VOID get_privileged_memory_region_token(NDK_PD *ndk_pd, UINT32 *pToken)
 } // namespace
 
 const NDK_PD_DISPATCH kPdDispatch = {
-    close_object<SoftPd>,
-    query_extension_not_supported,
-    create_mr,
-    create_mw,
-    create_srq,
-    create_qp,
-    create_qp_with_srq,
-    get_privileged_memory_region_token,
+    entry<SoftPd, "NdkClosePd", close_object<SoftPd>>,
+    entry<SoftPd, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftPd, "NdkCreateMr", create_mr>,
+    entry<SoftPd, "NdkCreateMw", create_mw>,
+    entry<SoftPd, "NdkCreateSrq", create_srq>,
+    entry<SoftPd, "NdkCreateQp", create_qp>,
+    entry<SoftPd, "NdkCreateQpWithSrq", create_qp_with_srq>,
+    entry<SoftPd, "NdkGetPrivilegedMemoryRegionToken", get_privileged_memory_region_token>,
 };
 
 } // namespace ndk::soft

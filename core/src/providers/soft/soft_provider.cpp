@@ -137,6 +137,12 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
     if (miniport == nullptr || key == nullptr)
         return STATUS_INVALID_PARAMETER;
     std::string text;
+    if (CallHold::is_knob(key)) { // hold / release / held: run time only, like step
+        NTSTATUS status = value == nullptr ? miniport->hold.get(key, text)
+                                           : miniport->hold.set(key, value, text);
+        copy_text(text, reply, reply_length);
+        return status;
+    }
     if (value == nullptr) {
         if (std::strcmp(key, "address") == 0) {
             for (const auto &ip : miniport->addresses)

@@ -1,5 +1,6 @@
 // Queue pair (digest 1.7): creation with its limits, flush and close.  Posting is in
 // soft_qp_post.cpp, execution in soft_transfer.cpp.
+#include "soft_dispatch_entry.hpp"
 #include "soft_qp_post.hpp"
 #include "soft_transfer.hpp"
 
@@ -127,17 +128,17 @@ void SoftQp::on_close()
 }
 
 const NDK_QP_DISPATCH kQpDispatch = {
-    close_object<SoftQp>,
-    query_extension_not_supported,
-    flush,
-    post_send,
-    post_receive,
-    post_bind,
-    post_fast_register,
-    post_invalidate,
-    post_read,
-    post_write,
-    post_send_and_invalidate,
+    entry<SoftQp, "NdkCloseQp", close_object<SoftQp>>,
+    entry<SoftQp, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftQp, "NdkFlush", flush>,
+    entry<SoftQp, "NdkSend", post_send>,
+    entry<SoftQp, "NdkReceive", post_receive>,
+    entry<SoftQp, "NdkBind", post_bind>,
+    entry<SoftQp, "NdkFastRegister", post_fast_register>,
+    entry<SoftQp, "NdkInvalidate", post_invalidate>,
+    entry<SoftQp, "NdkRead", post_read>,
+    entry<SoftQp, "NdkWrite", post_write>,
+    entry<SoftQp, "NdkSendAndInvalidate", post_send_and_invalidate>,
 };
 
 } // namespace ndk::soft

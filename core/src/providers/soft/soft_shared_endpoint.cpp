@@ -1,4 +1,5 @@
 // Shared endpoint (digest 1.10): a local address:port that several connectors share.
+#include "soft_dispatch_entry.hpp"
 #include "soft_endpoint_address.hpp"
 #include "soft_objects.hpp"
 
@@ -44,9 +45,9 @@ NTSTATUS get_local_address(NDK_SHARED_ENDPOINT *ndk_se, PSOCKADDR pAddress, ULON
 } // namespace
 
 const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch = {
-    close_object<SoftSharedEndpoint>,
-    query_extension_not_supported,
-    get_local_address,
+    entry<SoftSharedEndpoint, "NdkCloseSharedEndpoint", close_object<SoftSharedEndpoint>>,
+    entry<SoftSharedEndpoint, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftSharedEndpoint, "NdkGetLocalAddress", get_local_address>,
 };
 
 } // namespace ndk::soft

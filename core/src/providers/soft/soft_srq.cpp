@@ -1,4 +1,5 @@
 // Shared receive queue (digest 1.6).
+#include "soft_dispatch_entry.hpp"
 #include "soft_transfer.hpp"
 
 namespace ndk::soft {
@@ -97,10 +98,10 @@ NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl
 } // namespace
 
 const NDK_SRQ_DISPATCH kSrqDispatch = {
-    close_object<SoftSrq>,
-    query_extension_not_supported,
-    modify_srq,
-    srq_receive,
+    entry<SoftSrq, "NdkCloseSrq", close_object<SoftSrq>>,
+    entry<SoftSrq, "NdkQueryExtension", query_extension_not_supported>,
+    entry<SoftSrq, "NdkModifySrq", modify_srq>,
+    entry<SoftSrq, "NdkSrqReceive", srq_receive>,
 };
 
 } // namespace ndk::soft

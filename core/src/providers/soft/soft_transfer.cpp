@@ -27,9 +27,15 @@ NDK_RESULT_EX result_for(const SoftQp &qp, PVOID context, NDK_OPERATION_TYPE typ
 
 void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
 {
-    if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS))
+    Misbehave mode = qp.adapter().misbehave();
+    if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS) &&
+        mode != Misbehave::CompleteSilent)
         return; // digest 2.5: success produces no completion, failure always does
-    post_result(*qp.initiator_cq, result_for(qp, wr.context, wr.type, status), false);
+    NDK_RESULT_EX result = result_for(qp, wr.context, wr.type, status);
+    if (mode == Misbehave::DropCompletion || mode == Misbehave::ReorderCompletions) [[unlikely]]
+        post_shuffled_initiator_result(mode, qp, result);
+    else
+        post_result(*qp.initiator_cq, result, false);
 }
 
 void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULONG bytes,
@@ -40,6 +46,8 @@ void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULO
     if (invalidated) {
         r.Type = NdkOperationTypeReceiveAndInvalidate;
         r.TypeSpecificCompletionOutput = *invalidated; // digest 2.3
+        if (qp.adapter().misbehave() == Misbehave::DropInvalidateToken)
+            r.TypeSpecificCompletionOutput = static_cast<UINT32>(~*invalidated); // broken
     }
     post_result(*qp.receive_cq, r, solicited);
 }
@@ -316,6 +324,7 @@ void flush_qp(SoftQp &qp)
         qp.receives.pop_front();
         complete_receive(qp, rr, STATUS_CANCELLED, 0, false);
     }
+    release_held_back_completion(qp); // misbehave=reorder_completions loses nothing
 }
 
 void fail_connection(SoftQp &qp)

@@ -12,6 +12,13 @@ Providers:
 Objects are strict like the soft provider: closing an object twice raises ``ValueError`` and
 closing an adapter with a child still open raises ``NdkError``. ``opened`` lists every adapter
 opened, so tests can check that fixtures closed them.
+
+The validation layer, as far as the plugin and the CLI see it: ``open_adapter(validate=...)``
+with the process-wide default (``set_validate_default``/``validate_default``), the
+``_open_hooks`` the plugin registers, ``rules()`` (three of the real rules), and adapters with
+``validated``, ``validation`` (a session that outlives the adapter) and ``violations()``.  The
+soft provider's knob ``misbehave="RULE-ID"`` makes ``create_pd`` record a violation of that
+rule on a validated adapter (``misbehave="A,B"``: one of each).
 """
 
 from __future__ import annotations
@@ -38,6 +45,44 @@ _DEFAULT_INFO = AdapterInfo(0x1234, 0x1, 65536, 4096, 4)
 _ACCEPTS_KNOBS = {"soft": True, "plain": False}
 
 opened: list["Adapter"] = []
+_validate_default = False
+_open_hooks: list = []
+
+Rule = namedtuple("Rule", "id side severity section summary")
+_RULES = [
+    Rule("CREATE-COMPLETION-INLINE", "provider", "error", "1.0",
+         "A create that returned anything but STATUS_PENDING never calls its completion."),
+    Rule("STATUS-UNDOCUMENTED", "provider", "warning", "1.1-1.10",
+         "A function returns a status its reference page documents | \"other\" is allowed."),
+    Rule("CQ-CONCURRENT-CALL", "consumer", "error", "3.2",
+         "NdkGetCqResults and NdkArmCq are never called concurrently on one CQ."),
+]
+Violation = namedtuple("Violation", "rule object call message section side severity")
+
+
+def rules():
+    return list(_RULES)
+
+
+def validate_default():
+    return _validate_default
+
+
+def set_validate_default(validate):
+    global _validate_default
+    previous, _validate_default = _validate_default, validate
+    return previous
+
+
+class ValidationSession:
+    def __init__(self):
+        self.log = []
+
+    def violations(self):
+        return list(self.log)
+
+    def clear(self):
+        self.log.clear()
 
 
 class _Call:
@@ -81,19 +126,41 @@ class CompletionQueue(_Object):
 
 
 class Adapter(_Object):
-    def __init__(self, provider, knobs):
+    def __init__(self, provider, knobs, validate=False):
         super().__init__()
+        knobs = dict(knobs)
+        self._misbehave = [rule for rule in str(knobs.pop("misbehave", "")).split(",") if rule]
+        self.timeout_ms = knobs.pop("validate_timeout_ms", None)
         unknown = set(knobs) - set(AdapterInfo._fields)
         if unknown:
             raise ValueError(f"unknown knobs: {sorted(unknown)}")
         self.provider = provider
         self._info = _DEFAULT_INFO._replace(**knobs)
+        self.validation = ValidationSession() if validate else None
+
+    @property
+    def validated(self):
+        return self.validation is not None
+
+    def violations(self):
+        return self.validation.violations() if self.validation else []
+
+    def clear_violations(self):
+        if self.validation:
+            self.validation.clear()
 
     def query_info(self):
         return self._info
 
     def create_pd(self):
-        return _Call(ProtectionDomain(self))
+        pd = ProtectionDomain(self)
+        if self.validation is not None:
+            for rule_id in self._misbehave:
+                rule = next(r for r in _RULES if r.id == rule_id)
+                self.validation.log.append(Violation(
+                    rule.id, f"PD#{len(self.children)}", "NdkCreatePd", f"misbehave={rule.id}",
+                    rule.section, rule.side, rule.severity))
+        return _Call(pd)
 
     def create_cq(self, cq_depth):
         return _Call(CompletionQueue(self, cq_depth))
@@ -103,11 +170,17 @@ def providers():
     return list(_ACCEPTS_KNOBS)
 
 
-def open_adapter(provider, **knobs):
+def open_adapter(provider, *, version=(2, 0), validate=None, **knobs):
+    validate = _validate_default if validate is None else bool(validate)
     if provider not in _ACCEPTS_KNOBS:
         raise NdkError(f"no provider named {provider!r}")
-    if knobs and not _ACCEPTS_KNOBS[provider]:
+    if not validate and any(key.startswith("validate_") for key in knobs):
+        raise ValueError("validate_ options need validate=True")
+    provider_knobs = [key for key in knobs if not key.startswith("validate_")]
+    if provider_knobs and not _ACCEPTS_KNOBS[provider]:
         raise KnobsNotSupported(f"provider {provider!r} takes no knobs")
-    adapter = Adapter(provider, knobs)
+    adapter = Adapter(provider, knobs, validate)
     opened.append(adapter)
+    for hook in list(_open_hooks):
+        hook(adapter)
     return adapter

@@ -1,0 +1,398 @@
+// What the benchmark programs share: a soft adapter opened through the raw provider entry (as
+// NDIS would: CreateMiniport + OpenNDKAdapterHandler), object creation through the raw NDK
+// dispatch tables, a connected QP pair, registered page-aligned memory, and a few timing and
+// memory helpers.  No GoogleTest: these run in the bench programs and in ndk_perf.
+//
+// Everything here goes through the raw C ABI (core/include/ndk/ndkpi.h), never the C++
+// consumer API, so a figure measured with it is the provider's cost plus a function pointer
+// call, which is what a kernel consumer of an NDK provider pays.
+#pragma once
+
+#include "ndk/ndkpi.h"
+#include "ndk/provider.h"
+#include "ndk/registry.hpp"
+#include "ndk/validation.hpp"
+#include "ndk/status.hpp"
+
+#include <arpa/inet.h>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ndkbench {
+
+[[noreturn]] inline void fail(const std::string &what, NTSTATUS status)
+{
+    throw std::runtime_error(what + ": " + ndk::describe_status(status));
+}
+
+// A completion recorder that can be waited on by spinning (the provider's engine thread calls
+// it); it outlives every callback because RawAdapter owns it until after the blocking close.
+struct Done {
+    std::atomic<int> count{0};
+    std::atomic<NTSTATUS> status{STATUS_PENDING};
+    std::atomic<NDK_OBJECT_HEADER *> object{nullptr};
+
+    static void create(PVOID c, NTSTATUS s, NDK_OBJECT_HEADER *o)
+    {
+        auto *d = static_cast<Done *>(c);
+        d->object = o;
+        d->status = s;
+        d->count.fetch_add(1);
+    }
+    static void request(PVOID c, NTSTATUS s)
+    {
+        auto *d = static_cast<Done *>(c);
+        d->status = s;
+        d->count.fetch_add(1);
+    }
+    static void close(PVOID c) { static_cast<Done *>(c)->count.fetch_add(1); }
+
+    NTSTATUS wait(int n = 1, std::chrono::seconds limit = std::chrono::seconds(10)) const
+    {
+        auto deadline = std::chrono::steady_clock::now() + limit;
+        while (count.load() < n) {
+            if (std::chrono::steady_clock::now() > deadline)
+                return STATUS_IO_TIMEOUT;
+            std::this_thread::yield();
+        }
+        return status.load();
+    }
+};
+
+inline void ignore_cq(PVOID, NTSTATUS) {}
+inline void ignore_srq(PVOID, NTSTATUS) {}
+
+class RawAdapter {
+public:
+    // `validate`: behind the validation layer (to measure what it costs).
+    explicit RawAdapter(const std::string &options = "", const std::string &provider = "soft",
+                        bool validate = false)
+        : provider_(validate ? ndk::validate::wrap(ndk::Provider::load(provider))
+                             : ndk::Provider::load(provider))
+    {
+        char error[512] = {};
+        NDIS_STATUS s = provider_->create_miniport(options.empty() ? nullptr : options.c_str(),
+                                                   error, sizeof error, &miniport_);
+        if (s != STATUS_SUCCESS)
+            throw std::runtime_error(std::string("CreateMiniport: ") + error);
+        NDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters{};
+        parameters.Version = {2, 0};
+        s = entry().Characteristics.OpenNDKAdapterHandler(miniport_, &parameters, &adapter_);
+        if (s != NDIS_STATUS_SUCCESS) {
+            entry().DestroyMiniport(miniport_);
+            fail("OpenNDKAdapterHandler", s);
+        }
+    }
+    ~RawAdapter()
+    {
+        if (adapter_ != nullptr)
+            entry().Characteristics.CloseNDKAdapterHandler(miniport_, adapter_);
+        if (miniport_ != nullptr)
+            entry().DestroyMiniport(miniport_);
+    }
+    RawAdapter(const RawAdapter &) = delete;
+    RawAdapter &operator=(const RawAdapter &) = delete;
+
+    const NDK_HARNESS_PROVIDER &entry() const { return provider_->entry(); }
+    NDK_ADAPTER *get() const { return adapter_; }
+    const NDK_ADAPTER_DISPATCH &d() const { return *adapter_->Dispatch; }
+
+    // Knobs (ControlMiniport); "step" returns how many tasks ran.
+    std::string knob(const std::string &key, const char *value)
+    {
+        char reply[512] = {};
+        NTSTATUS s = entry().ControlMiniport(miniport_, key.c_str(), value, reply, sizeof reply);
+        if (s != STATUS_SUCCESS)
+            fail("knob " + key, s);
+        return reply;
+    }
+    unsigned step(unsigned n)
+    {
+        return static_cast<unsigned>(std::stoul(knob("step", std::to_string(n).c_str())));
+    }
+
+    Done &done()
+    {
+        std::lock_guard lock(mu_);
+        return dones_.emplace_back();
+    }
+
+    template <class T>
+    T *finish(NTSTATUS s, Done &d, T *out, const char *what)
+    {
+        if (s == STATUS_SUCCESS)
+            return out;
+        if (s == STATUS_PENDING) {
+            s = d.wait();
+            if (s == STATUS_SUCCESS)
+                return reinterpret_cast<T *>(d.object.load());
+        }
+        fail(what, s);
+    }
+
+    NDK_CQ *cq(ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK notify = ignore_cq,
+               PVOID context = nullptr)
+    {
+        Done &r = done();
+        NDK_CQ *out = nullptr;
+        NTSTATUS s = d().NdkCreateCq(adapter_, depth, notify, context, nullptr, Done::create, &r,
+                                     &out);
+        return finish(s, r, out, "NdkCreateCq");
+    }
+    NDK_PD *pd()
+    {
+        Done &r = done();
+        NDK_PD *out = nullptr;
+        NTSTATUS s = d().NdkCreatePd(adapter_, Done::create, &r, &out); // before `out` is read
+        return finish(s, r, out, "NdkCreatePd");
+    }
+    NDK_MR *mr(NDK_PD *pd, bool fast_register = false)
+    {
+        Done &r = done();
+        NDK_MR *out = nullptr;
+        NTSTATUS s = pd->Dispatch->NdkCreateMr(pd, fast_register, Done::create, &r, &out);
+        return finish(s, r, out, "NdkCreateMr");
+    }
+    NDK_QP *qp(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, PVOID context, ULONG rdepth, ULONG idepth,
+               ULONG inline_size = 0)
+    {
+        Done &r = done();
+        NDK_QP *out = nullptr;
+        NTSTATUS s = pd->Dispatch->NdkCreateQp(pd, rcq, icq, context, rdepth, idepth, 4, 4,
+                                               inline_size, Done::create, &r, &out);
+        return finish(s, r, out, "NdkCreateQp");
+    }
+    NDK_CONNECTOR *connector()
+    {
+        Done &r = done();
+        NDK_CONNECTOR *out = nullptr;
+        NTSTATUS s = d().NdkCreateConnector(adapter_, Done::create, &r, &out);
+        return finish(s, r, out, "NdkCreateConnector");
+    }
+
+    // NdkCloseXxx, waiting for a pending close.
+    template <class T>
+    void close(T *object, NDK_FN_CLOSE_OBJECT fn)
+    {
+        Done &r = done();
+        NTSTATUS s = fn(&object->Header, Done::close, &r);
+        if (s == STATUS_PENDING)
+            r.wait();
+        else if (s != STATUS_SUCCESS)
+            fail("close", s);
+    }
+
+private:
+    std::shared_ptr<ndk::Provider> provider_;
+    NDIS_HANDLE miniport_ = nullptr;
+    NDK_ADAPTER *adapter_ = nullptr;
+    std::mutex mu_;
+    std::deque<Done> dones_;
+};
+
+// Page-aligned memory registered with one MR (local write, remote read and write, and a
+// read sink).
+struct Region {
+    unsigned char *bytes = nullptr;
+    size_t size = 0;
+    NDK_MR *mr = nullptr;
+    UINT32 local = 0, remote = 0;
+    MDL mdl{};
+
+    Region(RawAdapter &a, NDK_PD *pd, size_t n) : size(n)
+    {
+        size_t rounded = (std::max<size_t>(n, 1) + 4095) & ~size_t{4095};
+        bytes = static_cast<unsigned char *>(std::aligned_alloc(4096, rounded));
+        std::memset(bytes, 0x5a, rounded); // touched: no page faults in the timed loop
+        mr = a.mr(pd);
+        NdkInitializeMdl(&mdl, bytes, static_cast<ULONG>(n));
+        Done &r = a.done();
+        NTSTATUS s = mr->Dispatch->NdkRegisterMr(
+            mr, &mdl, n,
+            NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
+                NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK,
+            Done::request, &r);
+        if (s == STATUS_PENDING)
+            s = r.wait();
+        if (s != STATUS_SUCCESS)
+            fail("NdkRegisterMr", s);
+        local = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+        remote = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
+    }
+    ~Region() { std::free(bytes); } // the MR goes with the adapter's close
+    Region(const Region &) = delete;
+    Region &operator=(const Region &) = delete;
+
+    NDK_SGE sge(size_t offset, ULONG length) const
+    {
+        NDK_SGE s{};
+        s.VirtualAddress = bytes + offset;
+        s.Length = length;
+        s.MemoryRegionToken = local;
+        return s;
+    }
+    UINT64 address(size_t offset = 0) const { return reinterpret_cast<uintptr_t>(bytes) + offset; }
+};
+
+struct Side {
+    NDK_CQ *cq = nullptr;
+    NDK_PD *pd = nullptr;
+    NDK_QP *qp = nullptr;
+    NDK_CONNECTOR *connector = nullptr;
+};
+
+inline sockaddr_in ipv4(const std::string &host, uint16_t port)
+{
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    inet_pton(AF_INET, host.c_str(), &a.sin_addr);
+    return a;
+}
+
+// Two soft adapters (client a, server b) with one CQ, PD and connected QP each.  `options` are
+// knob lines for both adapters (e.g. "progress=manual").  With manual progress the connection
+// is made in auto mode first, then both adapters switch.
+class Pair {
+public:
+    explicit Pair(ULONG cq_depth = 4096, ULONG queue_depth = 1024, const std::string &options = "",
+                  ULONG inline_size = 0, bool validate = false)
+        : client_ip_(next_ip()), server_ip_(next_ip()),
+          client_("address=" + client_ip_ + "\n", "soft", validate),
+          server_("address=" + server_ip_ + "\n", "soft", validate)
+    {
+        NDK_LISTENER *listener = nullptr;
+        Done &created = server_.done();
+        NTSTATUS s = server_.d().NdkCreateListener(server_.get(), on_connect, this, Done::create,
+                                                   &created, &listener);
+        listener = server_.finish(s, created, listener, "NdkCreateListener");
+        sockaddr_in any = ipv4(server_ip_, 0);
+        Done &listened = server_.done();
+        s = listener->Dispatch->NdkListen(listener, reinterpret_cast<PSOCKADDR>(&any), sizeof any,
+                                          Done::request, &listened);
+        if (s == STATUS_PENDING)
+            s = listened.wait();
+        if (s != STATUS_SUCCESS)
+            fail("NdkListen", s);
+        sockaddr_in bound{};
+        ULONG length = sizeof bound;
+        listener->Dispatch->NdkGetLocalAddress(listener, reinterpret_cast<PSOCKADDR>(&bound),
+                                               &length);
+        make_side(client_, a_, cq_depth, queue_depth, inline_size);
+        make_side(server_, b_, cq_depth, queue_depth, inline_size);
+        a_.connector = client_.connector();
+        Done &connected = client_.done();
+        sockaddr_in src = ipv4(client_ip_, 0);
+        sockaddr_in dst = ipv4(server_ip_, ntohs(bound.sin_port));
+        s = a_.connector->Dispatch->NdkConnect(a_.connector, a_.qp,
+                                                reinterpret_cast<PSOCKADDR>(&src), sizeof src,
+                                                reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, 4,
+                                                4, nullptr, 0, Done::request, &connected);
+        if (s != STATUS_PENDING && s != STATUS_SUCCESS)
+            fail("NdkConnect", s);
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (incoming_.load() == nullptr) {
+            if (std::chrono::steady_clock::now() > deadline)
+                throw std::runtime_error("no connect event");
+            std::this_thread::yield();
+        }
+        b_.connector = incoming_.load();
+        Done &accepted = server_.done();
+        s = b_.connector->Dispatch->NdkAccept(b_.connector, b_.qp, 4, 4, nullptr, 0, nullptr,
+                                              nullptr, Done::request, &accepted);
+        if (s != STATUS_PENDING && s != STATUS_SUCCESS)
+            fail("NdkAccept", s);
+        if ((s = connected.wait()) != STATUS_SUCCESS)
+            fail("NdkConnect completion", s);
+        Done &completed = client_.done();
+        s = a_.connector->Dispatch->NdkCompleteConnect(a_.connector, nullptr, nullptr,
+                                                       Done::request, &completed);
+        if (s == STATUS_PENDING)
+            s = completed.wait();
+        if (s != STATUS_SUCCESS)
+            fail("NdkCompleteConnect", s);
+        if ((s = accepted.wait()) != STATUS_SUCCESS)
+            fail("NdkAccept completion", s);
+        if (options.find("progress=manual") != std::string::npos) {
+            client_.knob("progress", "manual");
+            server_.knob("progress", "manual");
+        }
+    }
+    ~Pair()
+    {
+        // Back to automatic progress so the blocking adapter closes can complete.
+        try {
+            client_.knob("progress", "auto");
+            server_.knob("progress", "auto");
+        } catch (...) {
+        }
+    }
+
+    RawAdapter &client() { return client_; }
+    RawAdapter &server() { return server_; }
+    Side &a() { return a_; }
+    Side &b() { return b_; }
+
+private:
+    static std::string next_ip()
+    {
+        static std::atomic<int> n{0};
+        int i = n++;
+        return "198.51.100." + std::to_string(i % 250 + 1);
+    }
+    static void on_connect(PVOID context, NDK_CONNECTOR *connector)
+    {
+        static_cast<Pair *>(context)->incoming_.store(connector);
+    }
+    void make_side(RawAdapter &adapter, Side &side, ULONG cq_depth, ULONG depth, ULONG inline_size)
+    {
+        side.cq = adapter.cq(cq_depth);
+        side.pd = adapter.pd();
+        side.qp = adapter.qp(side.pd, side.cq, side.cq, &side, depth, depth, inline_size);
+    }
+
+    std::string client_ip_, server_ip_;
+    RawAdapter client_, server_;
+    std::atomic<NDK_CONNECTOR *> incoming_{nullptr};
+    Side a_, b_;
+};
+
+// Poll `cq` until `n` results arrived; the results land in `out` (at least n long).  Throws
+// on a result that is not STATUS_SUCCESS, or after 10 s.
+inline void poll_n(NDK_CQ *cq, NDK_RESULT_EX *out, ULONG n)
+{
+    ULONG got = 0;
+    unsigned spins = 0;
+    while (got < n) {
+        ULONG k = cq->Dispatch->NdkGetCqResultsEx(cq, out + got, n - got);
+        for (ULONG i = got; i < got + k; ++i)
+            if (out[i].Status != STATUS_SUCCESS)
+                fail("completion", out[i].Status);
+        got += k;
+        if (k == 0 && ++spins > (1u << 28))
+            throw std::runtime_error("poll_n: completions did not arrive");
+    }
+}
+
+// Resident set size in bytes (from /proc/self/statm).
+inline size_t rss_bytes()
+{
+    std::ifstream statm("/proc/self/statm");
+    size_t pages = 0, resident = 0;
+    statm >> pages >> resident;
+    return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+} // namespace ndkbench

@@ -1,0 +1,113 @@
+// Work completions -> NDK_RESULT_EX, and the status tables (docs/semantics.md, VERBS-STATUS).
+#include "verbs_objects.hpp"
+
+#include <cerrno>
+
+namespace ndk::verbs {
+
+NTSTATUS wc_status(ibv_wc_status status, NDK_OPERATION_TYPE type)
+{
+    bool receive = type == NdkOperationTypeReceive || type == NdkOperationTypeReceiveAndInvalidate;
+    switch (status) {
+    case IBV_WC_SUCCESS: return STATUS_SUCCESS;
+    // A receive too small for the incoming send; on the initiator, SGEs the device cannot send.
+    case IBV_WC_LOC_LEN_ERR: return receive ? STATUS_BUFFER_OVERFLOW : STATUS_DATA_OVERRUN;
+    case IBV_WC_LOC_QP_OP_ERR: return STATUS_INVALID_DEVICE_REQUEST; // malformed request
+    case IBV_WC_LOC_PROT_ERR: return STATUS_ACCESS_VIOLATION;         // local token / PD
+    case IBV_WC_LOC_ACCESS_ERR: return STATUS_ACCESS_VIOLATION;
+    case IBV_WC_LOC_RDD_VIOL_ERR: return STATUS_ACCESS_VIOLATION;
+    case IBV_WC_WR_FLUSH_ERR: return STATUS_CANCELLED;                 // flushed (digest 1.7)
+    case IBV_WC_MW_BIND_ERR: return STATUS_INVALID_DEVICE_REQUEST;     // ND2: bad bind
+    case IBV_WC_REM_ACCESS_ERR: return STATUS_ACCESS_VIOLATION;        // remote token / range
+    case IBV_WC_REM_INV_REQ_ERR: return STATUS_REMOTE_RESOURCES;       // ND_REMOTE_ERROR
+    case IBV_WC_REM_OP_ERR: return STATUS_REMOTE_RESOURCES;
+    case IBV_WC_REM_INV_RD_REQ_ERR: return STATUS_REMOTE_RESOURCES;
+    case IBV_WC_REM_ABORT_ERR: return STATUS_REMOTE_RESOURCES;
+    case IBV_WC_RETRY_EXC_ERR: return STATUS_IO_TIMEOUT;               // peer unresponsive
+    case IBV_WC_RNR_RETRY_EXC_ERR: return STATUS_IO_TIMEOUT;           // no receive posted
+    case IBV_WC_RESP_TIMEOUT_ERR: return STATUS_IO_TIMEOUT;
+    default: return STATUS_INTERNAL_ERROR; // BAD_RESP, FATAL, GENERAL, EEC/EECN, TM errors
+    }
+}
+
+NTSTATUS errno_status(int error)
+{
+    switch (error) {
+    case ENOMEM: case ENOSPC: case EAGAIN: return STATUS_INSUFFICIENT_RESOURCES;
+    case EINVAL: return STATUS_INVALID_PARAMETER;
+    case EOPNOTSUPP: case ENOSYS: return STATUS_NOT_SUPPORTED;
+    case EBUSY: return STATUS_DEVICE_BUSY;
+    case EADDRINUSE: return STATUS_SHARING_VIOLATION;
+    case EADDRNOTAVAIL: return STATUS_INVALID_ADDRESS;
+    case ECONNREFUSED: return STATUS_CONNECTION_REFUSED;
+    case ENETUNREACH: return STATUS_NETWORK_UNREACHABLE;
+    case EHOSTUNREACH: return STATUS_HOST_UNREACHABLE;
+    case ETIMEDOUT: return STATUS_IO_TIMEOUT;
+    case EFAULT: case EACCES: case EPERM: return STATUS_ACCESS_VIOLATION;
+    default: return STATUS_UNSUCCESSFUL;
+    }
+}
+
+namespace {
+
+// The request a completion reports, retired from its queue.  Lock held.
+bool take_request(RequestQueue &queue, uint64_t id, bool ordered, Request &out)
+{
+    auto it = queue.pending.find(id);
+    if (it == queue.pending.end())
+        return false;
+    out = it->second;
+    // Send-queue completions come in order: silent requests posted before this one finished
+    // without a completion of their own (digest 2.5, SILENT_SUCCESS).
+    queue.pending.erase(ordered ? queue.pending.begin() : it, std::next(it));
+    return true;
+}
+
+} // namespace
+
+ULONG poll_results(VCq &cq, NDK_RESULT_EX *results, ULONG n)
+{
+    VerbsAdapter &adapter = cq.adapter();
+    ULONG done = 0;
+    while (done < n) {
+        ibv_wc wc{};
+        if (ibv_poll_cq(cq.cq, 1, &wc) != 1)
+            break;
+        auto qp_it = adapter.qps().find(wc.qp_num);
+        if (qp_it == adapter.qps().end())
+            continue; // its QP was closed: nobody to report to
+        VQp &qp = *qp_it->second;
+        Request request;
+        // On error wc.opcode is undefined: the work request id says which queue (kReceiveTag).
+        bool found;
+        if (wc.wr_id & kReceiveTag)
+            found = qp.srq != nullptr ? take_request(qp.srq->receives, wc.wr_id, false, request)
+                                      : take_request(qp.receives, wc.wr_id, false, request);
+        else
+            found = take_request(qp.sends, wc.wr_id, true, request);
+        if (!found)
+            continue;
+        NDK_RESULT_EX &r = results[done++];
+        r = NDK_RESULT_EX{};
+        r.QPContext = qp.qp_context;
+        r.RequestContext = request.context;
+        r.Type = request.type;
+        r.Status = wc_status(wc.status, request.type);
+        if (r.Status != STATUS_SUCCESS)
+            r.ProviderErrorCode = wc.vendor_err; // 0 = not provided (digest 2.3)
+        if (request.type == NdkOperationTypeReceive) {
+            r.BytesTransferred = wc.byte_len;
+            if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV)) {
+                r.Type = NdkOperationTypeReceiveAndInvalidate;
+                r.TypeSpecificCompletionOutput = wc.invalidated_rkey;
+            }
+        } else if (r.Status == STATUS_SUCCESS) {
+            r.BytesTransferred = request.bytes; // nothing was transferred by a failed request
+        }
+        if (request.bind != nullptr && !request.invalidate && wc.status != IBV_WC_SUCCESS)
+            window_rkey_bound(request.rkey, false); // the bind failed: the window is not bound
+    }
+    return done;
+}
+
+} // namespace ndk::verbs

@@ -1,0 +1,246 @@
+// Completion queue (digest 1.3) over an ibv_cq on the adapter's completion channel.
+//
+// Arm rules (digest 3.2) on verbs: ANY arms with ibv_req_notify_cq(solicited_only=0),
+// SOLICITED with solicited_only=1 (the device then signals solicited and error completions
+// only, which is exactly NDK's SOLICITED); ERRORS requests no completion event at all, since
+// CQ errors arrive as async events (IBV_EVENT_CQ_ERR).  verbs only signals completions that
+// arrive after the request, so an arm also polls: completions found already waiting satisfy
+// it at once (kept in `polled` for the next NdkGetCqResults).
+#include "verbs_objects.hpp"
+
+#include <algorithm>
+#include <unistd.h>
+
+namespace ndk::verbs {
+
+VCq::VCq(VerbsAdapter &adapter) : NdkObject(adapter, kType, &kCqDispatch) {}
+
+void VCq::destroy_resources()
+{
+    if (cq != nullptr)
+        ibv_destroy_cq(cq);
+    cq = nullptr;
+}
+
+bool affinity_valid(const GROUP_AFFINITY *affinity)
+{
+    if (affinity == nullptr)
+        return true;
+    long cpus = std::clamp(sysconf(_SC_NPROCESSORS_CONF), 1L, 64L);
+    uint64_t present = cpus == 64 ? ~uint64_t{0} : (uint64_t{1} << cpus) - 1;
+    return affinity->Group == 0 && affinity->Mask != 0 && (affinity->Mask & ~present) == 0;
+}
+
+NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
+                   NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification, PVOID CqNotificationContext,
+                   GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION, PVOID, NDK_CQ **ppNdkCq)
+{
+    VerbsAdapter *adapter = VerbsAdapter::from(ndk_adapter);
+    if (CqDepth == 0 || CqDepth > adapter->info().MaxCqDepth || CqNotification == nullptr ||
+        ppNdkCq == nullptr || !affinity_valid(Affinity))
+        return STATUS_INVALID_PARAMETER;
+    auto *cq = new VCq(*adapter);
+    cq->depth = CqDepth;
+    cq->notify = CqNotification;
+    cq->notify_context = CqNotificationContext;
+    int vector = 0;
+    if (Affinity != nullptr) // the completion vector nearest the first CPU asked for
+        vector = __builtin_ctzll(Affinity->Mask) % std::max(1, adapter->context()->num_comp_vectors);
+    cq->cq = ibv_create_cq(adapter->context(), static_cast<int>(CqDepth),
+                           static_cast<Object *>(cq), adapter->channel(), vector);
+    if (cq->cq == nullptr) {
+        NTSTATUS status = errno_status(errno);
+        delete cq;
+        return status;
+    }
+    return adapter->created(cq, ppNdkCq);
+}
+
+namespace {
+
+// Call the consumer's callback for a satisfied arm (engine thread, no lock).
+void notify_now(VCq &cq, NTSTATUS status)
+{
+    cq.notify(cq.notify_context, status);
+}
+
+// Satisfy the arm if what arrived since the last callback matches it.  Lock held.  Returns
+// the status to notify with, or STATUS_PENDING for none.
+NTSTATUS take_arm(VCq &cq)
+{
+    if (cq.armed == 0)
+        return STATUS_PENDING;
+    if (cq.error != STATUS_SUCCESS) {
+        // A CQ error satisfies every arm type, once (docs/semantics.md, CQ-ERROR-ARM).
+        if (cq.error_reported)
+            return STATUS_PENDING;
+        cq.error_reported = true;
+        cq.armed = 0;
+        return cq.error;
+    }
+    ULONG type = cq.armed - 1;
+    bool match = (type == NDK_CQ_NOTIFY_ANY && cq.arrived) ||
+                 (type == NDK_CQ_NOTIFY_SOLICITED && cq.error_arrived);
+    if (!match)
+        return STATUS_PENDING;
+    cq.armed = 0; // once per arm
+    cq.arrived = false;
+    cq.error_arrived = false;
+    return STATUS_SUCCESS;
+}
+
+} // namespace
+
+void VCq::on_event()
+{
+    NTSTATUS status;
+    {
+        std::lock_guard lock(adapter().mu());
+        // The device signalled what the arm asked for: ANY any completion, SOLICITED a
+        // solicited or an error one (the device filtered).
+        arrived = true;
+        if (armed == NDK_CQ_NOTIFY_SOLICITED + 1)
+            error_arrived = true; // stands for "a completion that satisfies SOLICITED"
+        status = take_arm(*this);
+    }
+    if (status != STATUS_PENDING)
+        notify_now(*this, status);
+}
+
+void VCq::on_error(NTSTATUS status)
+{
+    NTSTATUS notify_status;
+    {
+        std::lock_guard lock(adapter().mu());
+        if (error == STATUS_SUCCESS) {
+            error = status;
+            polled.clear();
+            std::lock_guard counters(adapter().miniport().mu);
+            adapter().miniport().counters.CQError++;
+        }
+        notify_status = take_arm(*this);
+    }
+    if (notify_status != STATUS_PENDING)
+        notify_now(*this, notify_status);
+}
+
+namespace {
+
+NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION, PVOID)
+{
+    VCq *cq = VCq::from(ndk_cq);
+    NDK_ADAPTER_INFO info = cq->adapter().info();
+    if (!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED))
+        return STATUS_NOT_SUPPORTED;
+    if (CqDepth == 0 || CqDepth > info.MaxCqDepth)
+        return STATUS_INVALID_PARAMETER;
+    std::lock_guard lock(cq->adapter().mu());
+    if (CqDepth < cq->polled.size())
+        return STATUS_BUFFER_OVERFLOW;
+    if (ibv_resize_cq(cq->cq, static_cast<int>(CqDepth)) != 0)
+        return errno == EINVAL ? STATUS_BUFFER_OVERFLOW : errno_status(errno);
+    cq->depth = CqDepth;
+    return STATUS_SUCCESS;
+}
+
+VOID arm_cq(NDK_CQ *ndk_cq, ULONG Type)
+{
+    VCq *cq = VCq::from(ndk_cq);
+    if (Type > NDK_CQ_NOTIFY_SOLICITED)
+        return;
+    VerbsAdapter &adapter = cq->adapter();
+    NTSTATUS status;
+    {
+        std::lock_guard lock(adapter.mu());
+        // Re-arm before the arm is satisfied merges (digest 3.2): ANY wins, then SOLICITED.
+        ULONG merged = Type;
+        if (cq->armed != 0) {
+            ULONG current = cq->armed - 1;
+            if (current == NDK_CQ_NOTIFY_ANY || Type == NDK_CQ_NOTIFY_ANY)
+                merged = NDK_CQ_NOTIFY_ANY;
+            else if (current == NDK_CQ_NOTIFY_SOLICITED || Type == NDK_CQ_NOTIFY_SOLICITED)
+                merged = NDK_CQ_NOTIFY_SOLICITED;
+        }
+        cq->armed = merged + 1;
+        if (cq->error == STATUS_SUCCESS && merged != NDK_CQ_NOTIFY_ERRORS) {
+            ibv_req_notify_cq(cq->cq, merged == NDK_CQ_NOTIFY_SOLICITED);
+            // Completions already waiting would not be signalled: take them now.
+            NDK_RESULT_EX result;
+            while (poll_results(*cq, &result, 1) == 1) {
+                cq->polled.push_back(result);
+                cq->arrived = true;
+                if (result.Status != STATUS_SUCCESS)
+                    cq->error_arrived = true; // errors always match SOLICITED
+            }
+        }
+        status = take_arm(*cq);
+    }
+    if (status != STATUS_PENDING) // from the engine: never inside the consumer's own call
+        adapter.deliver([cq, status] {
+            bool alive;
+            {
+                std::lock_guard lock(cq->adapter().mu());
+                alive = cq->adapter().exists(cq);
+            }
+            if (alive)
+                notify_now(*cq, status);
+        });
+}
+
+template <class Result>
+ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
+{
+    VCq *cq = VCq::from(ndk_cq);
+    if (Results == nullptr || nResults == 0)
+        return 0;
+    std::lock_guard lock(cq->adapter().mu());
+    if (cq->error != STATUS_SUCCESS)
+        return 0; // no further completions after a CQ error (digest 1.3)
+    ULONG n = 0;
+    while (n < nResults) {
+        NDK_RESULT_EX r;
+        if (!cq->polled.empty()) {
+            r = cq->polled.front();
+            cq->polled.pop_front();
+        } else if (poll_results(*cq, &r, 1) == 1) {
+            cq->arrived = true;
+        } else {
+            break;
+        }
+        if constexpr (std::is_same_v<Result, NDK_RESULT_EX>)
+            Results[n] = r;
+        else
+            Results[n] = NDK_RESULT{r.Status, r.BytesTransferred, r.QPContext, r.RequestContext};
+        ++n;
+    }
+    return n;
+}
+
+ULONG get_cq_results(NDK_CQ *cq, NDK_RESULT Results[], ULONG nResults)
+{
+    return get_results(cq, Results, nResults);
+}
+
+ULONG get_cq_results_ex(NDK_CQ *cq, NDK_RESULT_EX Results[], ULONG nResults)
+{
+    return get_results(cq, Results, nResults);
+}
+
+// ibv_modify_cq (moderation) is an extended verb that neither rxe nor siw implements, and the
+// adapter does not report NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED: NOT_SUPPORTED is
+// then the required answer (digest 1.3).
+NTSTATUS control_moderation(NDK_CQ *, ULONG, ULONG) { return STATUS_NOT_SUPPORTED; }
+
+NTSTATUS close_cq(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION completion, PVOID context)
+{
+    return VCq::from(reinterpret_cast<NDK_CQ *>(header))->close(completion, context);
+}
+
+} // namespace
+
+const NDK_CQ_DISPATCH kCqDispatch = {
+    close_cq,  query_extension_not_supported, resize_cq,         arm_cq,
+    get_cq_results, control_moderation,       get_cq_results_ex,
+};
+
+} // namespace ndk::verbs

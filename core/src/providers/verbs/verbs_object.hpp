@@ -1,0 +1,66 @@
+// What every verbs NDK object shares: its place in the adapter and the lifetime rules of
+// digest 3.1.  An object counts its dependents (successors such as the QPs on a CQ, children
+// such as the MRs of a PD, its requests in flight); a close with dependents returns
+// STATUS_PENDING and completes on the adapter's engine once the last one is gone.  A close
+// without dependents frees the verbs resources on the engine and returns STATUS_SUCCESS, so
+// no callback of the object can run after it (the engine is the only thread that calls them).
+#pragma once
+
+#include "ndk/ndkpi.h"
+
+#include <vector>
+
+namespace ndk::verbs {
+
+class VerbsAdapter;
+
+class Object {
+public:
+    Object(VerbsAdapter &adapter, NDK_OBJECT_TYPE type) : adapter_(adapter), type_(type) {}
+    virtual ~Object() = default;
+    Object(const Object &) = delete;
+    Object &operator=(const Object &) = delete;
+
+    virtual NDK_OBJECT_HEADER &header() = 0;
+    NDK_OBJECT_TYPE type() const { return type_; }
+    VerbsAdapter &adapter() const { return adapter_; }
+
+    // NDK_FN_CLOSE_OBJECT for every object type.
+    NTSTATUS close(NDK_FN_CLOSE_COMPLETION completion, PVOID context);
+
+    // The adapter lock must be held for these.
+    void depend_on(Object &antecedent);
+    void add_dependent() { ++dependents_; }
+    void release_dependent();
+    bool closing() const { return closing_; }
+
+    // Adapter shutdown: free what the consumer left open (engine thread, no lock).
+    void force_destroy();
+
+protected:
+    // Under the adapter lock, once, when the close is requested.
+    virtual void on_close() {}
+    // On the engine thread, without the lock: free the verbs resources.  Every successor is
+    // gone by then.
+    virtual void destroy_resources() {}
+
+private:
+    friend class VerbsAdapter;
+    void finish(); // engine thread: destroy, complete the close, release antecedents, delete
+
+    VerbsAdapter &adapter_;
+    NDK_OBJECT_TYPE type_;
+    std::vector<Object *> antecedents_;
+    int dependents_ = 0;
+    bool closing_ = false;
+    bool finished_ = false;
+    bool in_close_ = false; // close() runs on_close(): it finishes the object itself
+    NDK_FN_CLOSE_COMPLETION close_completion_ = nullptr;
+    PVOID close_context_ = nullptr;
+};
+
+void init_header(NDK_OBJECT_HEADER &header, NDK_OBJECT_TYPE type, NDK_VERSION version);
+NTSTATUS query_extension_not_supported(NDK_OBJECT_HEADER *object, GUID *id, NDK_VERSION version,
+                                       NDK_EXTENSION_INTERFACE *out);
+
+} // namespace ndk::verbs

@@ -1,0 +1,306 @@
+// The verbs NDK objects: each an NDK object ({Header; Dispatch}) over its verbs resource.
+// Their functions live one file per object (verbs_cq.cpp, verbs_qp.cpp, ...).
+#pragma once
+
+#include "verbs_adapter.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ndk::verbs {
+
+template <class Ndk>
+struct NdkObject : Ndk, Object {
+    NdkObject(VerbsAdapter &adapter, NDK_OBJECT_TYPE type, const void *dispatch)
+        : Ndk{}, Object(adapter, type)
+    {
+        init_header(this->Header, type, adapter.version());
+        this->Dispatch = static_cast<decltype(this->Dispatch)>(dispatch);
+    }
+    NDK_OBJECT_HEADER &header() override { return this->Header; }
+};
+
+// ---- CQ --------------------------------------------------------------------------------------
+
+struct VCq : NdkObject<NDK_CQ> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeCq;
+    explicit VCq(VerbsAdapter &adapter);
+    static VCq *from(NDK_CQ *cq) { return static_cast<VCq *>(cq); }
+
+    ibv_cq *cq = nullptr;
+    ULONG depth = 0;
+    NDK_FN_CQ_NOTIFICATION_CALLBACK notify = nullptr;
+    PVOID notify_context = nullptr;
+    ULONG armed = 0;                // 0: not armed; else NDK_CQ_NOTIFY_* + 1
+    bool arrived = false;           // a completion arrived since the last callback
+    bool error_arrived = false;     // ... an error completion (satisfies SOLICITED)
+    NTSTATUS error = STATUS_SUCCESS; // CQ error (async event): no more completions
+    bool error_reported = false;
+    std::deque<NDK_RESULT_EX> polled; // taken from the device at arm time, not yet returned
+
+    // Engine thread: the completion channel fired for this CQ / the device reported an error.
+    void on_event();
+    void on_error(NTSTATUS status);
+
+protected:
+    void destroy_resources() override;
+};
+
+// ---- PD, MR, MW ------------------------------------------------------------------------------
+
+struct VPd : NdkObject<NDK_PD> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypePd;
+    explicit VPd(VerbsAdapter &adapter);
+    static VPd *from(NDK_PD *pd) { return static_cast<VPd *>(pd); }
+    ibv_pd *pd = nullptr;
+
+protected:
+    void destroy_resources() override;
+};
+
+struct VMr : NdkObject<NDK_MR> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeMr;
+    VMr(VerbsAdapter &adapter, VPd &pd, bool fast_register);
+    static VMr *from(NDK_MR *mr) { return static_cast<VMr *>(mr); }
+    VPd &pd;
+    bool fast_register;
+    ibv_mr *mr = nullptr;
+    ULONG flags = 0;
+
+protected:
+    void destroy_resources() override;
+};
+
+struct VMw : NdkObject<NDK_MW> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeMw;
+    VMw(VerbsAdapter &adapter, VPd &pd);
+    static VMw *from(NDK_MW *mw) { return static_cast<VMw *>(mw); }
+    VPd &pd;
+    ibv_mw *mw = nullptr;
+    uint32_t rkey = 0;        // the rkey of the current (or last posted) bind
+
+protected:
+    void destroy_resources() override;
+};
+
+// rxe in Linux 6.1 dereferences NULL when a type 2 window that is not bound is invalidated,
+// locally (IBV_WR_LOCAL_INV) or by a peer's SEND_WITH_INV (rxe_do_invalidate_mw: mw->mr is
+// NULL), and the kernel panics.  The provider therefore tracks, process-wide, which window
+// rkeys are bound, and refuses such an invalidate inline (docs/semantics.md, VERBS-MW-GUARD).
+void window_rkey_bound(uint32_t rkey, bool bound);
+void window_rkey_forget(uint32_t rkey);
+bool window_rkey_unbound(uint32_t rkey); // a window's rkey, known to be unbound
+
+// ---- requests in flight ----------------------------------------------------------------------
+
+// What a completion must report for a posted request (ibv_wc has no type on error).
+struct Request {
+    PVOID context = nullptr;
+    NDK_OPERATION_TYPE type = NdkOperationTypeSend;
+    ULONG bytes = 0;
+    VMw *bind = nullptr; // Bind / Invalidate of a memory window
+    uint32_t rkey = 0;   // the window's rkey after the bind
+    bool invalidate = false;
+};
+
+// Requests of one queue by sequence number (the work request id).  Send-queue completions
+// arrive in order, so a completion also retires the silent requests posted before it.
+// Receive ids carry kReceiveTag, so a QP with one CQ for both queues tells them apart.
+constexpr uint64_t kReceiveTag = uint64_t{1} << 63;
+struct RequestQueue {
+    explicit RequestQueue(uint64_t tag = 0) : next(tag | 1) {}
+    std::map<uint64_t, Request> pending;
+    uint64_t next;
+    uint64_t add(const Request &r)
+    {
+        pending.emplace(next, r);
+        return next++;
+    }
+};
+
+// ---- SRQ ---------------------------------------------------------------------------------------
+
+struct VSrq : NdkObject<NDK_SRQ> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeSrq;
+    VSrq(VerbsAdapter &adapter, VPd &pd);
+    static VSrq *from(NDK_SRQ *srq) { return static_cast<VSrq *>(srq); }
+    VPd &pd;
+    ibv_srq *srq = nullptr;
+    ULONG depth = 0;
+    ULONG max_sge = 0;
+    ULONG threshold = 0; // armed while > 0
+    NDK_FN_SRQ_NOTIFICATION_CALLBACK notify = nullptr;
+    PVOID notify_context = nullptr;
+    RequestQueue receives{kReceiveTag};
+    void on_limit(); // engine thread: IBV_EVENT_SRQ_LIMIT_REACHED
+
+protected:
+    void destroy_resources() override;
+};
+
+// ---- QP ----------------------------------------------------------------------------------------
+
+struct VConnector;
+
+struct VQp : NdkObject<NDK_QP> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeQp;
+    VQp(VerbsAdapter &adapter, VPd &pd);
+    static VQp *from(NDK_QP *qp) { return static_cast<VQp *>(qp); }
+    enum class State { Idle, Connecting, Connected, Disconnected };
+
+    VPd &pd;
+    VCq *receive_cq = nullptr;
+    VCq *initiator_cq = nullptr;
+    VSrq *srq = nullptr;
+    ibv_qp *qp = nullptr;
+    PVOID qp_context = nullptr;
+    ULONG receive_depth = 0, initiator_depth = 0;
+    ULONG receive_sge = 0, initiator_sge = 0, inline_size = 0;
+    State state = State::Idle;
+    bool bound = false;   // carried a connection (a QP carries one in its life, digest 3.6)
+    bool flushed = false; // in the verbs error state: every post completes CANCELLED
+    RequestQueue sends, receives{kReceiveTag};
+
+    // Move to the error state: everything queued completes with IBV_WC_WR_FLUSH_ERR.
+    void flush();
+    // Modify to `state` with the attributes rdma_cm computes for the connection `id`.
+    int modify_from_cm(rdma_cm_id *id, ibv_qp_state state);
+
+protected:
+    void destroy_resources() override;
+};
+
+// ---- connection management -----------------------------------------------------------------
+
+struct VListener;
+struct VSharedEndpoint;
+
+struct VConnector : NdkObject<NDK_CONNECTOR> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeConnector;
+    explicit VConnector(VerbsAdapter &adapter);
+    static VConnector *from(NDK_CONNECTOR *c) { return static_cast<VConnector *>(c); }
+    enum class State {
+        Idle,         // nothing yet
+        Resolving,    // active: address / route resolution, then the request
+        Requested,    // active: rdma_connect sent, waiting for the peer
+        Responded,    // active: the peer accepted (RoCE: REP); CompleteConnect or Reject next
+        Incoming,     // passive: delivered by the listener; Accept or Reject next
+        Accepting,    // passive: rdma_accept sent, waiting for the peer's CompleteConnect
+        Established,  // connected
+        Disconnecting, // our NdkDisconnect is waiting for rdma_cm
+        PeerGone,     // the peer disconnected; one local Disconnect remains allowed
+        Rejected,     // refused by the peer (its private data readable) or by us
+        Done,         // disconnected, failed or aborted: spent
+    };
+
+    rdma_cm_id *id = nullptr;
+    State state = State::Idle;
+    bool passive = false;
+    VQp *qp = nullptr;
+    VListener *listener = nullptr;
+    VSharedEndpoint *endpoint = nullptr;
+    std::vector<uint8_t> peer_data; // the peer's private data (request, reply or reject)
+    bool have_peer_data = false;
+    ULONG peer_inbound = 0, peer_outbound = 0; // read limits offered to us (our perspective)
+    ULONG inbound = 0, outbound = 0;           // what we asked for
+    std::vector<uint8_t> own_data;              // our Connect's private data, sent later
+    bool aborted = false; // the peer abandoned the establishment (CONNECTION_ABORTED next)
+    NDK_FN_REQUEST_COMPLETION pending = nullptr; // Connect / Accept / Disconnect in flight
+    PVOID pending_context = nullptr;
+    NDK_FN_DISCONNECT_EVENT_CALLBACK on_disconnect = nullptr;
+    NDK_FN_DISCONNECT_EVENT_CALLBACK_EX on_disconnect_ex = nullptr;
+    PVOID disconnect_context = nullptr;
+    bool counted_active = false; // counted in ActiveConnection
+
+    // Engine thread, no lock: an rdma_cm event for this connection.
+    void on_event(rdma_cm_event_type event, int status, const std::vector<uint8_t> &data,
+                  ULONG responder_resources, ULONG initiator_depth);
+    // Complete the request in flight (lock held; the callback runs on the engine).
+    void complete(NTSTATUS status);
+
+protected:
+    void on_close() override;
+    void destroy_resources() override;
+};
+
+struct VListener : NdkObject<NDK_LISTENER> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeListener;
+    VListener(VerbsAdapter &adapter, NDK_FN_CONNECT_EVENT_CALLBACK event, PVOID context);
+    static VListener *from(NDK_LISTENER *l) { return static_cast<VListener *>(l); }
+    rdma_cm_id *id = nullptr;
+    bool listening = false;
+    bool paused = false;
+    NDK_FN_CONNECT_EVENT_CALLBACK connect_event;
+    PVOID connect_context;
+    // Engine thread, no lock: a connection request arrived on `incoming`.
+    void on_request(rdma_cm_id *incoming, const std::vector<uint8_t> &data,
+                    ULONG responder_resources, ULONG initiator_depth);
+
+protected:
+    void destroy_resources() override;
+};
+
+struct VSharedEndpoint : NdkObject<NDK_SHARED_ENDPOINT> {
+    static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeSharedEndpoint;
+    explicit VSharedEndpoint(VerbsAdapter &adapter);
+    static VSharedEndpoint *from(NDK_SHARED_ENDPOINT *e) { return static_cast<VSharedEndpoint *>(e); }
+    rdma_cm_id *id = nullptr; // holds the address:port (REUSEADDR, never listens)
+    sockaddr_storage address{};
+
+protected:
+    void destroy_resources() override;
+};
+
+// ---- shared helpers ----------------------------------------------------------------------------
+
+extern const NDK_CQ_DISPATCH kCqDispatch;
+extern const NDK_PD_DISPATCH kPdDispatch;
+extern const NDK_MR_DISPATCH kMrDispatch;
+extern const NDK_MW_DISPATCH kMwDispatch;
+extern const NDK_SRQ_DISPATCH kSrqDispatch;
+extern const NDK_QP_DISPATCH kQpDispatch;
+extern const NDK_CONNECTOR_DISPATCH kConnectorDispatch;
+extern const NDK_LISTENER_DISPATCH kListenerDispatch;
+extern const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch;
+
+// Adapter-level creates (verbs_cq.cpp, verbs_pd.cpp, verbs_connector.cpp, ...).
+NTSTATUS create_cq(NDK_ADAPTER *, ULONG, NDK_FN_CQ_NOTIFICATION_CALLBACK, PVOID, GROUP_AFFINITY *,
+                   NDK_FN_CREATE_COMPLETION, PVOID, NDK_CQ **);
+NTSTATUS create_pd(NDK_ADAPTER *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_PD **);
+NTSTATUS create_connector(NDK_ADAPTER *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_CONNECTOR **);
+NTSTATUS create_listener(NDK_ADAPTER *, NDK_FN_CONNECT_EVENT_CALLBACK, PVOID,
+                         NDK_FN_CREATE_COMPLETION, PVOID, NDK_LISTENER **);
+NTSTATUS create_shared_endpoint(NDK_ADAPTER *, const PSOCKADDR, ULONG, NDK_FN_CREATE_COMPLETION,
+                                PVOID, NDK_SHARED_ENDPOINT **);
+
+// PD-level creates (verbs_mr.cpp, verbs_mw.cpp, verbs_srq.cpp, verbs_qp.cpp).
+NTSTATUS create_mr(NDK_PD *, BOOLEAN, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MR **);
+NTSTATUS create_mw(NDK_PD *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MW **);
+NTSTATUS create_srq(NDK_PD *, ULONG, ULONG, ULONG, NDK_FN_SRQ_NOTIFICATION_CALLBACK, PVOID,
+                    GROUP_AFFINITY *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_SRQ **);
+NTSTATUS create_qp(NDK_PD *, NDK_CQ *, NDK_CQ *, PVOID, ULONG, ULONG, ULONG, ULONG, ULONG,
+                   NDK_FN_CREATE_COMPLETION, PVOID, NDK_QP **);
+NTSTATUS create_qp_with_srq(NDK_PD *, NDK_CQ *, NDK_CQ *, NDK_SRQ *, PVOID, ULONG, ULONG, ULONG,
+                            NDK_FN_CREATE_COMPLETION, PVOID, NDK_QP **);
+
+// The completions a CQ holds, converted (verbs_completion.cpp).  Lock held.
+ULONG poll_results(VCq &cq, NDK_RESULT_EX *results, ULONG n);
+// ibv_wc_status -> NTSTATUS (docs/semantics.md, VERBS-STATUS).
+NTSTATUS wc_status(ibv_wc_status status, NDK_OPERATION_TYPE type);
+// errno of a failed verbs or rdma_cm call -> NTSTATUS.
+NTSTATUS errno_status(int error);
+
+// A socket address the consumer passed: valid family and length, copied out.  False if not.
+bool read_address(const SOCKADDR *address, ULONG length, sockaddr_storage &out);
+// Whether `address` is one of the adapter's, or unspecified (then replaced by the first
+// address of its family, port kept).  Lock not needed.
+bool own_address(const VerbsAdapter &adapter, sockaddr_storage &address);
+// Copy a socket address to the consumer's buffer (BUFFER_TOO_SMALL with the size needed).
+NTSTATUS write_address(const sockaddr *address, PSOCKADDR out, ULONG *length);
+
+bool affinity_valid(const GROUP_AFFINITY *affinity);
+
+} // namespace ndk::verbs

@@ -1,0 +1,150 @@
+// The verbs provider's entry (core/include/ndk/provider.h): a miniport is one RDMA device,
+// chosen with the options `device=NAME` or `address=IP` (default: the first device that has
+// an IP address); knobs are read-only facts (`device`, `address`), since a real device has no
+// behaviour to inject.
+#include "verbs_provider.h"
+
+#include "verbs_adapter.hpp"
+#include "verbs_oid.hpp"
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+
+namespace ndk::verbs {
+namespace {
+
+void copy_text(const std::string &text, char *out, ULONG length)
+{
+    if (out == nullptr || length == 0)
+        return;
+    size_t n = std::min<size_t>(text.size(), length - 1);
+    std::memcpy(out, text.data(), n);
+    out[n] = '\0';
+}
+
+// NDK 1.2 and 2.1, negotiated per major as the soft provider does (docs/semantics.md,
+// VERSIONS): everything both versions add is implemented here.
+NDIS_STATUS open_adapter(NDIS_HANDLE context, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
+                         NDK_ADAPTER **ppNdkAdapter)
+{
+    auto *miniport = static_cast<Miniport *>(context);
+    if (miniport == nullptr || parameters == nullptr || ppNdkAdapter == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    {
+        std::lock_guard lock(miniport->mu);
+        if (!miniport->enabled)
+            return NDIS_STATUS_ADAPTER_NOT_READY;
+    }
+    NDK_VERSION requested = parameters->Version;
+    USHORT highest;
+    if (requested.Major == 1)
+        highest = 2;
+    else if (requested.Major == 2)
+        highest = 1;
+    else
+        return NDIS_STATUS_BAD_VERSION;
+    if (requested.Minor > highest)
+        return NDIS_STATUS_BAD_VERSION;
+    auto adapter = std::make_unique<VerbsAdapter>(*miniport, NDK_VERSION{requested.Major, highest});
+    if (!adapter->ok())
+        return NDIS_STATUS_RESOURCES;
+    *ppNdkAdapter = adapter.release();
+    return NDIS_STATUS_SUCCESS;
+}
+
+VOID close_adapter(NDIS_HANDLE, NDK_ADAPTER *adapter)
+{
+    delete VerbsAdapter::from(adapter); // blocking (digest 3.1)
+}
+
+NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
+                            NDIS_HANDLE *out)
+{
+    if (out == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    std::string device, address;
+    std::istringstream lines(options != nullptr ? options : "");
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty())
+            continue;
+        auto eq = line.find('=');
+        std::string key = line.substr(0, eq);
+        std::string value = eq == std::string::npos ? "" : line.substr(eq + 1);
+        if (key == "device")
+            device = value;
+        else if (key == "address")
+            address = value;
+        else {
+            copy_text("the verbs provider has no knob '" + key +
+                          "' (only device=NAME and address=IP select the RDMA device)",
+                      error, error_length);
+            return STATUS_NOT_SUPPORTED;
+        }
+    }
+    auto miniport = std::make_unique<Miniport>();
+    std::string why;
+    NTSTATUS status = select_device(device, address, miniport->device, why);
+    if (status != STATUS_SUCCESS) {
+        copy_text(why, error, error_length);
+        return status;
+    }
+    *out = miniport.release();
+    return STATUS_SUCCESS;
+}
+
+VOID destroy_miniport(NDIS_HANDLE context) { delete static_cast<Miniport *>(context); }
+
+NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *value, char *reply,
+                          ULONG reply_length)
+{
+    auto *miniport = static_cast<Miniport *>(context);
+    if (miniport == nullptr || key == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    std::string text;
+    if (std::strcmp(key, "address") == 0)
+        text = miniport->device.address_text();
+    else if (std::strcmp(key, "device") == 0)
+        text = miniport->device.name;
+    else {
+        copy_text(std::string("the verbs provider has no knob '") + key + "'", reply, reply_length);
+        return STATUS_NOT_SUPPORTED;
+    }
+    if (value != nullptr) {
+        copy_text(std::string("knob ") + key + " is chosen when the adapter is opened", reply,
+                  reply_length);
+        return STATUS_INVALID_PARAMETER;
+    }
+    copy_text(text, reply, reply_length);
+    return STATUS_SUCCESS;
+}
+
+NDIS_STATUS oid_request_handler(NDIS_HANDLE context, NDIS_OID Oid, BOOLEAN Set, PVOID Buffer,
+                                ULONG BufferLength, ULONG *BytesWritten, ULONG *BytesNeeded)
+{
+    if (context == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return oid_request(*static_cast<Miniport *>(context), Oid, Set != FALSE, Buffer, BufferLength,
+                       BytesWritten, BytesNeeded);
+}
+
+const NDK_HARNESS_PROVIDER kVerbsProvider = {
+    sizeof(NDK_HARNESS_PROVIDER),
+    NDK_HARNESS_PROVIDER_VERSION,
+    "verbs",
+    {{NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
+      sizeof(NDIS_NDK_PROVIDER_CHARACTERISTICS)},
+     0,
+     open_adapter,
+     close_adapter},
+    create_miniport,
+    destroy_miniport,
+    control_miniport,
+    oid_request_handler,
+};
+
+} // namespace
+} // namespace ndk::verbs
+
+extern "C" const NDK_HARNESS_PROVIDER *ndk_verbs_provider(void) { return &ndk::verbs::kVerbsProvider; }

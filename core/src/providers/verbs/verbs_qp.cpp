@@ -1,0 +1,161 @@
+// Queue pair (digest 1.7) over an RC ibv_qp.  The QP exists before any connection (NDK creates
+// it on the PD, connectors come later), so it is created with ibv_create_qp, not
+// rdma_create_qp, and taken to INIT at once so that receives may be posted before the
+// connection; the connector then moves it on with the attributes rdma_cm computes
+// (rdma_init_qp_attr).  Flush is the verbs error state.
+#include "verbs_objects.hpp"
+
+#include <cerrno>
+
+namespace ndk::verbs {
+
+VQp::VQp(VerbsAdapter &adapter, VPd &pd) : NdkObject(adapter, kType, &kQpDispatch), pd(pd) {}
+
+void VQp::destroy_resources()
+{
+    if (qp != nullptr) {
+        {
+            std::lock_guard lock(adapter().mu());
+            adapter().qps().erase(qp->qp_num);
+        }
+        ibv_destroy_qp(qp);
+    }
+    qp = nullptr;
+}
+
+void VQp::flush()
+{
+    if (qp == nullptr || flushed)
+        return;
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0)
+        flushed = true;
+}
+
+int VQp::modify_from_cm(rdma_cm_id *id, ibv_qp_state state)
+{
+    ibv_qp_attr attr{};
+    int mask = 0;
+    attr.qp_state = state;
+    if (rdma_init_qp_attr(id, &attr, &mask) != 0)
+        return errno;
+    if (state == IBV_QPS_INIT) // keep what we set at creation (the remote access rights)
+        attr.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+    return ibv_modify_qp(qp, &attr, mask) == 0 ? 0 : errno;
+}
+
+namespace {
+
+// INIT, so receives can be posted before the connection: port and P_Key index on RoCE (one
+// port; the P_Key table's default entry), access rights for the peer's reads and writes.
+int to_init(VQp &qp)
+{
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_INIT;
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+    int mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS;
+    if (!qp.adapter().device().iwarp) {
+        attr.pkey_index = 0;
+        attr.port_num = 1;
+        mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+    }
+    return ibv_modify_qp(qp.qp, &attr, mask) == 0 ? 0 : errno;
+}
+
+NTSTATUS make_qp(VPd *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq, PVOID QPContext,
+                 ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth, ULONG MaxReceiveRequestSge,
+                 ULONG MaxInitiatorRequestSge, ULONG InlineDataSize, NDK_QP **ppNdkQp)
+{
+    VerbsAdapter &adapter = pd->adapter();
+    NDK_ADAPTER_INFO info = adapter.info();
+    if (ppNdkQp == nullptr || ReceiveQueueDepth > info.MaxReceiveQueueDepth ||
+        InitiatorQueueDepth > info.MaxInitiatorQueueDepth ||
+        MaxReceiveRequestSge > info.MaxReceiveRequestSge ||
+        MaxInitiatorRequestSge > info.MaxInitiatorRequestSge ||
+        InlineDataSize > info.MaxInlineDataSize)
+        return STATUS_INVALID_PARAMETER;
+    auto *qp = new VQp(adapter, *pd);
+    {
+        std::lock_guard lock(adapter.mu());
+        qp->receive_cq = adapter.lookup<VCq>(pReceiveCq, NdkObjectTypeCq);
+        qp->initiator_cq = adapter.lookup<VCq>(pInitiatorCq, NdkObjectTypeCq);
+        qp->srq = pSrq != nullptr ? adapter.lookup<VSrq>(pSrq, NdkObjectTypeSrq) : nullptr;
+        if (qp->receive_cq == nullptr || qp->initiator_cq == nullptr ||
+            (pSrq != nullptr && (qp->srq == nullptr || &qp->srq->pd != pd))) {
+            delete qp;
+            return STATUS_INVALID_PARAMETER; // QP-OBJECTS
+        }
+    }
+    qp->qp_context = QPContext;
+    qp->receive_depth = ReceiveQueueDepth;
+    qp->initiator_depth = InitiatorQueueDepth;
+    qp->receive_sge = MaxReceiveRequestSge;
+    qp->initiator_sge = MaxInitiatorRequestSge;
+    qp->inline_size = InlineDataSize;
+    ibv_qp_init_attr init{};
+    init.qp_context = static_cast<Object *>(qp);
+    init.send_cq = qp->initiator_cq->cq;
+    init.recv_cq = qp->receive_cq->cq;
+    init.srq = qp->srq != nullptr ? qp->srq->srq : nullptr;
+    init.qp_type = IBV_QPT_RC;
+    // A depth of 0 is a send- or receive-only QP for NDK (QP-DEPTH-ZERO): verbs wants at least
+    // one entry, and the NDK depth is what the posts check.
+    init.cap.max_send_wr = std::max<ULONG>(InitiatorQueueDepth, 1);
+    init.cap.max_recv_wr = qp->srq != nullptr ? 0 : std::max<ULONG>(ReceiveQueueDepth, 1);
+    init.cap.max_send_sge = std::max<ULONG>(MaxInitiatorRequestSge, 1);
+    init.cap.max_recv_sge = qp->srq != nullptr ? 0 : std::max<ULONG>(MaxReceiveRequestSge, 1);
+    init.cap.max_inline_data = InlineDataSize;
+    qp->qp = ibv_create_qp(pd->pd, &init);
+    if (qp->qp == nullptr) {
+        NTSTATUS status = errno_status(errno);
+        delete qp;
+        return status;
+    }
+    if (int error = to_init(*qp); error != 0) {
+        ibv_destroy_qp(qp->qp);
+        delete qp;
+        return errno_status(error);
+    }
+    {
+        std::lock_guard lock(adapter.mu());
+        if (!adapter.exists(qp->receive_cq) || !adapter.exists(qp->initiator_cq)) {
+            ibv_destroy_qp(qp->qp);
+            delete qp;
+            return STATUS_INVALID_PARAMETER;
+        }
+        qp->depend_on(*pd);
+        qp->depend_on(*qp->receive_cq);
+        if (qp->initiator_cq != qp->receive_cq)
+            qp->depend_on(*qp->initiator_cq);
+        if (qp->srq != nullptr)
+            qp->depend_on(*qp->srq);
+        adapter.qps()[qp->qp->qp_num] = qp;
+    }
+    return adapter.created(qp, ppNdkQp);
+}
+
+} // namespace
+
+NTSTATUS create_qp(NDK_PD *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVOID QPContext,
+                   ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth, ULONG MaxReceiveRequestSge,
+                   ULONG MaxInitiatorRequestSge, ULONG InlineDataSize, NDK_FN_CREATE_COMPLETION,
+                   PVOID, NDK_QP **ppNdkQp)
+{
+    return make_qp(VPd::from(pd), pReceiveCq, pInitiatorCq, nullptr, QPContext, ReceiveQueueDepth,
+                   InitiatorQueueDepth, MaxReceiveRequestSge, MaxInitiatorRequestSge,
+                   InlineDataSize, ppNdkQp);
+}
+
+NTSTATUS create_qp_with_srq(NDK_PD *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
+                            PVOID QPContext, ULONG InitiatorQueueDepth,
+                            ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
+                            NDK_FN_CREATE_COMPLETION, PVOID, NDK_QP **ppNdkQp)
+{
+    if (pSrq == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return make_qp(VPd::from(pd), pReceiveCq, pInitiatorCq, pSrq, QPContext, 0,
+                   InitiatorQueueDepth, 0, MaxInitiatorRequestSge, InlineDataSize, ppNdkQp);
+}
+
+} // namespace ndk::verbs

@@ -1,0 +1,164 @@
+"""``ndk perf``: perftest-style end-to-end runs of the soft provider.
+
+The timing loops run in the C++ helper ``ndk_perf`` (bench/ndk_perf.cpp, built into the build
+tree's ``bin/``), through the raw NDK ABI on two soft adapters in one process; this module
+runs it, parses the JSON it prints and formats the figures as perftest does::
+
+    ndk perf send_lat --size 64 --iters 100000
+    ndk perf write_bw --size 1048576 --iters 2000 --json
+
+Latency tests print min / typical (median) / average / p99 / p99.9 in microseconds (send_lat:
+half a round trip of a ping-pong, as ib_send_lat reports); bandwidth tests print peak and
+average bandwidth (MB/s, 10^6 bytes) and the message rate (Mpps).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Sequence
+
+LATENCY_TESTS = ("send_lat", "write_lat", "read_lat")
+BANDWIDTH_TESTS = ("send_bw", "write_bw", "read_bw")
+TESTS = LATENCY_TESTS + BANDWIDTH_TESTS
+
+
+def find_helper() -> str:
+    """The ``ndk_perf`` executable: $NDK_PERF, the build tree's bin/, or PATH."""
+    explicit = os.environ.get("NDK_PERF")
+    if explicit:
+        return explicit
+    candidates = []
+    try:
+        from . import _build_info
+
+        candidates.append(Path(_build_info.BUILD_DIR) / "bin" / "ndk_perf")
+    except ImportError:  # a package not built by CMake
+        pass
+    # build/python/ndk/perf.py -> build/bin/ndk_perf (the package's files are links there)
+    candidates.append(Path(__file__).absolute().parent.parent.parent / "bin" / "ndk_perf")
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("ndk_perf")
+    if found:
+        return found
+    raise FileNotFoundError("ndk_perf not found: build the ndk_perf target (cmake --build build) "
+                            "or set NDK_PERF")
+
+
+def run_helper(test: str, options: Sequence[str] = (), helper: str | None = None,
+               timeout: float | None = 600) -> dict[str, Any]:
+    """Run ``ndk_perf TEST OPTIONS...`` and return its JSON output as a dict."""
+    command = [helper or find_helper(), test, *options]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): "
+                           f"{done.stderr.strip() or done.stdout.strip()}")
+    return json.loads(done.stdout)
+
+
+def helper_options(size: int | None = None, iters: int | None = None, warmup: int | None = None,
+                   inflight: int | None = None, threads: bool = False,
+                   progress: str | None = None) -> list[str]:
+    options: list[str] = []
+    for name, value in (("size", size), ("iters", iters), ("warmup", warmup),
+                        ("inflight", inflight), ("progress", progress)):
+        if value is not None:
+            options += [f"--{name}", str(value)]
+    if threads:
+        options.append("--threads")
+    return options
+
+
+def format_result(result: dict[str, Any]) -> str:
+    """perftest-style lines for one ndk_perf result."""
+    test = result.get("test", "?")
+    rule = "-" * 95
+    if "latency" in result:
+        lat = result["latency"]
+        head = (f"{'#bytes':>8} {'#iterations':>12} {'t_min[usec]':>12} {'t_typical[usec]':>16} "
+                f"{'t_avg[usec]':>12} {'t_99%[usec]':>12} {'t_99.9%[usec]':>14}")
+        line = (f"{int(result['size']):>8} {int(lat['samples']):>12} {lat['min_us']:>12.3f} "
+                f"{lat['median_us']:>16.3f} {lat['avg_us']:>12.3f} {lat['p99_us']:>12.3f} "
+                f"{lat['p999_us']:>14.3f}")
+        title = (f" {test}: soft provider, raw NDK ABI, {result.get('mode', '')}, "
+                 f"progress={result.get('progress', 'auto')}; sample = {result.get('sample', '')}")
+        return "\n".join([rule, title, rule, head, line, rule])
+    if "peak_mb_s" in result:
+        head = (f"{'#bytes':>8} {'#iterations':>12} {'BW peak[MB/sec]':>16} "
+                f"{'BW average[MB/sec]':>19} {'MsgRate[Mpps]':>14}")
+        line = (f"{int(result['size']):>8} {int(result['iters']):>12} {result['peak_mb_s']:>16.2f} "
+                f"{result['avg_mb_s']:>19.2f} {result['msg_rate_mpps']:>14.6f}")
+        title = (f" {test}: soft provider, raw NDK ABI, one thread, "
+                 f"{int(result.get('inflight', 0))} in flight")
+        return "\n".join([rule, title, rule, head, line, rule])
+    return json.dumps(result, indent=2)
+
+
+def run(test: str, sizes: Sequence[int], iters: int | None, *, warmup: int | None = None,
+        inflight: int | None = None, threads: bool = False, progress: str | None = None,
+        as_json: bool = False, out=None) -> int:
+    """Run one perf test over one or more sizes, print the table (or JSON lines); exit code."""
+    import sys
+
+    out = out or sys.stdout
+    results = []
+    for size in sizes:
+        options = helper_options(size=size, iters=iters, warmup=warmup, inflight=inflight,
+                                 threads=threads, progress=progress)
+        results.append(run_helper(test, options))
+    if as_json:
+        print(json.dumps(results if len(results) > 1 else results[0], indent=2), file=out)
+    else:
+        for result in results:
+            print(format_result(result), file=out)
+    return 0
+
+
+def parse_size(text: str) -> int:
+    """64, 4k, 1m, 1MiB -> bytes."""
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
+    return int(t[:-1] if scale != 1 else t) * scale
+
+
+def add_arguments(parser) -> None:
+    """The ``ndk perf`` arguments (cli.py adds the subcommand)."""
+    parser.add_argument("test", choices=TESTS, help="which test, as perftest names them")
+    parser.add_argument("--size", "-s", action="append", type=parse_size, metavar="BYTES",
+                        help="message size (repeatable; 4k, 1m accepted; default 64 for "
+                             "latency, 65536 for bandwidth)")
+    parser.add_argument("--all", "-a", action="store_true",
+                        help="every power of two from 8 B to 1 MiB")
+    parser.add_argument("--iters", "-n", type=int, metavar="N", help="iterations")
+    parser.add_argument("--warmup", type=int, metavar="N", help="untimed iterations first")
+    parser.add_argument("--inflight", type=int, metavar="N",
+                        help="bandwidth tests: requests in flight (default 64)")
+    parser.add_argument("--threads", action="store_true",
+                        help="send_lat: run the pong side on its own thread (both busy-poll)")
+    parser.add_argument("--progress", choices=("auto", "manual"),
+                        help="latency tests: the soft engine's progress knob (manual: each "
+                             "transfer is one engine step)")
+    parser.add_argument("--json", action="store_true", help="print the raw JSON results")
+
+
+def main_from_args(args) -> int:
+    """Handler of ``ndk perf`` (argparse namespace from add_arguments)."""
+    if args.all:
+        sizes = [1 << k for k in range(3, 21)]
+    elif args.size:
+        sizes = args.size
+    else:
+        sizes = [64 if args.test in LATENCY_TESTS else 65536]
+    try:
+        return run(args.test, sizes, args.iters, warmup=args.warmup, inflight=args.inflight,
+                   threads=args.threads, progress=args.progress, as_json=args.json)
+    except (FileNotFoundError, RuntimeError) as exc:
+        import sys
+
+        print(f"ndk perf: {exc}", file=sys.stderr)
+        return 1
