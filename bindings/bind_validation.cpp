@@ -264,6 +264,26 @@ released around the provider call.
         "per-CQ serialization.");
 
     raw.def(
+        "gate_cq_callbacks",
+        [](const std::shared_ptr<Cq> &cq, bool closed) {
+            if (closed)
+                cq->events().gate.close();
+            else
+                cq->events().gate.open();
+        },
+        pyb::arg("cq").none(false), pyb::arg("closed"),
+        "Close (True) or open (False) the gate the consumer's notification callback of this CQ "
+        "waits at: while closed, every callback the provider makes stays inside the consumer, "
+        "so another one on the same CQ provably overlaps it.  Always open it again: a callback "
+        "held there holds the provider's thread.");
+
+    raw.def(
+        "cq_callbacks_waiting",
+        [](const std::shared_ptr<Cq> &cq) { return cq->events().gate.waiting(); },
+        pyb::arg("cq").none(false),
+        "How many notification callbacks of this CQ wait at its closed gate now.");
+
+    raw.def(
         "get_connection_data_null",
         [](const std::shared_ptr<Connector> &connector, ULONG private_data_length) {
             require_validated(*connector, "get_connection_data_null");

@@ -292,10 +292,21 @@ def test_two_notifications_for_one_arm(open_adapter):
 @pytest.mark.expect_violation("CQ-CALLBACK-CONCURRENT", "CQ-NOTIFY-TWICE")
 def test_concurrent_notification_callbacks(open_adapter):
     """digest 3.2: callbacks on one CQ are serialized.  misbehave concurrent_cq_callbacks:
-    the provider calls the callback from two threads at once (the extra calls are also
-    notifications without an arm)."""
-    a, b = one_send(open_adapter, server="concurrent_cq_callbacks", arm=True)
-    wait_reported(b.adapter, "CQ-CALLBACK-CONCURRENT")
+    the provider calls the callback from two threads at once.  The consumer's callback is held
+    at a gate (ndk.testing.raw.gate_cq_callbacks), so the provider's second call provably
+    starts before the first returned (the extra calls are also notifications without an
+    arm)."""
+    a, b = pair(open_adapter, server_knobs={"misbehave": "concurrent_cq_callbacks"})
+    raw = ndk.testing.raw
+    b.cq.arm(CqNotify.ANY)
+    raw.gate_cq_callbacks(b.cq, True)
+    try:
+        post_receive(b, 0, 64, 1)
+        post_send(a, pattern(16), 2)
+        wait_reported(b.adapter, "CQ-CALLBACK-CONCURRENT")
+    finally:
+        raw.gate_cq_callbacks(b.cq, False)
+    drain(b.cq, 1)
 
 
 @pytest.mark.rule("VALIDATE-MODERATION-PENDING")

@@ -12,6 +12,8 @@
 #include "ndk/registry.hpp"
 #include "ndk/validation.hpp"
 
+#include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -129,8 +131,28 @@ private:
     std::vector<std::weak_ptr<Object>> children_;
 };
 
+// A gate the consumer's notification callback waits at while closed: a test holds one
+// callback inside the consumer, so a provider that delivers another callback on the same CQ
+// meanwhile provably overlaps them (ndk.testing.raw.gate_cq_callbacks, for the validation
+// layer's CQ-CALLBACK-CONCURRENT rule).  Open by default: then it costs one atomic load.
+class CallbackGate {
+public:
+    void close();
+    void open();
+    // How many callbacks are waiting at the gate now.
+    int waiting() const;
+    void pass(); // called by the callback: returns once the gate is open
+
+private:
+    std::atomic<bool> closed_{false};
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    int waiting_ = 0;
+};
+
 struct CqEvents {
     EventQueue<NTSTATUS> notifications;
+    CallbackGate gate;
 };
 
 // Arm and the result getters are serialized per CQ here, as the consumer must (digest 3.2),

@@ -11,7 +11,36 @@ Cq::Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> e
 
 void Cq::notification(PVOID context, NTSTATUS status)
 {
-    static_cast<CqEvents *>(context)->notifications.push(status);
+    auto *events = static_cast<CqEvents *>(context);
+    events->gate.pass();
+    events->notifications.push(status);
+}
+
+void CallbackGate::close() { closed_.store(true); }
+
+void CallbackGate::open()
+{
+    {
+        std::lock_guard lock(mu_);
+        closed_.store(false);
+    }
+    cv_.notify_all();
+}
+
+int CallbackGate::waiting() const
+{
+    std::lock_guard lock(mu_);
+    return waiting_;
+}
+
+void CallbackGate::pass()
+{
+    if (!closed_.load(std::memory_order_acquire)) [[likely]]
+        return;
+    std::unique_lock lock(mu_);
+    ++waiting_;
+    cv_.wait(lock, [this] { return !closed_.load(); });
+    --waiting_;
 }
 
 Call Cq::resize(ULONG cq_depth)
