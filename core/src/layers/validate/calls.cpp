@@ -180,6 +180,7 @@ void close_done(PVOID context)
     }
     if (hold_until_returned(rec, lock)) {
         rec.held = true;
+        rec.target->close_held = true;
         return;
     }
     if (rec.inline_status != STATUS_PENDING) {
@@ -309,7 +310,6 @@ NTSTATUS close_object(NDK_OBJECT_HEADER *object, NDK_FN_CLOSE_COMPLETION complet
     std::unique_lock lock(rec.mu);
     mark_returned(rec, status);
     if (status == STATUS_PENDING) {
-        s.close_pending = true;
         if (rec.held) {
             lock.unlock();
             deliver_close(rec);

@@ -82,9 +82,9 @@ public:
     bool accepts_callback(const char *callback);
 
     State state() const { return state_.load(std::memory_order_acquire); }
-    // The close returned STATUS_PENDING (until then a close in progress may still return
-    // STATUS_SUCCESS, and the object counts as closed for its antecedents).
-    std::atomic<bool> close_pending{false};
+    // The provider called the close completion from inside the close call: it returned from
+    // the callback long before the layer delivers it, so the object counts as closed.
+    std::atomic<bool> close_held{false};
     void set_state(State state) { state_.store(state, std::memory_order_release); }
 
     // Antecedent -> successor pairs of digest 3.1 (CQ->QP, SRQ->QP, QP->connector,

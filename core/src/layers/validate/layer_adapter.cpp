@@ -164,9 +164,11 @@ void Shadow::check_successors_closed(const char *call)
     {
         std::lock_guard lock(mu_);
         for (Shadow *successor : successors_) {
+            // A successor whose close is under way (called, not yet completed) is not judged:
+            // the layer cannot tell the provider's order of events from its own there.
             State state = successor->state();
-            if (state == State::Open || state == State::Completing ||
-                (state == State::Closing && successor->close_pending.load()))
+            if (state == State::Open ||
+                (state == State::Completing && !successor->close_held.load()))
                 open.push_back(successor);
         }
     }
