@@ -2,6 +2,8 @@
 // shared endpoint becoming its antecedents (3.1), and its disconnect events.
 #include "layers/validate/layer.hpp"
 
+#include <type_traits>
+
 namespace ndk::validate {
 
 namespace {
@@ -85,40 +87,61 @@ NTSTATUS connect_with_shared_endpoint(NDK_CONNECTOR *face, NDK_QP *qp,
                        std::move(on_done));
 }
 
+// The disconnect callback the consumer registered, and the layer's own in its place.
+void set_disconnect(ConnectorShadow &c, NDK_FN_DISCONNECT_EVENT_CALLBACK event, PVOID context)
+{
+    c.disconnect = event;
+    c.disconnect_context = context;
+}
+void set_disconnect(ConnectorShadow &c, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event, PVOID context)
+{
+    c.disconnect_ex = event;
+    c.disconnect_context = context;
+}
+template <class Event>
+Event layer_disconnect(Event event)
+{
+    if (event == nullptr)
+        return nullptr;
+    if constexpr (std::is_same_v<Event, NDK_FN_DISCONNECT_EVENT_CALLBACK>)
+        return disconnect_event;
+    else
+        return disconnect_event_ex;
+}
+
+// NdkCompleteConnect and NdkCompleteConnectEx: `Entry` is the dispatch member to forward to.
+template <auto Entry, class Event>
+NTSTATUS complete_connect_as(const char *call, NDK_CONNECTOR *face, Event event,
+                             PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
+                             PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable(call))
+        return STATUS_INVALID_DEVICE_STATE;
+    c.established = true;
+    set_disconnect(c, event, event_context);
+    return run_request(c.adapter(), &c, call, completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           NDK_CONNECTOR *real = real_connector(c);
+                           return (real->Dispatch->*Entry)(real, layer_disconnect(event), &c,
+                                                           done, ctx);
+                       });
+}
+
 NTSTATUS complete_connect(NDK_CONNECTOR *face, NDK_FN_DISCONNECT_EVENT_CALLBACK event,
                           PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
                           PVOID context)
 {
-    ConnectorShadow &c = connector_of(face);
-    if (!c.usable("NdkCompleteConnect"))
-        return STATUS_INVALID_DEVICE_STATE;
-    c.established = true;
-    c.disconnect = event;
-    c.disconnect_context = event_context;
-    return run_request(c.adapter(), &c, "NdkCompleteConnect", completion, context,
-                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
-                           return real_connector(c)->Dispatch->NdkCompleteConnect(
-                               real_connector(c), event ? disconnect_event : nullptr, &c, done,
-                               ctx);
-                       });
+    return complete_connect_as<&NDK_CONNECTOR_DISPATCH::NdkCompleteConnect>(
+        "NdkCompleteConnect", face, event, event_context, completion, context);
 }
 
 NTSTATUS complete_connect_ex(NDK_CONNECTOR *face, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event,
                              PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
                              PVOID context)
 {
-    ConnectorShadow &c = connector_of(face);
-    if (!c.usable("NdkCompleteConnectEx"))
-        return STATUS_INVALID_DEVICE_STATE;
-    c.established = true;
-    c.disconnect_ex = event;
-    c.disconnect_context = event_context;
-    return run_request(c.adapter(), &c, "NdkCompleteConnectEx", completion, context,
-                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
-                           return real_connector(c)->Dispatch->NdkCompleteConnectEx(
-                               real_connector(c), event ? disconnect_event_ex : nullptr, &c,
-                               done, ctx);
-                       });
+    return complete_connect_as<&NDK_CONNECTOR_DISPATCH::NdkCompleteConnectEx>(
+        "NdkCompleteConnectEx", face, event, event_context, completion, context);
 }
 
 // The accepted connector holds its QP, and its listener's endpoint (digest 3.5).
@@ -130,46 +153,45 @@ std::vector<Shadow *> accept_antecedents(ConnectorShadow &c, NDK_QP *qp)
     return antecedents;
 }
 
+// NdkAccept and NdkAcceptEx.
+template <auto Entry, class Event>
+NTSTATUS accept_as(const char *call, NDK_CONNECTOR *face, NDK_QP *qp, ULONG irl, ULONG orl,
+                   const PVOID data, ULONG data_length, Event event, PVOID event_context,
+                   NDK_FN_REQUEST_COMPLETION completion, PVOID context)
+{
+    ConnectorShadow &c = connector_of(face);
+    if (!c.usable(call))
+        return STATUS_INVALID_DEVICE_STATE;
+    check_private_data(c, call, data, data_length);
+    c.established = true;
+    set_disconnect(c, event, event_context);
+    auto on_done = link(c, accept_antecedents(c, qp));
+    return run_request(c.adapter(), &c, call, completion, context,
+                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+                           NDK_CONNECTOR *real = real_connector(c);
+                           return (real->Dispatch->*Entry)(real, real_of(qp), irl, orl, data,
+                                                           data_length, layer_disconnect(event),
+                                                           &c, done, ctx);
+                       },
+                       std::move(on_done));
+}
+
 NTSTATUS accept(NDK_CONNECTOR *face, NDK_QP *qp, ULONG irl, ULONG orl, const PVOID data,
                 ULONG data_length, NDK_FN_DISCONNECT_EVENT_CALLBACK event, PVOID event_context,
                 NDK_FN_REQUEST_COMPLETION completion, PVOID context)
 {
-    ConnectorShadow &c = connector_of(face);
-    if (!c.usable("NdkAccept"))
-        return STATUS_INVALID_DEVICE_STATE;
-    check_private_data(c, "NdkAccept", data, data_length);
-    c.established = true;
-    c.disconnect = event;
-    c.disconnect_context = event_context;
-    auto on_done = link(c, accept_antecedents(c, qp));
-    return run_request(c.adapter(), &c, "NdkAccept", completion, context,
-                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
-                           return real_connector(c)->Dispatch->NdkAccept(
-                               real_connector(c), real_of(qp), irl, orl, data, data_length,
-                               event ? disconnect_event : nullptr, &c, done, ctx);
-                       },
-                       std::move(on_done));
+    return accept_as<&NDK_CONNECTOR_DISPATCH::NdkAccept>("NdkAccept", face, qp, irl, orl, data,
+                                                         data_length, event, event_context,
+                                                         completion, context);
 }
 
 NTSTATUS accept_ex(NDK_CONNECTOR *face, NDK_QP *qp, ULONG irl, ULONG orl, const PVOID data,
                    ULONG data_length, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event,
                    PVOID event_context, NDK_FN_REQUEST_COMPLETION completion, PVOID context)
 {
-    ConnectorShadow &c = connector_of(face);
-    if (!c.usable("NdkAcceptEx"))
-        return STATUS_INVALID_DEVICE_STATE;
-    check_private_data(c, "NdkAcceptEx", data, data_length);
-    c.established = true;
-    c.disconnect_ex = event;
-    c.disconnect_context = event_context;
-    auto on_done = link(c, accept_antecedents(c, qp));
-    return run_request(c.adapter(), &c, "NdkAcceptEx", completion, context,
-                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
-                           return real_connector(c)->Dispatch->NdkAcceptEx(
-                               real_connector(c), real_of(qp), irl, orl, data, data_length,
-                               event ? disconnect_event_ex : nullptr, &c, done, ctx);
-                       },
-                       std::move(on_done));
+    return accept_as<&NDK_CONNECTOR_DISPATCH::NdkAcceptEx>("NdkAcceptEx", face, qp, irl, orl,
+                                                           data, data_length, event,
+                                                           event_context, completion, context);
 }
 
 NTSTATUS reject(NDK_CONNECTOR *face, const PVOID data, ULONG data_length)
