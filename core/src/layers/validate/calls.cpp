@@ -321,7 +321,9 @@ NTSTATUS close_object(NDK_OBJECT_HEADER *object, NDK_FN_CLOSE_COMPLETION complet
                   "close completion called although the close returned " + status_text(status));
     lock.unlock();
     check_documented(&s, adapter, function, status);
-    finish_close(s, function);
+    // No close completion runs: straight to Closed (Completing would tell an antecedent's
+    // close, completing meanwhile on the provider's thread, that a callback is running).
+    s.check_successors_closed(function);
     s.set_state(State::Closed);
     return status;
 }
