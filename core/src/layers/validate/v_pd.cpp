@@ -80,6 +80,18 @@ std::function<void(NTSTATUS)> link_qp(QpShadow &qp, NDK_CQ *receive_cq, NDK_CQ *
     };
 }
 
+// A QP's shadow: the consumer's QPContext (restored in every result) and its queues.
+QpShadow &new_qp(Shadow &pd, PVOID qp_context, ULONG initiator_depth, ULONG receive_depth)
+{
+    QpShadow &qp = pd.adapter().make<QpShadow>();
+    qp.consumer_qp_context = qp_context;
+    qp.initiator.depth = initiator_depth;
+    qp.initiator.pd = &pd;
+    qp.receive.depth = receive_depth;
+    qp.receive.pd = &pd;
+    return qp;
+}
+
 NTSTATUS create_qp(NDK_PD *face, NDK_CQ *receive_cq, NDK_CQ *initiator_cq, PVOID qp_context,
                    ULONG receive_depth, ULONG initiator_depth, ULONG max_receive_sge,
                    ULONG max_initiator_sge, ULONG inline_size,
@@ -89,12 +101,7 @@ NTSTATUS create_qp(NDK_PD *face, NDK_CQ *receive_cq, NDK_CQ *initiator_cq, PVOID
     if (!pd.usable("NdkCreateQp"))
         return STATUS_INVALID_DEVICE_STATE;
     LayerAdapter &a = pd.adapter();
-    QpShadow &qp = a.make<QpShadow>();
-    qp.consumer_qp_context = qp_context;
-    qp.initiator.depth = initiator_depth;
-    qp.initiator.pd = &pd;
-    qp.receive.depth = receive_depth;
-    qp.receive.pd = &pd;
+    QpShadow &qp = new_qp(pd, qp_context, initiator_depth, receive_depth);
     auto link = link_qp(qp, receive_cq, initiator_cq, nullptr);
     // The QP's context in every result is the layer's (its shadow), translated back to the
     // consumer's QPContext when the results are retrieved.
@@ -119,11 +126,7 @@ NTSTATUS create_qp_with_srq(NDK_PD *face, NDK_CQ *receive_cq, NDK_CQ *initiator_
     if (!pd.usable("NdkCreateQpWithSrq"))
         return STATUS_INVALID_DEVICE_STATE;
     LayerAdapter &a = pd.adapter();
-    QpShadow &qp = a.make<QpShadow>();
-    qp.consumer_qp_context = qp_context;
-    qp.initiator.depth = initiator_depth;
-    qp.initiator.pd = &pd;
-    qp.receive.pd = &pd; // depth 0: its receives go to the SRQ
+    QpShadow &qp = new_qp(pd, qp_context, initiator_depth, 0); // receives go to the SRQ
     qp.srq = srq ? &Shadow::as<SrqShadow>(srq) : nullptr;
     auto link = link_qp(qp, receive_cq, initiator_cq, srq);
     NTSTATUS status = run_create(

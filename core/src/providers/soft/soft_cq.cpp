@@ -191,13 +191,13 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
     if (Results == nullptr || nResults == 0)
         return 0;
     std::lock_guard lock(cq->adapter().mu());
+    const bool bad_error_code = cq->adapter().misbehave() == Misbehave::ProviderErrorCode;
     ULONG n = 0;
     for (; n < nResults && !cq->results.empty() && cq->error == STATUS_SUCCESS; ++n) {
         const NDK_RESULT_EX &r = cq->results.front();
         if constexpr (std::is_same_v<Result, NDK_RESULT_EX>) {
             Results[n] = r;
-            if (r.Status == STATUS_SUCCESS &&
-                cq->adapter().misbehave() == Misbehave::ProviderErrorCode)
+            if (r.Status == STATUS_SUCCESS && bad_error_code) [[unlikely]]
                 Results[n].ProviderErrorCode = kMisbehaveProviderErrorCode; // must be 0 (2.3)
         } else {
             Results[n] = NDK_RESULT{r.Status, r.BytesTransferred, r.QPContext, r.RequestContext};

@@ -4,6 +4,7 @@
 #include "verbs_oid.hpp"
 
 #include "verbs_objects.hpp"
+#include "providers/ndis_tables.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -20,32 +21,10 @@ SOCKADDR_INET inet(const sockaddr *address)
     return out;
 }
 
-template <class Table, class Entry>
-NDIS_STATUS write_table(const Table &head, size_t entries_offset, const std::vector<Entry> &entries,
-                        void *buffer, ULONG length, ULONG *written, ULONG *needed)
-{
-    size_t size = entries_offset + entries.size() * sizeof(Entry);
-    if (needed != nullptr)
-        *needed = static_cast<ULONG>(size);
-    if (buffer == nullptr || length < size)
-        return NDIS_STATUS_BUFFER_TOO_SHORT;
-    std::memset(buffer, 0, size);
-    std::memcpy(buffer, &head, entries_offset);
-    if (!entries.empty())
-        std::memcpy(static_cast<unsigned char *>(buffer) + entries_offset, entries.data(),
-                    entries.size() * sizeof(Entry));
-    if (written != nullptr)
-        *written = static_cast<ULONG>(size);
-    return NDIS_STATUS_SUCCESS;
-}
-
-USHORT header_size(size_t size) { return static_cast<USHORT>(std::min<size_t>(size, 0xFFFF)); }
-
 NDIS_STATUS query_connections(Miniport &miniport, void *buffer, ULONG length, ULONG *written,
                               ULONG *needed)
 {
-    bool paired = miniport.device.iwarp;
-    std::vector<NDIS_NDK_CONNECTION_ENTRY> entries;
+    ndis::ConnectionsTable table(miniport.device.iwarp);
     for (VerbsAdapter *adapter : miniport.adapters) {
         std::lock_guard lock(adapter->mu());
         adapter->for_each_object([&](Object &object) {
@@ -54,34 +33,16 @@ NDIS_STATUS query_connections(Miniport &miniport, void *buffer, ULONG length, UL
             auto &c = static_cast<VConnector &>(object);
             if (c.state != VConnector::State::Established || c.id == nullptr)
                 return;
-            NDIS_NDK_CONNECTION_ENTRY nd{};
-            nd.Local = inet(rdma_get_local_addr(c.id));
-            nd.Remote = inet(rdma_get_peer_addr(c.id));
-            nd.UserModeOwner = FALSE; // an NDK consumer (docs/semantics.md, OID-OWNER)
-            nd.OwnerPid = static_cast<ULONG>(getpid());
-            entries.push_back(nd);
-            if (paired) { // the TCP 4-tuple carries no owner (digest 3.7)
-                NDIS_NDK_CONNECTION_ENTRY tcp{};
-                tcp.Local = nd.Local;
-                tcp.Remote = nd.Remote;
-                entries.push_back(tcp);
-            }
+            table.add(inet(rdma_get_local_addr(c.id)), inet(rdma_get_peer_addr(c.id)));
         });
     }
-    NDIS_NDK_CONNECTIONS head{};
-    size_t offset = offsetof(NDIS_NDK_CONNECTIONS, Connections);
-    head.Header = {NDIS_OBJECT_TYPE_DEFAULT, NDIS_NDK_CONNECTIONS_REVISION_1,
-                   header_size(offset + entries.size() * sizeof(NDIS_NDK_CONNECTION_ENTRY))};
-    head.Count = static_cast<ULONG>(entries.size());
-    head.NDConnectionsMappedtoTCPConnections = paired;
-    return write_table(head, offset, entries, buffer, length, written, needed);
+    return table.write(buffer, length, written, needed);
 }
 
 NDIS_STATUS query_local_endpoints(Miniport &miniport, void *buffer, ULONG length, ULONG *written,
                                   ULONG *needed)
 {
-    bool paired = miniport.device.iwarp;
-    std::vector<NDIS_NDK_LOCAL_ENDPOINT_ENTRY> entries;
+    ndis::LocalEndpointsTable table(miniport.device.iwarp);
     for (VerbsAdapter *adapter : miniport.adapters) {
         std::lock_guard lock(adapter->mu());
         adapter->for_each_object([&](Object &object) {
@@ -99,40 +60,21 @@ NDIS_STATUS query_local_endpoints(Miniport &miniport, void *buffer, ULONG length
             }
             if (local == nullptr || object.closing())
                 return;
-            NDIS_NDK_LOCAL_ENDPOINT_ENTRY nd{};
-            nd.Local = inet(local);
-            nd.Listener = listener;
-            nd.OwnerPid = static_cast<ULONG>(getpid());
-            entries.push_back(nd);
-            if (paired) {
-                NDIS_NDK_LOCAL_ENDPOINT_ENTRY tcp{};
-                tcp.Local = nd.Local;
-                tcp.Listener = listener;
-                entries.push_back(tcp);
-            }
+            table.add(inet(local), listener);
         });
     }
-    NDIS_NDK_LOCAL_ENDPOINTS head{};
-    size_t offset = offsetof(NDIS_NDK_LOCAL_ENDPOINTS, LocalEndpoints);
-    head.Header = {NDIS_OBJECT_TYPE_DEFAULT, NDIS_NDK_LOCAL_ENDPOINTS_REVISION_1,
-                   header_size(offset + entries.size() * sizeof(NDIS_NDK_LOCAL_ENDPOINT_ENTRY))};
-    head.Count = static_cast<ULONG>(entries.size());
-    head.NDLocalEndpointsMappedtoTCPLocalEndpoints = paired;
-    return write_table(head, offset, entries, buffer, length, written, needed);
+    return table.write(buffer, length, written, needed);
 }
 
 NDIS_STATUS query_statistics(Miniport &miniport, void *buffer, ULONG length, ULONG *written,
                              ULONG *needed)
 {
-    NDIS_NDK_STATISTICS_INFO info{};
-    info.Header = {NDIS_OBJECT_TYPE_DEFAULT, NDIS_NDK_STATISTICS_INFO_REVISION_1,
-                   static_cast<USHORT>(sizeof info)};
+    NDIS_NDK_PERFORMANCE_COUNTERS counters;
     {
         std::lock_guard lock(miniport.mu);
-        info.CounterSet = miniport.counters; // octets/frames: the device's, not counted here
+        counters = miniport.counters; // octets/frames: the device's, not counted here
     }
-    std::vector<char> none;
-    return write_table(info, sizeof info, none, buffer, length, written, needed);
+    return ndis::write_statistics(counters, buffer, length, written, needed);
 }
 
 } // namespace
