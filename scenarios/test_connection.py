@@ -183,7 +183,7 @@ def test_connect_to_paused_listener_is_refused(pair):
     listener.control_connect_events(True)
     side = make_side(client)
     refused = new_connector(client)
-    expect_inline(refused.connect(side.qp, (SERVER, 7111)), Status.CONNECTION_REFUSED)
+    expect_call(refused.connect(side.qp, (SERVER, 7111)), Status.CONNECTION_REFUSED, "i/a")
     no_incoming(listener)
     listener.control_connect_events(False)
     connector = new_connector(client)
@@ -202,7 +202,7 @@ def test_connect_to_closed_listener_is_refused(pair):
     expect_closed(listener.close())
     side = make_side(client)
     connector = new_connector(client)
-    expect_inline(connector.connect(side.qp, (SERVER, 7112)), Status.CONNECTION_REFUSED)
+    expect_call(connector.connect(side.qp, (SERVER, 7112)), Status.CONNECTION_REFUSED, "i/a")
 
 
 @pytest.mark.rule("CONNECT-REFUSED-INCOMING-CLOSED")
@@ -1060,7 +1060,7 @@ def test_closing_listener_refuses_new_requests(pair):
     assert close.status == Status.PENDING
     side = make_side(client)
     connector = new_connector(client)
-    expect_inline(connector.connect(side.qp, (SERVER, 7182)), Status.CONNECTION_REFUSED)
+    expect_call(connector.connect(side.qp, (SERVER, 7182)), Status.CONNECTION_REFUSED, "i/a")
     transfer(a, b, b"the accepted connection is unaffected")
 
 

@@ -200,6 +200,22 @@ def totals(records: Iterable[Record]) -> Counter:
     return Counter(r.outcome for r in records)
 
 
+def format_provider_totals(records: Sequence[Record], providers: Sequence[str]) -> str:
+    """Scenarios passed/failed/skipped and test time per provider column; empty with a single
+    column (the totals line says it all)."""
+    cols = columns(records, providers)
+    if len(cols) < 2:
+        return ""
+    lines = ["per provider:"]
+    for col in cols:
+        mine = [r for r in records if provider_label(r) == col]
+        count = Counter(r.outcome for r in mine)
+        failed = count["failed"] + count["error"]
+        lines.append(f"  {col}: {count['passed']} passed, {failed} failed, {count['skipped']} "
+                     f"skipped in {sum(r.duration for r in mine):.1f} s")
+    return "\n".join(lines)
+
+
 def format_totals(records: Sequence[Record], wall_seconds: float) -> str:
     """E.g. "conformance: 123 passed, 0 failed, 4 skipped in 3.2 s (wall 3.9 s)".
 
@@ -284,6 +300,7 @@ def format_report(records: Sequence[Record], providers: Sequence[str], wall_seco
         format_failures(records),
         format_violations(records, providers),
         format_unmarked_warning(records),
+        format_provider_totals(records, providers),
         format_totals(records, wall_seconds),
     ]
     return "\n\n".join(section for section in sections if section)

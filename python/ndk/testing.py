@@ -23,6 +23,10 @@ What it provides:
 * ``connect_pair(client, server)``: two connected QPs (``ndk._connect``), for data-path
   scenarios; also reachable as ``ndk.testing.connect_pair`` after a plain ``import ndk``.
 * quirk skips from :mod:`ndk.quirks`, keyed by provider and rule.
+* ``--ndk-provider-setup CMD`` (or ``$NDK_PROVIDER_SETUP``): the tests run grouped by provider,
+  and ``CMD PROVIDER`` runs before the first test of each provider's group.  The VM lane uses it
+  to put the scenarios' addresses on the RDMA device under test (tests/vm/give-addresses.sh), so
+  one run, and one matrix, covers several devices.
 
 The ``ndk`` API itself is imported inside the fixtures only: this module is pure pytest glue,
 and importing it must not need the compiled extension.
@@ -30,6 +34,9 @@ and importing it must not need the compiled extension.
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 from typing import Any, Callable
 
 import pytest
@@ -40,6 +47,8 @@ from ._selection import OPTION_DEST, provider_of, rule_of, selected_providers
 from .quirks import quirk_reason
 
 VALIDATE_DEST = "ndk_validate"
+SETUP_DEST = "ndk_provider_setup"
+SETUP_ENV = "NDK_PROVIDER_SETUP"
 EXPECT_VIOLATION = "expect_violation"
 _VALIDATION_PLUGIN = "ndk.testing.validation"
 
@@ -83,6 +92,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=True,
         help="open adapters without the validation layer by default (tests marked "
         "expect_violation are then skipped).",
+    )
+    group.addoption(
+        "--ndk-provider-setup",
+        dest=SETUP_DEST,
+        default=os.environ.get(SETUP_ENV) or None,
+        metavar="CMD",
+        help="run the tests grouped by provider, and 'CMD PROVIDER' (a shell command) before "
+        f"the first test of each provider; a failure errors that provider's tests. Default: ${SETUP_ENV}.",
     )
 
 
@@ -138,6 +155,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _check_expect_violation_markers(config, items)
+    if config.getoption(SETUP_DEST, default=None):
+        # One group per provider, in --ndk-provider order (a stable sort keeps the rest), so
+        # that the setup command runs once per provider.
+        order = {name: index for index, name in enumerate(selected_providers(config))}
+        items.sort(key=lambda item: order.get(provider_of(item), -1))
     for item in items:
         _check_rule_marker(item)
         provider = provider_of(item)
@@ -146,6 +168,58 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # A skip marker (not pytest.skip at run time) so that no fixture is set up for a
             # scenario the provider is known not to satisfy.
             item.add_marker(pytest.mark.skip(reason=f"quirk of {provider}: {reason}"))
+
+
+class _ProviderSetup:
+    """Runs ``--ndk-provider-setup CMD PROVIDER`` when the tests move on to another provider."""
+
+    def __init__(self) -> None:
+        self.current: str | None = None
+        self.failure: str | None = None
+
+    def enter(self, command: str, provider: str) -> None:
+        if provider != self.current:
+            self.current = provider
+            done = subprocess.run(f"{command} {shlex.quote(provider)}", shell=True,
+                                  capture_output=True, text=True)
+            self.failure = None if done.returncode == 0 else (
+                f"provider setup '{command} {provider}' exited {done.returncode}: "
+                f"{(done.stderr or done.stdout).strip()[-500:]}")
+        if self.failure is not None:
+            raise RuntimeError(self.failure)
+
+
+_provider_setup = _ProviderSetup()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _provider_setup
+    _provider_setup = _ProviderSetup()  # a session starts with no provider set up
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    command = item.config.getoption(SETUP_DEST, default=None)
+    provider = provider_of(item)
+    if command and provider is not None:
+        _provider_setup.enter(command, provider)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    """A knob the provider does not have, set during the test (``adapter.knobs.fail(...)``),
+    means the scenario cannot be set up on it: a skip with the provider's words, as for a knob
+    given to ``open_adapter`` -- not a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None or report.when != "call":
+        return
+    import ndk
+
+    if call.excinfo.errisinstance(ndk.KnobsNotSupported):
+        entry = call.excinfo.traceback[-1]
+        report.outcome = "skipped"
+        report.longrepr = (str(entry.path), entry.lineno + 1, f"Skipped: {call.excinfo.value}")
 
 
 # --- fixtures ------------------------------------------------------------------------------

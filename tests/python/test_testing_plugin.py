@@ -192,3 +192,50 @@ def test_a_malformed_rule_marker_is_a_usage_error(scenarios, pytester):
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*test_two_rules*exactly one string*"])
+
+
+def test_a_knob_set_during_the_test_on_a_provider_without_knobs_skips(scenarios, pytester, fake_ndk):
+    scenarios(
+        test_a="""
+        import ndk
+
+        def test_knob_at_run_time(ndk_provider):
+            if ndk_provider == "plain":
+                raise ndk.KnobsNotSupported("provider 'plain' has no knob 'fail'")
+
+        def test_other_failure(ndk_provider):
+            assert ndk_provider == "soft"
+        """
+    )
+    result = pytester.runpytest("-rs", "--ndk-provider", "soft", "--ndk-provider", "plain")
+    result.assert_outcomes(passed=2, skipped=1, failed=1)
+    result.stdout.fnmatch_lines(["SKIPPED*provider 'plain' has no knob 'fail'"])
+
+
+def test_provider_setup_runs_once_per_provider_before_its_tests(scenarios, pytester, tmp_path):
+    log = tmp_path / "setup.log"
+    scenarios(
+        test_a=f"""
+        def test_one(ndk_provider):
+            with open({str(log)!r}, "a") as f:
+                f.write("test " + ndk_provider + "\\n")
+
+        def test_two(ndk_provider):
+            with open({str(log)!r}, "a") as f:
+                f.write("test " + ndk_provider + "\\n")
+        """
+    )
+    result = pytester.runpytest("--ndk-provider", "soft", "--ndk-provider", "plain",
+                                f"--ndk-provider-setup=echo setup >> {log}; echo")
+    result.assert_outcomes(passed=4)
+    lines = log.read_text().split("\n")
+    # grouped by provider, the setup first in each group
+    assert lines[:6] == ["setup", "test soft", "test soft", "setup", "test plain", "test plain"]
+
+
+def test_a_failed_provider_setup_errors_that_providers_tests(scenarios, pytester):
+    scenarios(test_a="def test_p(ndk_provider):\n    pass\n")
+    result = pytester.runpytest("--ndk-provider", "soft", "--ndk-provider", "plain",
+                                "--ndk-provider-setup=test soft =")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*provider setup 'test soft = plain' exited 1*"])

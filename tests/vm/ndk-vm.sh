@@ -202,6 +202,7 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/r
 mount -t proc proc /proc 2>/dev/null; mount -t sysfs sysfs /sys 2>/dev/null
 mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd # bash process substitution
 mount -t devpts devpts /dev/pts; mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run; mount -t tmpfs tmpfs /tmp
 echo ndkvm > /proc/sys/kernel/hostname; ip link set lo up

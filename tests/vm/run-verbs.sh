@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # tests/vm/run-verbs.sh [BUILD_DIR] - the conformance scenarios against every RDMA device of
-# this machine through the verbs provider: one pytest run per device (--ndk-provider=verbs:rxe0,
-# verbs:siw0, ...), then the pass/skip/fail counts per device.  Meant to run inside the VM
-# lane's guest (tests/vm/verbs-lane.sh); works on any host with RDMA devices.  Exits 1 if a
-# scenario failed or no device exists.
+# this machine through the verbs provider (verbs:rxe0, verbs:siw0, ...) and, for the
+# cross-check, against the soft provider, in one `ndk conformance` run: one rules x providers
+# matrix, then the pass/fail/skip counts per provider.  Meant to run inside the VM lane's guest
+# (tests/vm/verbs-lane.sh); works on any host with RDMA devices (root: the scenario addresses
+# are moved between the devices' netdevs by tests/vm/give-addresses.sh).
+# Exits 1 if a scenario failed or no device exists.
 #
 #   NDK_VM_TEST_TIMEOUT=60   per-scenario limit in seconds (pytest-timeout, when installed)
-#   NDK_VERBS_PYTEST_ARGS    extra pytest arguments, e.g. "-k connect -x"
+#   NDK_VERBS_CROSSCHECK=1   also run the soft provider (0: the devices only)
+#   NDK_VERBS_PYTEST_ARGS    extra pytest arguments, e.g. "-x"
+#   NDK_VERBS_KEYWORD        a pytest -k expression selecting scenarios
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-${NDK_BUILD_DIR:-build}}
@@ -17,41 +21,30 @@ if [[ -z $devices ]]; then
   echo "run-verbs: no RDMA device (/sys/class/infiniband is empty)" >&2
   exit 1
 fi
-timeout_args=()
+# NDK's ephemeral ports are 49152-65535 (spec/ndkpi.md, NdkCreateSharedEndpoint); rdma_cm
+# takes them from the kernel's local port range, which is 32768-60999 by default.
+sysctl -qw net.ipv4.ip_local_port_range="49152 65535" 2>/dev/null ||
+  echo "run-verbs: cannot set the local port range to 49152-65535" >&2
+providers=()
+[[ ${NDK_VERBS_CROSSCHECK:-1} == 1 ]] && providers+=(--provider soft)
+for dev in $devices; do
+  echo "run-verbs: verbs:$dev is $(rdma link show "$dev/1" 2>/dev/null | sed 's/^link //')"
+  providers+=(--provider "verbs:$dev")
+done
+pytest_args=(--color=no --tb=short)
 if /usr/bin/python3 -c 'import pytest_timeout' 2>/dev/null; then
-  timeout_args=(-p timeout --timeout="${NDK_VM_TEST_TIMEOUT:-60}")
+  pytest_args+=(-p timeout --timeout="${NDK_VM_TEST_TIMEOUT:-60}")
 fi
+# shellcheck disable=SC2206  # NDK_VERBS_PYTEST_ARGS is a word list on purpose
+pytest_args+=(${NDK_VERBS_PYTEST_ARGS:-})
 results=$build/verbs-results
 mkdir -p "$results"
-rc=0
-for dev in $devices; do
-  echo "== scenarios: --ndk-provider=verbs:$dev ($(cat /sys/class/infiniband/$dev/node_type 2>/dev/null))"
-  start=$SECONDS
-  # shellcheck disable=SC2086  # NDK_VERBS_PYTEST_ARGS is a word list on purpose
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider --color=no -rfE "${timeout_args[@]}" scenarios \
-    --ndk-provider="verbs:$dev" --junitxml="$results/$dev.xml" ${NDK_VERBS_PYTEST_ARGS:-} \
-    || rc=1
-  echo "(verbs:$dev took $((SECONDS - start)) s)"
-done
-echo "== verbs lane: scenario counts per device"
-/usr/bin/python3 - "$results" $devices <<'EOF'
-import sys, xml.etree.ElementTree as ET
-results, devices = sys.argv[1], sys.argv[2:]
-total = dict(passed=0, skipped=0, failed=0)
-for dev in devices:
-    try:
-        suite = ET.parse(f"{results}/{dev}.xml").getroot()
-    except (OSError, ET.ParseError) as exc:
-        print(f"  verbs:{dev}: no results ({exc})")
-        continue
-    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
-    tests, skipped = int(suite.get("tests")), int(suite.get("skipped"))
-    failed = int(suite.get("failures")) + int(suite.get("errors"))
-    passed = tests - skipped - failed
-    print(f"  verbs:{dev}: {passed} passed, {failed} failed, {skipped} skipped "
-          f"({float(suite.get('time')):.0f} s)")
-    for key, value in dict(passed=passed, skipped=skipped, failed=failed).items():
-        total[key] += value
-print(f"verbs: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped")
-EOF
+keyword=()
+[[ -n ${NDK_VERBS_KEYWORD:-} ]] && keyword=(-k "$NDK_VERBS_KEYWORD")
+start=$SECONDS
+NDK_PROVIDER_SETUP="bash $PWD/tests/vm/give-addresses.sh" \
+  /usr/bin/python3 -m ndk conformance "${providers[@]}" "${keyword[@]}" \
+    --junit "$results/conformance.xml" --html "$results/conformance.html" -- "${pytest_args[@]}"
+rc=$?
+echo "run-verbs: $((SECONDS - start)) s for ${providers[*]}"
 exit $rc

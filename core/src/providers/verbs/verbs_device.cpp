@@ -89,6 +89,22 @@ std::vector<Candidate> addressed_devices()
     return found;
 }
 
+// "a,b" -> {"a", "b"} (the `address` option's list form, as the soft provider reads it).
+std::vector<std::string> split_list(const std::string &text)
+{
+    std::vector<std::string> items;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t comma = text.find(',', start);
+        if (comma == std::string::npos)
+            comma = text.size();
+        if (comma > start)
+            items.push_back(text.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return items;
+}
+
 bool same_ip(const sockaddr *a, const std::string &text)
 {
     return address_to_text(a) == text;
@@ -144,14 +160,15 @@ NTSTATUS select_device(const std::string &name, const std::string &address, Devi
         return STATUS_DEVICE_NOT_READY;
     }
     std::vector<Candidate> addressed = addressed_devices();
+    std::vector<std::string> wanted = split_list(address);
     std::string chosen = name;
-    if (chosen.empty() && !address.empty()) {
+    if (chosen.empty() && !wanted.empty()) {
         for (const Candidate &c : addressed)
-            if (same_ip(reinterpret_cast<const sockaddr *>(&c.address), address))
+            if (same_ip(reinterpret_cast<const sockaddr *>(&c.address), wanted.front()))
                 chosen = c.device;
         if (chosen.empty()) {
             ibv_free_device_list(list);
-            why = "no RDMA device owns address " + address;
+            why = "no RDMA device owns address " + wanted.front();
             return STATUS_INVALID_PARAMETER;
         }
     }
@@ -173,6 +190,19 @@ NTSTATUS select_device(const std::string &name, const std::string &address, Devi
     for (const Candidate &c : addressed)
         if (c.device == out.name)
             out.addresses.push_back(c.address);
+    // The addresses the adapter was opened with come first, in their order (they are the ones
+    // its consumer knows); the device must own each of them.
+    for (size_t i = 0; i < wanted.size(); ++i) {
+        auto owned = std::find_if(out.addresses.begin() + i, out.addresses.end(), [&](const auto &a) {
+            return same_ip(reinterpret_cast<const sockaddr *>(&a), wanted[i]);
+        });
+        if (owned == out.addresses.end()) {
+            ibv_free_device_list(list);
+            why = "RDMA device " + out.name + " does not own address " + wanted[i];
+            return STATUS_DEVICE_NOT_READY;
+        }
+        std::rotate(out.addresses.begin() + i, owned, owned + 1);
+    }
     ibv_context *context = ibv_open_device(device);
     ibv_free_device_list(list);
     if (context == nullptr) {

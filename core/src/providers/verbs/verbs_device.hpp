@@ -26,10 +26,12 @@ struct Device {
     std::string address_text() const; // "a,b" as the `address` knob reads
 };
 
-// Choose a device: `name` (if not empty) or the device that owns `address` (if not empty), else
-// the first device that has an IP address.  STATUS_DEVICE_NOT_READY with the reason in `why`
-// when there is none (no RDMA device on this host), STATUS_INVALID_PARAMETER for a name or
-// address that matches no device.
+// Choose a device: `name` (if not empty) or the device that owns the first of `address`
+// ("a[,b]", if not empty), else the first device that has an IP address.
+// STATUS_DEVICE_NOT_READY with the reason in `why` when there is none (no RDMA device on this
+// host) or when the named device does not own every address given; STATUS_INVALID_PARAMETER
+// for a name or address that matches no device.  The given addresses come first in
+// Device::addresses.
 NTSTATUS select_device(const std::string &name, const std::string &address, Device &out,
                        std::string &why);
 
