@@ -19,10 +19,10 @@ def assert_unregistered(mr):
 
 
 def assert_registered(mr):
-    """docs/semantics.md: TOKENS (non-zero and local != remote once registered)."""
+    """docs/semantics.md: TOKENS (non-zero once registered).  Local and remote token may be
+    the same value (verbs devices use one key for both; the digest does not ask for two)."""
     assert mr.local_token != 0
     assert mr.remote_token != 0
-    assert mr.local_token != mr.remote_token
     assert mr.get_local_token_from_mr() == mr.local_token
     assert mr.get_remote_token_from_mr() == mr.remote_token
 
@@ -345,5 +345,5 @@ def test_tokens_differ_between_regions(pd, buffer):
     second = pd.create_mr().get(timeout=TIMEOUT)
     assert first.register(memoryview(buffer)[:PAGE]).wait(timeout=TIMEOUT) == Status.SUCCESS
     assert second.register(memoryview(buffer)[PAGE:]).wait(timeout=TIMEOUT) == Status.SUCCESS
-    tokens = {first.local_token, first.remote_token, second.local_token, second.remote_token}
-    assert len(tokens) == 4
+    assert not ({first.local_token, first.remote_token}
+                & {second.local_token, second.remote_token})

@@ -19,6 +19,11 @@ class KnobsNotSupported(ValueError):
     """The provider does not accept a knob it was given (it has no such knob, or no knobs)."""
 
 
+class KnobNotFound(KnobsNotSupported, AttributeError):
+    """Reading a knob the provider does not have (``adapter.knobs.name``): an AttributeError, as
+    for any missing attribute, and a KnobsNotSupported, so a scenario that needs it is skipped."""
+
+
 class ValidationRequired(RuntimeError):
     """A call that needs the validation layer (an ``ndk.testing.raw`` function) was made on an
     object of an adapter opened without it (``ndk.open_adapter(..., validate=True)``)."""

@@ -6,7 +6,7 @@ them attribute syntax: ``ad.knobs.create_mode = "inline"``, ``ad.knobs.max_cq_de
 See docs/knobs.md for the soft provider's knobs.
 """
 
-from ._errors import KnobsNotSupported
+from ._errors import KnobNotFound, KnobsNotSupported
 from ._status import Status
 
 
@@ -68,7 +68,7 @@ class Knobs:
             raise AttributeError(key)
         status, value = self._adapter._get_knob(key)
         if status != Status.SUCCESS:
-            raise AttributeError(f"provider {self._adapter.provider!r} has no knob {key!r}")
+            raise KnobNotFound(f"provider {self._adapter.provider!r} has no knob {key!r}")
         return int(value) if value.isdigit() else value
 
     def __setattr__(self, key, value):

@@ -7,7 +7,8 @@
 # Why: the scenarios name their adapters by TEST-NET addresses (open_adapter(address=...), the
 # soft provider's knob), and the verbs provider opens the device that owns such an address.
 # One address can only be on one netdev, so the devices take turns.  Left off: 192.0.2.20
-# (V4_OTHER), which the listener scenarios use as an address their adapter does not own;
+# (V4_OTHER) and 2001:db8::99, which the listener and shared-endpoint scenarios use as
+# addresses their adapter does not own;
 # 203.0.113.x and 2001:db8:ffff::77, which no adapter owns, do not match the pattern.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,7 +22,7 @@ netdev=$(netdev_of "$device")
 netdevs=$(for d in $(ls /sys/class/infiniband); do netdev_of "$d"; done | sort -u)
 
 addresses=$(grep -ohE '"(192\.0\.2\.[0-9]+|2001:db8::[0-9a-f]+)"' scenarios/*.py | tr -d '"' |
-            sort -u | grep -vx '192\.0\.2\.20')
+            sort -u | grep -vxE '192\.0\.2\.20|2001:db8::99')
 for a in $addresses; do
   len=24; [[ $a == *:* ]] && len=64
   for other in $netdevs; do

@@ -4,6 +4,7 @@
 #include "verbs_objects.hpp"
 
 #include <algorithm>
+#include <cerrno>
 
 namespace ndk::verbs {
 namespace {
@@ -53,8 +54,14 @@ void VConnector::on_event(rdma_cm_event_type event, int status, const std::vecto
                 param.retry_count = 7;
                 param.rnr_retry_count = 7;
                 param.qp_num = qp->qp->qp_num;
-                if (rdma_connect(id, &param) != 0)
-                    fail_connect(errno_status(errno), false);
+                if (rdma_connect(id, &param) != 0) {
+                    // iWARP connects its TCP stream here: no route shows up now (VERBS-CM)
+                    int error = errno;
+                    fail_connect(error == ENETUNREACH || error == EHOSTUNREACH
+                                     ? STATUS_HOST_UNREACHABLE
+                                     : errno_status(error),
+                                 false);
+                }
                 else
                     state = State::Requested;
             }
@@ -83,6 +90,8 @@ void VConnector::on_event(rdma_cm_event_type event, int status, const std::vecto
                 aborted = true; // the active side rejected after our accept
                 state = State::Done;
                 complete(STATUS_CONNECTION_ABORTED);
+            } else if (state == State::Incoming) {
+                aborted = true; // the active side gave up before we answered (IB CM: REJ)
             }
             break;
         case RDMA_CM_EVENT_CONNECT_RESPONSE: // RoCE: the peer accepted
@@ -112,6 +121,8 @@ void VConnector::on_event(rdma_cm_event_type event, int status, const std::vecto
                 aborted = true;
                 state = State::Done;
                 complete(STATUS_CONNECTION_ABORTED);
+            } else if (state == State::Incoming) {
+                aborted = true; // the active side gave up before we answered
             }
             break;
         case RDMA_CM_EVENT_DISCONNECTED:
@@ -127,6 +138,10 @@ void VConnector::on_event(rdma_cm_event_type event, int status, const std::vecto
                 // (digest 1.11), later initiator posts report CONNECTION_INVALID.
                 state = State::PeerGone;
                 qp->state = VQp::State::Disconnected;
+                // Answer the peer's DREQ (IB CM sends the DREP only when this side
+                // disconnects too); otherwise the peer's NdkDisconnect waits for the DREQ
+                // timeout.  Our QP is not attached to the id, so it is not flushed.
+                rdma_disconnect(id);
                 auto plain = on_disconnect;
                 auto ex = on_disconnect_ex;
                 PVOID context = disconnect_context;

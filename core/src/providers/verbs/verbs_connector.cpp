@@ -234,8 +234,17 @@ NTSTATUS accept_common(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, ULONG Inbou
     if (PrivateDataLength > info.MaxCalleeData)
         return STATUS_INVALID_BUFFER_SIZE;
     std::lock_guard lock(adapter.mu());
+    if (c->aborted && c->pending == nullptr) {
+        // The connecting peer abandoned (digest 1.8): an Accept reports it through its
+        // completion, the only way the digest lists for it.
+        c->pending = RequestCompletion;
+        c->pending_context = RequestContext;
+        c->add_dependent();
+        c->complete(STATUS_CONNECTION_ABORTED);
+        return STATUS_PENDING;
+    }
     if (c->aborted)
-        return STATUS_CONNECTION_ABORTED; // the connecting peer abandoned (digest 1.8)
+        return STATUS_CONNECTION_ABORTED;
     if (c->state != VConnector::State::Incoming)
         return STATUS_CONNECTION_INVALID;
     VQp *qp = adapter.lookup<VQp>(pNdkQp, NdkObjectTypeQp);
@@ -347,6 +356,10 @@ NTSTATUS get_connection_data(NDK_CONNECTOR *ndk_connector, ULONG *pInboundReadLi
         *pOutboundReadLimit = outbound;
     // RDS: what rdma_cm delivered (on RoCE the whole fixed-size private data field).
     ULONG required = static_cast<ULONG>(c->peer_data.size());
+    if (pPrivateData == nullptr && *pPrivateDataLength == 0) {
+        *pPrivateDataLength = required; // the size query (digest 1.8)
+        return STATUS_SUCCESS;
+    }
     ULONG copy = std::min(*pPrivateDataLength, required);
     if (copy > 0)
         std::memcpy(pPrivateData, c->peer_data.data(), copy);
@@ -360,7 +373,10 @@ NTSTATUS get_address(NDK_CONNECTOR *ndk_connector, PSOCKADDR pAddress, ULONG *pA
 {
     VConnector *c = VConnector::from(ndk_connector);
     std::lock_guard lock(c->adapter().mu());
-    if (c->id == nullptr || !connected_state(c->state))
+    // A connecting connector has its local address too (rdma_bind_addr picked the port).
+    bool connecting = c->state == VConnector::State::Resolving ||
+                      c->state == VConnector::State::Requested;
+    if (c->id == nullptr || !(connected_state(c->state) || (local && connecting)))
         return STATUS_CONNECTION_INVALID;
     return write_address(local ? rdma_get_local_addr(c->id) : rdma_get_peer_addr(c->id), pAddress,
                          pAddressLength);

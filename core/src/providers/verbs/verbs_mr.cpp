@@ -126,7 +126,12 @@ UINT32 get_remote_token(NDK_MR *ndk_mr)
 {
     VMr *mr = VMr::from(ndk_mr);
     std::lock_guard lock(mr->adapter().mu());
-    return mr->mr != nullptr ? mr->mr->rkey : 0;
+    if (mr->mr == nullptr)
+        return 0;
+    // rxe gives a region without remote access the rkey 0, and 0 is never a valid token
+    // (docs/semantics.md: TOKENS).  The remote token is then the region's key: a peer can
+    // name it, and the device refuses it for remote access, as the flags say.
+    return mr->mr->rkey != 0 ? mr->mr->rkey : mr->mr->lkey;
 }
 
 UINT32 get_local_token(NDK_MR *ndk_mr)

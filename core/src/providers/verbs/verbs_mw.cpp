@@ -3,6 +3,7 @@
 // without windows (siw) fail the create with STATUS_NOT_SUPPORTED.
 #include "verbs_objects.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <mutex>
 #include <unordered_map>
@@ -34,8 +35,30 @@ bool window_rkey_unbound(uint32_t rkey)
 
 VMw::VMw(VerbsAdapter &adapter, VPd &pd) : NdkObject(adapter, kType, &kMwDispatch), pd(pd) {}
 
+void VMw::release_qp()
+{
+    bound_through = nullptr;
+    if (mw == nullptr)
+        return;
+    ibv_dealloc_mw(mw);
+    window_rkey_forget(rkey);
+    mw = ibv_alloc_mw(pd.pd, IBV_MW_TYPE_2); // NULL: later binds fail with INSUFFICIENT_RESOURCES
+    if (mw != nullptr) {
+        rkey = mw->rkey;
+        window_rkey_bound(rkey, false);
+    }
+}
+
 void VMw::destroy_resources()
 {
+    {
+        std::lock_guard lock(adapter().mu());
+        if (bound_through != nullptr) {
+            auto &list = bound_through->windows;
+            list.erase(std::remove(list.begin(), list.end(), this), list.end());
+            bound_through = nullptr;
+        }
+    }
     window_rkey_forget(rkey);
     if (mw != nullptr)
         ibv_dealloc_mw(mw);

@@ -74,6 +74,8 @@ protected:
     void destroy_resources() override;
 };
 
+struct VQp;
+
 struct VMw : NdkObject<NDK_MW> {
     static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeMw;
     VMw(VerbsAdapter &adapter, VPd &pd);
@@ -81,6 +83,13 @@ struct VMw : NdkObject<NDK_MW> {
     VPd &pd;
     ibv_mw *mw = nullptr;
     uint32_t rkey = 0;        // the rkey of the current (or last posted) bind
+    VQp *bound_through = nullptr; // the QP of the last bind (adapter lock)
+
+    // The QP it was bound through is going: rxe's type 2 window holds a reference on that QP
+    // until the window is invalidated or freed, and ibv_destroy_qp waits for it forever
+    // (VERBS-MW-QP-REF, docs/semantics.md).  The window is swapped for a fresh, unbound one,
+    // which is what invalidation by the QP's end means.  Adapter lock held.
+    void release_qp();
 
 protected:
     void destroy_resources() override;
@@ -163,6 +172,7 @@ struct VQp : NdkObject<NDK_QP> {
     bool bound = false;   // carried a connection (a QP carries one in its life, digest 3.6)
     bool flushed = false; // in the verbs error state: every post completes CANCELLED
     RequestQueue sends, receives{kReceiveTag};
+    std::vector<VMw *> windows; // bound through this QP (VMw::release_qp)
 
     // Move to the error state: everything queued completes with IBV_WC_WR_FLUSH_ERR.
     void flush();

@@ -17,6 +17,9 @@ void VQp::destroy_resources()
         {
             std::lock_guard lock(adapter().mu());
             adapter().qps().erase(qp->qp_num);
+            for (VMw *window : windows)
+                window->release_qp();
+            windows.clear();
         }
         ibv_destroy_qp(qp);
     }

@@ -3,6 +3,7 @@
 // every request goes to the device at once.
 #include "verbs_objects.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace ndk::verbs {
@@ -155,6 +156,8 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
             if (mr == nullptr || mw == nullptr || mr->mr == nullptr || &mr->pd != &q.pd ||
                 &mw->pd != &q.pd)
                 return STATUS_INVALID_PARAMETER;
+            if (mw->mw == nullptr)
+                return STATUS_INSUFFICIENT_RESOURCES; // its replacement failed (VMw::release_qp)
             bool remote_write =
                 (Flags & NDK_OP_FLAG_ALLOW_REMOTE_WRITE) == NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
             if (remote_write && !(mr->flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
@@ -180,6 +183,14 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
             window_rkey_bound(mw->rkey, true);
             p.request.bind = mw;
             p.request.rkey = mw->rkey;
+            if (mw->bound_through != &q) {
+                if (mw->bound_through != nullptr) {
+                    auto &list = mw->bound_through->windows;
+                    list.erase(std::remove(list.begin(), list.end(), mw), list.end());
+                }
+                mw->bound_through = &q;
+                q.windows.push_back(mw);
+            }
             return STATUS_SUCCESS;
         });
 }

@@ -1,12 +1,29 @@
 // Shared endpoint (digest 1.10): an rdma_cm id bound to the address:port with REUSEADDR and
 // never connected, so the port stays held while connectors bound the same way (REUSEADDR,
-// verbs_connector.cpp) connect from it.
+// verbs_connector.cpp) connect from it.  REUSEADDR would also let a second shared endpoint
+// bind the same address:port, which NDK refuses (SHARING_VIOLATION, digest 1.1): the
+// endpoints of this process are kept in a table for that check.
 #include "verbs_objects.hpp"
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 
 namespace ndk::verbs {
+namespace {
+
+std::mutex g_endpoints_mu;
+std::set<std::string> g_endpoints; // "address port" of every live shared endpoint
+
+std::string endpoint_key(const sockaddr_storage &address)
+{
+    const auto *a = reinterpret_cast<const sockaddr *>(&address);
+    return address_to_text(a) + " " + std::to_string(port_of(a));
+}
+
+} // namespace
 
 VSharedEndpoint::VSharedEndpoint(VerbsAdapter &adapter)
     : NdkObject(adapter, kType, &kSharedEndpointDispatch)
@@ -15,8 +32,12 @@ VSharedEndpoint::VSharedEndpoint(VerbsAdapter &adapter)
 
 void VSharedEndpoint::destroy_resources()
 {
-    if (id != nullptr)
+    if (id != nullptr) {
+        // Only now is the port free: the endpoint's close waited for its connectors.
+        std::lock_guard lock(g_endpoints_mu);
+        g_endpoints.erase(endpoint_key(address));
         rdma_destroy_id(id);
+    }
     id = nullptr;
 }
 
@@ -30,6 +51,10 @@ NTSTATUS create_shared_endpoint(NDK_ADAPTER *ndk_adapter, const PSOCKADDR pAddre
         return STATUS_INVALID_PARAMETER;
     if (!own_address(*adapter, address))
         return STATUS_INVALID_ADDRESS;
+    std::lock_guard lock(g_endpoints_mu);
+    if (port_of(reinterpret_cast<const sockaddr *>(&address)) != 0 &&
+        g_endpoints.count(endpoint_key(address)) != 0)
+        return STATUS_SHARING_VIOLATION; // another shared endpoint holds it
     auto *endpoint = new VSharedEndpoint(*adapter);
     int one = 1;
     if (rdma_create_id(adapter->cm(), &endpoint->id, static_cast<Object *>(endpoint),
@@ -48,6 +73,7 @@ NTSTATUS create_shared_endpoint(NDK_ADAPTER *ndk_adapter, const PSOCKADDR pAddre
     }
     const sockaddr *bound = rdma_get_local_addr(endpoint->id);
     std::memcpy(&endpoint->address, bound, length_of(bound)); // with the port picked for 0
+    g_endpoints.insert(endpoint_key(endpoint->address));
     return adapter->created(endpoint, ppNdkSharedEndpoint);
 }
 

@@ -1,0 +1,39 @@
+"""The quirk table (python/ndk/quirks.py) against the scenarios and the docs: every entry names
+a rule some scenario checks, and docs/semantics.md gives the evidence for each."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ndk import quirks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def scenario_rules() -> set[str]:
+    rules = set()
+    for path in (ROOT / "scenarios").glob("test_*.py"):
+        rules.update(re.findall(r'@pytest\.mark\.rule\("([A-Z0-9-]+)"\)', path.read_text()))
+    return rules
+
+
+def test_every_quirk_names_a_rule_a_scenario_checks():
+    known = scenario_rules()
+    unknown = {(key, rule) for key, table in quirks.QUIRKS.items() for rule in table
+               if rule not in known}
+    assert not unknown
+
+
+def test_every_quirk_has_a_reason_and_its_evidence_in_the_semantics_doc():
+    semantics = (ROOT / "docs" / "semantics.md").read_text()
+    evidence = semantics[semantics.index("## Quirks of the verbs provider"):]
+    for key, table in quirks.QUIRKS.items():
+        for rule, reason in table.items():
+            assert reason.strip(), (key, rule)
+            assert f"`{rule}`" in evidence, f"{key} {rule}: no entry in docs/semantics.md"
+
+
+def test_quirk_keys_go_from_device_to_kind_to_provider():
+    assert quirks.quirk_keys("verbs:siw0") == ["verbs:siw0", "verbs:siw", "verbs"]
+    assert quirks.quirk_keys("soft") == ["soft"]
