@@ -239,3 +239,20 @@ def test_a_failed_provider_setup_errors_that_providers_tests(scenarios, pytester
                                 "--ndk-provider-setup=test soft =")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*provider setup 'test soft = plain' exited 1*"])
+
+
+def test_known_failure_runs_as_expected_failure_for_that_provider_only(scenarios, pytester,
+                                                                        monkeypatch):
+    monkeypatch.setitem(quirks.KNOWN_FAILURES, "plain", {"CQ-ARM": "arms twice (bug 1)"})
+    scenarios(
+        test_a="""
+        import pytest
+
+        @pytest.mark.rule("CQ-ARM")
+        def test_arm(ndk_provider):
+            assert ndk_provider == "soft"
+        """
+    )
+    result = pytester.runpytest("-v", "-rx", "--ndk-provider", "soft", "--ndk-provider", "plain")
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*known failure of plain: arms twice (bug 1)*"])

@@ -48,6 +48,11 @@ void VConnector::destroy_resources()
             qp->flush(); // closing a connected connector flushes its QP (CONN-CLOSE)
             qp->state = VQp::State::Disconnected;
         }
+        if (endpoint != nullptr && adapter().exists(endpoint)) {
+            auto it = endpoint->destinations.find(endpoint_destination);
+            if (it != endpoint->destinations.end())
+                endpoint->destinations.erase(it); // the 4-tuple is free again
+        }
     }
     if (id == nullptr)
         return;
@@ -102,6 +107,13 @@ NTSTATUS start_connect(VConnector *c, NDK_QP *ndk_qp, sockaddr_storage source,
         return STATUS_CONNECTION_ACTIVE; // a QP carries one connection (CONN-ACTIVE)
     if (source.ss_family != destination.ss_family || !own_address(adapter, source))
         return STATUS_INVALID_ADDRESS;
+    std::string tuple;
+    if (endpoint != nullptr) { // one connection per 4-tuple through a shared endpoint
+        const auto *to = reinterpret_cast<const sockaddr *>(&destination);
+        tuple = address_to_text(to) + " " + std::to_string(port_of(to));
+        if (endpoint->destinations.count(tuple) != 0)
+            return STATUS_ADDRESS_ALREADY_EXISTS;
+    }
     rdma_cm_id *id = nullptr;
     if (rdma_create_id(adapter.cm(), &id, static_cast<Object *>(c), RDMA_PS_TCP) != 0)
         return errno_status(errno);
@@ -120,6 +132,10 @@ NTSTATUS start_connect(VConnector *c, NDK_QP *ndk_qp, sockaddr_storage source,
     c->id = id;
     c->qp = qp;
     c->endpoint = endpoint;
+    if (endpoint != nullptr) {
+        endpoint->destinations.insert(tuple);
+        c->endpoint_destination = tuple;
+    }
     qp->bound = true;
     qp->state = VQp::State::Connecting;
     c->depend_on(*qp);

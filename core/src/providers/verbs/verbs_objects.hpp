@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -212,6 +213,7 @@ struct VConnector : NdkObject<NDK_CONNECTOR> {
     VQp *qp = nullptr;
     VListener *listener = nullptr;
     VSharedEndpoint *endpoint = nullptr;
+    std::string endpoint_destination; // its entry in endpoint->destinations
     std::vector<uint8_t> peer_data; // the peer's private data (request, reply or reject)
     bool have_peer_data = false;
     ULONG peer_inbound = 0, peer_outbound = 0; // read limits offered to us (our perspective)
@@ -259,6 +261,9 @@ struct VSharedEndpoint : NdkObject<NDK_SHARED_ENDPOINT> {
     static VSharedEndpoint *from(NDK_SHARED_ENDPOINT *e) { return static_cast<VSharedEndpoint *>(e); }
     rdma_cm_id *id = nullptr; // holds the address:port (REUSEADDR, never listens)
     sockaddr_storage address{};
+    // "address port" of every destination its connectors connect to: one 4-tuple each
+    // (ADDRESS_ALREADY_EXISTS, digest 1.8).  Adapter lock.
+    std::multiset<std::string> destinations;
 
 protected:
     void destroy_resources() override;

@@ -28,8 +28,10 @@ void VQp::destroy_resources()
 
 void VQp::flush()
 {
-    if (qp == nullptr || flushed)
+    if (qp == nullptr)
         return;
+    // Again when already flushed: moving to the error state again flushes what was posted
+    // since (rxe flushes on every transition to IBV_QPS_ERR).
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
     if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0)
