@@ -250,17 +250,18 @@ NTSTATUS accept_common(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, ULONG Inbou
     if (PrivateDataLength > info.MaxCalleeData)
         return STATUS_INVALID_BUFFER_SIZE;
     std::lock_guard lock(adapter.mu());
-    if (c->aborted && c->pending == nullptr) {
-        // The connecting peer abandoned (digest 1.8): an Accept reports it through its
-        // completion, the only way the digest lists for it.
+    // The connecting peer abandoned (digest 1.8): an Accept reports it through its completion,
+    // the only way the digest lists for it.
+    auto abandoned = [&] {
+        c->aborted = true;
         c->pending = RequestCompletion;
         c->pending_context = RequestContext;
         c->add_dependent();
         c->complete(STATUS_CONNECTION_ABORTED);
         return STATUS_PENDING;
-    }
+    };
     if (c->aborted)
-        return STATUS_CONNECTION_ABORTED;
+        return c->pending == nullptr ? abandoned() : STATUS_CONNECTION_ABORTED;
     if (c->state != VConnector::State::Incoming)
         return STATUS_CONNECTION_INVALID;
     VQp *qp = adapter.lookup<VQp>(pNdkQp, NdkObjectTypeQp);
@@ -285,8 +286,10 @@ NTSTATUS accept_common(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, ULONG Inbou
     param.qp_num = qp->qp->qp_num;
     if (error == 0 && rdma_accept(c->id, &param) != 0)
         error = errno;
-    if (error != 0)
-        return STATUS_CONNECTION_ABORTED; // the peer is gone
+    if (error != 0) {
+        c->state = VConnector::State::Done;
+        return abandoned(); // the peer is gone
+    }
     c->qp = qp;
     qp->bound = true;
     qp->state = VQp::State::Connecting;

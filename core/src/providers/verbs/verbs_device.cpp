@@ -238,7 +238,10 @@ NDK_ADAPTER_INFO Device::info(NDK_VERSION version) const
     // page count is supported and NdkInitializeFastRegisterMr reports IMPLEMENTATION_LIMIT.
     info.FRMRPageCount = 0;
     info.MaxInitiatorRequestSge = cap(attr.max_sge);
-    info.MaxReceiveRequestSge = cap(attr.max_sge);
+    // One limit for QP and SRQ receives: rxe allows fewer SGEs on an SRQ than on a QP.
+    info.MaxReceiveRequestSge =
+        cap(attr.max_srq > 0 && attr.max_srq_sge > 0 ? std::min(attr.max_sge, attr.max_srq_sge)
+                                                     : attr.max_sge);
     info.MaxReadRequestSge = cap(attr.max_sge_rd ? attr.max_sge_rd : attr.max_sge);
     info.MaxTransferLength = cap(port.max_msg_sz);
     info.MaxInlineDataSize = max_inline;
