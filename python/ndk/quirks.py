@@ -193,21 +193,16 @@ QUIRKS: dict[str, dict[str, str]] = {
 # Provider bugs found by the verbs lane and not fixed yet: the scenario still runs and is
 # reported as an expected failure (xfail) with this note, so CI stays meaningful and the list
 # stays visible; a fix shows up as XPASS.  Same keys as QUIRKS.
-_OVERRUN_UNSEEN = (
-    "rxe sizes a CQ above the depth asked for, and the provider does not count outstanding "
-    "completions against CqDepth itself yet, so no overrun is reported")
 KNOWN_FAILURES: dict[str, dict[str, str]] = {
     "verbs": {
-        "OID-STATISTICS-CQ-ERROR": "no CQ error is detected, so none is counted (see OVERRUN)",
+        "OID-STATISTICS-CQ-ERROR": (
+            "the provider finds the overrun of an unarmed CQ at its next arm (it counts the "
+            "completions it moves off the device), so CQError does not move when they arrive"),
         "REJECT-ABORTED": (
             "NdkReject succeeds after the active side closed its connector: the passive side "
             "has not learned of it yet; cause not established"),
     },
     "verbs:rxe": {
-        "OVERRUN-NOTIFY": _OVERRUN_UNSEEN,
-        "OVERRUN-NEXT-ARM": _OVERRUN_UNSEEN,
-        "OVERRUN-QP-POSTS": _OVERRUN_UNSEEN,
-        "OVERRUN-INITIATOR-CQ": _OVERRUN_UNSEEN,
         "RESULT-RECEIVE-AND-INVALIDATE": (
             "a Send with Invalidate of a window's token completes at the receiver as a plain "
             "receive (IBV_WC_WITH_INV not seen); cause not established"),

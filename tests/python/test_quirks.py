@@ -34,6 +34,17 @@ def test_every_quirk_has_a_reason_and_its_evidence_in_the_semantics_doc():
             assert f"`{rule}`" in evidence, f"{key} {rule}: no entry in docs/semantics.md"
 
 
+def test_every_known_failure_names_a_rule_and_is_listed_in_the_semantics_doc():
+    semantics = (ROOT / "docs" / "semantics.md").read_text()
+    listed = semantics[semantics.index("Known failures:"):]
+    known = scenario_rules()
+    for key, table in quirks.KNOWN_FAILURES.items():
+        for rule, note in table.items():
+            assert rule in known, (key, rule)
+            assert note.strip() and f"`{rule}`" in listed, (key, rule)
+            assert quirks.quirk_reason(key, rule) is None, f"{key} {rule}: both quirk and bug"
+
+
 def test_quirk_keys_go_from_device_to_kind_to_provider():
     assert quirks.quirk_keys("verbs:siw0") == ["verbs:siw0", "verbs:siw", "verbs"]
     assert quirks.quirk_keys("soft") == ["soft"]

@@ -1,11 +1,15 @@
 // Completion queue (digest 1.3) over an ibv_cq on the adapter's completion channel.
 //
-// Arm rules (digest 3.2) on verbs: ANY arms with ibv_req_notify_cq(solicited_only=0),
+// Arm rules (digest 3.2) on verbs: ANY and ERRORS arm with ibv_req_notify_cq(solicited_only=0),
 // SOLICITED with solicited_only=1 (the device then signals solicited and error completions
-// only, which is exactly NDK's SOLICITED); ERRORS requests no completion event at all, since
-// CQ errors arrive as async events (IBV_EVENT_CQ_ERR).  verbs only signals completions that
-// arrive after the request, so an arm also polls: completions found already waiting satisfy
-// it at once (kept in `polled` for the next NdkGetCqResults).
+// only, which is exactly NDK's SOLICITED).  verbs only signals completions that arrive after
+// the request, so an arm also polls: completions found already waiting satisfy it at once
+// (kept in `polled` for the next NdkGetCqResults).
+//
+// Overrun (digest 1.3, CQ-OVERRUN): rxe and siw size a CQ above the depth asked for, so the
+// device rarely overruns (when it does, IBV_EVENT_CQ_ERR).  The provider counts instead: while
+// armed, every completion event moves what the device holds into `polled`, and more than
+// CqDepth completions waiting there is the overrun; an unarmed CQ is judged at its next arm.
 #include "verbs_objects.hpp"
 
 #include <algorithm>
@@ -91,17 +95,43 @@ NTSTATUS take_arm(VCq &cq)
 
 } // namespace
 
+void VCq::fail(NTSTATUS status)
+{
+    if (error != STATUS_SUCCESS)
+        return;
+    error = status;
+    polled.clear(); // no further completions after a CQ error (digest 1.3)
+    std::lock_guard counters(adapter().miniport().mu);
+    adapter().miniport().counters.CQError++;
+}
+
+void VCq::drain_device()
+{
+    NDK_RESULT_EX result;
+    while (error == STATUS_SUCCESS && poll_results(*this, &result, 1) == 1) {
+        polled.push_back(result);
+        arrived = true;
+        if (result.Status != STATUS_SUCCESS)
+            error_arrived = true; // errors always match SOLICITED
+    }
+    if (polled.size() > depth)
+        fail(STATUS_BUFFER_OVERFLOW); // more completions than CqDepth waiting: the overrun
+}
+
 void VCq::on_event()
 {
     NTSTATUS status;
     {
         std::lock_guard lock(adapter().mu());
         // The device signalled what the arm asked for: ANY any completion, SOLICITED a
-        // solicited or an error one (the device filtered).
+        // solicited or an error one (the device filtered), ERRORS any (to count the overrun).
         arrived = true;
         if (armed == NDK_CQ_NOTIFY_SOLICITED + 1)
             error_arrived = true; // stands for "a completion that satisfies SOLICITED"
+        drain_device();
         status = take_arm(*this);
+        if (armed != 0 && error == STATUS_SUCCESS) // still armed: keep the events coming
+            ibv_req_notify_cq(cq, armed == NDK_CQ_NOTIFY_SOLICITED + 1);
     }
     if (status != STATUS_PENDING)
         notify_now(*this, status);
@@ -112,12 +142,7 @@ void VCq::on_error(NTSTATUS status)
     NTSTATUS notify_status;
     {
         std::lock_guard lock(adapter().mu());
-        if (error == STATUS_SUCCESS) {
-            error = status;
-            polled.clear();
-            std::lock_guard counters(adapter().miniport().mu);
-            adapter().miniport().counters.CQError++;
-        }
+        fail(status);
         notify_status = take_arm(*this);
     }
     if (notify_status != STATUS_PENDING)
@@ -162,16 +187,11 @@ VOID arm_cq(NDK_CQ *ndk_cq, ULONG Type)
                 merged = NDK_CQ_NOTIFY_SOLICITED;
         }
         cq->armed = merged + 1;
-        if (cq->error == STATUS_SUCCESS && merged != NDK_CQ_NOTIFY_ERRORS) {
+        if (cq->error == STATUS_SUCCESS) {
             ibv_req_notify_cq(cq->cq, merged == NDK_CQ_NOTIFY_SOLICITED);
-            // Completions already waiting would not be signalled: take them now.
-            NDK_RESULT_EX result;
-            while (poll_results(*cq, &result, 1) == 1) {
-                cq->polled.push_back(result);
-                cq->arrived = true;
-                if (result.Status != STATUS_SUCCESS)
-                    cq->error_arrived = true; // errors always match SOLICITED
-            }
+            // Completions already waiting would not be signalled: take them now (and judge
+            // an overrun that happened while unarmed).
+            cq->drain_device();
         }
         status = take_arm(*cq);
     }

@@ -45,6 +45,10 @@ struct VCq : NdkObject<NDK_CQ> {
     // Engine thread: the completion channel fired for this CQ / the device reported an error.
     void on_event();
     void on_error(NTSTATUS status);
+    // Lock held: move what the device holds into `polled`; more than `depth` there is an
+    // overrun (STATUS_BUFFER_OVERFLOW).  fail(): enter the CQ error state, once.
+    void drain_device();
+    void fail(NTSTATUS status);
 
 protected:
     void destroy_resources() override;
