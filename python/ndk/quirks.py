@@ -199,13 +199,11 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
             "the provider finds the overrun of an unarmed CQ at its next arm (it counts the "
             "completions it moves off the device), so CQError does not move when they arrive"),
         "REJECT-ABORTED": (
-            "NdkReject succeeds after the active side closed its connector: the passive side "
-            "has not learned of it yet; cause not established"),
+            "NdkReject right after the active side closed its connector succeeds: the "
+            "abandonment reaches the passive side as an rdma_cm event only later, and "
+            "rdma_reject still finds the request open"),
     },
     "verbs:rxe": {
-        "RESULT-RECEIVE-AND-INVALIDATE": (
-            "a Send with Invalidate of a window's token completes at the receiver as a plain "
-            "receive (IBV_WC_WITH_INV not seen); cause not established"),
         "OID-STATISTICS-CONNECT-FAILURE": (
             "a Connect to an unrouted address does not complete within the scenario's wait"),
     },

@@ -97,7 +97,11 @@ ULONG poll_results(VCq &cq, NDK_RESULT_EX *results, ULONG n)
             r.ProviderErrorCode = wc.vendor_err; // 0 = not provided (digest 2.3)
         if (request.type == NdkOperationTypeReceive) {
             r.BytesTransferred = wc.byte_len;
-            if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV)) {
+            // rxe writes the kernel's IB_WC_WITH_INVALIDATE (1 << 2) into the CQE it shares
+            // with user space, where that bit reads as IBV_WC_IP_CSUM_OK; no device sets
+            // IP_CSUM_OK on an RC receive, so on one it can only mean "invalidated".
+            unsigned invalidated = IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK;
+            if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & invalidated)) {
                 r.Type = NdkOperationTypeReceiveAndInvalidate;
                 r.TypeSpecificCompletionOutput = wc.invalidated_rkey;
             }
