@@ -105,6 +105,13 @@ void VCq::fail(NTSTATUS status)
     adapter().miniport().counters.CQError++;
 }
 
+void VCq::request_events()
+{
+    bool solicited = armed == NDK_CQ_NOTIFY_SOLICITED + 1;
+    if (ibv_req_notify_cq(cq, solicited) == 0 && !solicited)
+        any_requested = true;
+}
+
 void VCq::drain_device()
 {
     NDK_RESULT_EX result;
@@ -123,15 +130,18 @@ void VCq::on_event()
     NTSTATUS status;
     {
         std::lock_guard lock(adapter().mu());
-        // The device signalled what the arm asked for: ANY any completion, SOLICITED a
-        // solicited or an error one (the device filtered), ERRORS any (to count the overrun).
+        // The device signalled what was requested: any completion, or (solicited_only) a
+        // solicited or an error one.  An ERRORS arm merged into SOLICITED leaves its "any"
+        // request with the device, and that event says nothing about solicitation.
+        bool filtered = !any_requested;
+        any_requested = false;
         arrived = true;
-        if (armed == NDK_CQ_NOTIFY_SOLICITED + 1)
+        if (armed == NDK_CQ_NOTIFY_SOLICITED + 1 && filtered)
             error_arrived = true; // stands for "a completion that satisfies SOLICITED"
         drain_device();
         status = take_arm(*this);
         if (armed != 0 && error == STATUS_SUCCESS) // still armed: keep the events coming
-            ibv_req_notify_cq(cq, armed == NDK_CQ_NOTIFY_SOLICITED + 1);
+            request_events();
     }
     if (status != STATUS_PENDING)
         notify_now(*this, status);
@@ -188,7 +198,7 @@ VOID arm_cq(NDK_CQ *ndk_cq, ULONG Type)
         }
         cq->armed = merged + 1;
         if (cq->error == STATUS_SUCCESS) {
-            ibv_req_notify_cq(cq->cq, merged == NDK_CQ_NOTIFY_SOLICITED);
+            cq->request_events();
             // Completions already waiting would not be signalled: take them now (and judge
             // an overrun that happened while unarmed).
             cq->drain_device();

@@ -49,6 +49,9 @@ struct VCq : NdkObject<NDK_CQ> {
     // overrun (STATUS_BUFFER_OVERFLOW).  fail(): enter the CQ error state, once.
     void drain_device();
     void fail(NTSTATUS status);
+    // Lock held: ask the device for the next completion event the arm needs.
+    void request_events();
+    bool any_requested = false; // an "any completion" event request is outstanding
 
 protected:
     void destroy_resources() override;
