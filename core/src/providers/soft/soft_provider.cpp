@@ -4,6 +4,7 @@
 
 #include "soft_adapter.hpp"
 #include "soft_oid.hpp"
+#include "providers/reply_text.hpp"
 
 #include <cstring>
 #include <string>
@@ -11,15 +12,6 @@
 
 namespace ndk::soft {
 namespace {
-
-void copy_text(const std::string &text, char *out, ULONG length)
-{
-    if (out == nullptr || length == 0)
-        return;
-    size_t n = std::min<size_t>(text.size(), length - 1);
-    std::memcpy(out, text.data(), n);
-    out[n] = '\0';
-}
 
 NDIS_STATUS open_adapter(NDIS_HANDLE context, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
                          NDK_ADAPTER **ppNdkAdapter)
@@ -54,13 +46,13 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
     std::string why;
     NTSTATUS status = miniport->knobs.apply(options ? options : "", why);
     if (status != STATUS_SUCCESS) {
-        copy_text(why, error, error_length);
+        copy_reply_text(why, error, error_length);
         return status;
     }
     status = Fabric::instance().attach(miniport.get(), miniport->knobs.addresses(),
                                        miniport->addresses);
     if (status != STATUS_SUCCESS) {
-        copy_text(status == STATUS_ADDRESS_ALREADY_EXISTS
+        copy_reply_text(status == STATUS_ADDRESS_ALREADY_EXISTS
                       ? "address already owned by another soft adapter: " +
                             miniport->knobs.addresses()
                       : "not an IPv4 or IPv6 address: " + miniport->knobs.addresses(),
@@ -104,18 +96,18 @@ NTSTATUS step(Miniport &miniport, const char *value, char *reply, ULONG reply_le
         size_t queued = 0;
         for (Engine *engine : engines)
             queued += engine->queued();
-        copy_text(std::to_string(queued), reply, reply_length);
+        copy_reply_text(std::to_string(queued), reply, reply_length);
         return STATUS_SUCCESS;
     }
     char *end = nullptr;
     unsigned long steps = std::strtoul(value, &end, 10);
     if (*value == '\0' || *end != '\0' || steps > 1000000) {
-        copy_text(std::string("knob step=") + value + ": expected a count of steps", reply,
+        copy_reply_text(std::string("knob step=") + value + ": expected a count of steps", reply,
                   reply_length);
         return STATUS_INVALID_PARAMETER;
     }
     if (!miniport.knobs.manual_progress()) {
-        copy_text("knob step: progress is auto (set progress=manual first)", reply, reply_length);
+        copy_reply_text("knob step: progress is auto (set progress=manual first)", reply, reply_length);
         return STATUS_INVALID_DEVICE_STATE;
     }
     unsigned ran = 0;
@@ -126,7 +118,7 @@ NTSTATUS step(Miniport &miniport, const char *value, char *reply, ULONG reply_le
                 break;
             ran += n;
         }
-    copy_text(std::to_string(ran), reply, reply_length);
+    copy_reply_text(std::to_string(ran), reply, reply_length);
     return STATUS_SUCCESS;
 }
 
@@ -140,30 +132,30 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
     if (CallHold::is_knob(key)) { // hold / release / held: run time only, like step
         NTSTATUS status = value == nullptr ? miniport->hold.get(key, text)
                                            : miniport->hold.set(key, value, text);
-        copy_text(text, reply, reply_length);
+        copy_reply_text(text, reply, reply_length);
         return status;
     }
     if (value == nullptr) {
         if (std::strcmp(key, "address") == 0) {
             for (const auto &ip : miniport->addresses)
                 text += (text.empty() ? "" : ",") + ip.to_string();
-            copy_text(text, reply, reply_length);
+            copy_reply_text(text, reply, reply_length);
             return STATUS_SUCCESS;
         }
         if (std::strcmp(key, "step") == 0)
             return step(*miniport, nullptr, reply, reply_length);
         NTSTATUS status = miniport->knobs.get(key, text);
-        copy_text(text, reply, reply_length);
+        copy_reply_text(text, reply, reply_length);
         return status;
     }
     if (std::strcmp(key, "address") == 0) {
-        copy_text("the address is set when the adapter is opened", reply, reply_length);
+        copy_reply_text("the address is set when the adapter is opened", reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }
     if (std::strcmp(key, "step") == 0)
         return step(*miniport, value, reply, reply_length);
     NTSTATUS status = miniport->knobs.set(key, value, text);
-    copy_text(text, reply, reply_length);
+    copy_reply_text(text, reply, reply_length);
     if (status == STATUS_SUCCESS && std::strcmp(key, "progress") == 0)
         set_progress(*miniport);
     return status;

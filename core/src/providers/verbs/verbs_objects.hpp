@@ -178,7 +178,6 @@ struct VQp : NdkObject<NDK_QP> {
     ULONG receive_sge = 0, initiator_sge = 0, inline_size = 0;
     State state = State::Idle;
     bool bound = false;   // carried a connection (a QP carries one in its life, digest 3.6)
-    bool flushed = false; // in the verbs error state: every post completes CANCELLED
     RequestQueue sends, receives{kReceiveTag};
     std::vector<VMw *> windows; // bound through this QP (VMw::release_qp)
 

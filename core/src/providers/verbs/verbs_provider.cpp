@@ -6,6 +6,7 @@
 
 #include "verbs_adapter.hpp"
 #include "verbs_oid.hpp"
+#include "providers/reply_text.hpp"
 
 #include <cstring>
 #include <memory>
@@ -14,15 +15,6 @@
 
 namespace ndk::verbs {
 namespace {
-
-void copy_text(const std::string &text, char *out, ULONG length)
-{
-    if (out == nullptr || length == 0)
-        return;
-    size_t n = std::min<size_t>(text.size(), length - 1);
-    std::memcpy(out, text.data(), n);
-    out[n] = '\0';
-}
 
 // NDK 1.2 and 2.1, negotiated per major as the soft provider does (docs/semantics.md,
 // VERSIONS): everything both versions add is implemented here.
@@ -77,7 +69,7 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
         else if (key == "address")
             address = value;
         else {
-            copy_text("the verbs provider has no knob '" + key +
+            copy_reply_text("the verbs provider has no knob '" + key +
                           "' (only device=NAME and address=IP select the RDMA device)",
                       error, error_length);
             return STATUS_NOT_SUPPORTED;
@@ -87,7 +79,7 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
     std::string why;
     NTSTATUS status = select_device(device, address, miniport->device, why);
     if (status != STATUS_SUCCESS) {
-        copy_text(why, error, error_length);
+        copy_reply_text(why, error, error_length);
         return status;
     }
     *out = miniport.release();
@@ -108,15 +100,15 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
     else if (std::strcmp(key, "device") == 0)
         text = miniport->device.name;
     else {
-        copy_text(std::string("the verbs provider has no knob '") + key + "'", reply, reply_length);
+        copy_reply_text(std::string("the verbs provider has no knob '") + key + "'", reply, reply_length);
         return STATUS_NOT_SUPPORTED;
     }
     if (value != nullptr) {
-        copy_text(std::string("knob ") + key + " is chosen when the adapter is opened", reply,
+        copy_reply_text(std::string("knob ") + key + " is chosen when the adapter is opened", reply,
                   reply_length);
         return STATUS_INVALID_PARAMETER;
     }
-    copy_text(text, reply, reply_length);
+    copy_reply_text(text, reply, reply_length);
     return STATUS_SUCCESS;
 }
 
