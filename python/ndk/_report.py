@@ -201,8 +201,9 @@ def totals(records: Iterable[Record]) -> Counter:
 
 
 def format_provider_totals(records: Sequence[Record], providers: Sequence[str]) -> str:
-    """Scenarios passed/failed/skipped and test time per provider column; empty with a single
-    column (the totals line says it all)."""
+    """Scenarios passed/failed/skipped and the time their test phases took (setup, call and
+    teardown, summed) per provider column; empty with a single column (the totals line says it
+    all)."""
     cols = columns(records, providers)
     if len(cols) < 2:
         return ""
@@ -212,21 +213,29 @@ def format_provider_totals(records: Sequence[Record], providers: Sequence[str]) 
         count = Counter(r.outcome for r in mine)
         failed = count["failed"] + count["error"]
         lines.append(f"  {col}: {count['passed']} passed, {failed} failed, {count['skipped']} "
-                     f"skipped in {sum(r.duration for r in mine):.1f} s")
+                     f"skipped, test phases {format_seconds(sum(r.duration for r in mine))}")
     return "\n".join(lines)
 
 
-def format_totals(records: Sequence[Record], wall_seconds: float) -> str:
-    """E.g. "conformance: 123 passed, 0 failed, 4 skipped in 3.2 s (wall 3.9 s)".
+def format_seconds(seconds: float) -> str:
+    """"36.2 s", or two decimals under a second ("0.04 s") so a short run does not read 0.0."""
+    return f"{seconds:.1f} s" if seconds >= 0.95 else f"{seconds:.2f} s"
 
-    The first time is the sum of the tests' own durations, the second the whole run.
+
+def format_totals(records: Sequence[Record], wall_seconds: float) -> str:
+    """E.g. "conformance: 123 passed, 0 failed, 4 skipped in 3.9 s (test phases 3.2 s)".
+
+    The first time is the whole run as the runner measured it (collection, session fixtures,
+    provider set-up and all); the second the sum of the tests' setup, call and teardown phases
+    as pytest timed them (0 for a run whose scenarios all skip).
     """
     count = totals(records)
     parts = [f"{count['passed']} passed", f"{count['failed']} failed", f"{count['skipped']} skipped"]
     if count["error"]:
         parts.append(f"{count['error']} error" + ("s" if count["error"] > 1 else ""))
     test_seconds = sum(r.duration for r in records)
-    return f"conformance: {', '.join(parts)} in {test_seconds:.1f} s (wall {wall_seconds:.1f} s)"
+    return (f"conformance: {', '.join(parts)} in {format_seconds(wall_seconds)} "
+            f"(test phases {format_seconds(test_seconds)})")
 
 
 @dataclass

@@ -74,7 +74,7 @@ def test_matrix_shows_pass_fail_skip_per_rule_and_provider(scenarios, pytester, 
     )
     result.stdout.fnmatch_lines(["skip reasons:", "  1  provider 'plain' has no knob max_cq_depth: *"])
     result.stdout.fnmatch_lines(["warning: 2 scenario(s) without a rule marker: *test_unmarked*"])
-    result.stdout.fnmatch_lines(["conformance: 5 passed, 2 failed, 1 skipped in * s (wall * s)"])
+    result.stdout.fnmatch_lines(["conformance: 5 passed, 2 failed, 1 skipped in * s (test phases * s)"])
     assert "PytestAssertRewriteWarning" not in result.stdout.str()
 
 
@@ -86,6 +86,28 @@ def test_all_passing_exits_0_with_default_provider(scenarios, pytester, fake_ndk
     assert header == ["soft"]
     assert rows == {"CQ-CREATE-DEPTH": ["pass"], "CQ-KNOB": ["pass"]}
     result.stdout.fnmatch_lines(["conformance: 2 passed, 0 failed, 0 skipped in *"])
+
+
+def test_totals_show_the_measured_wall_time_of_the_run(scenarios, pytester, fake_ndk_env):
+    # Half a second spent importing the module (collection): no test phase sees it, the run does.
+    directory = scenarios(test_slow="""
+        import time
+        import pytest
+
+        time.sleep(0.5)
+
+        @pytest.mark.rule("SLOW-SKIP")
+        def test_skips():
+            pytest.skip("nothing to do")
+        """)
+    result = run_ndk(pytester, "conformance", "--scenarios", str(directory))
+    assert result.ret == 0, result.stdout.str()
+    line = result.outlines[-1]
+    match = re.fullmatch(r"conformance: 0 passed, 0 failed, 1 skipped in ([0-9.]+) s "
+                         r"\(test phases ([0-9.]+) s\)", line)
+    assert match, line
+    wall, phases = map(float, match.groups())
+    assert 0.5 <= wall < 60 and phases < 0.5
 
 
 def test_keyword_selects_scenarios(scenarios, pytester, fake_ndk_env):

@@ -13,8 +13,10 @@ from ndk._report import (
     family_counts,
     format_family_counts,
     format_matrix,
+    format_provider_totals,
     format_report,
     format_skip_reasons,
+    format_seconds,
     format_table,
     format_totals,
     format_unmarked_warning,
@@ -145,8 +147,32 @@ def test_totals_line_counts_outcomes_and_times():
         rec("A-4", "soft", "failed", "m", duration=1.0),
     ]
     assert format_totals(records, wall_seconds=4.0) == (
-        "conformance: 2 passed, 1 failed, 1 skipped in 3.2 s (wall 4.0 s)"
+        "conformance: 2 passed, 1 failed, 1 skipped in 4.0 s (test phases 3.2 s)"
     )
+
+
+def test_totals_line_leads_with_the_measured_run_even_when_every_test_took_no_time():
+    # A provider whose scenarios all skip (verbs on a host without RDMA) sums to 0 s of test
+    # phases; the run still took the time the runner measured.
+    records = [rec(f"A-{i}", "verbs", "skipped", "no device", duration=0.0) for i in range(3)]
+    assert format_totals(records, wall_seconds=2.46) == (
+        "conformance: 0 passed, 0 failed, 3 skipped in 2.5 s (test phases 0.00 s)"
+    )
+
+
+def test_seconds_keep_two_decimals_under_a_second():
+    assert [format_seconds(s) for s in (0.0, 0.042, 0.5, 0.96, 35.94)] == [
+        "0.00 s", "0.04 s", "0.50 s", "1.0 s", "35.9 s"]
+
+
+def test_provider_totals_give_each_column_its_test_phase_time():
+    records = [rec("A-1", "soft", "passed", duration=1.5), rec("A-1", "verbs", "skipped", "r", duration=0.0)]
+    assert format_provider_totals(records, ["soft", "verbs"]).splitlines() == [
+        "per provider:",
+        "  soft: 1 passed, 0 failed, 0 skipped, test phases 1.5 s",
+        "  verbs: 0 passed, 0 failed, 1 skipped, test phases 0.00 s",
+    ]
+    assert format_provider_totals(records[:1], ["soft"]) == ""
 
 
 def test_totals_line_mentions_errors_only_when_there_are_some():
