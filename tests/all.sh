@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test: the CTest suites (GoogleTest, the ndk package's pytest suite, the scenarios, the
+# Every test: the installed package checked from outside the tree, the CTest suites (GoogleTest, the ndk package's pytest suite, the scenarios, the
 # benchmark smoke runs) in the normal build, again under ASan+UBSan, and the C++ suites under
 # TSan; with NDK_VM=1 (what .ci/run sets) also the verbs lane: every scenario against real
 # RDMA devices (rxe, siw) in a QEMU guest, tests/vm/verbs-lane.sh.  Exits non-zero if
@@ -10,6 +10,10 @@ jobs=$(nproc)
 
 bash tests/setup.sh default asan tsan
 
+if [[ ${NDK_NO_INSTALL:-0} != 1 ]]; then
+  echo "== the installed package (.deb), from a folder outside the repository"
+  bash tests/package/check-installed.sh
+fi
 echo "== ctest: build/ (RelWithDebInfo)"
 ctest --test-dir build --output-on-failure -j "$jobs" -LE vm
 echo "== ctest: build-asan/ (ASan + UBSan)"

@@ -5,6 +5,9 @@
 #
 #   tests/setup.sh [preset ...]      presets: default (build/), asan (build-asan/), tsan
 #   NDK_TSAN_TARGETS=...             targets to build for tsan (default: ndk_unit_tests)
+#   NDK_NO_INSTALL=1                 do not install the ndk package (the default preset builds
+#                                    build/ndk-harness_*.deb with CPack and installs it, so that
+#                                    `import ndk`, `ndk` and `pytest --ndk-provider` work anywhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,3 +46,28 @@ for preset in "${presets[@]}"; do
     cmake --build "$dir"
   fi
 done
+
+# The package, installed like any Debian package: stage the default build's install tree, and
+# when a staged file differs from what is installed, build the .deb (CPack) and install it with
+# apt, which brings its dependencies.  Nothing is rebuilt or reinstalled when nothing changed.
+install_package() {
+  local stage=build/package-root
+  rm -rf "$stage"
+  DESTDIR="$PWD/$stage" cmake --install build --prefix /usr --strip >/dev/null
+  local differs=0 file
+  while IFS= read -r -d '' file; do
+    cmp -s "$stage/$file" "/$file" || { differs=1; break; }
+  done < <(cd "$stage" && find . -type f -printf '%P\0')
+  ((differs)) || return 0
+  rm -f build/ndk-harness_*.deb
+  (cd build && cpack -G DEB >/dev/null)
+  local deb=(build/ndk-harness_*.deb)
+  echo "setup: installing ${deb[0]}"
+  local sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --reinstall \
+    --no-install-recommends "$PWD/${deb[0]}" >/dev/null
+}
+if [[ " ${presets[*]} " == *" default "* && ${NDK_NO_INSTALL:-0} != 1 ]]; then
+  install_package
+fi

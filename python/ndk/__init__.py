@@ -28,6 +28,11 @@ from ._knobs import Knobs, options_text
 from ._oid import ConnectionEntry, LocalEndpointEntry, OidHeader, OidResult
 from ._status import Status
 
+try:  # written by CMake, in the build tree and in the installed package
+    from ._build_info import VERSION as __version__
+except ImportError:  # the package's sources used without a build
+    __version__ = "0+unknown"
+
 __all__ = [
     "Adapter", "AdapterFlag", "AdapterInfo", "AdapterInfoQuery", "AddressResult", "Call",
     "ConnectionData", "ConnectionEntry", "Connector", "Cq", "CqNotify", "Knobs",

@@ -35,7 +35,8 @@ def find_helper() -> str:
     try:
         from . import _build_info
 
-        candidates.append(Path(_build_info.BUILD_DIR) / "bin" / "ndk_perf")
+        if _build_info.BUILD_DIR:  # None in an installed package: ndk_perf is on PATH
+            candidates.append(Path(_build_info.BUILD_DIR) / "bin" / "ndk_perf")
     except ImportError:  # a package not built by CMake
         pass
     # build/python/ndk/perf.py -> build/bin/ndk_perf (the package's files are links there)

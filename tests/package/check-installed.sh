@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Does the installed ndk package work as a Python package, from a folder outside the repository?
+#
+#   tests/package/check-installed.sh          the system's installation (the .deb that
+#                                             tests/setup.sh installs); what CI checks
+#   tests/package/check-installed.sh ROOT     an installation staged under ROOT
+#                                             (DESTDIR=ROOT cmake --install build --prefix /usr),
+#                                             as the CTest test package_install does
+#
+# Checks, with no PYTHONPATH into the source or build tree: `import ndk` and its version against
+# the distribution's metadata; a user's own pytest file using the plugin's `adapter` fixture,
+# loaded through the pytest11 entry point (no conftest, no -p); `ndk conformance` on the
+# installed scenarios; `ndk info`.
+set -euo pipefail
+root=${1:-}
+python=/usr/bin/python3
+unset PYTHONPATH NDK_SCENARIOS
+if [[ -n $root ]]; then
+  root=$(cd "$root" && pwd)
+  export PYTHONPATH=$root/usr/lib/python3/dist-packages
+  export PATH=$root/usr/bin:$PATH
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+export PYTHONDONTWRITEBYTECODE=1
+
+echo "== import ndk (from $work)"
+$python - "$root" <<'PY'
+import importlib.metadata, sys
+from pathlib import Path
+import ndk
+root = sys.argv[1]
+where = Path(ndk.__file__).resolve()
+expected = Path(root or "/", "usr/lib/python3/dist-packages/ndk").resolve()
+assert where.parent == expected, f"ndk imported from {where}, not from {expected}"
+dist = importlib.metadata.version("ndk-harness")
+assert ndk.__version__ == dist, (ndk.__version__, dist)
+plugins = {e.name: e.value for e in importlib.metadata.entry_points(group="pytest11")}
+assert plugins.get("ndk.testing") == "ndk.testing", plugins
+print(f"ndk {ndk.__version__} from {where.parent}; pytest11 entry point ndk.testing")
+PY
+
+echo "== pytest --ndk-provider soft test_mine.py (no conftest)"
+cat > test_mine.py <<'PY'
+import ndk
+from ndk import Status
+
+
+def test_create_cq_through_the_adapter_fixture(adapter: ndk.Adapter) -> None:
+    call = adapter.create_cq(cq_depth=16)
+    assert call.status in (Status.SUCCESS, Status.PENDING)
+    cq = call.get(timeout=5.0)
+    assert isinstance(cq, ndk.Cq)
+    assert adapter.create_cq(cq_depth=0xFFFFFFFF).status == Status.INVALID_PARAMETER
+PY
+out=$($python -m pytest -q -p no:cacheprovider --ndk-provider soft test_mine.py 2>&1) || {
+  echo "$out"; exit 1; }
+echo "$out" | tail -1
+grep -Eq '^1 passed' <<<"$(echo "$out" | tail -1)" || { echo "$out"; exit 1; }
+
+echo "== ndk conformance (installed scenarios)"
+out=$(ndk conformance -k test_create_cq 2>&1) || { echo "$out"; exit 1; }
+echo "$out" | tail -3
+echo "== ndk info"
+ndk info --provider soft >/dev/null
+echo "package check: ok"
