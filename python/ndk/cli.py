@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import enum
+import os
+import signal
 import sys
 from typing import Any, Sequence
 
@@ -57,15 +59,27 @@ def format_info(info: Any) -> str:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    """Show each provider's adapter info.
+
+    Without ``--provider``, every registered provider is listed and one that cannot open an
+    adapter here (verbs on a host without an RDMA device) is shown as not available, with the
+    reason, without failing the command.  A provider named with ``--provider`` that cannot open
+    fails it (exit 1), after the others are shown.
+    """
     import ndk
 
     status = 0
+    named = bool(args.providers)
     for provider in args.providers or ndk.providers():
         try:
             adapter = ndk.open_adapter(provider)
-        except Exception as exc:  # report every provider, then fail
-            print(f"ndk info: cannot open provider {provider!r}: {exc}", file=sys.stderr)
-            status = 1
+        except Exception as exc:  # report every provider, then fail if it was asked for
+            if named:
+                print(f"ndk info: cannot open provider {provider!r}: {exc}", file=sys.stderr)
+                status = 1
+            else:
+                print(provider)
+                print(f"  not available: {exc}")
             continue
         try:
             print(provider)
@@ -177,4 +191,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command != "conformance":
         parser.error(f"'--' arguments are only for 'conformance', not {args.command!r}")
     args.pytest_args = extra
-    return args.handler(args)
+    try:
+        code = args.handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit flush
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """The reader of stdout closed it (``ndk info | head -1``): stop quietly, as a program that
+    SIGPIPE kills does, and exit 141 (128 + SIGPIPE), the status a shell shows for one."""
+    try:  # the interpreter flushes stdout again at exit: point it at /dev/null first
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file descriptor behind sys.stdout
+        pass
+    return 128 + signal.SIGPIPE

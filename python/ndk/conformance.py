@@ -6,8 +6,10 @@ providers matrix and the summary from :mod:`ndk._report` (with the validation la
 violations per provider and rule), adds those violations to the JUnit XML file, and writes the
 HTML report of :mod:`ndk._html`.
 
-The scenarios' own conftest loads ``ndk.testing``; the runner deliberately does not add
-``-p ndk.testing`` as well, so the plugin is registered exactly once.
+The runner loads the ``ndk.testing`` plugin itself (``-p ndk.testing``), so a scenarios folder
+without a conftest works.  pytest registers a plugin once per name: a conftest that also names
+it (``pytest_plugins = ["ndk.testing"]``, as scenarios/conftest.py does) or the installed
+package's ``pytest11`` entry point (named ``ndk.testing`` too) finds it already registered.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ._report import (COLLECTION, FAILING, VIOLATION_PROPERTY, Record, Violation
 from ._selection import provider_of, rule_of, selected_providers
 
 SCENARIOS_ENV = "NDK_SCENARIOS"
+PLUGIN = "ndk.testing"  # the pytest plugin the scenarios need (fixtures, markers, options)
 
 # Rank of a test's outcome across its setup/call/teardown phases: the worst one is kept, and
 # among failures the first (a failing call followed by a teardown error stays "failed").
@@ -186,8 +189,8 @@ def pytest_args(
     keyword: str | None = None,
     extra_args: Sequence[str] = (),
 ) -> list[str]:
-    """The pytest command line for a conformance run (without ``-p ndk.testing``: see module doc)."""
-    args = [str(scenarios_dir), "-q", "-p", "no:cacheprovider"]
+    """The pytest command line for a conformance run (``-p ndk.testing``: see the module doc)."""
+    args = [str(scenarios_dir), "-q", "-p", "no:cacheprovider", "-p", PLUGIN]
     for provider in providers:
         args += ["--ndk-provider", provider]
     if junit:

@@ -34,6 +34,19 @@ def test_info_prints_an_aligned_table_per_provider_and_closes_adapters(capsys, f
     assert all(adapter.is_closed for adapter in fake_ndk.opened)
 
 
+def test_info_lists_a_provider_without_a_device_with_the_reason_and_succeeds(capsys, fake_ndk, monkeypatch):
+    # verbs on a host without RDMA: every registered provider is listed, so a missing device is
+    # information, not a failure of the command.
+    monkeypatch.setattr(fake_ndk, "providers", lambda: ["soft", "verbs"])
+    assert cli.main(["info"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0] == "soft"
+    verbs = lines.index("verbs")
+    assert lines[verbs + 1] == "  not available: no provider named 'verbs'"
+    assert captured.err == ""
+
+
 def test_info_for_one_provider(capsys, fake_ndk):
     assert cli.main(["info", "--provider", "plain"]) == 0
     out = capsys.readouterr().out
@@ -46,6 +59,18 @@ def test_info_reports_a_provider_that_cannot_open_and_fails(capsys, fake_ndk):
     captured = capsys.readouterr()
     assert "cannot open provider 'nosuch'" in captured.err
     assert captured.out.splitlines()[0] == "soft"
+
+
+def test_info_to_a_closed_pipe_exits_quietly(fake_ndk_env):
+    # `ndk info | head -1`: the reader is gone before the command writes; no traceback.
+    import subprocess
+
+    process = subprocess.Popen([sys.executable, "-m", "ndk", "info"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    process.stdout.close()  # no reader left: the first write (or flush) gets EPIPE
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141, err
+    assert err == ""
 
 
 def test_conformance_passes_its_arguments_to_run(monkeypatch):

@@ -110,6 +110,44 @@ def test_totals_show_the_measured_wall_time_of_the_run(scenarios, pytester, fake
     assert 0.5 <= wall < 60 and phases < 0.5
 
 
+# A scenario that checks the plugin is registered exactly once, under its module name.
+PLUGIN_ONCE = """
+    import sys
+    import pytest
+
+    @pytest.mark.rule("PLUGIN-ONCE")
+    def test_plugin_once(request, adapter):
+        manager = request.config.pluginmanager
+        testing = sys.modules["ndk.testing"]
+        assert manager.get_plugin("ndk.testing") is testing
+        assert [plugin for plugin in manager.get_plugins() if plugin is testing] == [testing]
+        assert adapter.provider == "soft"
+    """
+
+
+def test_a_folder_without_conftest_just_works(pytester, fake_ndk_env, monkeypatch):
+    # Before, the runner relied on the folder's conftest to load ndk.testing: "fixture
+    # 'adapter' not found".  No entry points either (an installed package's pytest11 entry
+    # point would load the plugin by itself): the runner alone must load it.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_bare=PLUGIN_ONCE)
+    assert not (pytester.path / "conftest.py").exists()
+    result = run_ndk(pytester, "conformance", "--scenarios", str(pytester.path))
+    assert result.ret == 0, result.stdout.str()
+    assert "fixture 'adapter' not found" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["PLUGIN-ONCE *pass", "conformance: 1 passed, 0 failed, 0 skipped in *"])
+
+
+def test_a_conftest_naming_the_plugin_too_registers_it_once(scenarios, pytester, fake_ndk_env):
+    # -p ndk.testing, the conftest's pytest_plugins and (when the package is installed) the
+    # pytest11 entry point all name it "ndk.testing": one registration.
+    directory = scenarios(test_once=PLUGIN_ONCE)
+    assert "ndk.testing" in (directory / "conftest.py").read_text()
+    result = run_ndk(pytester, "conformance", "--scenarios", str(directory))
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["conformance: 1 passed, 0 failed, 0 skipped in *"])
+
+
 def test_keyword_selects_scenarios(scenarios, pytester, fake_ndk_env):
     directory = scenarios(**SCENARIOS)
     result = run_ndk(pytester, "conformance", "--scenarios", str(directory), "-k", "depth or knob")
@@ -170,14 +208,13 @@ def test_missing_scenarios_directory_is_a_clear_error(pytester, fake_ndk_env):
 # --- pieces of run(), in-process -----------------------------------------------------------
 
 
-def test_pytest_args_do_not_load_the_plugin_twice():
+def test_pytest_args_load_the_plugin():
     args = conformance.pytest_args("scen", ["soft", "lib/x.so"], junit="j.xml", keyword="cq", extra_args=["-x"])
     assert args == [
-        "scen", "-q", "-p", "no:cacheprovider",
+        "scen", "-q", "-p", "no:cacheprovider", "-p", "ndk.testing",
         "--ndk-provider", "soft", "--ndk-provider", "lib/x.so",
         "--junitxml=j.xml", "-k", "cq", "-x",
     ]  # fmt: skip
-    assert "ndk.testing" not in args
 
 
 def test_locate_prefers_the_argument_then_the_environment(tmp_path, monkeypatch):
