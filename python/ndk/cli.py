@@ -128,6 +128,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         keyword=args.keyword,
         extra_args=args.pytest_args,
         html=args.html,
+        progress=args.progress,
     )
 
 
@@ -166,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--scenarios", metavar="DIR", help="scenarios directory")
     conformance.add_argument("-k", dest="keyword", metavar="EXPR",
                              help="only scenarios matching the pytest -k expression")
+    conformance.add_argument("--progress", choices=("auto", "live", "plain", "off"), default="auto",
+                             help="progress display: live (rich, on a terminal), plain (a line "
+                                  "per rule family finished), off; auto: live on a terminal, "
+                                  "else plain")
     conformance.set_defaults(handler=cmd_conformance)
 
     try:

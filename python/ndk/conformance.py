@@ -1,7 +1,8 @@
 """The conformance runner behind ``ndk conformance``.
 
 Runs the scenarios with pytest in this process, collects one :class:`~ndk._report.Record` per
-test through :class:`ResultCollector` (a plain pytest plugin object), then prints the rules x
+test through :class:`ResultCollector` (a plain pytest plugin object), shows the run's progress
+through :class:`~ndk._progress.ConformanceProgress` (another one), then prints the rules x
 providers matrix and the summary from :mod:`ndk._report` (with the validation layer's
 violations per provider and rule), adds those violations to the JUnit XML file, and writes the
 HTML report of :mod:`ndk._html`.
@@ -24,6 +25,7 @@ from typing import Sequence, TextIO
 
 import pytest
 
+from ._progress import ConformanceProgress
 from ._report import (COLLECTION, FAILING, VIOLATION_PROPERTY, Record, ViolationRecord,
                       format_report, violation_tallies)
 from ._selection import provider_of, rule_of, selected_providers
@@ -269,12 +271,14 @@ def run(
     keyword: str | None = None,
     extra_args: Sequence[str] = (),
     html: str | None = None,
+    progress: str = "auto",
 ) -> int:
     """Run the conformance scenarios against ``providers`` and print the matrix; return an exit code.
 
     ``providers`` empty means the plugin's default (soft). ``junit`` is a JUnit XML path to write,
     ``keyword`` a ``-k`` expression, ``extra_args`` further pytest arguments, ``html`` a
-    self-contained HTML report to write.
+    self-contained HTML report to write, ``progress`` how to show the run's progress
+    (:class:`ndk._progress.ConformanceProgress`: auto, live, plain or off).
     """
     try:
         directory = locate_scenarios_dir(scenarios_dir)
@@ -283,7 +287,11 @@ def run(
         return int(pytest.ExitCode.USAGE_ERROR)
     collector = ResultCollector()
     started = time.monotonic()
-    code = pytest.main(pytest_args(directory, providers, junit, keyword, extra_args), plugins=[collector])
+    shown = ConformanceProgress(sys.stdout, mode=progress, started=started)
+    args = pytest_args(directory, providers, junit, keyword, extra_args)
+    if shown.mode != "off":  # no "[100%]" from pytest: the progress display has it
+        args[1:1] = ["-o", "console_output_style=classic"]
+    code = pytest.main(args, plugins=[collector, shown])
     wall = time.monotonic() - started
     where = f"{directory}" + (f" matching -k {keyword!r}" if keyword else "")
     return conclude(code, collector.records, collector.providers or list(providers), wall, where,

@@ -77,12 +77,13 @@ def test_conformance_passes_its_arguments_to_run(monkeypatch):
     calls = []
     monkeypatch.setattr(conformance, "run", lambda **kwargs: calls.append(kwargs) or 7)
     argv = ["conformance", "--provider", "soft", "--provider", "lib/x.so", "--junit", "j.xml",
-            "--html", "r.html", "--scenarios", "scen", "-k", "cq and not qp", "--", "-x",
-            "--tb=short"]  # fmt: skip
+            "--html", "r.html", "--scenarios", "scen", "-k", "cq and not qp", "--progress",
+            "plain", "--", "-x", "--tb=short"]  # fmt: skip
     assert cli.main(argv) == 7
     assert calls == [
         dict(providers=["soft", "lib/x.so"], scenarios_dir="scen", junit="j.xml",
-             keyword="cq and not qp", extra_args=["-x", "--tb=short"], html="r.html"),
+             keyword="cq and not qp", extra_args=["-x", "--tb=short"], html="r.html",
+             progress="plain"),
     ]  # fmt: skip
 
 
@@ -91,7 +92,7 @@ def test_conformance_defaults(monkeypatch):
     monkeypatch.setattr(conformance, "run", lambda **kwargs: calls.append(kwargs) or 0)
     assert cli.main(["conformance"]) == 0
     assert calls == [dict(providers=[], scenarios_dir=None, junit=None, keyword=None, extra_args=[],
-                          html=None)]
+                          html=None, progress="auto")]
 
 
 def test_double_dash_is_only_for_conformance(capsys):

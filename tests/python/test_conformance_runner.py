@@ -76,6 +76,11 @@ def test_matrix_shows_pass_fail_skip_per_rule_and_provider(scenarios, pytester, 
     result.stdout.fnmatch_lines(["warning: 2 scenario(s) without a rule marker: *test_unmarked*"])
     result.stdout.fnmatch_lines(["conformance: 5 passed, 2 failed, 1 skipped in * s (test phases * s)"])
     assert "PytestAssertRewriteWarning" not in result.stdout.str()
+    # stdout is a pipe here: the progress comes as plain lines, one per family, no escapes.
+    assert "\x1b" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["ndk conformance: 8 tests in 3 rule families"])
+    result.stdout.fnmatch_lines(["CQ  *3 passed, 0 failed, 1 skipped  ?6/8, * s?"])
+    result.stdout.fnmatch_lines(["QP  *0 passed, 2 failed, 0 skipped  ?7/8, * s?"])
 
 
 def test_all_passing_exits_0_with_default_provider(scenarios, pytester, fake_ndk_env):
