@@ -1,23 +1,129 @@
 """Flags and enumerations of the NDK interface, with the values of core/include/ndk/ndkpi.h.
 
-Each is built from the binding's tables (one source: the C header); members drop the common
-prefix: MrFlag.ALLOW_LOCAL_WRITE is NDK_MR_FLAG_ALLOW_LOCAL_WRITE.
+The values are written out here so that type checkers know the members;
+tests/binding/test_status_and_constants.py keeps them equal to the binding's tables (one
+source: the C header).  Members drop the common prefix: MrFlag.ALLOW_LOCAL_WRITE is
+NDK_MR_FLAG_ALLOW_LOCAL_WRITE.  str() is the member's name (OpType.SEND, or
+MrFlag.ALLOW_LOCAL_WRITE|RDMA_READ_SINK for a combination); a numeric format spec gives the
+number (f"{flags:#x}").
 """
 
 import enum
 
-from . import _core
+from ._status import format_member
 
-_tables = _core.constant_tables()
 
-ObjectType = enum.IntEnum("ObjectType", _tables["ObjectType"], module=__name__)
-OpType = enum.IntEnum("OpType", _tables["OpType"], module=__name__)
-CqNotify = enum.IntEnum("CqNotify", _tables["CqNotify"], module=__name__)
-RdmaTechnology = enum.IntEnum("RdmaTechnology", _tables["RdmaTechnology"], module=__name__)
-Oid = enum.IntEnum("Oid", _tables["Oid"], module=__name__)
-MrFlag = enum.IntFlag("MrFlag", _tables["MrFlag"], module=__name__)
-OpFlag = enum.IntFlag("OpFlag", _tables["OpFlag"], module=__name__)
-AdapterFlag = enum.IntFlag("AdapterFlag", _tables["AdapterFlag"], module=__name__)
+class _Enum(enum.IntEnum):
+    """An NDK enumeration: str() names the member, f"{member:d}" gives the number."""
+
+    __str__ = enum.Enum.__str__
+
+    def __format__(self, spec: str) -> str:
+        return format_member(self, spec)
+
+
+class _Flag(enum.IntFlag):
+    """A set of NDK flags: str() names the members, f"{flags:#x}" gives the number."""
+
+    __str__ = enum.Flag.__str__
+
+    def __format__(self, spec: str) -> str:
+        return format_member(self, spec)
+
+
+class ObjectType(_Enum):
+    """NDK_OBJECT_TYPE: the header's ObjectType of every NDK object."""
+
+    UNDEFINED = 0
+    ADAPTER = 1
+    QP = 2
+    CQ = 3
+    MR = 4
+    MW = 5
+    PD = 6
+    SHARED_ENDPOINT = 7
+    CONNECTOR = 8
+    LISTENER = 9
+    SRQ = 10
+
+
+class OpType(_Enum):
+    """NDK_OP_TYPE_*: the Type of an NDK_RESULT_EX."""
+
+    RECEIVE = 0x1
+    SEND = 0x2
+    FAST_REGISTER = 0x4
+    BIND = 0x8
+    INVALIDATE = 0x10
+    READ = 0x20
+    WRITE = 0x40
+    RECEIVE_AND_INVALIDATE = 0x8001
+
+
+class CqNotify(_Enum):
+    """NDK_CQ_NOTIFY_*: what an arm waits for."""
+
+    ERRORS = 0
+    ANY = 1
+    SOLICITED = 2
+
+
+class RdmaTechnology(_Enum):
+    """NDK_RDMA_TECHNOLOGY: an adapter's RdmaTechnology."""
+
+    UNDEFINED = 0
+    IWARP = 1
+    INFINIBAND = 2
+    ROCE = 3
+    ROCEV2 = 4
+
+
+class Oid(_Enum):
+    """The NDK OIDs (OID_NDK_*) of adapter.query_oid / set_oid."""
+
+    NDK_SET_STATE = 0xFC040201
+    NDK_STATISTICS = 0xFC040202
+    NDK_CONNECTIONS = 0xFC040203
+    NDK_LOCAL_ENDPOINTS = 0xFC040204
+
+
+class MrFlag(_Flag):
+    """NDK_MR_FLAG_*: access rights of a memory registration (ALLOW_REMOTE_WRITE includes
+    ALLOW_LOCAL_WRITE, as in the header)."""
+
+    ALLOW_LOCAL_READ = 0x0
+    ALLOW_LOCAL_WRITE = 0x1
+    ALLOW_REMOTE_READ = 0x2
+    ALLOW_REMOTE_WRITE = 0x5
+    RDMA_READ_SINK = 0x8
+
+
+class OpFlag(_Flag):
+    """NDK_OP_FLAG_*: flags of a work request."""
+
+    SILENT_SUCCESS = 0x1
+    READ_FENCE = 0x2
+    SEND_AND_SOLICIT_EVENT = 0x4
+    ALLOW_REMOTE_READ = 0x8
+    ALLOW_LOCAL_WRITE = 0x10
+    ALLOW_REMOTE_WRITE = 0x30
+    INLINE = 0x40
+    RDMA_READ_SINK = 0x80
+    RDMA_READ_LOCAL_INVALIDATE = 0x100
+    DEFER = 0x200
+
+
+class AdapterFlag(_Flag):
+    """NDK_ADAPTER_FLAG_*: an adapter's AdapterFlags."""
+
+    IN_ORDER_DMA_SUPPORTED = 0x1
+    RDMA_READ_SINK_NOT_REQUIRED = 0x2
+    CQ_INTERRUPT_MODERATION_SUPPORTED = 0x4
+    MULTI_ENGINE_SUPPORTED = 0x8
+    RDMA_READ_LOCAL_INVALIDATE_SUPPORTED = 0x10
+    CQ_RESIZE_SUPPORTED = 0x100
+    LOOPBACK_CONNECTIONS_SUPPORTED = 0x10000
+
 
 __all__ = ["ObjectType", "OpType", "CqNotify", "RdmaTechnology", "Oid", "MrFlag", "OpFlag",
            "AdapterFlag"]

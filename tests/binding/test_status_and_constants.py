@@ -1,7 +1,9 @@
 """ndk.Status and the enumerations come from the C header's values, and print as NDK does."""
 
+import pytest
+
 import ndk
-from ndk import Status
+from ndk import Status, _core
 
 
 def test_status_prints_full_name_and_hex():
@@ -33,3 +35,43 @@ def test_flags_and_types_have_header_values():
     assert ndk.Oid.NDK_CONNECTIONS == 0xFC040203
     assert ndk.CqNotify.SOLICITED == 2
     assert ndk.ObjectType.SRQ == 10
+
+
+# The enumerations are static classes (so type checkers know their members); the binding's
+# tables, built from the C header, are the source they must stay equal to.
+
+def test_status_class_matches_the_binding_table():
+    table = {value & 0xFFFFFFFF: name for value, name in _core.status_table()}
+    for value, full_name in table.items():
+        member = Status(value)
+        assert member.name in Status.__members__, f"{full_name} missing from ndk.Status"
+        assert member.full_name == full_name and int(member) == value
+        assert full_name.endswith("STATUS_" + member.name)
+    extra = {name for name, member in Status.__members__.items() if int(member) not in table}
+    assert not extra, f"ndk.Status members not in the binding's table: {sorted(extra)}"
+    assert len(Status.__members__) == len(table)
+
+
+@pytest.mark.parametrize("name", sorted(_core.constant_tables()))
+def test_enum_class_matches_the_binding_table(name):
+    table = dict(_core.constant_tables()[name])
+    enum_class = getattr(ndk, name)
+    assert {key: int(member) for key, member in enum_class.__members__.items()} == table
+
+
+def test_every_binding_table_has_a_class():
+    assert sorted(_core.constant_tables()) == sorted(
+        ["ObjectType", "OpType", "CqNotify", "RdmaTechnology", "Oid", "MrFlag", "OpFlag",
+         "AdapterFlag"])
+
+
+def test_enums_print_their_names_and_format_as_numbers():
+    assert str(ndk.OpType.SEND) == f"{ndk.OpType.SEND}" == "OpType.SEND"
+    assert f"{ndk.OpType.SEND:d}" == "2" and f"{ndk.Oid.NDK_STATISTICS:#x}" == "0xfc040202"
+    flags = ndk.MrFlag.ALLOW_LOCAL_WRITE | ndk.MrFlag.RDMA_READ_SINK
+    assert str(flags) == "MrFlag.ALLOW_LOCAL_WRITE|RDMA_READ_SINK" and f"{flags:#x}" == "0x9"
+    status = Status.PENDING
+    assert f"{status}" == str(status) == "STATUS_PENDING (0x00000103)"
+    assert f"{status:#x}" == "0x103" and f"{status:d}" == "259" and f"{status:08X}" == "00000103"
+    assert f"{status:>30}" == "   STATUS_PENDING (0x00000103)"
+    assert f"{Status(0xC0DE0001):#x}" == "0xc0de0001"
