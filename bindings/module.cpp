@@ -4,6 +4,7 @@
 
 namespace ndk::py {
 void bind_batch(pyb::module_ &m); // bind_batch.cpp: Qp.post_many, Cq.poll_into (after Qp, Cq)
+void add_text_signatures(pyb::module_ &m); // text_signatures.cpp: for inspect.signature
 }
 
 PYBIND11_MODULE(_core, m)
@@ -21,4 +22,5 @@ PYBIND11_MODULE(_core, m)
     ndk::py::bind_connector(m);
     ndk::py::bind_batch(m);
     ndk::py::bind_raw(m);
+    ndk::py::add_text_signatures(m); // after every binding: reads pybind11's docstrings
 }

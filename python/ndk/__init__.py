@@ -16,6 +16,8 @@ The validation layer (docs/validation.md) checks both sides of the NDK contract 
 lists what it checks.
 """
 
+from typing import Any, Callable, Optional
+
 from . import _adapter, _connection, _core, _oid
 from ._connection import AddressResult, ConnectionData
 from ._constants import (AdapterFlag, CqNotify, MrFlag, ObjectType, Oid, OpFlag, OpType,
@@ -50,27 +52,27 @@ _validate_default = False
 
 # Called with every adapter ndk.open_adapter opened (ndk.testing collects the validated ones'
 # sessions, to fail a scenario that left violations).  Internal to the package.
-_open_hooks = []
+_open_hooks: list[Callable[[Adapter], None]] = []
 
 
-def providers():
+def providers() -> list[str]:
     """Names of the providers that can be opened here (others load by .so path)."""
     return list(_core.providers())
 
 
-def rules():
+def rules() -> list[Rule]:
     """Every rule of the validation layer (ndk.Rule: id, side, severity, section, summary), in
     the order of docs/validation.md."""
     return list(_core.rules())
 
 
-def validate_default():
+def validate_default() -> bool:
     """Whether ndk.open_adapter validates when called without ``validate`` (False unless the
     pytest plugin turned it on)."""
     return _validate_default
 
 
-def set_validate_default(validate):
+def set_validate_default(validate: bool) -> bool:
     """Set what ndk.open_adapter does when called without ``validate``; returns the previous
     setting.  The pytest plugin sets it from --ndk-validate / --ndk-no-validate."""
     global _validate_default
@@ -80,7 +82,8 @@ def set_validate_default(validate):
     return previous
 
 
-def open_adapter(provider="soft", *, version=(2, 0), validate=None, **knobs):
+def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
+                 validate: Optional[bool] = None, **knobs: Any) -> Adapter:
     """Open an NDK adapter on a new miniport of `provider` (a name or a path to a provider
     shared object), asking for NDK `version` = (major, lowest acceptable minor).
 
@@ -108,19 +111,19 @@ def open_adapter(provider="soft", *, version=(2, 0), validate=None, **knobs):
     return adapter
 
 
-def _knobs_of(adapter):
+def _knobs_of(adapter: Adapter) -> Knobs:
     if not adapter.has_knobs:
         raise KnobsNotSupported(f"provider {adapter.provider!r} has no knobs")
     return Knobs(adapter)
 
 
-Adapter.knobs = property(_knobs_of, doc="The provider's run-time knobs (ndk.Knobs).")
+setattr(Adapter, "knobs", property(_knobs_of, doc="The provider's run-time knobs (ndk.Knobs)."))
 _adapter.install(Adapter)
 _oid.install(Adapter)
 _connection.install(Connector)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # ndk.testing (the pytest plugin, and connect_pair) is imported on first use, so that
     # `import ndk` never imports pytest.
     if name == "testing":

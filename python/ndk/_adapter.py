@@ -4,12 +4,19 @@ Installed on ``ndk.Adapter`` by ``ndk/__init__.py``.  Addresses and progress go 
 provider's knobs (docs/knobs.md): a provider without them raises ndk.KnobsNotSupported.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Union
+
 from ._errors import KnobsNotSupported
 from ._knobs import get_knob, set_knob
 from ._status import Status
 
+if TYPE_CHECKING:
+    from ._core import Adapter, LamCall, Mdl
 
-def addresses(adapter):
+
+def addresses(adapter: Adapter) -> Optional[list[str]]:
     """The adapter's IP addresses (knob ``address``: "192.0.2.1,2001:db8::1"), in order; None
     when the provider does not say (it has no ``address`` knob)."""
     if not adapter.has_knobs:
@@ -20,21 +27,21 @@ def addresses(adapter):
     return [host.strip() for host in text.split(",") if host.strip()]
 
 
-def step(adapter, n=1):
+def step(self: Adapter, n: int = 1) -> int:
     """Run up to ``n`` queued engine steps (transfers, completions, callbacks) of the adapter's
     miniport, with knob ``progress="manual"``; returns how many ran (knob ``step``)."""
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"step count must be an int, not {type(n).__name__}")
     if n < 0:
         raise ValueError("step count must be >= 0")
-    reply = set_knob(adapter, "step", n)
+    reply = set_knob(self, "step", n)
     try:
         return int(reply)
     except ValueError:
         raise ValueError(f"knob 'step' replied {reply!r}, not a count") from None
 
 
-def pending_steps(adapter):
+def pending_steps(adapter: Adapter) -> int:
     """How many engine steps are queued on the adapter's miniport (knob ``step``, read)."""
     text = get_knob(adapter, "step")
     try:
@@ -43,7 +50,8 @@ def pending_steps(adapter):
         raise KnobsNotSupported(f"knob 'step' reads {text!r}, not a count") from None
 
 
-def build_lam(adapter, buffer, length=None, lam_size=None):
+def build_lam(self: Adapter, buffer: Union[Any, Mdl], length: Optional[int] = None,
+              lam_size: Optional[int] = None) -> LamCall:
     """NdkBuildLAM -> ndk.LamCall, whose get() returns the ndk.Lam (adapter_page_array,
     adapter_page_count, fbo): logical addresses for ``buffer`` (a writable bytes-like object,
     or an ndk.Mdl as given), used in SGEs under pd.get_privileged_memory_region_token().
@@ -55,11 +63,11 @@ def build_lam(adapter, buffer, length=None, lam_size=None):
     """
     from . import _core
 
-    return _core._build_lam(adapter, buffer, length, lam_size)
+    return _core._build_lam(self, buffer, length, lam_size)
 
 
-def install(adapter_class):
-    adapter_class.build_lam = build_lam
-    adapter_class.addresses = property(addresses, doc=addresses.__doc__)
-    adapter_class.step = step
-    adapter_class.pending_steps = property(pending_steps, doc=pending_steps.__doc__)
+def install(adapter_class: type) -> None:
+    setattr(adapter_class, "build_lam", build_lam)
+    setattr(adapter_class, "addresses", property(addresses, doc=addresses.__doc__))
+    setattr(adapter_class, "step", step)
+    setattr(adapter_class, "pending_steps", property(pending_steps, doc=pending_steps.__doc__))

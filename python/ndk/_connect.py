@@ -9,7 +9,11 @@ from __future__ import annotations
 import ipaddress
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from ._core import Adapter, Connector, Cq, Listener, Pd, Qp
+    from ._core import _Buffer
 
 
 @dataclass
@@ -17,12 +21,12 @@ class Endpoint:
     """One side of a connection made by connect_pair: one CQ, used as both the receive and the
     initiator CQ of the QP.  ``listener`` is set on the server side."""
 
-    adapter: Any
-    pd: Any
-    cq: Any
-    qp: Any
-    connector: Any
-    listener: Optional[Any] = None
+    adapter: Adapter
+    pd: Pd
+    cq: Cq
+    qp: Qp
+    connector: Connector
+    listener: Optional[Listener] = None
 
 
 class _Progress:
@@ -114,9 +118,11 @@ def _queue_pair(steps, adapter, side, cq_depth, **qp_sizes):
     return pd, cq, qp
 
 
-def connect_pair(client, server, *, cq_depth=64, receive_queue_depth=64, initiator_queue_depth=64,
-                 max_receive_request_sge=4, max_initiator_request_sge=4, inline_data_size=0,
-                 private_data=None, timeout=2.0):
+def connect_pair(client: Adapter, server: Adapter, *, cq_depth: int = 64,
+                 receive_queue_depth: int = 64, initiator_queue_depth: int = 64,
+                 max_receive_request_sge: int = 4, max_initiator_request_sge: int = 4,
+                 inline_data_size: int = 0, private_data: Optional[_Buffer] = None,
+                 timeout: float = 2.0) -> tuple[Endpoint, Endpoint]:
     """Connect a QP on ``client`` to one on ``server`` (the same adapter is fine: loopback).
 
     The server listens on its first IPv4 address (IPv6 if it has none), port 0; the client

@@ -6,11 +6,19 @@ them attribute syntax: ``ad.knobs.create_mode = "inline"``, ``ad.knobs.max_cq_de
 See docs/knobs.md for the soft provider's knobs.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 from ._errors import KnobNotFound, KnobsNotSupported
 from ._status import Status
 
+if TYPE_CHECKING:
+    from ._core import Adapter
 
-def knob_text(value):
+
+def knob_text(value: Any) -> str:
     """The text form of a knob value."""
     if isinstance(value, bool):
         return "1" if value else "0"
@@ -24,12 +32,12 @@ def knob_text(value):
     return str(int(value)) if isinstance(value, int) else str(value)
 
 
-def options_text(knobs):
+def options_text(knobs: Mapping[str, Any]) -> str:
     """``key=value`` lines for ndk.open_adapter's keyword arguments."""
     return "\n".join(f"{key}={knob_text(value)}" for key, value in knobs.items())
 
 
-def set_knob(adapter, key, value):
+def set_knob(adapter: Adapter, key: str, value: Any) -> str:
     """Set knob ``key`` of ``adapter``'s provider to ``value``; return the provider's reply text.
 
     Raises ndk.KnobsNotSupported when the provider has no such knob (or no knobs), ValueError
@@ -44,7 +52,7 @@ def set_knob(adapter, key, value):
     return reply
 
 
-def get_knob(adapter, key):
+def get_knob(adapter: Adapter, key: str) -> str:
     """The text value of knob ``key``; ndk.KnobsNotSupported when the provider has none."""
     status, value = adapter._get_knob(key)
     if status != Status.SUCCESS:
@@ -56,14 +64,15 @@ class Knobs:
     """The knobs of one adapter's provider (its miniport)."""
 
     __slots__ = ("_adapter",)
+    _adapter: Adapter
 
-    def __init__(self, adapter):
+    def __init__(self, adapter: Adapter) -> None:
         object.__setattr__(self, "_adapter", adapter)
 
-    def _set(self, key, value):
+    def _set(self, key: str, value: Any) -> None:
         set_knob(self._adapter, key, value)
 
-    def __getattr__(self, key):
+    def __getattr__(self, key: str) -> Any:  # int or str: the provider decides
         if key.startswith("_"):
             raise AttributeError(key)
         status, value = self._adapter._get_knob(key)
@@ -71,10 +80,10 @@ class Knobs:
             raise KnobNotFound(f"provider {self._adapter.provider!r} has no knob {key!r}")
         return int(value) if value.isdigit() else value
 
-    def __setattr__(self, key, value):
+    def __setattr__(self, key: str, value: Any) -> None:
         self._set(key, value)
 
-    def fail(self, function, status, mode="inline", count=1):
+    def fail(self, function: str, status: int, mode: str = "inline", count: int = 1) -> None:
         """Make the next ``count`` calls of NDK ``function`` (e.g. "NdkCreatePd") fail with
         ``status``, returned inline (mode="inline") or as STATUS_PENDING then through the
         completion (mode="async").  count=-1 fails every call until clear_failures()."""
@@ -82,11 +91,11 @@ class Knobs:
             raise ValueError("mode must be 'inline' or 'async'")
         self._set("fail", f"{function} 0x{int(Status(status)):08X} {mode} {int(count)}")
 
-    def clear_failures(self):
+    def clear_failures(self) -> None:
         """Disarm every failure armed with fail()."""
         self._set("clear_failures", "1")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         shown = []
         for key in ("create_mode", "request_mode", "close_mode", "seed"):
             status, value = self._adapter._get_knob(key)

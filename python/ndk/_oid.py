@@ -16,9 +16,12 @@ from __future__ import annotations
 import socket
 import struct
 from dataclasses import dataclass, field
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from ._status import Status
+
+if TYPE_CHECKING:
+    from ._core import Adapter, _Buffer
 
 SOCKADDR_INET_SIZE = 28
 ENTRIES_OFFSET = 16
@@ -107,7 +110,7 @@ class OidResult:
     count: Optional[int] = None
     mapped_to_tcp: Optional[bool] = None
     entries: list = field(default_factory=list)
-    counters: Optional[dict] = None
+    counters: Optional[dict[str, int]] = None
 
     @classmethod
     def parse(cls, oid, raw, status=Status.SUCCESS, bytes_written=None, bytes_needed=0):
@@ -133,9 +136,9 @@ class OidResult:
         return result
 
 
-def _entries(oid, raw, count):
+def _entries(oid: int, raw: bytes, count: int) -> list[ConnectionEntry | LocalEndpointEntry]:
     size = CONNECTION_ENTRY_SIZE if oid == OID_NDK_CONNECTIONS else LOCAL_ENDPOINT_ENTRY_SIZE
-    entries = []
+    entries: list[ConnectionEntry | LocalEndpointEntry] = []
     for i in range(min(count, max(0, (len(raw) - ENTRIES_OFFSET) // size))):
         entry = raw[ENTRIES_OFFSET + i * size:ENTRIES_OFFSET + (i + 1) * size]
         local = parse_sockaddr_inet(entry[0:28])
@@ -148,7 +151,7 @@ def _entries(oid, raw, count):
     return entries
 
 
-def query_oid(adapter, oid, buffer_length=None):
+def query_oid(self: Adapter, oid: int, buffer_length: Optional[int] = None) -> OidResult:
     """An OID query on the adapter's miniport (MiniportOidRequest, digest 3.7) -> OidResult.
 
     buffer_length=None negotiates as an NDIS client does: a query with a 0-length buffer, which
@@ -158,29 +161,29 @@ def query_oid(adapter, oid, buffer_length=None):
     (bytes_needed set); INVALID_OID (not supported, also when the provider takes no OIDs).
     """
     if buffer_length is None:
-        first = _query(adapter, oid, 0)
+        first = _query(self, oid, 0)
         if first.status != Status.BUFFER_TOO_SHORT or first.bytes_needed == 0:
             return first
-        return _query(adapter, oid, first.bytes_needed)
+        return _query(self, oid, first.bytes_needed)
     if isinstance(buffer_length, bool) or not isinstance(buffer_length, int):
         raise TypeError(f"buffer_length must be an int or None, not {type(buffer_length).__name__}")
     if not 0 <= buffer_length <= MAX_BUFFER_LENGTH:
         raise ValueError(f"buffer_length must be in 0..{MAX_BUFFER_LENGTH}")
-    return _query(adapter, oid, buffer_length)
+    return _query(self, oid, buffer_length)
 
 
-def _query(adapter, oid, buffer_length):
+def _query(adapter: Adapter, oid: int, buffer_length: int) -> OidResult:
     status, raw, written, needed = adapter._query_oid(int(oid), buffer_length)
     return OidResult.parse(oid, raw, status, written, needed)
 
 
-def set_oid(adapter, oid, data):
+def set_oid(self: Adapter, oid: int, data: _Buffer) -> Status:
     """An OID set (MiniportOidRequest, digest 3.7) with ``data`` (bytes-like; empty: NULL) ->
     ndk.Status.  OID_NDK_SET_STATE takes one BOOLEAN: b"\\x01" enables NDK, b"\\x00" disables
     it.  Documented: SUCCESS; INVALID_LENGTH (wrong size); INVALID_OID."""
-    return adapter._set_oid(int(oid), data)
+    return self._set_oid(int(oid), data)
 
 
-def install(adapter_class):
-    adapter_class.query_oid = query_oid
-    adapter_class.set_oid = set_oid
+def install(adapter_class: type) -> None:
+    setattr(adapter_class, "query_oid", query_oid)
+    setattr(adapter_class, "set_oid", set_oid)

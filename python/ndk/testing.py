@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import pytest
 
@@ -46,6 +46,9 @@ from ._connect import Endpoint, connect_pair  # noqa: F401  (re-exported)
 from ._report import VIOLATION_PROPERTY, ViolationRecord
 from ._selection import OPTION_DEST, provider_of, rule_of, selected_providers
 from .quirks import known_failure, quirk_reason
+
+if TYPE_CHECKING:
+    import ndk
 
 VALIDATE_DEST = "ndk_validate"
 SETUP_DEST = "ndk_provider_setup"
@@ -160,7 +163,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # One group per provider, in --ndk-provider order (a stable sort keeps the rest), so
         # that the setup command runs once per provider.
         order = {name: index for index, name in enumerate(selected_providers(config))}
-        items.sort(key=lambda item: order.get(provider_of(item), -1))
+        items.sort(key=lambda item: order.get(provider_of(item) or "", -1))
     for item in items:
         _check_rule_marker(item)
         provider = provider_of(item)
@@ -257,6 +260,13 @@ def close_quietly(obj: Any) -> None:
         pass
 
 
+class OpenAdapter(Protocol):
+    """The type of the ``open_adapter`` fixture, for annotating scenarios:
+    ``def test_x(open_adapter: OpenAdapter) -> None``."""
+
+    def __call__(self, **knobs: Any) -> ndk.Adapter: ...
+
+
 @pytest.fixture
 def open_adapter(ndk_provider: str) -> Any:
     """Factory ``open_adapter(**knobs)`` opening an adapter of the current provider.
@@ -322,7 +332,7 @@ def cq(adapter: Any) -> Any:
 # --- capability checks ---------------------------------------------------------------------
 
 
-def requires(adapter: Any, **minimums: int) -> Any:
+def requires(adapter: ndk.Adapter, **minimums: int) -> ndk.AdapterInfo:
     """Skip the current test unless ``adapter.query_info()`` meets every minimum.
 
     ``requires(adapter, max_srq_depth=1)`` skips with "needs max_srq_depth >= 1, provider
@@ -432,7 +442,8 @@ class ValidationWatch:
         self._sessions = [] if self._install() else None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._outcomes[report.when] = report.outcome
+        if report.when is not None:
+            self._outcomes[report.when] = report.outcome
 
     # Judged after the runner's teardown (fixtures closed, so each adapter's close has judged
     # its pending calls): trylast.  If a fixture's teardown raised, this is not called; the

@@ -57,11 +57,11 @@ def test_every_method_docstring_names_its_ndk_function():
 
 
 def test_type_stubs_ship_with_the_package():
-    from ndk import _build_info
-    if _build_info.SANITIZE:
-        pytest.skip("sanitizer builds do not run stubgen (it would import an instrumented module)")
-    stub = Path(ndk.__file__).with_name("_core.pyi")
-    assert stub.exists(), "the build generates _core.pyi with stubgen"
+    # python/ndk/_core.pyi, kept by hand; tests/typing (CTest typing_stubtest) keeps it equal
+    # to the built module.
+    package = Path(ndk.__file__).parent
+    stub = package / "_core.pyi"
+    assert stub.exists(), "the package ships _core.pyi next to the binding"
     assert "def create_qp_with_srq(" in stub.read_text()
 
 
