@@ -23,9 +23,15 @@
 //       N registered MRs, N QPs, one deep CQ (filled with `cq-fill` results): the time and the
 //       resident memory (RSS delta) per object.  Run one `--what` per process for clean RSS
 //       deltas (memory freed by an earlier part is reused by a later one).
+//
+// `ndk_perf --help` lists every test's options with their ranges.  Each value is checked
+// whole before anything runs (see "arguments" below): a bad one, an unknown option or a missing
+// value is one line on stderr naming the argument and its valid range, and exit code 2.
 #include "raw_support.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -36,14 +42,157 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// ---- arguments ------------------------------------------------------------------------------
+// Every option of every test, with its range: the parser checks each value whole (digits only,
+// no sign, no suffix, no wrap) against it, and `ndk_perf --help` prints the table.  A bad
+// argument is one line on stderr naming it and its valid range, exit code 2 (as argparse).
+// python/ndk/perf.py checks the same ranges before it starts this helper (its *_RANGE).
+
+constexpr uint64_t kMaxTransfer = uint64_t{1} << 30; // the soft provider's MaxTransferLength
+constexpr uint64_t kMaxCqDepth = uint64_t{1} << 22;  // its MaxCqDepth
+constexpr uint64_t kMaxIters = 100000000;
+
+struct Option {
+    enum Kind { Number, Flag, Choice, Parts, Text } kind;
+    const char *name;
+    uint64_t lo = 0, hi = 0;
+    const char *choices = ""; // Choice: "auto|manual"; Parts: "mrs,qps,cq"
+    const char *note = "";
+};
+
+Option size_option(uint64_t hi = kMaxTransfer) { return {Option::Number, "size", 1, hi}; }
+Option iters_option(uint64_t lo = 1, const char *note = "")
+{
+    return {Option::Number, "iters", lo, kMaxIters, "", note};
+}
+
+const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
+{
+    static const std::vector<Option> latency = {
+        size_option(), iters_option(), {Option::Number, "warmup", 0, kMaxIters},
+        {Option::Choice, "progress", 0, 0, "auto|manual"}};
+    static const std::vector<Option> bandwidth = {
+        size_option(), iters_option(), {Option::Number, "inflight", 1, 1024}};
+    static std::vector<Option> send_latency = [] {
+        std::vector<Option> v = latency;
+        v.insert(v.begin() + 3, {Option::Flag, "threads"});
+        return v;
+    }();
+    static const std::vector<std::pair<std::string, std::vector<Option>>> tests = {
+        {"send_lat", send_latency},
+        {"write_lat", latency},
+        {"read_lat", latency},
+        {"send_bw", bandwidth},
+        {"write_bw", bandwidth},
+        {"read_bw", bandwidth},
+        {"memcpy",
+         {size_option(uint64_t{1} << 32), iters_option(0, "0: about 4 GiB copied"),
+          {Option::Number, "offset", 0, 4095}}},
+        {"poll_rate",
+         {{Option::Number, "batch", 1, kMaxCqDepth}, {Option::Number, "count", 1, kMaxCqDepth},
+          iters_option()}},
+        {"create_close", {iters_option()}},
+        {"scale",
+         {{Option::Number, "mrs", 1, 10000000}, {Option::Number, "qps", 1, 1000000},
+          {Option::Number, "cq-depth", 1, kMaxCqDepth},
+          {Option::Number, "cq-fill", 0, kMaxCqDepth, "", "at most --cq-depth"},
+          {Option::Parts, "what", 0, 0, "mrs,qps,cq"}}},
+    };
+    return tests;
+}
+
+std::string describe(const Option &o)
+{
+    switch (o.kind) {
+    case Option::Number:
+        return "--" + std::string(o.name) + " " + std::to_string(o.lo) + ".." +
+               std::to_string(o.hi) + (*o.note ? std::string(" (") + o.note + ")" : "");
+    case Option::Flag:
+        return "--" + std::string(o.name);
+    case Option::Choice:
+        return "--" + std::string(o.name) + " " + o.choices;
+    case Option::Parts:
+        return "--" + std::string(o.name) + " {" + o.choices + "},...";
+    case Option::Text:
+        return "--" + std::string(o.name) + " FILE";
+    }
+    return "";
+}
+
+std::string usage()
+{
+    std::string text = "usage: ndk_perf TEST [--OPTION VALUE | --OPTION=VALUE]...\n"
+                       "tests and their options (whole numbers in the ranges shown):\n";
+    for (const auto &[test, options] : test_options()) {
+        std::string line = "  " + test + std::string(14 - test.size(), ' ');
+        for (const Option &o : options) {
+            std::string part = "[" + describe(o) + "]";
+            if (line.size() + part.size() > 98) {
+                line.pop_back(); // the space after the last part
+                text += line + "\n";
+                line = std::string(16, ' ');
+            }
+            line += part + " ";
+        }
+        line.pop_back();
+        text += line + "\n";
+    }
+    return text;
+}
+
+// A usage error: main() prints "ndk_perf TEST: MESSAGE" and exits 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::string range_text(const Option &o)
+{
+    return std::to_string(o.lo) + ".." + std::to_string(o.hi);
+}
+
+// The whole of `text` as a number of o's range: digits only, no overflow.
+uint64_t parse_number(const Option &o, const std::string &text)
+{
+    std::string where = "argument --" + std::string(o.name) + ": ";
+    bool negative = text.size() > 1 && text[0] == '-' &&
+                    text.find_first_not_of("0123456789", 1) == std::string::npos;
+    if (negative)
+        throw UsageError(where + text + " is out of range (valid: " + range_text(o) + ")");
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError(where + "'" + text + "' is not a whole number (valid: " +
+                         range_text(o) + ")");
+    uint64_t value = 0;
+    bool too_large = false;
+    for (char c : text) {
+        auto digit = static_cast<uint64_t>(c - '0');
+        if (value > (UINT64_MAX - digit) / 10) {
+            too_large = true;
+            break;
+        }
+        value = value * 10 + digit;
+    }
+    if (too_large || value < o.lo || value > o.hi)
+        throw UsageError(where + text + " is out of range (valid: " + range_text(o) + ")");
+    return value;
+}
+
+// `item` is one of the `sep`-separated words of `list`.
+bool in_list(const std::string &item, const std::string &list, char sep)
+{
+    std::string s(1, sep);
+    return !item.empty() && item.find(sep) == std::string::npos &&
+           (s + list + s).find(s + item + s) != std::string::npos;
+}
+
 struct Args {
     std::string test;
+    std::map<std::string, uint64_t> numbers;
     std::map<std::string, std::string> values;
     bool flag(const std::string &k) const { return values.count(k) != 0; }
     uint64_t num(const std::string &k, uint64_t def) const
     {
-        auto it = values.find(k);
-        return it == values.end() ? def : std::stoull(it->second);
+        auto it = numbers.find(k);
+        return it == numbers.end() ? def : it->second;
     }
     std::string str(const std::string &k, const std::string &def) const
     {
@@ -51,6 +200,88 @@ struct Args {
         return it == values.end() ? def : it->second;
     }
 };
+
+// argv[first..] against the options of args.test (which must be known); throws UsageError.
+void parse_options(Args &args, int argc, char **argv, int first)
+{
+    const std::vector<Option> *options = nullptr;
+    std::string names;
+    for (const auto &[test, list] : test_options()) {
+        if (test == args.test)
+            options = &list;
+        names += (names.empty() ? "" : " ") + test;
+    }
+    if (options == nullptr)
+        throw UsageError("unknown test '" + args.test + "' (tests: " + names + ")");
+    for (int i = first; i < argc; ++i) {
+        std::string word = argv[i];
+        if (word.rfind("--", 0) != 0 || word.size() == 2)
+            throw UsageError("unexpected argument '" + word + "' (options start with --)");
+        std::string name = word.substr(2), value;
+        size_t eq = name.find('=');
+        bool inline_value = eq != std::string::npos;
+        if (inline_value) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        auto o = std::find_if(options->begin(), options->end(),
+                              [&](const Option &x) { return name == x.name; });
+        if (o == options->end()) {
+            std::string known;
+            for (const Option &x : *options)
+                known += " --" + std::string(x.name);
+            throw UsageError("unknown option --" + name + " (" + args.test + " takes" + known +
+                             ")");
+        }
+        std::string where = "argument --" + name + ": ";
+        if (o->kind == Option::Flag) {
+            if (inline_value)
+                throw UsageError(where + "takes no value");
+            args.values[name] = "1";
+            continue;
+        }
+        if (!inline_value) {
+            // A following option is not a value (argparse's rule); "-5" is one, and wrong.
+            if (i + 1 >= argc || std::string(argv[i + 1]).rfind("--", 0) == 0)
+                throw UsageError(where + "expected a value (" + describe(*o) + ")");
+            value = argv[++i];
+        }
+        switch (o->kind) {
+        case Option::Number:
+            args.numbers[name] = parse_number(*o, value);
+            break;
+        case Option::Choice:
+        case Option::Parts: {
+            bool ok = o->kind == Option::Choice ? in_list(value, o->choices, '|') : !value.empty();
+            for (size_t start = 0; ok && o->kind == Option::Parts && start <= value.size();) {
+                size_t end = std::min(value.find(',', start), value.size());
+                ok = in_list(value.substr(start, end - start), o->choices, ',');
+                start = end + 1;
+            }
+            if (!ok)
+                throw UsageError(where + "'" + value + "' is not " +
+                                 (o->kind == Option::Choice ? "one of " : "a list of ") +
+                                 o->choices);
+            args.values[name] = value;
+            break;
+        }
+        case Option::Text:
+            if (value.empty())
+                throw UsageError(where + "expected a value (" + describe(*o) + ")");
+            args.values[name] = value;
+            break;
+        case Option::Flag:
+            break;
+        }
+    }
+    // Checks across options.
+    if (args.num("cq-fill", 0) > args.num("cq-depth", kMaxCqDepth))
+        throw UsageError("argument --cq-fill: " + std::to_string(args.num("cq-fill", 0)) +
+                         " is more than --cq-depth " +
+                         std::to_string(args.num("cq-depth", kMaxCqDepth)));
+    if (args.flag("threads") && args.str("progress", "auto") == "manual")
+        throw UsageError("--threads with --progress manual: step from one thread only");
+}
 
 double ns_between(Clock::time_point a, Clock::time_point b)
 {
@@ -259,7 +490,7 @@ std::string bandwidth(const Args &args, const std::string &test)
 {
     auto size = static_cast<ULONG>(args.num("size", 65536));
     uint64_t iters = args.num("iters", 5000);
-    auto inflight = static_cast<ULONG>(std::min<uint64_t>(args.num("inflight", 64), 1024));
+    auto inflight = static_cast<ULONG>(args.num("inflight", 64));
     bool send = test == "send_bw", read = test == "read_bw";
     Pair pair(4096, 1024);
     Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
@@ -602,32 +833,25 @@ std::string scale(const Args &args)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-        std::fprintf(stderr,
-                     "usage: ndk_perf TEST [--size N] [--iters N] [--warmup N] [--threads]\n"
-                     "       [--progress auto|manual] [--inflight N] [--batch N] [--count N]\n"
-                     "       [--offset N] [--mrs N] [--qps N] [--cq-depth N] [--cq-fill N]\n"
-                     "tests: send_lat write_lat read_lat send_bw write_bw read_bw memcpy\n"
-                     "       poll_rate create_close scale\n");
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+            std::printf("%s", usage().c_str());
+            return 0;
+        }
+    if (argc < 2) {
+        std::fprintf(stderr, "%s", usage().c_str());
         return 2;
     }
     Args args;
     args.test = argv[1];
-    for (int i = 2; i < argc; ++i) {
-        std::string k = argv[i];
-        if (k.rfind("--", 0) != 0) {
-            std::fprintf(stderr, "ndk_perf: unexpected argument %s\n", k.c_str());
-            return 2;
-        }
-        k = k.substr(2);
-        if (k == "threads")
-            args.values[k] = "1";
-        else if (i + 1 < argc)
-            args.values[k] = argv[++i];
-        else {
-            std::fprintf(stderr, "ndk_perf: --%s needs a value\n", k.c_str());
-            return 2;
-        }
+    try {
+        parse_options(args, argc, argv, 2);
+    } catch (const UsageError &e) {
+        bool known = std::any_of(test_options().begin(), test_options().end(),
+                                 [&](const auto &t) { return t.first == args.test; });
+        std::fprintf(stderr, "ndk_perf%s: %s\n", known ? (" " + args.test).c_str() : "",
+                     e.what());
+        return 2;
     }
     try {
         std::string out;
@@ -646,10 +870,8 @@ int main(int argc, char **argv)
             out = create_close(args);
         else if (t == "scale")
             out = scale(args);
-        else {
-            std::fprintf(stderr, "ndk_perf: unknown test %s\n", t.c_str());
-            return 2;
-        }
+        else
+            throw std::logic_error("no runner for test " + t);
         std::printf("%s\n", out.c_str());
         return 0;
     } catch (const std::exception &e) {

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -127,17 +128,63 @@ def parse_size(text: str) -> int:
     return int(t[:-1] if scale != 1 else t) * scale
 
 
+# The ranges ndk_perf accepts (bench/ndk_perf.cpp, `ndk_perf --help`), checked here first so a
+# bad value is argparse's one-line error before the helper starts.
+SIZE_RANGE = (1, 1 << 30)  # the soft provider's max_transfer_length
+ITERS_RANGE = (1, 100_000_000)
+WARMUP_RANGE = (0, 100_000_000)
+INFLIGHT_RANGE = (1, 1024)
+
+
+def _check_range(value: int, text: str, bounds: tuple[int, int]) -> int:
+    import argparse
+
+    if not bounds[0] <= value <= bounds[1]:
+        raise argparse.ArgumentTypeError(f"{text} is out of range (valid: {bounds[0]}..{bounds[1]})")
+    return value
+
+
+def whole_number(bounds: tuple[int, int]):
+    """An argparse type: a whole number (digits, optionally signed) within ``bounds``."""
+    import argparse
+
+    def parse(text: str) -> int:
+        if not re.fullmatch(r"\s*[-+]?\d+\s*", text):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a whole number (valid: {bounds[0]}..{bounds[1]})")
+        return _check_range(int(text), text, bounds)
+
+    return parse
+
+
+def size_argument(text: str) -> int:
+    """An argparse type: :func:`parse_size` within SIZE_RANGE."""
+    import argparse
+
+    try:
+        if not re.fullmatch(r"\s*[-+]?\d+\s*([kmg](i?b)?|b)?\s*", text, re.IGNORECASE):
+            raise ValueError(text)
+        value = parse_size(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size (bytes, or with k, m, g: 4k, 1m; valid: "
+            f"{SIZE_RANGE[0]}..{SIZE_RANGE[1]})") from None
+    return _check_range(value, text, SIZE_RANGE)
+
+
 def add_arguments(parser) -> None:
     """The ``ndk perf`` arguments (cli.py adds the subcommand)."""
     parser.add_argument("test", choices=TESTS, help="which test, as perftest names them")
-    parser.add_argument("--size", "-s", action="append", type=parse_size, metavar="BYTES",
+    parser.add_argument("--size", "-s", action="append", type=size_argument, metavar="BYTES",
                         help="message size (repeatable; 4k, 1m accepted; default 64 for "
                              "latency, 65536 for bandwidth)")
     parser.add_argument("--all", "-a", action="store_true",
                         help="every power of two from 8 B to 1 MiB")
-    parser.add_argument("--iters", "-n", type=int, metavar="N", help="iterations")
-    parser.add_argument("--warmup", type=int, metavar="N", help="untimed iterations first")
-    parser.add_argument("--inflight", type=int, metavar="N",
+    parser.add_argument("--iters", "-n", type=whole_number(ITERS_RANGE), metavar="N",
+                        help="iterations")
+    parser.add_argument("--warmup", type=whole_number(WARMUP_RANGE), metavar="N",
+                        help="latency tests: untimed iterations first")
+    parser.add_argument("--inflight", type=whole_number(INFLIGHT_RANGE), metavar="N",
                         help="bandwidth tests: requests in flight (default 64)")
     parser.add_argument("--threads", action="store_true",
                         help="send_lat: run the pong side on its own thread (both busy-poll)")
@@ -145,10 +192,38 @@ def add_arguments(parser) -> None:
                         help="latency tests: the soft engine's progress knob (manual: each "
                              "transfer is one engine step)")
     parser.add_argument("--json", action="store_true", help="print the raw JSON results")
+    parser.set_defaults(perf_parser=parser)
+
+
+def check_options(args) -> None:
+    """The options that only some tests take (ndk_perf refuses the others): argparse's error,
+    exit 2, before the helper starts."""
+    wrong = []
+    if args.test not in LATENCY_TESTS:
+        wrong += [(name, "the latency tests") for name in ("warmup", "progress")
+                  if getattr(args, name) is not None]
+    if args.test != "send_lat" and args.threads:
+        wrong.append(("threads", "send_lat"))
+    if args.test not in BANDWIDTH_TESTS and args.inflight is not None:
+        wrong.append(("inflight", "the bandwidth tests"))
+    error = getattr(args, "perf_parser", None)
+    error = error.error if error is not None else _raise_usage
+    for name, which in wrong:
+        error(f"argument --{name}: only for {which}, not {args.test}")
+    if args.threads and args.progress == "manual":
+        error("argument --threads: not with --progress manual (step from one thread only)")
+
+
+def _raise_usage(message: str) -> None:
+    import sys
+
+    print(f"ndk perf: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def main_from_args(args) -> int:
     """Handler of ``ndk perf`` (argparse namespace from add_arguments)."""
+    check_options(args)
     if args.all:
         sizes = [1 << k for k in range(3, 21)]
     elif args.size:
