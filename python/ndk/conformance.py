@@ -168,6 +168,8 @@ def locate_scenarios_dir(explicit: str | None = None) -> Path:
             path = Path(candidate)
             if not path.is_dir():
                 raise ScenariosNotFound(f"{origin}: {path} is not a directory")
+            if not os.access(path, os.R_OK | os.X_OK):
+                raise ScenariosNotFound(f"{origin}: {path} is not readable")
             return path
     built = _build_info_scenarios_dir()
     if built and Path(built).is_dir():
@@ -182,6 +184,24 @@ def locate_scenarios_dir(explicit: str | None = None) -> Path:
 
 
 # --- running -------------------------------------------------------------------------------
+
+
+def output_problem(path: str | os.PathLike) -> str | None:
+    """Why a report cannot be written to ``path`` (--junit, --html), or None: checked before
+    the run, not after it.  A missing directory is created, as the report's writer would."""
+    target = Path(path)
+    if target.is_dir():
+        return f"{path} is a directory"
+    existed = target.exists()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    if not existed:
+        target.unlink()
+    return None
 
 
 def pytest_args(
@@ -285,6 +305,11 @@ def run(
     except ScenariosNotFound as exc:
         print(f"ndk conformance: {exc}", file=sys.stderr)
         return int(pytest.ExitCode.USAGE_ERROR)
+    for option, path in (("--junit", junit), ("--html", html)):
+        problem = output_problem(path) if path else None
+        if problem:
+            print(f"ndk conformance: {option}: {problem}", file=sys.stderr)
+            return int(pytest.ExitCode.USAGE_ERROR)
     collector = ResultCollector()
     started = time.monotonic()
     shown = ConformanceProgress(sys.stdout, mode=progress, started=started)
