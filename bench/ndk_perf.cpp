@@ -4,8 +4,10 @@
 // the manner of perftest.  Python is never inside a timed loop.
 //
 //   ndk_perf send_lat|write_lat|read_lat [--size N] [--iters N] [--warmup N]
-//            [--threads] [--progress auto|manual]
-//       latency samples (one clock read per iteration): min, median, avg, p99, p99.9 in us.
+//            [--threads] [--progress auto|manual] [--samples FILE]
+//       latency samples (one clock read per iteration): min, median, avg, p99, p99.9 in us;
+//       --samples writes every sample to FILE, in ns, one per line, in the order measured
+//       (what `ndk perf --plot` draws).
 //       send_lat is a ping-pong, a sample is half its round trip; --threads runs the pong
 //       side on its own thread, both busy-polling (as two perftest processes would); without
 //       it one thread drives both sides (the provider's cost alone).
@@ -70,7 +72,7 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
 {
     static const std::vector<Option> latency = {
         size_option(), iters_option(), {Option::Number, "warmup", 0, kMaxIters},
-        {Option::Choice, "progress", 0, 0, "auto|manual"}};
+        {Option::Choice, "progress", 0, 0, "auto|manual"}, {Option::Text, "samples"}};
     static const std::vector<Option> bandwidth = {
         size_option(), iters_option(), {Option::Number, "inflight", 1, 1024}};
     static std::vector<Option> send_latency = [] {
@@ -349,6 +351,21 @@ std::string latency_stats(std::vector<double> ns)
         .text();
 }
 
+// --samples FILE: every latency sample, in ns, one per line (after the timed loop).
+void write_samples(const Args &args, const std::vector<double> &ns)
+{
+    std::string path = args.str("samples", "");
+    if (path.empty())
+        return;
+    std::FILE *f = std::fopen(path.c_str(), "w");
+    if (f == nullptr)
+        throw std::runtime_error("cannot write " + path);
+    for (double v : ns)
+        std::fprintf(f, "%.1f\n", v);
+    if (std::fclose(f) != 0)
+        throw std::runtime_error("cannot write " + path);
+}
+
 void check(NTSTATUS s, const char *what)
 {
     if (s != STATUS_SUCCESS)
@@ -436,6 +453,7 @@ std::string send_lat(const Args &args)
         }
         pong.join();
     }
+    write_samples(args, samples);
     return Json()
         .str("test", "send_lat")
         .num("size", size)
@@ -473,6 +491,7 @@ std::string rdma_lat(const Args &args, bool read)
             samples.push_back(ns_between(last, now));
         last = now;
     }
+    write_samples(args, samples);
     return Json()
         .str("test", read ? "read_lat" : "write_lat")
         .num("size", size)

@@ -6,6 +6,8 @@ runs it, parses the JSON it prints and formats the figures as perftest does::
 
     ndk perf send_lat --size 64 --iters 100000
     ndk perf write_bw --size 1048576 --iters 2000 --json
+    ndk perf send_lat --iters 100000 --plot send_lat.png     # histogram and CDF
+    ndk perf write_bw --all --plot write_bw.svg              # bandwidth against message size
 
 Latency tests print min / typical (median) / average / p99 / p99.9 in microseconds (send_lat:
 half a round trip of a ping-pong, as ib_send_lat reports); bandwidth tests print peak and
@@ -101,23 +103,69 @@ def format_result(result: dict[str, Any]) -> str:
     return json.dumps(result, indent=2)
 
 
+def read_samples(path: str | os.PathLike) -> list[float]:
+    """The latency samples (ns) ``ndk_perf --samples FILE`` wrote, one per line."""
+    with open(path, encoding="ascii") as f:
+        return [float(line) for line in f if line.strip()]
+
+
+def run_with_samples(test: str, options: Sequence[str],
+                     helper: str | None = None) -> tuple[dict[str, Any], list[float]]:
+    """Run a latency test with ``--samples`` into a temporary file: (result, samples in ns)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ndk-perf-") as tmp:
+        path = Path(tmp) / "samples.txt"
+        rebuild = ("this ndk_perf writes no per-iteration samples (--samples): rebuild it "
+                   "(cmake --build build --target ndk_perf)")
+        try:
+            result = run_helper(test, [*options, "--samples", str(path)], helper=helper)
+        except RuntimeError as exc:
+            if "unknown option --samples" in str(exc):
+                raise RuntimeError(rebuild) from None
+            raise
+        if not path.is_file():  # older still: it ignored the option
+            raise RuntimeError(rebuild)
+        return result, read_samples(path)
+
+
 def run(test: str, sizes: Sequence[int], iters: int | None, *, warmup: int | None = None,
         inflight: int | None = None, threads: bool = False, progress: str | None = None,
-        as_json: bool = False, out=None) -> int:
-    """Run one perf test over one or more sizes, print the table (or JSON lines); exit code."""
+        as_json: bool = False, plot: str | None = None, out=None) -> int:
+    """Run one perf test over one or more sizes, print the table (or JSON lines); exit code.
+
+    ``plot``: also draw the results into this .png or .svg file (:mod:`ndk._perfplot`): the
+    latency distribution of latency tests, bandwidth against message size for bandwidth tests.
+    """
     import sys
 
     out = out or sys.stdout
-    results = []
+    if plot:
+        from ._perfplot import check_path, require_matplotlib
+
+        check_path(plot)  # fail before the runs, not after
+        require_matplotlib()
+    results, samples = [], []
     for size in sizes:
         options = helper_options(size=size, iters=iters, warmup=warmup, inflight=inflight,
                                  threads=threads, progress=progress)
-        results.append(run_helper(test, options))
+        if plot and test in LATENCY_TESTS:
+            result, values = run_with_samples(test, options)
+            samples.append(values)
+        else:
+            result = run_helper(test, options)
+        results.append(result)
     if as_json:
         print(json.dumps(results if len(results) > 1 else results[0], indent=2), file=out)
     else:
         for result in results:
             print(format_result(result), file=out)
+    if plot:
+        from ._perfplot import draw, save
+
+        path = save(draw(results, samples if test in LATENCY_TESTS else None), plot)
+        if not as_json:
+            print(f"plot: {path}", file=out)
     return 0
 
 
@@ -172,6 +220,15 @@ def size_argument(text: str) -> int:
     return _check_range(value, text, SIZE_RANGE)
 
 
+def plot_argument(text: str) -> str:
+    """An argparse type: a picture file name ending in .png or .svg."""
+    import argparse
+
+    if Path(text).suffix.lower() not in (".png", ".svg"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the file name must end in .png or .svg")
+    return text
+
+
 def add_arguments(parser) -> None:
     """The ``ndk perf`` arguments (cli.py adds the subcommand)."""
     parser.add_argument("test", choices=TESTS, help="which test, as perftest names them")
@@ -192,6 +249,11 @@ def add_arguments(parser) -> None:
                         help="latency tests: the soft engine's progress knob (manual: each "
                              "transfer is one engine step)")
     parser.add_argument("--json", action="store_true", help="print the raw JSON results")
+    parser.add_argument("--plot", metavar="FILE", type=plot_argument,
+                        help="also draw the results into FILE (.png or .svg, matplotlib): "
+                             "latency tests the distribution of the per-iteration samples "
+                             "(histogram and CDF, p50/p99/p99.9 marked), bandwidth tests "
+                             "bandwidth against message size (with --all or several --size)")
     parser.set_defaults(perf_parser=parser)
 
 
@@ -223,6 +285,7 @@ def _raise_usage(message: str) -> None:
 
 def main_from_args(args) -> int:
     """Handler of ``ndk perf`` (argparse namespace from add_arguments)."""
+    from ._perfplot import PlotError
     check_options(args)
     if args.all:
         sizes = [1 << k for k in range(3, 21)]
@@ -232,8 +295,9 @@ def main_from_args(args) -> int:
         sizes = [64 if args.test in LATENCY_TESTS else 65536]
     try:
         return run(args.test, sizes, args.iters, warmup=args.warmup, inflight=args.inflight,
-                   threads=args.threads, progress=args.progress, as_json=args.json)
-    except (FileNotFoundError, RuntimeError) as exc:
+                   threads=args.threads, progress=args.progress, as_json=args.json,
+                   plot=args.plot)
+    except (FileNotFoundError, RuntimeError, PlotError) as exc:
         import sys
 
         print(f"ndk perf: {exc}", file=sys.stderr)
