@@ -39,6 +39,14 @@ public:
     using std::logic_error::logic_error;
 };
 
+// A provider broke the ABI in a way the consumer cannot go on from: a created object without
+// a dispatch table, or with a NULL entry where NDK requires a function.  The object is not
+// used (its close included: there is no function to call), and the call's result raises this.
+class ProviderFault : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 class Object;
 
 // Free what completions released on the provider's thread (see call.cpp).  Called by every
@@ -54,6 +62,7 @@ struct CallState {
     int completions = 0;
     NTSTATUS completion_status = STATUS_PENDING;
     std::shared_ptr<Object> object; // the created object, once there is one
+    std::string fault;              // why the created object is unusable (ProviderFault)
     std::function<std::shared_ptr<Object>(NDK_OBJECT_HEADER *)> wrap;
     std::function<void(NTSTATUS)> on_complete; // runs once, on success or failure
 };
@@ -92,11 +101,13 @@ public:
     // The final status: the inline status, or the completion's after STATUS_PENDING.
     // Throws std::logic_error if the call is not done.
     NTSTATUS result() const;
+    // The created object; throws ProviderFault when the provider created an unusable one.
     std::shared_ptr<Object> object() const;
 
 private:
     explicit Call(std::shared_ptr<CallState> state) : state_(std::move(state)) {}
     static void finish(CallState &state, NTSTATUS status, std::unique_lock<std::mutex> &lock);
+    static void adopt(CallState &state, NDK_OBJECT_HEADER *created);
 
     std::shared_ptr<CallState> state_;
 };

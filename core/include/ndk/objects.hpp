@@ -18,6 +18,8 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <typeinfo>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -26,7 +28,37 @@ namespace ndk {
 class Adapter;
 class Cq;
 class Lam;
+class Object;
 class Srq;
+
+// "CQ", "PD", ...: an object type as messages name it.
+const char *object_type_name(NDK_OBJECT_TYPE type);
+
+// One call into the provider in progress on an object (and its adapter), from Object::enter()
+// or Adapter::enter() to the end of the scope.  This is the consumer side's concurrency
+// contract (docs/semantics.md, "The consumer's side"), kept here once for every method: a call
+// is entered only while its object and adapter are open (else ClosedError), and a close that
+// meets calls in flight pends: the provider's close is issued when the last of them returns,
+// so a provider never sees an object closed under a call still running on it.
+class [[nodiscard]] InCall {
+public:
+    InCall(InCall &&other) noexcept
+        : object_(std::exchange(other.object_, nullptr)),
+          adapter_(std::exchange(other.adapter_, nullptr))
+    {
+    }
+    InCall(const InCall &) = delete;
+    InCall &operator=(const InCall &) = delete;
+    InCall &operator=(InCall &&) = delete;
+    ~InCall();
+
+private:
+    friend class Object;
+    friend class Adapter;
+    InCall(Object *object, Adapter *adapter) : object_(object), adapter_(adapter) {}
+    Object *object_;
+    Adapter *adapter_;
+};
 
 class Object : public std::enable_shared_from_this<Object> {
 public:
@@ -44,6 +76,8 @@ public:
     Call close();
     // Throws ClosedError when closed or when the adapter is closed.
     void check_open() const;
+    // Enter a call into the provider on this object: ClosedError when closed (InCall).
+    InCall enter() const;
     // Keep `antecedent` alive as long as this handle: a successor made so by a call rather
     // than at creation (QP -> connector via Connect/Accept, MR -> MW via Bind; digest 3.1).
     void hold(std::shared_ptr<Object> antecedent);
@@ -54,10 +88,15 @@ protected:
     // Called by close() just before it calls NdkCloseXxx, once.  Not called from ~Object (the
     // derived part is gone by then): a derived class that needs it closes in its destructor.
     virtual void closing() {}
-    // Events delivered until the close completes; kept alive past a close that never completes.
-    std::shared_ptr<void> event_sink_;
+    // The context the provider's event callbacks get (Adapter::event_context), or nullptr:
+    // released when the close completes, or with the adapter.
+    void *event_context_ = nullptr;
 
 private:
+    friend class InCall;
+    void leave() const;
+    void issue_close(Call call);
+
     std::shared_ptr<Adapter> adapter_;
     NDK_OBJECT_HEADER *header_;
     NDK_OBJECT_TYPE type_;
@@ -65,6 +104,8 @@ private:
     std::vector<std::shared_ptr<Object>> holds_;
     mutable std::mutex mu_;
     Call close_call_;
+    mutable int calls_in_flight_ = 0;
+    mutable bool close_deferred_ = false; // close() met calls in flight: the last one issues it
 };
 
 class Adapter : public std::enable_shared_from_this<Adapter> {
@@ -80,10 +121,18 @@ public:
 
     NDK_ADAPTER *ndk() const { return ndk_; }
     const std::string &provider_name() const { return provider_->name(); }
+    // False once close() began (even while it pends on calls in flight).
     bool is_open() const;
     void check_open() const;
-    // Close every object still open (successors first), then the adapter (blocking).
+    // Enter a call into the provider on the adapter: ClosedError once closing (InCall).
+    InCall enter();
+    // Close every object still open (successors first), then the adapter.  Blocking, unless
+    // calls are in flight on the adapter or its objects (another thread is inside the
+    // provider): then it returns at once, and the last of those calls to return finishes
+    // the close.  Knobs stay usable until then (a `hold` can still be released).
     void close();
+    // True until the provider's adapter is closed: objects may still issue their closes.
+    bool accepts_closes() const;
 
     NTSTATUS query_adapter_info(NDK_ADAPTER_INFO *info, ULONG *size);
     NDK_ADAPTER_INFO query_info(); // throws ndk::Error
@@ -116,19 +165,50 @@ public:
 
     void track(const std::shared_ptr<Object> &object);
 
+    // A context for the provider's event callbacks (CQ and SRQ notifications, connect and
+    // disconnect events): a handle to `sink` in the consumer's context table, valid until
+    // released or until the adapter is torn down, so a callback after that finds nothing
+    // (core/src/consumer/context_table.hpp).  The callback looks it up with find_event_sink.
+    template <class T>
+    void *event_context(std::shared_ptr<T> sink)
+    {
+        return add_event_context(typeid(T), std::move(sink));
+    }
+    template <class T>
+    static std::shared_ptr<T> find_event_sink(void *context)
+    {
+        return std::static_pointer_cast<T>(find_event_context(typeid(T), context));
+    }
+    void release_event_context(void *context);
+    // Release it if `create` fails: no object will own it.
+    void release_on_failure(const Call &create, void *context);
+
     // The validation layer's record of this adapter; nullptr when opened without validation.
     const std::shared_ptr<validate::Session> &validation() const { return validation_; }
 
 private:
+    friend class InCall;
+    friend class Object;
     Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter);
+    void enter_call();
+    void leave();
+    void *add_event_context(const std::type_info &type, std::shared_ptr<void> sink);
+    static std::shared_ptr<void> find_event_context(const std::type_info &type, void *context);
+    std::vector<Call> close_children();
+    void finish_close(std::vector<Call> closes);
 
     std::shared_ptr<Provider> provider_;
     NDIS_HANDLE miniport_;
     NDK_ADAPTER *ndk_;
     std::shared_ptr<validate::Session> validation_;
     mutable std::mutex mu_;
-    bool open_ = true;
+    bool open_ = true;      // false once close() began
+    bool torn_down_ = false; // the provider's adapter and miniport are gone
+    int calls_in_flight_ = 0;
+    bool close_deferred_ = false;
+    std::vector<Call> deferred_closes_;
     std::vector<std::weak_ptr<Object>> children_;
+    std::unordered_set<void *> event_contexts_;
 };
 
 // A gate the consumer's notification callback waits at while closed: a test holds one
@@ -159,7 +239,8 @@ struct CqEvents {
 // so callers on several threads (Python releases the GIL while polling) stay conforming.
 class Cq : public Object {
 public:
-    Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events);
+    Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events,
+       void *event_context);
     NDK_CQ *ndk() const { return ndk_; }
 
     Call resize(ULONG cq_depth);
@@ -253,7 +334,7 @@ struct SrqEvents {
 class Srq : public Object {
 public:
     Srq(std::shared_ptr<Adapter> adapter, NDK_SRQ *srq, std::shared_ptr<Pd> pd,
-        std::shared_ptr<SrqEvents> events);
+        std::shared_ptr<SrqEvents> events, void *event_context);
     NDK_SRQ *ndk() const { return ndk_; }
     Call modify(ULONG srq_depth, ULONG notify_threshold);
     NTSTATUS receive(PVOID request_context, std::span<const NDK_SGE> sgl);
@@ -362,7 +443,7 @@ struct ListenerEvents {
 class Listener : public Object {
 public:
     Listener(std::shared_ptr<Adapter> adapter, NDK_LISTENER *listener,
-             std::shared_ptr<ListenerEvents> events);
+             std::shared_ptr<ListenerEvents> events, void *event_context);
     ~Listener() override;
     NDK_LISTENER *ndk() const { return ndk_; }
     Call listen(SocketAddress address);

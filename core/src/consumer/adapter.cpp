@@ -1,5 +1,6 @@
 #include "ndk/objects.hpp"
 
+#include "context_table.hpp"
 #include "wrap.hpp"
 
 #include <algorithm>
@@ -52,22 +53,72 @@ bool Adapter::is_open() const
     return open_;
 }
 
+bool Adapter::accepts_closes() const
+{
+    std::lock_guard lock(mu_);
+    return !torn_down_;
+}
+
 void Adapter::check_open() const
 {
     if (!is_open())
         throw ClosedError("adapter is closed");
 }
 
-void Adapter::close()
+void Adapter::enter_call()
+{
+    std::lock_guard lock(mu_);
+    if (!open_)
+        throw ClosedError("adapter is closed");
+    ++calls_in_flight_;
+}
+
+InCall Adapter::enter()
+{
+    enter_call();
+    return InCall(nullptr, this);
+}
+
+void Adapter::leave()
+{
+    std::vector<Call> closes;
+    {
+        std::lock_guard lock(mu_);
+        if (--calls_in_flight_ != 0 || !close_deferred_)
+            return;
+        close_deferred_ = false;
+        closes.swap(deferred_closes_);
+    }
+    finish_close(std::move(closes)); // the last call in flight finishes the pending close
+}
+
+std::vector<Call> Adapter::close_children()
 {
     std::vector<std::shared_ptr<Object>> open_children;
     {
         std::lock_guard lock(mu_);
-        if (!open_)
-            return;
         for (auto it = children_.rbegin(); it != children_.rend(); ++it)
             if (auto child = it->lock())
                 open_children.push_back(std::move(child));
+    }
+    // Successors first: children were tracked in creation order.  A child with a call in
+    // flight has its close pend until that call returns (Object::close).
+    std::vector<Call> closes;
+    for (auto &child : open_children) {
+        Call call = child->close(); // the close already under way, if there is one
+        if (!call.done())
+            closes.push_back(std::move(call));
+    }
+    return closes;
+}
+
+void Adapter::close()
+{
+    {
+        std::lock_guard lock(mu_);
+        if (!open_)
+            return;
+        open_ = false; // no new call enters from here on
     }
     // A provider under manual progress (the soft provider's knob progress=manual,
     // docs/knobs.md) runs no completion until stepped, and nobody steps an adapter being
@@ -75,22 +126,76 @@ void Adapter::close()
     std::string progress, reply;
     if (has_knobs() && get_knob("progress", progress) == STATUS_SUCCESS && progress == "manual")
         set_knob("progress", "auto", reply);
-    // Successors first: children were tracked in creation order.
-    std::vector<Call> closes;
-    for (auto &child : open_children)
-        if (child->is_open())
-            closes.push_back(child->close());
+    std::vector<Call> closes = close_children();
+    {
+        std::lock_guard lock(mu_);
+        if (calls_in_flight_ > 0) {
+            // Another thread is inside the provider on this adapter: waiting for it here could
+            // wait forever (a held call is released by a knob, or by this very close), so the
+            // close pends and the last call to return finishes it (leave()).
+            close_deferred_ = true;
+            deferred_closes_ = std::move(closes);
+            return;
+        }
+    }
+    finish_close(std::move(closes));
+}
+
+void Adapter::finish_close(std::vector<Call> closes)
+{
+    // Objects whose create was in flight when the close began were tracked since: close them
+    // before waiting, as their antecedents' closes wait for them (digest 3.1).
+    for (auto &call : close_children())
+        closes.push_back(std::move(call));
     for (auto &call : closes)
         call.wait(Call::Seconds(10));
     {
         std::lock_guard lock(mu_);
-        open_ = false;
+        torn_down_ = true;
         children_.clear();
     }
     // Blocking: on return no callback of any descendant can run (digest 3.1).
     provider_->entry().Characteristics.CloseNDKAdapterHandler(miniport_, ndk_);
     provider_->entry().DestroyMiniport(miniport_);
+    // So no event sink outlives the adapter, even one whose close never completed.
+    std::unordered_set<void *> contexts;
+    {
+        std::lock_guard lock(mu_);
+        contexts.swap(event_contexts_);
+    }
+    for (void *context : contexts)
+        ContextTable::instance().erase(context);
     release_parked();
+}
+
+void *Adapter::add_event_context(const std::type_info &type, std::shared_ptr<void> sink)
+{
+    void *context = ContextTable::instance().add_entry(std::type_index(type), std::move(sink));
+    std::lock_guard lock(mu_);
+    event_contexts_.insert(context);
+    return context;
+}
+
+std::shared_ptr<void> Adapter::find_event_context(const std::type_info &type, void *context)
+{
+    return ContextTable::instance().find_entry(std::type_index(type), context, false);
+}
+
+void Adapter::release_event_context(void *context)
+{
+    {
+        std::lock_guard lock(mu_);
+        event_contexts_.erase(context);
+    }
+    ContextTable::instance().erase(context);
+}
+
+void Adapter::release_on_failure(const Call &create, void *context)
+{
+    create.on_complete([self = shared_from_this(), context](NTSTATUS status) {
+        if (status != STATUS_SUCCESS)
+            self->release_event_context(context);
+    });
 }
 
 void Adapter::track(const std::shared_ptr<Object> &object)
@@ -103,7 +208,7 @@ void Adapter::track(const std::shared_ptr<Object> &object)
 
 NTSTATUS Adapter::query_adapter_info(NDK_ADAPTER_INFO *info, ULONG *size)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkQueryAdapterInfo(ndk_, info, size);
 }
 
@@ -119,13 +224,16 @@ NDK_ADAPTER_INFO Adapter::query_info()
 
 NTSTATUS Adapter::query_extension(GUID *id, NDK_VERSION version, NDK_EXTENSION_INTERFACE *out)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkQueryExtension(&ndk_->Header, id, version, out);
 }
 
 NTSTATUS Adapter::set_knob(const std::string &key, const std::string &value, std::string &reply)
 {
-    check_open();
+    // Not enter(): knobs reach the miniport, not the adapter, and stay usable while a close
+    // pends on a held call (the `release` knob ends the hold).
+    if (!accepts_closes())
+        throw ClosedError("adapter is closed");
     if (!has_knobs())
         return STATUS_NOT_SUPPORTED;
     char buf[1024] = {};
@@ -137,7 +245,8 @@ NTSTATUS Adapter::set_knob(const std::string &key, const std::string &value, std
 
 NTSTATUS Adapter::get_knob(const std::string &key, std::string &value)
 {
-    check_open();
+    if (!accepts_closes())
+        throw ClosedError("adapter is closed");
     if (!has_knobs())
         return STATUS_NOT_SUPPORTED;
     char buf[4096] = {};
@@ -149,15 +258,17 @@ NTSTATUS Adapter::get_knob(const std::string &key, std::string &value)
 
 Call Adapter::create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity)
 {
-    check_open();
+    auto in_call = enter();
     auto events = std::make_shared<CqEvents>();
-    Call call = Call::begin(wrapper<Cq>(shared_from_this(), events));
+    void *events_context = event_context(events);
+    Call call = Call::begin(wrapper<Cq>(shared_from_this(), events, events_context));
+    release_on_failure(call, events_context);
     GROUP_AFFINITY copy{};
     if (affinity)
         copy = *affinity;
     NDK_CQ *cq = nullptr;
     void *context = call.context();
-    NTSTATUS status = ndk_->Dispatch->NdkCreateCq(ndk_, cq_depth, Cq::notification, events.get(),
+    NTSTATUS status = ndk_->Dispatch->NdkCreateCq(ndk_, cq_depth, Cq::notification, events_context,
                                                   affinity ? &copy : nullptr,
                                                   Call::create_completion, context, &cq);
     call.returned(status, context, cq ? &cq->Header : nullptr);
@@ -166,7 +277,7 @@ Call Adapter::create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity)
 
 Call Adapter::create_pd()
 {
-    check_open();
+    auto in_call = enter();
     Call call = Call::begin(wrapper<Pd>(shared_from_this()));
     NDK_PD *pd = nullptr;
     void *context = call.context();
@@ -177,7 +288,7 @@ Call Adapter::create_pd()
 
 Call Adapter::create_connector()
 {
-    check_open();
+    auto in_call = enter();
     Call call = Call::begin(wrapper<Connector>(shared_from_this()));
     NDK_CONNECTOR *connector = nullptr;
     void *context = call.context();
@@ -189,20 +300,23 @@ Call Adapter::create_connector()
 
 Call Adapter::create_listener()
 {
-    check_open();
+    auto in_call = enter();
     auto events = std::make_shared<ListenerEvents>();
-    Call call = Call::begin(wrapper<Listener>(shared_from_this(), events));
+    void *events_context = event_context(events);
+    Call call = Call::begin(wrapper<Listener>(shared_from_this(), events, events_context));
+    release_on_failure(call, events_context);
     NDK_LISTENER *listener = nullptr;
     void *context = call.context();
     NTSTATUS status = ndk_->Dispatch->NdkCreateListener(
-        ndk_, Listener::connect_event, events.get(), Call::create_completion, context, &listener);
+        ndk_, Listener::connect_event, events_context, Call::create_completion, context,
+        &listener);
     call.returned(status, context, listener ? &listener->Header : nullptr);
     return call;
 }
 
 Call Adapter::create_shared_endpoint(SocketAddress address)
 {
-    check_open();
+    auto in_call = enter();
     Call call = Call::begin(wrapper<SharedEndpoint>(shared_from_this()));
     NDK_SHARED_ENDPOINT *endpoint = nullptr;
     void *context = call.context();

@@ -9,7 +9,7 @@ namespace ndk {
 NDIS_STATUS Adapter::query_oid(NDIS_OID oid, void *buffer, ULONG length, ULONG *written,
                                ULONG *needed)
 {
-    check_open();
+    auto in_call = enter();
     ULONG written_here = 0, needed_here = 0;
     if (written == nullptr)
         written = &written_here;
@@ -24,7 +24,7 @@ NDIS_STATUS Adapter::query_oid(NDIS_OID oid, void *buffer, ULONG length, ULONG *
 
 NDIS_STATUS Adapter::set_oid(NDIS_OID oid, const void *buffer, ULONG length)
 {
-    check_open();
+    auto in_call = enter();
     if (!has_oids())
         return NDIS_STATUS_INVALID_OID;
     // OidRequest takes a mutable buffer (NDIS shares one for query and set): give it a copy.

@@ -2,6 +2,8 @@
 
 #include "ndk/status.hpp"
 
+#include "context_table.hpp"
+
 #include <vector>
 
 namespace ndk {
@@ -15,12 +17,10 @@ Error::Error(NTSTATUS status, const std::string &context)
 
 namespace {
 
-// The provider gets a heap copy of the shared state pointer; the completion releases it.
-// A call that completes inline releases it at once, since no completion will come.
-std::shared_ptr<CallState> *holder(PVOID context)
-{
-    return static_cast<std::shared_ptr<CallState> *>(context);
-}
+// The provider gets a handle to the call's state in the context table; the completion takes
+// it out.  A call that completes inline erases it at once, since no completion may come: a
+// completion after that (or a second one, or a forged context) matches nothing.
+ContextTable &contexts() { return ContextTable::instance(); }
 
 // References released by completions.  A completion runs on the provider's thread; dropping
 // the last reference to a handle there would run the handle's close (or the adapter's
@@ -57,7 +57,7 @@ Call Call::begin(std::function<std::shared_ptr<Object>(NDK_OBJECT_HEADER *)> wra
     return Call(std::move(state));
 }
 
-void *Call::context() const { return new std::shared_ptr<CallState>(state_); }
+void *Call::context() const { return contexts().add(state_); }
 
 Call Call::inline_result(NTSTATUS status)
 {
@@ -84,10 +84,23 @@ void Call::finish(CallState &state, NTSTATUS status, std::unique_lock<std::mutex
     }
 }
 
+void Call::adopt(CallState &state, NDK_OBJECT_HEADER *created)
+{
+    // Once: a provider that also completes a create it returned inline hands the same object
+    // twice, and two handles would close it twice.
+    if (created == nullptr || !state.wrap || state.object || !state.fault.empty())
+        return;
+    try {
+        state.object = state.wrap(created);
+    } catch (const ProviderFault &fault) {
+        state.fault = fault.what();
+    }
+}
+
 void Call::returned(NTSTATUS status, void *context, NDK_OBJECT_HEADER *created) const
 {
     if (status != STATUS_PENDING)
-        delete holder(context);
+        contexts().erase(context);
     std::unique_lock lock(state_->mu);
     if (status == STATUS_PENDING) {
         state_->returned = true;
@@ -95,8 +108,8 @@ void Call::returned(NTSTATUS status, void *context, NDK_OBJECT_HEADER *created) 
         state_->cv.notify_all();
         return; // the completion will come, with the context
     }
-    if (status == STATUS_SUCCESS && created != nullptr && state_->wrap)
-        state_->object = state_->wrap(created);
+    if (status == STATUS_SUCCESS)
+        adopt(*state_, created);
     finish(*state_, status, lock);
     state_->returned = true;
     state_->inline_status = status;
@@ -126,24 +139,28 @@ void Call::on_complete(std::function<void(NTSTATUS)> action) const
 
 void Call::create_completion(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *object)
 {
-    std::unique_ptr<std::shared_ptr<CallState>> owned(holder(context));
-    CallState &state = **owned;
+    auto owned = contexts().take<CallState>(context);
+    if (!owned)
+        return; // late, repeated or forged: nothing of ours to touch
+    CallState &state = *owned;
     {
         std::unique_lock lock(state.mu);
-        if (status == STATUS_SUCCESS && object != nullptr && state.wrap && !state.object)
-            state.object = state.wrap(object);
+        if (status == STATUS_SUCCESS)
+            adopt(state, object);
         finish(state, status, lock);
         ++state.completions;
         state.completion_status = status;
         state.cv.notify_all();
     }
-    park(std::move(*owned));
+    park(std::move(owned));
 }
 
 void Call::request_completion(PVOID context, NTSTATUS status)
 {
-    std::unique_ptr<std::shared_ptr<CallState>> owned(holder(context));
-    CallState &state = **owned;
+    auto owned = contexts().take<CallState>(context);
+    if (!owned)
+        return; // late, repeated or forged: nothing of ours to touch
+    CallState &state = *owned;
     {
         std::unique_lock lock(state.mu);
         finish(state, status, lock);
@@ -151,7 +168,7 @@ void Call::request_completion(PVOID context, NTSTATUS status)
         state.completion_status = status;
         state.cv.notify_all();
     }
-    park(std::move(*owned));
+    park(std::move(owned));
 }
 
 void Call::close_completion(PVOID context) { request_completion(context, STATUS_SUCCESS); }
@@ -211,6 +228,8 @@ NTSTATUS Call::result() const
 std::shared_ptr<Object> Call::object() const
 {
     std::lock_guard lock(state_->mu);
+    if (!state_->fault.empty())
+        throw ProviderFault(state_->fault);
     return state_->object;
 }
 

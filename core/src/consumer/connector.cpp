@@ -37,17 +37,15 @@ Connector::Connector(std::shared_ptr<Adapter> adapter, NDK_CONNECTOR *connector,
              std::move(holds)),
       ndk_(connector), events_(std::make_shared<ConnectorEvents>())
 {
-    event_sink_ = events_;
+    event_context_ = this->adapter()->event_context(events_);
 }
 
-void Connector::disconnect_event(PVOID context)
-{
-    static_cast<ConnectorEvents *>(context)->disconnects.push(0);
-}
+void Connector::disconnect_event(PVOID context) { disconnect_event_ex(context, 0); }
 
 void Connector::disconnect_event_ex(PVOID context, ULONG provider_disconnect_reason)
 {
-    static_cast<ConnectorEvents *>(context)->disconnects.push(provider_disconnect_reason);
+    if (auto events = Adapter::find_event_sink<ConnectorEvents>(context))
+        events->disconnects.push(provider_disconnect_reason); // else: after the close
 }
 
 NDK_FN_DISCONNECT_EVENT_CALLBACK Connector::disconnect_callback(bool wanted) const
@@ -75,8 +73,8 @@ Call Connector::connect(const std::shared_ptr<Qp> &qp, const SocketAddress &src,
                         const SocketAddress &dest, ULONG inbound_read_limit,
                         ULONG outbound_read_limit, const PrivateData &private_data)
 {
-    check_open();
-    check_open_arguments({qp.get()});
+    auto in_call = enter();
+    auto in_arguments = enter_arguments({qp.get()});
     hold(qp);
     auto args = std::make_shared<ConnectArguments>(ConnectArguments{src, dest, private_data});
     return issue_request(
@@ -96,8 +94,8 @@ Call Connector::connect_with_shared_endpoint(const std::shared_ptr<Qp> &qp,
                                              ULONG outbound_read_limit,
                                              const PrivateData &private_data)
 {
-    check_open();
-    check_open_arguments({qp.get(), shared_endpoint.get()});
+    auto in_call = enter();
+    auto in_arguments = enter_arguments({qp.get(), shared_endpoint.get()});
     hold(qp);
     hold(shared_endpoint);
     auto args = std::make_shared<ConnectArguments>(ConnectArguments{{}, dest, private_data});
@@ -114,22 +112,22 @@ Call Connector::connect_with_shared_endpoint(const std::shared_ptr<Qp> &qp,
 
 Call Connector::complete_connect(bool with_disconnect_event)
 {
-    check_open();
+    auto in_call = enter();
     return issue_request([&](void *context) {
         return ndk_->Dispatch->NdkCompleteConnect(
             ndk_, disconnect_callback(with_disconnect_event),
-            with_disconnect_event ? events_.get() : nullptr, Call::request_completion, context);
+            with_disconnect_event ? event_context_ : nullptr, Call::request_completion, context);
     });
 }
 
 Call Connector::complete_connect_ex(bool with_disconnect_event)
 {
-    check_open();
+    auto in_call = enter();
     check_ex("NdkCompleteConnectEx");
     return issue_request([&](void *context) {
         return ndk_->Dispatch->NdkCompleteConnectEx(
             ndk_, disconnect_callback_ex(with_disconnect_event),
-            with_disconnect_event ? events_.get() : nullptr, Call::request_completion, context);
+            with_disconnect_event ? event_context_ : nullptr, Call::request_completion, context);
     });
 }
 
@@ -137,8 +135,8 @@ Call Connector::accept(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
                        ULONG outbound_read_limit, const PrivateData &private_data,
                        bool with_disconnect_event)
 {
-    check_open();
-    check_open_arguments({qp.get()});
+    auto in_call = enter();
+    auto in_arguments = enter_arguments({qp.get()});
     hold(qp);
     auto args = std::make_shared<ConnectArguments>(ConnectArguments{{}, {}, private_data});
     return issue_request(
@@ -147,7 +145,7 @@ Call Connector::accept(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
                 ndk_, qp ? qp->ndk() : nullptr, inbound_read_limit, outbound_read_limit,
                 args->private_data.data(), args->private_data.length(),
                 disconnect_callback(with_disconnect_event),
-                with_disconnect_event ? events_.get() : nullptr, Call::request_completion,
+                with_disconnect_event ? event_context_ : nullptr, Call::request_completion,
                 context);
         },
         args);
@@ -157,9 +155,9 @@ Call Connector::accept_ex(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limi
                           ULONG outbound_read_limit, const PrivateData &private_data,
                           bool with_disconnect_event)
 {
-    check_open();
+    auto in_call = enter();
     check_ex("NdkAcceptEx");
-    check_open_arguments({qp.get()});
+    auto in_arguments = enter_arguments({qp.get()});
     hold(qp);
     auto args = std::make_shared<ConnectArguments>(ConnectArguments{{}, {}, private_data});
     return issue_request(
@@ -168,7 +166,7 @@ Call Connector::accept_ex(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limi
                 ndk_, qp ? qp->ndk() : nullptr, inbound_read_limit, outbound_read_limit,
                 args->private_data.data(), args->private_data.length(),
                 disconnect_callback_ex(with_disconnect_event),
-                with_disconnect_event ? events_.get() : nullptr, Call::request_completion,
+                with_disconnect_event ? event_context_ : nullptr, Call::request_completion,
                 context);
         },
         args);
@@ -176,21 +174,21 @@ Call Connector::accept_ex(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limi
 
 NTSTATUS Connector::reject(const PrivateData &private_data)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkReject(ndk_, private_data.data(), private_data.length());
 }
 
 NTSTATUS Connector::get_connection_data(ULONG *inbound_read_limit, ULONG *outbound_read_limit,
                                         PVOID private_data, ULONG *private_data_length)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkGetConnectionData(ndk_, inbound_read_limit, outbound_read_limit,
                                                 private_data, private_data_length);
 }
 
 NTSTATUS Connector::get_local_address(SocketAddress &address, std::optional<ULONG> length)
 {
-    check_open();
+    auto in_call = enter();
     address = SocketAddress{};
     address.length = address_length(length);
     return ndk_->Dispatch->NdkGetLocalAddress(ndk_, address.get(), &address.length);
@@ -198,7 +196,7 @@ NTSTATUS Connector::get_local_address(SocketAddress &address, std::optional<ULON
 
 NTSTATUS Connector::get_peer_address(SocketAddress &address, std::optional<ULONG> length)
 {
-    check_open();
+    auto in_call = enter();
     address = SocketAddress{};
     address.length = address_length(length);
     return ndk_->Dispatch->NdkGetPeerAddress(ndk_, address.get(), &address.length);
@@ -206,7 +204,7 @@ NTSTATUS Connector::get_peer_address(SocketAddress &address, std::optional<ULONG
 
 Call Connector::disconnect()
 {
-    check_open();
+    auto in_call = enter();
     return issue_request([&](void *context) {
         return ndk_->Dispatch->NdkDisconnect(ndk_, Call::request_completion, context);
     });

@@ -2,16 +2,19 @@
 
 namespace ndk {
 
-Cq::Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events)
+Cq::Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events,
+       void *event_context)
     : Object(std::move(adapter), &cq->Header, cq->Dispatch->NdkCloseCq), ndk_(cq),
       events_(std::move(events))
 {
-    event_sink_ = events_;
+    event_context_ = event_context;
 }
 
 void Cq::notification(PVOID context, NTSTATUS status)
 {
-    auto *events = static_cast<CqEvents *>(context);
+    auto events = Adapter::find_event_sink<CqEvents>(context);
+    if (!events)
+        return; // after the CQ's close completed, or a context that is not a CQ's
     events->gate.pass();
     events->notifications.push(status);
 }
@@ -45,7 +48,7 @@ void CallbackGate::pass()
 
 Call Cq::resize(ULONG cq_depth)
 {
-    check_open();
+    auto in_call = enter();
     Call call = Call::begin();
     void *context = call.context();
     NTSTATUS status = ndk_->Dispatch->NdkResizeCq(ndk_, cq_depth, Call::request_completion, context);
@@ -55,14 +58,14 @@ Call Cq::resize(ULONG cq_depth)
 
 void Cq::arm(ULONG type)
 {
-    check_open();
+    auto in_call = enter();
     std::lock_guard lock(poll_mu_);
     ndk_->Dispatch->NdkArmCq(ndk_, type);
 }
 
 std::vector<NDK_RESULT> Cq::get_results(ULONG n)
 {
-    check_open();
+    auto in_call = enter();
     std::vector<NDK_RESULT> results(n);
     std::lock_guard lock(poll_mu_);
     results.resize(n ? ndk_->Dispatch->NdkGetCqResults(ndk_, results.data(), n) : 0);
@@ -78,7 +81,7 @@ std::vector<NDK_RESULT_EX> Cq::get_results_ex(ULONG n)
 
 ULONG Cq::get_results_into(std::span<NDK_RESULT_EX> results)
 {
-    check_open();
+    auto in_call = enter();
     if (results.empty())
         return 0;
     std::lock_guard lock(poll_mu_);
@@ -88,7 +91,7 @@ ULONG Cq::get_results_into(std::span<NDK_RESULT_EX> results)
 
 NTSTATUS Cq::control_interrupt_moderation(ULONG interval, ULONG count)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkControlCqInterruptModeration(ndk_, interval, count);
 }
 

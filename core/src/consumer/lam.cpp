@@ -111,7 +111,7 @@ std::pair<Call, std::shared_ptr<Lam>> Adapter::build_lam(std::vector<MDL> chain,
                                                          std::optional<ULONG> lam_size,
                                                          std::shared_ptr<void> keepalive)
 {
-    check_open();
+    auto in_call = enter();
     uintptr_t start =
         chain.empty() ? 0 : reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(&chain.front()));
     ULONG size = lam_size ? *lam_size : Lam::size_for(start, length);

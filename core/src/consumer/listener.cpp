@@ -2,6 +2,8 @@
 // 3.5).
 #include "ndk/objects.hpp"
 
+#include "wrap.hpp"
+
 namespace ndk {
 namespace {
 
@@ -10,17 +12,18 @@ void ignore_close(PVOID) {}
 
 void close_unwanted(NDK_CONNECTOR *connector)
 {
-    connector->Dispatch->NdkCloseConnector(&connector->Header, ignore_close, nullptr);
+    if (connector->Dispatch != nullptr && connector->Dispatch->NdkCloseConnector != nullptr)
+        connector->Dispatch->NdkCloseConnector(&connector->Header, ignore_close, nullptr);
 }
 
 } // namespace
 
 Listener::Listener(std::shared_ptr<Adapter> adapter, NDK_LISTENER *listener,
-                   std::shared_ptr<ListenerEvents> events)
+                   std::shared_ptr<ListenerEvents> events, void *event_context)
     : Object(std::move(adapter), &listener->Header, listener->Dispatch->NdkCloseListener),
       ndk_(listener), events_(std::move(events))
 {
-    event_sink_ = events_;
+    event_context_ = event_context;
 }
 
 Listener::~Listener()
@@ -32,7 +35,11 @@ Listener::~Listener()
 
 void Listener::connect_event(PVOID context, NDK_CONNECTOR *connector)
 {
-    auto *events = static_cast<ListenerEvents *>(context);
+    auto events = Adapter::find_event_sink<ListenerEvents>(context);
+    if (!events) {
+        close_unwanted(connector); // after the listener's close completed: nobody wants it
+        return;
+    }
     std::lock_guard lock(events->mu);
     if (events->closing) {
         // Nobody will take it.  A raw NDK close, not a handle: this is the provider's thread,
@@ -58,11 +65,12 @@ void Listener::closing()
 
 std::shared_ptr<Connector> Listener::next_connection(std::optional<Call::Seconds> timeout)
 {
-    check_open();
+    check_open(); // a wait on the event queue, not a call into the provider
     auto connector = events_->connections.pop(timeout);
     if (!connector)
         return nullptr;
     auto self = std::static_pointer_cast<Listener>(shared_from_this());
+    check_dispatch(*connector);
     auto handle = std::make_shared<Connector>(adapter(), *connector,
                                               std::vector<std::shared_ptr<Object>>{self});
     adapter()->track(handle);
@@ -71,7 +79,7 @@ std::shared_ptr<Connector> Listener::next_connection(std::optional<Call::Seconds
 
 Call Listener::listen(SocketAddress address)
 {
-    check_open();
+    auto in_call = enter();
     Call call = Call::begin();
     void *context = call.context();
     NTSTATUS status = ndk_->Dispatch->NdkListen(ndk_, address.get(), address.length,
@@ -82,14 +90,14 @@ Call Listener::listen(SocketAddress address)
 
 NTSTATUS Listener::get_local_address(SocketAddress &address)
 {
-    check_open();
+    auto in_call = enter();
     address.length = sizeof address.storage;
     return ndk_->Dispatch->NdkGetLocalAddress(ndk_, address.get(), &address.length);
 }
 
 void Listener::control_connect_events(bool pause)
 {
-    check_open();
+    auto in_call = enter();
     ndk_->Dispatch->NdkControlConnectEvents(ndk_, pause ? TRUE : FALSE);
 }
 

@@ -10,26 +10,27 @@ Mw::Mw(std::shared_ptr<Adapter> adapter, NDK_MW *mw, std::shared_ptr<Pd> pd)
 
 UINT32 Mw::get_remote_token()
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkGetRemoteTokenFromMw(ndk_);
 }
 
 Srq::Srq(std::shared_ptr<Adapter> adapter, NDK_SRQ *srq, std::shared_ptr<Pd> pd,
-         std::shared_ptr<SrqEvents> events)
+         std::shared_ptr<SrqEvents> events, void *event_context)
     : Object(std::move(adapter), &srq->Header, srq->Dispatch->NdkCloseSrq, {std::move(pd)}),
       ndk_(srq), events_(std::move(events))
 {
-    event_sink_ = events_;
+    event_context_ = event_context;
 }
 
 void Srq::notification(PVOID context, NTSTATUS status)
 {
-    static_cast<SrqEvents *>(context)->notifications.push(status);
+    if (auto events = Adapter::find_event_sink<SrqEvents>(context))
+        events->notifications.push(status); // else: after the close, or not an SRQ's context
 }
 
 Call Srq::modify(ULONG srq_depth, ULONG notify_threshold)
 {
-    check_open();
+    auto in_call = enter();
     Call call = Call::begin();
     void *context = call.context();
     NTSTATUS status = ndk_->Dispatch->NdkModifySrq(ndk_, srq_depth, notify_threshold,
@@ -40,7 +41,7 @@ Call Srq::modify(ULONG srq_depth, ULONG notify_threshold)
 
 NTSTATUS Srq::receive(PVOID request_context, std::span<const NDK_SGE> sgl)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkSrqReceive(ndk_, request_context, sgl.data(),
                                          static_cast<ULONG>(sgl.size()));
 }
@@ -53,7 +54,7 @@ SharedEndpoint::SharedEndpoint(std::shared_ptr<Adapter> adapter, NDK_SHARED_ENDP
 
 NTSTATUS SharedEndpoint::get_local_address(SocketAddress &address)
 {
-    check_open();
+    auto in_call = enter();
     address.length = sizeof address.storage;
     return ndk_->Dispatch->NdkGetLocalAddress(ndk_, address.get(), &address.length);
 }

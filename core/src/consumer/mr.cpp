@@ -10,7 +10,7 @@ Mr::Mr(std::shared_ptr<Adapter> adapter, NDK_MR *mr, std::shared_ptr<Pd> pd, boo
 
 Call Mr::register_mdl(std::vector<MDL> chain, SIZE_T length, ULONG flags)
 {
-    check_open();
+    auto in_call = enter();
     // The chain is linked here, in its final storage, and kept until the call completes:
     // the provider may read it until then (digest 1.4).
     auto mdl = std::make_shared<std::vector<MDL>>(std::move(chain));
@@ -68,7 +68,7 @@ Call Mr::register_buffer(void *address, SIZE_T length, ULONG flags,
 
 Call Mr::deregister()
 {
-    check_open();
+    auto in_call = enter();
     Call call = Call::begin();
     call.on_complete([weak = weak_from_this(), this](NTSTATUS status) {
         auto self = weak.lock();
@@ -88,7 +88,7 @@ Call Mr::deregister()
 
 Call Mr::initialize_fast_register(ULONG adapter_page_count, bool remote_access)
 {
-    check_open();
+    auto in_call = enter();
     Call call = Call::begin();
     void *context = call.context();
     NTSTATUS status = ndk_->Dispatch->NdkInitializeFastRegisterMr(
@@ -99,13 +99,13 @@ Call Mr::initialize_fast_register(ULONG adapter_page_count, bool remote_access)
 
 UINT32 Mr::get_local_token()
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkGetLocalTokenFromMr(ndk_);
 }
 
 UINT32 Mr::get_remote_token()
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkGetRemoteTokenFromMr(ndk_);
 }
 

@@ -1,6 +1,16 @@
 #include "ndk/objects.hpp"
 
+#include <iterator>
+
 namespace ndk {
+
+const char *object_type_name(NDK_OBJECT_TYPE type)
+{
+    static const char *const kNames[] = {"object", "adapter", "QP", "CQ", "MR", "MW",
+                                         "PD", "shared endpoint", "connector", "listener", "SRQ"};
+    auto index = static_cast<unsigned>(type);
+    return index < std::size(kNames) ? kNames[index] : "object";
+}
 
 Object::Object(std::shared_ptr<Adapter> adapter, NDK_OBJECT_HEADER *header,
                NDK_FN_CLOSE_OBJECT close_function, std::vector<std::shared_ptr<Object>> holds)
@@ -12,12 +22,12 @@ Object::Object(std::shared_ptr<Adapter> adapter, NDK_OBJECT_HEADER *header,
 
 Object::~Object()
 {
-    // A handle dropped while open closes its object.  It never waits: the event sink stays
-    // alive inside the close's completion action until the provider completes the close, so
-    // no callback reaches freed memory, and a close that never completes (a provider breaking
-    // digest 3.1) leaks the sink rather than blocking.
-    if (!adapter_->is_open())
-        return; // the adapter's blocking close already ended every callback
+    // A handle dropped while open closes its object.  It never waits: the event sink stays in
+    // the context table until the provider completes the close (or the adapter goes), so no
+    // callback reaches freed memory.  No call can be in flight here: a caller holds a
+    // reference for the whole call.
+    if (!adapter_->accepts_closes())
+        return; // the adapter's close already ended every callback
     Call call;
     {
         std::lock_guard lock(mu_);
@@ -25,8 +35,6 @@ Object::~Object()
     }
     if (!call.valid())
         call = close();
-    if (event_sink_)
-        call.on_complete([sink = event_sink_](NTSTATUS) {});
 }
 
 void Object::hold(std::shared_ptr<Object> antecedent)
@@ -48,12 +56,43 @@ bool Object::is_open() const
 
 void Object::check_open() const
 {
-    static const char *const kNames[] = {"object", "adapter", "QP", "CQ", "MR", "MW",
-                                         "PD", "shared endpoint", "connector", "listener", "SRQ"};
-    if (!is_open()) {
-        auto type = static_cast<unsigned>(type_);
-        throw ClosedError(std::string(type < 11 ? kNames[type] : "object") + " is closed");
+    if (!is_open())
+        throw ClosedError(std::string(object_type_name(type_)) + " is closed");
+}
+
+InCall Object::enter() const
+{
+    adapter_->enter_call(); // ClosedError once the adapter is closing
+    InCall in_call(nullptr, adapter_.get());
+    std::lock_guard lock(mu_);
+    if (close_call_.valid())
+        throw ClosedError(std::string(object_type_name(type_)) + " is closed");
+    ++calls_in_flight_;
+    in_call.object_ = const_cast<Object *>(this);
+    return in_call;
+}
+
+void Object::leave() const
+{
+    Call deferred;
+    {
+        std::lock_guard lock(mu_);
+        if (--calls_in_flight_ == 0 && close_deferred_) {
+            close_deferred_ = false;
+            deferred = close_call_;
+        }
     }
+    if (deferred.valid())
+        const_cast<Object *>(this)->issue_close(std::move(deferred));
+}
+
+InCall::~InCall()
+{
+    // The object's deferred close is issued before the adapter's, which closes after it.
+    if (object_)
+        object_->leave();
+    if (adapter_)
+        adapter_->leave();
 }
 
 Call Object::close()
@@ -61,18 +100,31 @@ Call Object::close()
     std::unique_lock lock(mu_);
     if (close_call_.valid())
         return close_call_;
-    if (!adapter_->is_open()) {
+    if (!adapter_->accepts_closes()) {
         close_call_ = Call::inline_result(STATUS_SUCCESS); // closed with its adapter
         return close_call_;
     }
     close_call_ = Call::begin();
     Call call = close_call_;
+    if (calls_in_flight_ > 0) {
+        close_deferred_ = true; // the call still inside the provider issues it on its way out
+        return call;
+    }
     lock.unlock();
+    issue_close(call);
+    return call;
+}
+
+void Object::issue_close(Call call)
+{
+    if (event_context_)
+        call.on_complete([adapter = adapter_, context = event_context_](NTSTATUS) {
+            adapter->release_event_context(context); // no event may follow the close (3.1)
+        });
     closing();
     void *context = call.context();
     NTSTATUS status = close_function_(header_, Call::close_completion, context);
     call.returned(status, context);
-    return call;
 }
 
 } // namespace ndk

@@ -11,7 +11,7 @@ Pd::Pd(std::shared_ptr<Adapter> adapter, NDK_PD *pd)
 
 Call Pd::create_mr(bool fast_register)
 {
-    check_open();
+    auto in_call = enter();
     auto self = std::static_pointer_cast<Pd>(shared_from_this());
     Call call = Call::begin(wrapper<Mr>(adapter(), self, fast_register));
     NDK_MR *mr = nullptr;
@@ -24,7 +24,7 @@ Call Pd::create_mr(bool fast_register)
 
 Call Pd::create_mw()
 {
-    check_open();
+    auto in_call = enter();
     auto self = std::static_pointer_cast<Pd>(shared_from_this());
     Call call = Call::begin(wrapper<Mw>(adapter(), self));
     NDK_MW *mw = nullptr;
@@ -37,10 +37,12 @@ Call Pd::create_mw()
 Call Pd::create_srq(ULONG srq_depth, ULONG max_receive_request_sge, ULONG notify_threshold,
                     const GROUP_AFFINITY *affinity)
 {
-    check_open();
+    auto in_call = enter();
     auto self = std::static_pointer_cast<Pd>(shared_from_this());
     auto events = std::make_shared<SrqEvents>();
-    Call call = Call::begin(wrapper<Srq>(adapter(), self, events));
+    void *events_context = adapter()->event_context(events);
+    Call call = Call::begin(wrapper<Srq>(adapter(), self, events, events_context));
+    adapter()->release_on_failure(call, events_context);
     GROUP_AFFINITY copy{};
     if (affinity)
         copy = *affinity;
@@ -48,7 +50,7 @@ Call Pd::create_srq(ULONG srq_depth, ULONG max_receive_request_sge, ULONG notify
     void *context = call.context();
     NTSTATUS status = ndk_->Dispatch->NdkCreateSrq(
         ndk_, srq_depth, max_receive_request_sge, notify_threshold, Srq::notification,
-        events.get(), affinity ? &copy : nullptr, Call::create_completion, context, &srq);
+        events_context, affinity ? &copy : nullptr, Call::create_completion, context, &srq);
     call.returned(status, context, srq ? &srq->Header : nullptr);
     return call;
 }
@@ -58,7 +60,7 @@ Call Pd::create_qp(const std::shared_ptr<Cq> &receive_cq, const std::shared_ptr<
                    ULONG max_receive_request_sge, ULONG max_initiator_request_sge,
                    ULONG inline_data_size)
 {
-    check_open();
+    auto in_call = enter();
     std::vector<std::shared_ptr<Object>> holds{shared_from_this(), receive_cq, initiator_cq};
     Call call = Call::begin(wrapper<Qp>(adapter(), holds));
     NDK_QP *qp = nullptr;
@@ -78,7 +80,7 @@ Call Pd::create_qp_with_srq(const std::shared_ptr<Cq> &receive_cq,
                             ULONG initiator_queue_depth, ULONG max_initiator_request_sge,
                             ULONG inline_data_size)
 {
-    check_open();
+    auto in_call = enter();
     std::vector<std::shared_ptr<Object>> holds{shared_from_this(), receive_cq, initiator_cq, srq};
     Call call = Call::begin(wrapper<Qp>(adapter(), holds));
     NDK_QP *qp = nullptr;
@@ -94,7 +96,7 @@ Call Pd::create_qp_with_srq(const std::shared_ptr<Cq> &receive_cq,
 
 UINT32 Pd::get_privileged_memory_region_token()
 {
-    check_open();
+    auto in_call = enter();
     UINT32 token = 0;
     ndk_->Dispatch->NdkGetPrivilegedMemoryRegionToken(ndk_, &token);
     return token;

@@ -18,26 +18,26 @@ Qp::Qp(std::shared_ptr<Adapter> adapter, NDK_QP *qp, std::vector<std::shared_ptr
 
 void Qp::flush()
 {
-    check_open();
+    auto in_call = enter();
     ndk_->Dispatch->NdkFlush(ndk_);
 }
 
 NTSTATUS Qp::receive(PVOID request_context, std::span<const NDK_SGE> sgl)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkReceive(ndk_, request_context, sgl.data(), count(sgl));
 }
 
 NTSTATUS Qp::send(PVOID request_context, std::span<const NDK_SGE> sgl, ULONG flags)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkSend(ndk_, request_context, sgl.data(), count(sgl), flags);
 }
 
 NTSTATUS Qp::send_and_invalidate(PVOID request_context, std::span<const NDK_SGE> sgl,
                                  ULONG flags, UINT32 remote_token)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkSendAndInvalidate(ndk_, request_context, sgl.data(), count(sgl),
                                                 flags, remote_token);
 }
@@ -45,7 +45,7 @@ NTSTATUS Qp::send_and_invalidate(PVOID request_context, std::span<const NDK_SGE>
 NTSTATUS Qp::read(PVOID request_context, std::span<const NDK_SGE> sgl, UINT64 remote_address,
                   UINT32 remote_token, ULONG flags)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkRead(ndk_, request_context, sgl.data(), count(sgl), remote_address,
                                    remote_token, flags);
 }
@@ -53,7 +53,7 @@ NTSTATUS Qp::read(PVOID request_context, std::span<const NDK_SGE> sgl, UINT64 re
 NTSTATUS Qp::write(PVOID request_context, std::span<const NDK_SGE> sgl, UINT64 remote_address,
                    UINT32 remote_token, ULONG flags)
 {
-    check_open();
+    auto in_call = enter();
     return ndk_->Dispatch->NdkWrite(ndk_, request_context, sgl.data(), count(sgl),
                                     remote_address, remote_token, flags);
 }
@@ -62,8 +62,8 @@ NTSTATUS Qp::bind(PVOID request_context, const std::shared_ptr<Mr> &mr,
                   const std::shared_ptr<Mw> &mw, PVOID virtual_address, SIZE_T length,
                   ULONG flags)
 {
-    check_open();
-    check_open_arguments({mr.get(), mw.get()});
+    auto in_call = enter();
+    auto in_arguments = enter_arguments({mr.get(), mw.get()});
     NTSTATUS status = ndk_->Dispatch->NdkBind(ndk_, request_context, mr ? mr->ndk() : nullptr,
                                               mw ? mw->ndk() : nullptr, virtual_address, length,
                                               flags);
@@ -77,8 +77,8 @@ NTSTATUS Qp::fast_register(PVOID request_context, Mr &mr,
                            std::span<const NDK_LOGICAL_ADDRESS> adapter_page_array, ULONG fbo,
                            SIZE_T length, PVOID base_virtual_address, ULONG flags)
 {
-    check_open();
-    mr.check_open();
+    auto in_call = enter();
+    auto in_mr = mr.enter();
     return ndk_->Dispatch->NdkFastRegister(ndk_, request_context, mr.ndk(),
                                            static_cast<ULONG>(adapter_page_array.size()),
                                            adapter_page_array.data(), fbo, length,
@@ -87,8 +87,8 @@ NTSTATUS Qp::fast_register(PVOID request_context, Mr &mr,
 
 NTSTATUS Qp::invalidate(PVOID request_context, Object &mr_or_mw, ULONG flags)
 {
-    check_open();
-    mr_or_mw.check_open();
+    auto in_call = enter();
+    auto in_target = mr_or_mw.enter();
     return ndk_->Dispatch->NdkInvalidate(ndk_, request_context, mr_or_mw.header(), flags);
 }
 

@@ -1,0 +1,181 @@
+// The consumer side's concurrency contract (docs/semantics.md, "The consumer's side"): a close
+// that meets a call in flight on another thread pends until the call returns, and a provider
+// that breaks the completion rules (a completion after an inline return, a second completion,
+// an event after the close, an object without a dispatch table) never makes the consumer touch
+// freed memory.  Run without the validation layer, which would catch these first.
+#include "support.hpp"
+
+#include "ndk/objects.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+namespace {
+
+using Seconds = ndk::Call::Seconds;
+using namespace std::chrono_literals;
+
+template <class T>
+std::shared_ptr<T> made(const ndk::Call &call)
+{
+    EXPECT_TRUE(call.wait(Seconds(5)));
+    EXPECT_STATUS(STATUS_SUCCESS, call.result());
+    return std::dynamic_pointer_cast<T>(call.object());
+}
+
+std::string knob(ndk::Adapter &adapter, const std::string &key)
+{
+    std::string value;
+    EXPECT_STATUS(STATUS_SUCCESS, adapter.get_knob(key, value));
+    return value;
+}
+
+void set_knob(ndk::Adapter &adapter, const std::string &key, const std::string &value)
+{
+    std::string reply;
+    ASSERT_STATUS(STATUS_SUCCESS, adapter.set_knob(key, value, reply)) << reply;
+}
+
+// Wait until the soft provider holds one call (knob `held`).
+void await_held(ndk::Adapter &adapter)
+{
+    for (int i = 0; i < 500 && knob(adapter, "held") != "1"; ++i)
+        std::this_thread::sleep_for(2ms);
+    ASSERT_EQ("1", knob(adapter, "held"));
+}
+
+TEST(ConsumerContract, ACloseMeetingACallInFlightPendsUntilItReturns)
+{
+    auto adapter = ndk::Adapter::open("soft", "");
+    auto cq = made<ndk::Cq>(adapter->create_cq(8));
+    ASSERT_TRUE(cq);
+    set_knob(*adapter, "hold", "NdkGetCqResultsEx");
+    std::atomic<bool> returned{false};
+    std::thread poller([&] {
+        EXPECT_TRUE(cq->get_results_ex(4).empty());
+        returned = true;
+    });
+    await_held(*adapter);
+    ndk::Call close = cq->close();
+    EXPECT_STATUS(STATUS_PENDING, close.status()) << "not issued while the poll is inside";
+    EXPECT_FALSE(close.done());
+    EXPECT_FALSE(cq->is_open());
+    EXPECT_THROW(cq->arm(NDK_CQ_NOTIFY_ANY), ndk::ClosedError) << "no new call enters";
+    set_knob(*adapter, "release", "1");
+    poller.join();
+    EXPECT_TRUE(returned);
+    ASSERT_TRUE(close.wait(Seconds(5)));
+    EXPECT_STATUS(STATUS_SUCCESS, close.result());
+}
+
+TEST(ConsumerContract, AnAdapterCloseMeetingACallInFlightIsFinishedByThatCall)
+{
+    auto adapter = ndk::Adapter::open("soft", "");
+    auto cq = made<ndk::Cq>(adapter->create_cq(8));
+    auto pd = made<ndk::Pd>(adapter->create_pd());
+    ASSERT_TRUE(cq && pd);
+    set_knob(*adapter, "hold", "NdkGetCqResultsEx");
+    std::thread poller([&] { EXPECT_TRUE(cq->get_results_ex(4).empty()); });
+    await_held(*adapter);
+    adapter->close(); // returns: waiting here for the held call could wait forever
+    EXPECT_FALSE(adapter->is_open());
+    EXPECT_FALSE(pd->is_open());
+    EXPECT_THROW(adapter->create_pd(), ndk::ClosedError);
+    EXPECT_TRUE(adapter->accepts_closes()) << "torn down only once the poll returned";
+    set_knob(*adapter, "release", "1"); // knobs stay usable while the close pends
+    poller.join();
+    EXPECT_FALSE(adapter->accepts_closes()) << "the returning poll finished the close";
+}
+
+TEST(ConsumerContract, CallsRacingAnAdapterCloseFinishOrThrowClosedError)
+{
+    for (int round = 0; round < 20; ++round) {
+        auto adapter = ndk::Adapter::open("soft", "");
+        auto cq = made<ndk::Cq>(adapter->create_cq(8));
+        auto pd = made<ndk::Pd>(adapter->create_pd());
+        ASSERT_TRUE(cq && pd);
+        std::atomic<int> closed_errors{0};
+        auto loop = [&](auto body) {
+            return std::thread([&, body] {
+                try {
+                    for (;;)
+                        body();
+                } catch (const ndk::ClosedError &) {
+                    ++closed_errors;
+                }
+            });
+        };
+        std::thread polls = loop([&] {
+            cq->get_results_ex(4);
+            cq->arm(NDK_CQ_NOTIFY_ANY);
+        });
+        std::thread creates = loop([&] { pd->create_mr(false).wait(Seconds(5)); });
+        std::this_thread::sleep_for(1ms);
+        adapter->close();
+        polls.join();
+        creates.join();
+        EXPECT_EQ(2, closed_errors.load());
+    }
+}
+
+TEST(ConsumerContract, ACompletionAfterAnInlineReturnIsRecordedOnceAndHarmless)
+{
+    auto adapter =
+        ndk::Adapter::open("soft", "create_mode=inline\nmisbehave=complete_after_inline");
+    ndk::Call call = adapter->create_pd();
+    EXPECT_STATUS(STATUS_SUCCESS, call.status());
+    auto pd = std::dynamic_pointer_cast<ndk::Pd>(call.object());
+    ASSERT_TRUE(pd) << "one handle, though the provider handed the PD twice";
+    EXPECT_TRUE(pd->create_mr(false).wait(Seconds(5)));
+    // A failing create completed after its inline return: nothing is left to touch.
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER, adapter->create_cq(0xFFFFFFFF).result());
+}
+
+TEST(ConsumerContract, ASecondCompletionMatchesNothing)
+{
+    auto adapter = ndk::Adapter::open("soft", "create_mode=pending\nmisbehave=complete_twice");
+    for (int i = 0; i < 20; ++i) {
+        ndk::Call call = adapter->create_pd();
+        ASSERT_TRUE(call.wait(Seconds(5)));
+        EXPECT_STATUS(STATUS_SUCCESS, call.result());
+    }
+    ndk::release_parked();
+    std::this_thread::sleep_for(20ms); // the second completions come from the engine
+    EXPECT_TRUE(made<ndk::Cq>(adapter->create_cq(8)));
+}
+
+TEST(ConsumerContract, AnObjectWithoutADispatchTableIsAProviderFault)
+{
+    auto adapter = ndk::Adapter::open("soft", "misbehave=dispatch_null");
+    ndk::Call call = adapter->create_pd();
+    ASSERT_TRUE(call.wait(Seconds(5)));
+    EXPECT_STATUS(STATUS_SUCCESS, call.result());
+    try {
+        call.object();
+        FAIL() << "expected ProviderFault";
+    } catch (const ndk::ProviderFault &fault) {
+        EXPECT_NE(std::string(fault.what()).find("PD whose Dispatch is NULL"), std::string::npos)
+            << fault.what();
+    }
+}
+
+TEST(ConsumerContract, ACallbackAfterTheCloseFindsNothing)
+{
+    auto adapter = ndk::Adapter::open("soft", "misbehave=callback_after_close");
+    for (int i = 0; i < 10; ++i) {
+        auto cq = made<ndk::Cq>(adapter->create_cq(8));
+        ASSERT_TRUE(cq);
+        cq->arm(NDK_CQ_NOTIFY_ANY);
+        ndk::Call close = cq->close();
+        ASSERT_TRUE(close.wait(Seconds(5)));
+        EXPECT_STATUS(STATUS_SUCCESS, close.result());
+    } // each CQ's events go with its handle; the provider's late notifications find nothing
+    std::this_thread::sleep_for(20ms);
+    adapter->close();
+}
+
+} // namespace
