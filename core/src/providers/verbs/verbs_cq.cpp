@@ -170,6 +170,10 @@ NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION, PVO
     if (CqDepth == 0 || CqDepth > info.MaxCqDepth)
         return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(cq->adapter().mu());
+    // What the CQ holds is what was moved off the device plus what the device still queues:
+    // move it all first, so the two are not judged apart (2 moved + 1 queued passed a resize
+    // to 2 when each was compared alone).
+    cq->drain_device();
     if (CqDepth < cq->polled.size())
         return STATUS_BUFFER_OVERFLOW;
     if (ibv_resize_cq(cq->cq, static_cast<int>(CqDepth)) != 0)
