@@ -1,4 +1,5 @@
 // ndk.Adapter and ndk.AdapterInfo.
+#include "contexts.hpp"
 #include "py_support.hpp"
 
 #include "ndk/objects.hpp"
@@ -56,6 +57,36 @@ std::string info_repr(const NDK_ADAPTER_INFO &i)
     return out.str();
 }
 
+// NDK_ADAPTER_INFO by value: every field, raw, in _fields order.
+pyb::tuple info_state(const NDK_ADAPTER_INFO &i)
+{
+    pyb::list state;
+    state.append(i.Version.Major);
+    state.append(i.Version.Minor);
+#define NDK_STATE(py, c) state.append(i.c);
+    NDK_INFO_FIELDS(NDK_STATE)
+#undef NDK_STATE
+    state.append(i.AdapterFlags);
+    state.append(static_cast<int>(i.RdmaTechnology));
+    return pyb::tuple(state);
+}
+
+NDK_ADAPTER_INFO info_from(const pyb::tuple &state)
+{
+    NDK_ADAPTER_INFO i{};
+    if (state.size() != info_state(i).size())
+        throw pyb::value_error("not a pickled ndk.AdapterInfo");
+    size_t k = 0;
+    i.Version.Major = state[k++].cast<USHORT>();
+    i.Version.Minor = state[k++].cast<USHORT>();
+#define NDK_LOAD(py, c) i.c = state[k++].cast<decltype(i.c)>();
+    NDK_INFO_FIELDS(NDK_LOAD)
+#undef NDK_LOAD
+    i.AdapterFlags = state[k++].cast<ULONG>();
+    i.RdmaTechnology = static_cast<decltype(i.RdmaTechnology)>(state[k++].cast<int>());
+    return i;
+}
+
 std::string adapter_repr(const Adapter &a)
 {
     std::string text = "<ndk.Adapter provider='" + a.provider_name() + "'";
@@ -65,12 +96,24 @@ std::string adapter_repr(const Adapter &a)
     return text + " version=" + std::to_string(v.Major) + "." + std::to_string(v.Minor) + " open>";
 }
 
+// Close with the GIL released (a blocking close waits for the provider's threads and other
+// Python threads may be polling), then let go of the contexts, with the GIL.
+void close_adapter(Adapter &a)
+{
+    {
+        pyb::gil_scoped_release release;
+        a.close();
+    }
+    drop_contexts(a);
+}
+
 } // namespace
 
 void bind_adapter(pyb::module_ &m)
 {
     auto info = pyb::class_<NDK_ADAPTER_INFO>(m, "AdapterInfo",
-                                              "NDK_ADAPTER_INFO (digest 2.1), fields in snake_case.");
+                                              "NDK_ADAPTER_INFO (digest 2.1), fields in snake_case.  A value: ==, hash, "
+                                              "pickle, _fields and _asdict().");
     info.def_property_readonly("version", [](const NDK_ADAPTER_INFO &i) {
         return std::make_pair(i.Version.Major, i.Version.Minor);
     });
@@ -91,7 +134,26 @@ void bind_adapter(pyb::module_ &m)
     fields.append("adapter_flags");
     fields.append("rdma_technology");
     info.attr("_fields") = pyb::tuple(fields);
-    info.def("__repr__", &info_repr);
+    info.def("__repr__", &info_repr)
+        .def(
+            "__eq__",
+            [](const NDK_ADAPTER_INFO &a, const pyb::object &b) -> pyb::object {
+                if (!pyb::isinstance<NDK_ADAPTER_INFO>(b))
+                    return pyb::reinterpret_borrow<pyb::object>(Py_NotImplemented);
+                return pyb::bool_(info_state(a).equal(info_state(b.cast<const NDK_ADAPTER_INFO &>())));
+            },
+            pyb::is_operator())
+        .def("__hash__", [](const NDK_ADAPTER_INFO &i) { return pyb::hash(info_state(i)); })
+        .def(
+            "_asdict",
+            [](const pyb::object &self) {
+                pyb::dict out;
+                for (auto name : self.attr("_fields"))
+                    out[name] = self.attr(name);
+                return out;
+            },
+            "The fields as a dict, as namedtuple's _asdict.")
+        .def(pyb::pickle(&info_state, &info_from));
 
     pyb::class_<AdapterInfoQuery>(m, "AdapterInfoQuery",
                                   "What a raw NdkQueryAdapterInfo call returned.")
@@ -124,13 +186,11 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
             a.check_open();
             return std::make_pair(a.ndk()->Header.Version.Major, a.ndk()->Header.Version.Minor);
         }, "The NDK version the provider reported in the adapter's header.")
-        .def("close", &Adapter::close, pyb::call_guard<pyb::gil_scoped_release>(),
-             "CLOSE_NDK_ADAPTER_HANDLER: close every open object, then the adapter (blocking).")
+        .def("close", &close_adapter,
+             "CLOSE_NDK_ADAPTER_HANDLER: close every open object, then the adapter (blocking).  "
+             "Lets go of every context object the adapter's requests and QPs still held.")
         .def("__enter__", [](std::shared_ptr<Adapter> a) { return a; })
-        .def("__exit__", [](Adapter &a, pyb::args) {
-            pyb::gil_scoped_release release;
-            a.close();
-        })
+        .def("__exit__", [](Adapter &a, pyb::args) { close_adapter(a); })
         .def("query_info", &Adapter::query_info,
              "NdkQueryAdapterInfo with a full buffer; raises ndk.NdkError on failure.")
         .def(

@@ -13,6 +13,7 @@
 //
 // These methods are added to the classes bind_qp.cpp and bind_cq.cpp register, from here, so
 // the two stay separate.
+#include "contexts.hpp"
 #include "object_support.hpp"
 
 #include <pybind11/stl.h>
@@ -82,6 +83,33 @@ pyb::object new_array(const char *which, size_t n)
     }
 }
 
+// An array of records is either typed as them (numpy: exactly the dtype numpy_dtype(which)
+// gives) or untyped bytes (bytearray, bytes, a memoryview of bytes): a float64 array of the
+// right length is a mistake, not records.
+void check_record_type(const pyb::handle &array, const pyb::buffer_info &info, const char *which,
+                       const char *what)
+{
+    const char *dtype_call = std::strcmp(which, "request") == 0 ? "Qp.request_dtype()"
+                                                                : "Cq.result_dtype()";
+    const char *format = std::strcmp(which, "request") == 0 ? kRequestFormat : kResultFormat;
+    if (pyb::hasattr(array, "dtype")) {
+        pyb::object dtype = array.attr("dtype");
+        if (pyb::hasattr(dtype, "names") && !dtype.attr("names").is_none() &&
+            dtype.equal(numpy_dtype(which)))
+            return;
+        throw pyb::type_error(std::string(what) + ": expected an array of dtype " + dtype_call +
+                              " (" + pyb::str(numpy_dtype(which)).cast<std::string>() +
+                              "), not dtype " + pyb::str(dtype).cast<std::string>());
+    }
+    const std::string &f = info.format;
+    if (info.itemsize == 1 && (f == "B" || f == "b" || f == "c"))
+        return;
+    throw pyb::type_error(std::string(what) + ": expected records of dtype " + dtype_call +
+                          " (struct \"" + format + "\", 40 bytes each) or a bytes-like buffer of "
+                          "them, not a buffer of format '" + f + "' (" +
+                          std::to_string(info.itemsize) + "-byte items)");
+}
+
 // The records of a buffer: C-contiguous, a whole number of 40-byte records, 8-byte aligned.
 template <class T>
 std::pair<T *, size_t> records(const pyb::buffer_info &info, const char *what)
@@ -143,7 +171,7 @@ NTSTATUS post_one(NDK_QP *qp, Op op, const Request &r, ULONG flags)
 
 pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &requests,
                      ULONG flags, std::optional<UINT64> remote_address,
-                     std::optional<UINT32> remote_token, std::optional<uintptr_t> request_context)
+                     std::optional<UINT32> remote_token, const pyb::object &request_context)
 {
     Op op = op_of(op_object);
     qp.check_open();
@@ -155,8 +183,14 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
         auto seq = pyb::reinterpret_borrow<pyb::sequence>(requests);
         std::vector<Request> list(seq.size());
         for (size_t i = 0; i < list.size(); ++i) {
-            const auto &sge = seq[i].cast<const NDK_SGE &>();
-            list[i] = Request{static_cast<uint64_t>(request_context.value_or(0)),
+            pyb::object item = seq[i];
+            if (!pyb::isinstance<NDK_SGE>(item))
+                throw pyb::type_error("ndk.Qp.post_many(): requests[" + std::to_string(i) +
+                                      "] must be an ndk.Sge (requests: a list of ndk.Sge or an "
+                                      "array of request records), not " +
+                                      std::string(Py_TYPE(item.ptr())->tp_name));
+            const auto &sge = item.cast<const NDK_SGE &>();
+            list[i] = Request{0,
                               reinterpret_cast<uintptr_t>(sge.VirtualAddress),
                               sge.Length,
                               sge.MemoryRegionToken,
@@ -164,15 +198,29 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
                               remote_token.value_or(0),
                               0};
         }
-        pyb::gil_scoped_release release;
-        for (; posted < list.size(); ++posted)
-            if ((status = post_one(raw, op, list[posted], flags)) != STATUS_SUCCESS)
-                break;
+        // The same context for every request: held once per request (contexts.hpp).
+        HeldContext held(qp, request_context, "request_context", list.size());
+        for (auto &r : list)
+            r.request_context = reinterpret_cast<uintptr_t>(held.value());
+        {
+            pyb::gil_scoped_release release;
+            for (; posted < list.size(); ++posted)
+                if ((status = post_one(raw, op, list[posted], flags)) != STATUS_SUCCESS)
+                    break;
+        }
+        held.posted(posted);
     } else {
-        if (remote_address || remote_token || request_context)
+        bool no_context = PyLong_Check(request_context.ptr()) &&
+                          PyObject_Not(request_context.ptr()) == 1; // the default, 0
+        if (remote_address || remote_token || !no_context)
             throw pyb::type_error("post_many: remote_address, remote_token and request_context "
                                   "go with a list of ndk.Sge; an array carries them per record");
+        if (!PyObject_CheckBuffer(requests.ptr()))
+            throw pyb::type_error("ndk.Qp.post_many(): requests must be a list of ndk.Sge or an "
+                                  "array of request records (Qp.request_array(n)), not " +
+                                  std::string(Py_TYPE(requests.ptr())->tp_name));
         auto info = contiguous_buffer(pyb::reinterpret_borrow<pyb::buffer>(requests));
+        check_record_type(requests, *info, "request", "ndk.Qp.post_many(): requests");
         auto [list, n] = records<const Request>(*info, "post_many");
         pyb::gil_scoped_release release;
         for (; posted < n; ++posted)
@@ -187,6 +235,7 @@ size_t poll_into(Cq &cq, const pyb::buffer &out, size_t min_results, const pyb::
 {
     using Clock = std::chrono::steady_clock;
     auto info = contiguous_buffer(out, true);
+    check_record_type(out, *info, "result", "ndk.Cq.poll_into(): out");
     auto [array, n] = records<NDK_RESULT_EX>(*info, "poll_into");
     if (offset > n)
         throw pyb::value_error("poll_into: offset beyond the array");
@@ -209,6 +258,8 @@ size_t poll_into(Cq &cq, const pyb::buffer &out, size_t min_results, const pyb::
                 std::this_thread::sleep_for(std::chrono::microseconds(20));
         }
     }
+    // The array keeps the raw values; the objects they stood for are let go (contexts.hpp).
+    forget_contexts(cq, std::span<const NDK_RESULT_EX>(array, got));
     return got;
 }
 
@@ -223,7 +274,7 @@ void bind_batch(pyb::module_ &m)
         &post_many, pyb::name("post_many"), pyb::is_method(qp_class),
         pyb::sibling(pyb::getattr(qp_class, "post_many", pyb::none())), pyb::arg("op"),
         pyb::arg("requests"), pyb::arg("flags") = 0, pyb::arg("remote_address") = pyb::none(),
-        pyb::arg("remote_token") = pyb::none(), pyb::arg("request_context") = pyb::none(),
+        pyb::arg("remote_token") = pyb::none(), pyb::arg("request_context") = 0,
         R"doc(Post many requests of one kind in one call -> (posted: int, status: ndk.Status).
 
 op: 'send', 'receive', 'write' or 'read' (or ndk.OpType.SEND / RECEIVE / WRITE / READ).
@@ -232,7 +283,8 @@ with fields request_context, address, length, token, remote_address, remote_toke
 any writable/readable C-contiguous buffer of that layout, struct format "<QQIIQII"), one
 single-SGE NdkSend / NdkReceive / NdkWrite / NdkRead each (address 0 with length 0: no SGE);
 or a list of ndk.Sge, each one request, with remote_address, remote_token and request_context
-(None: 0) the same for all.  flags (ndk.OpFlag) are OR-ed into every request's flags.
+(any object, as for Qp.send; default 0) the same for all.  An array's request_context fields
+are raw ints, passed as they are.  flags (ndk.OpFlag) are OR-ed into every request's flags.
 
 The provider is called with the GIL released, in order, stopping at the first post that does
 not return SUCCESS: `posted` requests were posted, `status` is SUCCESS or that post's status
@@ -260,7 +312,11 @@ type, provider_error_code, type_specific_completion_output; or a bytearray of th
 struct format "<IIQQiIQ").  Results are written from record `offset` on, at most up to the
 end of the array.  min_results=0 polls once without waiting; otherwise polls (GIL released,
 no Python object per result) until at least min_results arrived or `timeout` seconds passed
-(None: no limit), and returns how many arrived: fewer than min_results means the timeout.)doc");
+(None: no limit), and returns how many arrived: fewer than min_results means the timeout.
+
+qp_context and request_context stay the raw integers the provider returned: an object given
+as a context shows as its handle there, and the binding lets go of the object (only
+Cq.get_results* and wait_results give the objects back).)doc");
 
     cq_class.attr("result_array") = pyb::staticmethod(pyb::cpp_function(
         [](size_t n) { return new_array("result", n); }, pyb::name("result_array"),

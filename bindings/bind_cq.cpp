@@ -1,4 +1,5 @@
 // ndk.Cq, and the results it returns: ndk.Result, ndk.ResultEx (digest 1.3, 2.3, 3.2).
+#include "contexts.hpp"
 #include "object_support.hpp"
 
 #include "ndk/status.hpp"
@@ -7,6 +8,7 @@
 
 #include <chrono>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace ndk::py {
@@ -27,29 +29,112 @@ const char *op_type_name(NDK_OPERATION_TYPE type)
     return nullptr;
 }
 
-std::string result_repr(const NDK_RESULT &r)
+std::string context_repr(const pyb::object &context)
 {
-    return "<ndk.Result " + status_name(r.Status) + " bytes=" + std::to_string(r.BytesTransferred) +
-           " request_context=" + std::to_string(context_value(r.RequestContext)) + ">";
+    if (PyLong_Check(context.ptr()))
+        return pyb::str(context).cast<std::string>(); // an IntEnum shows as its value too
+    return pyb::repr(context).cast<std::string>();
 }
 
-std::string result_ex_repr(const NDK_RESULT_EX &r)
+std::string result_repr(const ResultObject &r)
 {
-    const char *type = op_type_name(r.Type);
-    std::string text = "<ndk.ResultEx " + status_name(r.Status) + " type=" +
-                       (type ? type : std::to_string(r.Type)) + " bytes=" +
-                       std::to_string(r.BytesTransferred) + " request_context=" +
-                       std::to_string(context_value(r.RequestContext));
-    if (r.ProviderErrorCode != 0)
-        text += " provider_error_code=" + std::to_string(r.ProviderErrorCode);
+    return "<ndk.Result " + status_name(r.raw.Status) + " bytes=" +
+           std::to_string(r.raw.BytesTransferred) +
+           " request_context=" + context_repr(r.request_context) + ">";
+}
+
+std::string result_ex_repr(const ResultExObject &r)
+{
+    const char *type = op_type_name(r.raw.Type);
+    std::string text = "<ndk.ResultEx " + status_name(r.raw.Status) + " type=" +
+                       (type ? type : std::to_string(r.raw.Type)) + " bytes=" +
+                       std::to_string(r.raw.BytesTransferred) + " request_context=" +
+                       context_repr(r.request_context);
+    if (r.raw.ProviderErrorCode != 0)
+        text += " provider_error_code=" + std::to_string(r.raw.ProviderErrorCode);
     return text + ">";
+}
+
+// A context from a pickle: the object itself, and as the raw value its int (0 for an object).
+PVOID raw_context(const pyb::handle &context)
+{
+    uint64_t v = 0;
+    if (PyLong_Check(context.ptr()) &&
+        check_unsigned(context, 8 * sizeof(PVOID), &v) == ArgumentFailure::None)
+        return reinterpret_cast<PVOID>(static_cast<uintptr_t>(v));
+    return nullptr;
+}
+
+// ndk.Result and ndk.ResultEx are values: ==, hash, pickle and _asdict over their fields.
+pyb::tuple result_state(const ResultObject &r)
+{
+    return pyb::make_tuple(static_cast<uint32_t>(r.raw.Status), r.raw.BytesTransferred,
+                           r.qp_context, r.request_context);
+}
+
+pyb::tuple result_state(const ResultExObject &r)
+{
+    return pyb::make_tuple(static_cast<uint32_t>(r.raw.Status), r.raw.BytesTransferred,
+                           r.qp_context, r.request_context, static_cast<int>(r.raw.Type),
+                           r.raw.ProviderErrorCode, r.raw.TypeSpecificCompletionOutput);
+}
+
+template <class R>
+R result_from(const pyb::tuple &state)
+{
+    R r;
+    constexpr size_t size = std::is_same_v<R, ResultExObject> ? 7 : 4;
+    if (state.size() != size)
+        throw pyb::value_error("not a pickled ndk.Result/ndk.ResultEx");
+    r.raw.Status = static_cast<NTSTATUS>(state[0].cast<uint32_t>());
+    r.raw.BytesTransferred = state[1].cast<ULONG>();
+    r.qp_context = state[2];
+    r.request_context = state[3];
+    r.raw.QPContext = raw_context(r.qp_context);
+    r.raw.RequestContext = raw_context(r.request_context);
+    if constexpr (std::is_same_v<R, ResultExObject>) {
+        r.raw.Type = static_cast<NDK_OPERATION_TYPE>(state[4].cast<int>());
+        r.raw.ProviderErrorCode = state[5].cast<ULONG>();
+        r.raw.TypeSpecificCompletionOutput = state[6].cast<ULONG64>();
+    }
+    return r;
+}
+
+template <class R>
+void add_value_protocol(pyb::class_<R> &cls, std::vector<const char *> fields)
+{
+    pyb::list names;
+    for (const char *f : fields)
+        names.append(f);
+    cls.attr("_fields") = pyb::tuple(names);
+    cls.def(
+           "__eq__",
+           [](const R &a, const pyb::object &b) -> pyb::object {
+               if (!pyb::isinstance<R>(b))
+                   return pyb::reinterpret_borrow<pyb::object>(Py_NotImplemented);
+               return pyb::bool_(result_state(a).equal(result_state(b.cast<const R &>())));
+           },
+           pyb::is_operator())
+        .def("__hash__", [](const R &r) { return pyb::hash(result_state(r)); })
+        .def(
+            "_asdict",
+            [](const pyb::object &self) {
+                pyb::dict out;
+                for (auto name : self.attr("_fields"))
+                    out[name] = self.attr(name);
+                return out;
+            },
+            "The fields as a dict, as namedtuple's _asdict.")
+        .def(pyb::pickle([](const R &r) { return result_state(r); },
+                         [](const pyb::tuple &state) { return result_from<R>(state); }));
 }
 
 // Take `n` results, polling with the GIL released: a short spin (results usually follow a post
 // within microseconds), then sleeps of ~30 us.  On timeout, TimeoutError names how many came
 // and carries them as .results, since they are gone from the CQ.
 template <class R, class Poll>
-std::vector<R> wait_for_results(ULONG n, const pyb::object &timeout, const char *what, Poll poll)
+auto wait_for_results(const Cq &cq, ULONG n, const pyb::object &timeout, const char *what,
+                      Poll poll)
 {
     using Clock = std::chrono::steady_clock;
     auto limit = timeout_of(timeout);
@@ -78,8 +163,9 @@ std::vector<R> wait_for_results(ULONG n, const pyb::object &timeout, const char 
                 std::this_thread::sleep_for(std::chrono::microseconds(30));
         }
     }
+    auto results = results_of(cq, std::span<const R>(got));
     if (got.size() < n) {
-        pyb::list arrived = pyb::cast(got);
+        pyb::list arrived = pyb::cast(results);
         std::string listing;
         for (auto item : arrived)
             listing += (listing.empty() ? "" : ", ") + pyb::repr(item).cast<std::string>();
@@ -91,74 +177,105 @@ std::vector<R> wait_for_results(ULONG n, const pyb::object &timeout, const char 
         PyErr_SetObject(PyExc_TimeoutError, error.ptr());
         throw pyb::error_already_set();
     }
-    return got;
+    return results;
 }
 
 pyb::object wait_results(Cq &cq, ULONG n, const pyb::object &timeout, bool ex)
 {
     if (ex)
         return pyb::cast(wait_for_results<NDK_RESULT_EX>(
-            n, timeout, "wait_results", [&cq](std::vector<NDK_RESULT_EX> &got, ULONG want) {
+            cq, n, timeout, "wait_results", [&cq](std::vector<NDK_RESULT_EX> &got, ULONG want) {
                 NDK_RESULT_EX batch[64];
                 ULONG k = cq.get_results_into(std::span(batch, std::min<ULONG>(want, 64)));
                 got.insert(got.end(), batch, batch + k);
                 return k;
             }));
     return pyb::cast(wait_for_results<NDK_RESULT>(
-        n, timeout, "wait_results", [&cq](std::vector<NDK_RESULT> &got, ULONG want) {
+        cq, n, timeout, "wait_results", [&cq](std::vector<NDK_RESULT> &got, ULONG want) {
             auto batch = cq.get_results(std::min<ULONG>(want, 64));
             got.insert(got.end(), batch.begin(), batch.end());
             return static_cast<ULONG>(batch.size());
         }));
 }
 
+// The GIL is released around the provider calls: another Python thread runs while one is in
+// the provider (blocked there, e.g. by the soft provider's knob hold).
+std::vector<ResultObject> get_results(Cq &cq, ULONG n)
+{
+    std::vector<NDK_RESULT> raw;
+    {
+        pyb::gil_scoped_release release;
+        raw = cq.get_results(n);
+    }
+    return results_of(cq, std::span<const NDK_RESULT>(raw));
+}
+
+std::vector<ResultExObject> get_results_ex(Cq &cq, ULONG n)
+{
+    std::vector<NDK_RESULT_EX> raw;
+    {
+        pyb::gil_scoped_release release;
+        raw = cq.get_results_ex(n);
+    }
+    return results_of(cq, std::span<const NDK_RESULT_EX>(raw));
+}
+
 } // namespace
 
 void bind_cq(pyb::module_ &m)
 {
-    pyb::class_<NDK_RESULT>(m, "Result", "NDK_RESULT (digest 2.3).")
-        .def_property_readonly("status", [](const NDK_RESULT &r) { return Status{r.Status}; })
-        .def_readonly("bytes_transferred", &NDK_RESULT::BytesTransferred)
-        .def_property_readonly("qp_context", [](const NDK_RESULT &r) { return context_value(r.QPContext); })
-        .def_property_readonly("request_context",
-                               [](const NDK_RESULT &r) { return context_value(r.RequestContext); })
-        .def("__repr__", &result_repr);
+    pyb::class_<ResultObject> result(m, "Result", R"doc(NDK_RESULT (digest 2.3).
 
-    pyb::class_<NDK_RESULT_EX>(m, "ResultEx", "NDK_RESULT_EX (digest 2.3, NDKPI 2.1 layout).")
-        .def_property_readonly("status", [](const NDK_RESULT_EX &r) { return Status{r.Status}; })
-        .def_readonly("bytes_transferred", &NDK_RESULT_EX::BytesTransferred)
-        .def_property_readonly("qp_context",
-                               [](const NDK_RESULT_EX &r) { return context_value(r.QPContext); })
-        .def_property_readonly("request_context",
-                               [](const NDK_RESULT_EX &r) { return context_value(r.RequestContext); })
+qp_context and request_context are the objects given to create_qp and the post (an int given
+comes back as that int; docs/architecture.md, "Contexts").  A value: ==, hash, pickle, _asdict().
+)doc");
+    result.def_property_readonly("status", [](const ResultObject &r) { return Status{r.raw.Status}; })
+        .def_property_readonly("bytes_transferred",
+                               [](const ResultObject &r) { return r.raw.BytesTransferred; })
+        .def_readonly("qp_context", &ResultObject::qp_context)
+        .def_readonly("request_context", &ResultObject::request_context)
+        .def("__repr__", &result_repr);
+    add_value_protocol(result, {"status", "bytes_transferred", "qp_context", "request_context"});
+
+    pyb::class_<ResultExObject> result_ex(m, "ResultEx", R"doc(NDK_RESULT_EX (digest 2.3, NDKPI 2.1 layout).
+
+qp_context and request_context are the objects given to create_qp and the post (an int given
+comes back as that int; docs/architecture.md, "Contexts").  A value: ==, hash, pickle, _asdict().
+)doc");
+    result_ex
+        .def_property_readonly("status", [](const ResultExObject &r) { return Status{r.raw.Status}; })
+        .def_property_readonly("bytes_transferred",
+                               [](const ResultExObject &r) { return r.raw.BytesTransferred; })
+        .def_readonly("qp_context", &ResultExObject::qp_context)
+        .def_readonly("request_context", &ResultExObject::request_context)
         .def_property_readonly(
-            "type", [](const NDK_RESULT_EX &r) { return enum_of("OpType", r.Type); },
+            "type", [](const ResultExObject &r) { return enum_of("OpType", r.raw.Type); },
             "An ndk.OpType (a plain int if the provider reported no NDK_OPERATION_TYPE).")
-        .def_readonly("provider_error_code", &NDK_RESULT_EX::ProviderErrorCode)
-        .def_readonly("type_specific_completion_output",
-                      &NDK_RESULT_EX::TypeSpecificCompletionOutput)
+        .def_property_readonly("provider_error_code",
+                               [](const ResultExObject &r) { return r.raw.ProviderErrorCode; })
+        .def_property_readonly(
+            "type_specific_completion_output",
+            [](const ResultExObject &r) { return r.raw.TypeSpecificCompletionOutput; })
         .def("__repr__", &result_ex_repr);
+    add_value_protocol(result_ex, {"status", "bytes_transferred", "qp_context", "request_context",
+                                   "type", "provider_error_code",
+                                   "type_specific_completion_output"});
 
     object_class<Cq>(m, "Cq", "NDK_CQ: a completion queue (digest 1.3).")
         .def("resize_cq", &Cq::resize, pyb::arg("cq_depth"),
              "NdkResizeCq -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER (cq_depth > "
              "MaxCqDepth); INSUFFICIENT_RESOURCES.  Needs NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED.")
-        // The GIL is released around the provider calls: another Python thread runs while one
-        // is in the provider (blocked there, e.g. by the soft provider's knob hold).
         .def("arm_cq", &Cq::arm, pyb::arg("type"), pyb::call_guard<pyb::gil_scoped_release>(),
              "NdkArmCq(NDK_CQ_NOTIFY_ERRORS / ANY / SOLICITED).")
         .def("arm", &Cq::arm, pyb::arg("type"), pyb::call_guard<pyb::gil_scoped_release>(),
              "Alias of arm_cq.")
-        .def("get_cq_results", &Cq::get_results, pyb::arg("n") = 1,
-             pyb::call_guard<pyb::gil_scoped_release>(),
+        .def("get_cq_results", &get_results, pyb::arg("n") = 1,
              "NdkGetCqResults: up to n NDK_RESULTs (non-blocking).")
-        .def("get_results", &Cq::get_results, pyb::arg("n") = 1,
-             pyb::call_guard<pyb::gil_scoped_release>(), "Alias of get_cq_results.")
-        .def("get_cq_results_ex", &Cq::get_results_ex, pyb::arg("n") = 1,
-             pyb::call_guard<pyb::gil_scoped_release>(),
+        .def("get_results", &get_results, pyb::arg("n") = 1, "Alias of get_cq_results.")
+        .def("get_cq_results_ex", &get_results_ex, pyb::arg("n") = 1,
              "NdkGetCqResultsEx: up to n NDK_RESULT_EXs (non-blocking).")
-        .def("get_results_ex", &Cq::get_results_ex, pyb::arg("n") = 1,
-             pyb::call_guard<pyb::gil_scoped_release>(), "Alias of get_cq_results_ex.")
+        .def("get_results_ex", &get_results_ex, pyb::arg("n") = 1,
+             "Alias of get_cq_results_ex.")
         .def("wait_results", &wait_results, pyb::arg("n"), pyb::arg("timeout") = 1.0,
              pyb::arg("ex") = true,
              "Exactly n results: polls NdkGetCqResultsEx (NdkGetCqResults with ex=False) with "

@@ -1,6 +1,7 @@
 // ndk.Object (the base of every handle), Sge, Mdl; ndk.Pd, Mr, Mw, Srq, SharedEndpoint.  (The
 // CQ, QP, connector and listener have their own files.)  Methods are the NDK functions in
 // snake_case; keyword arguments are the NDK parameter names in snake_case without prefixes.
+#include "contexts.hpp"
 #include "mdl.hpp"
 #include "object_support.hpp"
 
@@ -12,10 +13,40 @@
 #include <sstream>
 
 namespace ndk::py {
+namespace {
+
+pyb::tuple sge_state(const NDK_SGE &s)
+{
+    return pyb::make_tuple(context_value(s.VirtualAddress), s.Length, s.MemoryRegionToken);
+}
+
+// Whether a create's qp_context stays held: the create returned SUCCESS or PENDING.
+size_t created_or_pending(const Call &call)
+{
+    return call.status() == STATUS_SUCCESS || call.status() == STATUS_PENDING ? 1 : 0;
+}
+
+Status srq_receive(Srq &srq, const std::vector<NDK_SGE> &sgl, const pyb::object &request_context)
+{
+    HeldContext held(srq, request_context);
+    NTSTATUS status;
+    {
+        pyb::gil_scoped_release release;
+        status = srq.receive(held.value(), sgl);
+    }
+    held.posted(status == STATUS_SUCCESS ? 1 : 0);
+    return Status{status};
+}
+
+} // namespace
 
 void bind_object_base(pyb::module_ &m)
 {
-    pyb::class_<NDK_SGE>(m, "Sge", "NDK_SGE: one scatter/gather element (digest 2.4).")
+    pyb::class_<NDK_SGE> sge_class(m, "Sge", "NDK_SGE: one scatter/gather element (digest 2.4).  "
+                                             "A value: ==, hash, pickle, _fields, _asdict().");
+    sge_class.attr("_fields") =
+        pyb::make_tuple("virtual_address", "length", "memory_region_token");
+    sge_class
         .def(pyb::init([](uintptr_t virtual_address, ULONG length, UINT32 memory_region_token) {
                  NDK_SGE sge{};
                  sge.VirtualAddress = reinterpret_cast<PVOID>(virtual_address);
@@ -28,6 +59,34 @@ void bind_object_base(pyb::module_ &m)
                                [](const NDK_SGE &s) { return context_value(s.VirtualAddress); })
         .def_readonly("length", &NDK_SGE::Length)
         .def_readonly("memory_region_token", &NDK_SGE::MemoryRegionToken)
+        .def(
+            "__eq__",
+            [](const NDK_SGE &a, const pyb::object &b) -> pyb::object {
+                if (!pyb::isinstance<NDK_SGE>(b))
+                    return pyb::reinterpret_borrow<pyb::object>(Py_NotImplemented);
+                return pyb::bool_(sge_state(a).equal(sge_state(b.cast<const NDK_SGE &>())));
+            },
+            pyb::is_operator())
+        .def("__hash__", [](const NDK_SGE &s) { return pyb::hash(sge_state(s)); })
+        .def(
+            "_asdict",
+            [](const NDK_SGE &s) {
+                pyb::dict out;
+                out["virtual_address"] = context_value(s.VirtualAddress);
+                out["length"] = s.Length;
+                out["memory_region_token"] = s.MemoryRegionToken;
+                return out;
+            },
+            "The fields as a dict, as namedtuple's _asdict.")
+        .def(pyb::pickle(&sge_state, [](const pyb::tuple &state) {
+            if (state.size() != 3)
+                throw pyb::value_error("not a pickled ndk.Sge");
+            NDK_SGE sge{};
+            sge.VirtualAddress = reinterpret_cast<PVOID>(state[0].cast<uintptr_t>());
+            sge.Length = state[1].cast<ULONG>();
+            sge.MemoryRegionToken = state[2].cast<UINT32>();
+            return sge;
+        }))
         .def("__repr__", [](const NDK_SGE &s) {
             std::ostringstream out;
             out << "<ndk.Sge 0x" << std::hex << context_value(s.VirtualAddress) << std::dec
@@ -93,33 +152,41 @@ void bind_objects(pyb::module_ &m)
         .def(
             "create_qp",
             [](Pd &pd, std::shared_ptr<Cq> receive_cq, std::shared_ptr<Cq> initiator_cq,
-               uintptr_t qp_context, ULONG receive_queue_depth, ULONG initiator_queue_depth,
-               ULONG max_receive_request_sge, ULONG max_initiator_request_sge,
-               ULONG inline_data_size) {
-                return pd.create_qp(receive_cq, initiator_cq, context_of(qp_context),
-                                    receive_queue_depth, initiator_queue_depth,
-                                    max_receive_request_sge, max_initiator_request_sge,
-                                    inline_data_size);
+               const pyb::object &qp_context, ULONG receive_queue_depth,
+               ULONG initiator_queue_depth, ULONG max_receive_request_sge,
+               ULONG max_initiator_request_sge, ULONG inline_data_size) {
+                HeldContext held(pd, qp_context, "qp_context");
+                Call call = pd.create_qp(receive_cq, initiator_cq, held.value(),
+                                         receive_queue_depth, initiator_queue_depth,
+                                         max_receive_request_sge, max_initiator_request_sge,
+                                         inline_data_size);
+                held.posted(created_or_pending(call));
+                return call;
             },
             pyb::arg("receive_cq"), pyb::arg("initiator_cq"), pyb::arg("qp_context") = 0,
             pyb::arg("receive_queue_depth") = 64, pyb::arg("initiator_queue_depth") = 64,
             pyb::arg("max_receive_request_sge") = 1, pyb::arg("max_initiator_request_sge") = 1,
             pyb::arg("inline_data_size") = 0,
-            "NdkCreateQp -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER (a size above "
+            "NdkCreateQp -> Call.  qp_context: any object, returned in every result of the QP "
+            "(an int as is; any other object is held until the adapter closes).  Documented: SUCCESS; PENDING; INVALID_PARAMETER (a size above "
             "its NDK_ADAPTER_INFO limit); INSUFFICIENT_RESOURCES.")
         .def(
             "create_qp_with_srq",
             [](Pd &pd, std::shared_ptr<Cq> receive_cq, std::shared_ptr<Cq> initiator_cq,
-               std::shared_ptr<Srq> srq, uintptr_t qp_context, ULONG initiator_queue_depth,
-               ULONG max_initiator_request_sge, ULONG inline_data_size) {
-                return pd.create_qp_with_srq(receive_cq, initiator_cq, srq, context_of(qp_context),
-                                             initiator_queue_depth, max_initiator_request_sge,
-                                             inline_data_size);
+               std::shared_ptr<Srq> srq, const pyb::object &qp_context,
+               ULONG initiator_queue_depth, ULONG max_initiator_request_sge,
+               ULONG inline_data_size) {
+                HeldContext held(pd, qp_context, "qp_context");
+                Call call = pd.create_qp_with_srq(receive_cq, initiator_cq, srq, held.value(),
+                                                  initiator_queue_depth,
+                                                  max_initiator_request_sge, inline_data_size);
+                held.posted(created_or_pending(call));
+                return call;
             },
             pyb::arg("receive_cq"), pyb::arg("initiator_cq"), pyb::arg("srq"),
             pyb::arg("qp_context") = 0, pyb::arg("initiator_queue_depth") = 64,
             pyb::arg("max_initiator_request_sge") = 1, pyb::arg("inline_data_size") = 0,
-            "NdkCreateQpWithSrq -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER; "
+            "NdkCreateQpWithSrq -> Call.  qp_context: as for create_qp.  Documented: SUCCESS; PENDING; INVALID_PARAMETER; "
             "INSUFFICIENT_RESOURCES.")
         .def("get_privileged_memory_region_token", &Pd::get_privileged_memory_region_token,
              "NdkGetPrivilegedMemoryRegionToken: the token for BuildLAM logical addresses.")
@@ -193,23 +260,12 @@ void bind_objects(pyb::module_ &m)
              pyb::arg("notify_threshold") = 0,
              "NdkModifySrq -> Call (0 keeps the depth / the threshold and arming).  Documented: "
              "SUCCESS; PENDING; INVALID_PARAMETER (srq_depth > MaxSrqDepth).")
-        .def(
-            "srq_receive",
-            [](Srq &srq, const std::vector<NDK_SGE> &sgl, std::optional<uintptr_t> request_context) {
-                pyb::gil_scoped_release release;
-                return Status{srq.receive(context_of(request_context), sgl)};
-            },
-            pyb::arg("sgl"), pyb::arg("request_context") = pyb::none(),
-            "NdkSrqReceive(sgl: list of ndk.Sge) -> Status (inline; the result comes through the "
-            "receive CQ of the QP that consumes it).  Documented: SUCCESS; other.")
-        .def(
-            "receive",
-            [](Srq &srq, const std::vector<NDK_SGE> &sgl, std::optional<uintptr_t> request_context) {
-                pyb::gil_scoped_release release;
-                return Status{srq.receive(context_of(request_context), sgl)};
-            },
-            pyb::arg("sgl"), pyb::arg("request_context") = pyb::none(),
-            "Alias of srq_receive (NdkSrqReceive).")
+        .def("srq_receive", &srq_receive, pyb::arg("sgl"), pyb::arg("request_context") = 0,
+             "NdkSrqReceive(sgl: list of ndk.Sge) -> Status (inline; the result comes through the "
+             "receive CQ of the QP that consumes it).  request_context: any object, as for "
+             "Qp.receive.  Documented: SUCCESS; other.")
+        .def("receive", &srq_receive, pyb::arg("sgl"), pyb::arg("request_context") = 0,
+             "Alias of srq_receive (NdkSrqReceive).")
         .def("wait_notification",
              [](Srq &srq, pyb::object timeout) { return wait_status_event(srq.events().notifications, timeout); },
              pyb::arg("timeout") = pyb::none(),

@@ -1,6 +1,7 @@
 // ndk.Qp: work-request posting (digest 1.7, 2.5, 3.3, 3.4).  Posts are inline: each returns
 // the provider's status at once (the GIL released around the provider call), and a request
 // that returned STATUS_SUCCESS completes later through the CQ.
+#include "contexts.hpp"
 #include "object_support.hpp"
 
 #include <pybind11/stl.h>
@@ -11,15 +12,22 @@ namespace ndk::py {
 namespace {
 
 using Sgl = std::vector<NDK_SGE>;
-using Context = std::optional<uintptr_t>;
+using Context = pyb::object;
 
 // Post with the GIL released: a provider may take its own locks, and a consumer thread
-// polling the CQ must not wait for this one.
+// polling the CQ must not wait for this one.  The request context is held from before the
+// post until its completion is retrieved (contexts.hpp); `issue` gets the PVOID to pass.
 template <class Post>
-Status post(Post &&issue)
+Status post(const Qp &qp, const Context &request_context, Post &&issue)
 {
-    pyb::gil_scoped_release release;
-    return Status{issue()};
+    HeldContext held(qp, request_context);
+    NTSTATUS status;
+    {
+        pyb::gil_scoped_release release;
+        status = issue(held.value());
+    }
+    held.posted(status == STATUS_SUCCESS ? 1 : 0);
+    return Status{status};
 }
 
 Object &mr_or_mw(const std::shared_ptr<Object> &object)
@@ -47,36 +55,38 @@ void bind_qp(pyb::module_ &m)
     object_class<Qp>(m, "Qp", R"doc(NDK_QP: a queue pair (digest 1.7).
 
 Posts return ndk.Status inline; a post that returned SUCCESS completes later through the CQ
-(cq.wait_results).  sgl is a list of ndk.Sge (mr.sge(offset, length)); request_context is an
-int (None: 0) returned in the result; flags are ndk.OpFlag values.
+(cq.wait_results).  sgl is a list of ndk.Sge (mr.sge(offset, length)); request_context is any
+object, returned in the result: an int as is (0, the default, is NULL), any other object, None
+included, as the same object, held until its completion is retrieved (docs/architecture.md,
+"Contexts"); flags are ndk.OpFlag values.
 )doc")
         .def("flush", &Qp::flush, pyb::call_guard<pyb::gil_scoped_release>(),
              "NdkFlush: pending requests on both queues complete with STATUS_CANCELLED.")
         .def(
             "receive",
             [](Qp &qp, const Sgl &sgl, Context request_context) {
-                return post([&] { return qp.receive(context_of(request_context), sgl); });
+                return post(qp, request_context, [&](PVOID context) { return qp.receive(context, sgl); });
             },
-            pyb::arg("sgl"), pyb::arg("request_context") = pyb::none(),
+            pyb::arg("sgl"), pyb::arg("request_context") = 0,
             "NdkReceive -> Status.  Documented: SUCCESS; other.")
         .def(
             "send",
             [](Qp &qp, const Sgl &sgl, ULONG flags, Context request_context) {
-                return post([&] { return qp.send(context_of(request_context), sgl, flags); });
+                return post(qp, request_context, [&](PVOID context) { return qp.send(context, sgl, flags); });
             },
-            pyb::arg("sgl"), pyb::arg("flags") = 0, pyb::arg("request_context") = pyb::none(),
+            pyb::arg("sgl"), pyb::arg("flags") = 0, pyb::arg("request_context") = 0,
             "NdkSend -> Status.  Flags: SILENT_SUCCESS, READ_FENCE, SEND_AND_SOLICIT_EVENT, "
             "INLINE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID (QP not connected); other.")
         .def(
             "send_and_invalidate",
             [](Qp &qp, const Sgl &sgl, UINT32 remote_token, ULONG flags, Context request_context) {
-                return post([&] {
-                    return qp.send_and_invalidate(context_of(request_context), sgl, flags,
+                return post(qp, request_context, [&](PVOID context) {
+                    return qp.send_and_invalidate(context, sgl, flags,
                                                   remote_token);
                 });
             },
             pyb::arg("sgl"), pyb::arg("remote_token"), pyb::arg("flags") = 0,
-            pyb::arg("request_context") = pyb::none(),
+            pyb::arg("request_context") = 0,
             "NdkSendAndInvalidate -> Status (the peer's receive completes as "
             "RECEIVE_AND_INVALIDATE; ours as SEND).  Documented: SUCCESS; CONNECTION_INVALID; "
             "other.")
@@ -84,13 +94,13 @@ int (None: 0) returned in the result; flags are ndk.OpFlag values.
             "read",
             [](Qp &qp, const Sgl &sgl, UINT64 remote_address, UINT32 remote_token, ULONG flags,
                Context request_context) {
-                return post([&] {
-                    return qp.read(context_of(request_context), sgl, remote_address, remote_token,
+                return post(qp, request_context, [&](PVOID context) {
+                    return qp.read(context, sgl, remote_address, remote_token,
                                    flags);
                 });
             },
             pyb::arg("sgl"), pyb::arg("remote_address"), pyb::arg("remote_token"),
-            pyb::arg("flags") = 0, pyb::arg("request_context") = pyb::none(),
+            pyb::arg("flags") = 0, pyb::arg("request_context") = 0,
             "NdkRead -> Status: read the peer's [remote_address, +length) into sgl.  Flags: "
             "SILENT_SUCCESS, READ_FENCE, RDMA_READ_LOCAL_INVALIDATE, DEFER.  Documented: SUCCESS; "
             "CONNECTION_INVALID; REMOTE_RESOURCES (beyond the remote memory); other.")
@@ -98,26 +108,26 @@ int (None: 0) returned in the result; flags are ndk.OpFlag values.
             "write",
             [](Qp &qp, const Sgl &sgl, UINT64 remote_address, UINT32 remote_token, ULONG flags,
                Context request_context) {
-                return post([&] {
-                    return qp.write(context_of(request_context), sgl, remote_address,
+                return post(qp, request_context, [&](PVOID context) {
+                    return qp.write(context, sgl, remote_address,
                                     remote_token, flags);
                 });
             },
             pyb::arg("sgl"), pyb::arg("remote_address"), pyb::arg("remote_token"),
-            pyb::arg("flags") = 0, pyb::arg("request_context") = pyb::none(),
+            pyb::arg("flags") = 0, pyb::arg("request_context") = 0,
             "NdkWrite -> Status: write sgl to the peer's remote_address.  Flags: SILENT_SUCCESS, "
             "READ_FENCE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID; other.")
         .def(
             "bind",
             [](Qp &qp, const std::shared_ptr<Mr> &mr, const std::shared_ptr<Mw> &mw,
                uintptr_t virtual_address, SIZE_T length, ULONG flags, Context request_context) {
-                return post([&] {
-                    return qp.bind(context_of(request_context), mr, mw,
+                return post(qp, request_context, [&](PVOID context) {
+                    return qp.bind(context, mr, mw,
                                    reinterpret_cast<PVOID>(virtual_address), length, flags);
                 });
             },
             pyb::arg("mr").none(false), pyb::arg("mw").none(false), pyb::arg("virtual_address"),
-            pyb::arg("length"), pyb::arg("flags") = 0, pyb::arg("request_context") = pyb::none(),
+            pyb::arg("length"), pyb::arg("flags") = 0, pyb::arg("request_context") = 0,
             "NdkBind -> Status: bind mw to [virtual_address, +length) of mr (the MW then holds "
             "the MR alive).  Flags: SILENT_SUCCESS, READ_FENCE, ALLOW_REMOTE_READ, "
             "ALLOW_REMOTE_WRITE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID; "
@@ -130,14 +140,14 @@ int (None: 0) returned in the result; flags are ndk.OpFlag values.
                 auto pages = page_array_of(adapter_page_array);
                 if (pages.size() > MAXULONG)
                     throw pyb::value_error("adapter_page_array has more pages than a ULONG counts");
-                return post([&] {
-                    return qp.fast_register(context_of(request_context), *mr, pages, fbo, length,
+                return post(qp, request_context, [&](PVOID context) {
+                    return qp.fast_register(context, *mr, pages, fbo, length,
                                             reinterpret_cast<PVOID>(base_virtual_address), flags);
                 });
             },
             pyb::arg("mr").none(false), pyb::arg("adapter_page_array"), pyb::arg("fbo"),
             pyb::arg("length"), pyb::arg("base_virtual_address"), pyb::arg("flags") = 0,
-            pyb::arg("request_context") = pyb::none(),
+            pyb::arg("request_context") = 0,
             "NdkFastRegister -> Status: map a fast-register MR onto adapter_page_array (a list "
             "of logical page addresses; AdapterPageCount is its length) from byte fbo.  Flags: "
             "SILENT_SUCCESS, READ_FENCE, ALLOW_REMOTE_READ, ALLOW_LOCAL_WRITE, "
@@ -148,10 +158,10 @@ int (None: 0) returned in the result; flags are ndk.OpFlag values.
             [](Qp &qp, const std::shared_ptr<Object> &mr_or_mw_object, ULONG flags,
                Context request_context) {
                 Object &target = mr_or_mw(mr_or_mw_object);
-                return post([&] { return qp.invalidate(context_of(request_context), target, flags); });
+                return post(qp, request_context, [&](PVOID context) { return qp.invalidate(context, target, flags); });
             },
             pyb::arg("mr_or_mw").none(false), pyb::arg("flags") = 0,
-            pyb::arg("request_context") = pyb::none(),
+            pyb::arg("request_context") = 0,
             "NdkInvalidate -> Status: invalidate a fast-registered MR or a bound MW.  Flags: "
             "SILENT_SUCCESS, READ_FENCE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID; other.")
         .def("__repr__", [](const Qp &qp) { return object_repr(qp, "Qp"); });

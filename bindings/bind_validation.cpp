@@ -1,6 +1,7 @@
 // The validation layer from Python (ndk/validation.hpp): ndk.Rule, ndk.Violation,
 // ndk.ValidationSession, _core.rules(), and the raw escape hatch _core.raw (ndk.testing.raw)
 // for scenarios that break a consumer rule on purpose.
+#include "contexts.hpp"
 #include "object_support.hpp"
 
 #include "ndk/validation.hpp"
@@ -137,7 +138,26 @@ severity  "error" or "warning" (a warning never fails a scenario)
                                              static_cast<int>(v.side),
                                              static_cast<int>(v.severity)));
         })
-        .def("__repr__", &violation_repr);
+        .def("__repr__", &violation_repr)
+        .def(pyb::pickle(
+            [](const Violation &v) {
+                return pyb::make_tuple(v.rule, v.object, v.call, v.message, v.section,
+                                       validate::side_name(v.side),
+                                       validate::severity_name(v.severity));
+            },
+            [](const pyb::tuple &state) {
+                if (state.size() != 7)
+                    throw pyb::value_error("not a pickled ndk.Violation");
+                Violation v;
+                v.rule = state[0].cast<std::string>();
+                v.object = state[1].cast<std::string>();
+                v.call = state[2].cast<std::string>();
+                v.message = state[3].cast<std::string>();
+                v.section = state[4].cast<std::string>();
+                v.side = side_of(state[5].cast<std::string>());
+                v.severity = severity_of(state[6].cast<std::string>());
+                return v;
+            }));
 
     pyb::class_<Rule>(m, "Rule", R"doc(
 One rule of the validation layer's table (ndk.rules(), docs/validation.md).
@@ -157,7 +177,19 @@ summary   one sentence: what the rule requires
         .def("__eq__", [](const Rule &a, const Rule &b) { return rule_key(a) == rule_key(b); },
              pyb::is_operator())
         .def("__hash__", [](const Rule &r) { return pyb::hash(pyb::str(r.id)); })
-        .def("__repr__", &rule_repr);
+        .def("__repr__", &rule_repr)
+        // Pickled by ID: a Rule is an entry of the layer's table, which the unpickling side
+        // has too.
+        .def(pyb::pickle([](const Rule &r) { return pyb::make_tuple(std::string(r.id)); },
+                         [](const pyb::tuple &state) {
+                             const Rule *rule =
+                                 state.size() == 1
+                                     ? validate::find_rule(state[0].cast<std::string>())
+                                     : nullptr;
+                             if (!rule)
+                                 throw pyb::value_error("not a rule of this validation layer");
+                             return *rule;
+                         }));
 
     m.def(
         "rules",
@@ -240,7 +272,7 @@ released around the provider call.
                 ULONG got = n ? ndk->Dispatch->NdkGetCqResults(ndk, results.data(), n) : 0;
                 results.resize(std::min(got, n));
             }
-            return results;
+            return results_of(*cq, std::span<const NDK_RESULT>(results));
         },
         pyb::arg("cq").none(false), pyb::arg("n") = 1,
         "NdkGetCqResults(cq, n) as is -> list of ndk.Result: no closed-object check, no per-CQ "
@@ -257,7 +289,7 @@ released around the provider call.
                 ULONG got = n ? ndk->Dispatch->NdkGetCqResultsEx(ndk, results.data(), n) : 0;
                 results.resize(std::min(got, n));
             }
-            return results;
+            return results_of(*cq, std::span<const NDK_RESULT_EX>(results));
         },
         pyb::arg("cq").none(false), pyb::arg("n") = 1,
         "NdkGetCqResultsEx(cq, n) as is -> list of ndk.ResultEx: no closed-object check, no "

@@ -23,4 +23,5 @@ PYBIND11_MODULE(_core, m)
     ndk::py::bind_batch(m);
     ndk::py::bind_raw(m);
     ndk::py::add_text_signatures(m); // after every binding: reads pybind11's docstrings
+    ndk::py::name_argument_errors(m); // last: it wraps every function bound above
 }

@@ -41,12 +41,23 @@ std::unique_ptr<pyb::buffer_info> contiguous_buffer(const pyb::buffer &buffer,
 // that is no member (a provider's garbage) stays a plain int rather than raising.
 pyb::object enum_of(const char *name, long long value);
 
-// Request contexts are ints in Python (None: 0).
-inline PVOID context_of(std::optional<uintptr_t> value)
-{
-    return reinterpret_cast<PVOID>(value.value_or(0));
-}
+// A raw pointer-sized value as an int (addresses, raw contexts).
 inline uintptr_t context_value(PVOID value) { return reinterpret_cast<uintptr_t>(value); }
+
+// Arguments out of range or of the wrong type name the parameter and its range, never
+// pybind11's "incompatible function arguments" (docs/architecture.md, "The binding"):
+//  - the unsigned integer types (USHORT, ULONG/UINT32, UINT64/SIZE_T) load through the casters
+//    below, which note why a value failed (note_argument_failure);
+//  - name_argument_errors(m), called once the module is bound, makes every function that has a
+//    single overload raise, when its arguments do not load, TypeError / ValueError /
+//    OverflowError naming the parameter (from the note, or from the signature's types).
+enum class ArgumentFailure { None, NotInt, Negative, TooLarge };
+// Classify `value` as an unsigned integer of `bits` bits; *out gets it when it fits.
+ArgumentFailure check_unsigned(pyb::handle value, unsigned bits, uint64_t *out);
+void note_argument_failure(pyb::handle value, unsigned bits, ArgumentFailure why);
+// The value, or the exception naming `parameter` (TypeError, ValueError, OverflowError).
+uint64_t unsigned_arg(pyb::handle value, unsigned bits, const char *parameter);
+void name_argument_errors(pyb::module_ &m);
 
 // A timeout in seconds from Python, converted under the GIL: None waits (nearly) forever; a
 // negative or NaN timeout is a ValueError.
@@ -108,5 +119,40 @@ struct type_caster<ndk::py::Status> {
         return status_type(static_cast<uint32_t>(status.value)).release();
     }
 };
+
+// The unsigned integer types of NDK parameters: an int (or an object with __index__), else the
+// failure is noted for name_argument_errors.
+template <class T>
+struct checked_unsigned_caster {
+    PYBIND11_TYPE_CASTER(T, const_name("int"));
+
+    bool load(handle source, bool convert)
+    {
+        uint64_t v = 0;
+        auto why = ndk::py::ArgumentFailure::NotInt;
+        if (PyLong_Check(source.ptr()) || (convert && PyIndex_Check(source.ptr())))
+            why = ndk::py::check_unsigned(source, 8 * sizeof(T), &v);
+        if (why != ndk::py::ArgumentFailure::None) {
+            ndk::py::note_argument_failure(source, 8 * sizeof(T), why);
+            return false;
+        }
+        value = static_cast<T>(v);
+        return true;
+    }
+
+    static handle cast(T v, return_value_policy, handle)
+    {
+        return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(v));
+    }
+};
+
+template <>
+struct type_caster<unsigned short> : checked_unsigned_caster<unsigned short> {};
+template <>
+struct type_caster<unsigned int> : checked_unsigned_caster<unsigned int> {};
+template <>
+struct type_caster<unsigned long> : checked_unsigned_caster<unsigned long> {};
+template <>
+struct type_caster<unsigned long long> : checked_unsigned_caster<unsigned long long> {};
 
 } // namespace pybind11::detail
