@@ -1,7 +1,8 @@
 """The self-contained HTML report of a conformance run (``ndk conformance --html FILE``).
 
 A pure function over :class:`~ndk._report.Record` lists, like the text summary it mirrors:
-the rules x providers matrix, the family counts, the failures, the skip reasons, the
+the rules x providers matrix (as an inline SVG picture, :func:`matrix_svg`, and as a table),
+the family counts, the failures, the skip reasons, the
 validation layer's violations per provider and rule, and the totals line.  One file, no
 scripts, no external style sheets.
 """
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 from html import escape
 from typing import Sequence
+from xml.sax.saxutils import quoteattr
 
 from ._report import (
     FAILING,
     Record,
     columns,
     family_counts,
+    family_of,
     format_totals,
     matrix,
     rule_sort_key,
@@ -37,7 +40,108 @@ td.num { text-align: right; }
 td.errors { background: #f2dede; font-weight: bold; }
 code { font-size: 0.95em; }
 p.totals { font-weight: bold; }
+figure.matrix { margin: 0.5em 0 1em 0; } figure.matrix svg { max-width: 100%; height: auto; }
+figcaption { font-size: 0.9em; color: #555; }
 """
+
+
+# --- the matrix as a picture ----------------------------------------------------------------
+
+# Cell states of the matrix (ndk._report.cell) -> (fill colour, legend text).
+PICTURE_COLOURS = {
+    "pass": ("#4cae4c", "pass"),
+    "pass*": ("#a8d99a", "pass, some skipped"),
+    "FAIL": ("#d9534f", "FAIL"),
+    "skip": ("#bdbdbd", "skip"),
+    "-": ("#ffffff", "not run"),
+}
+DIFFERS_COLOUR = "#f0a030"  # bar over a rule whose providers disagree
+_CELL_W, _CELL_H, _GAP = 11, 9, 2  # one provider's cell of one rule
+_PER_ROW = 40  # rules per line of a family before it wraps
+_LABEL_W = 150
+_SVG_NS = "http://www.w3.org/2000/svg"
+
+
+def differs(cells: Sequence[str]) -> bool:
+    """The providers disagree on a rule: more than one provider ran it and the states differ."""
+    ran = [c for c in cells if c != "-"]
+    return len(cells) > 1 and len(set(cells)) > 1 and bool(ran)
+
+
+def matrix_svg(records: Sequence[Record], providers: Sequence[str]) -> str:
+    """The rules x providers matrix as an inline SVG picture people can scan.
+
+    One line per rule family (wrapping after _PER_ROW rules); each rule is a small column with
+    one cell per provider, top to bottom in the matrix's column order, coloured by its state
+    (PICTURE_COLOURS); a rule whose providers disagree has a bar over it (DIFFERS_COLOUR).  Hovering
+    a rule shows its ID and each provider's state (an SVG <title>).  Pure text: the report
+    stays one self-contained file, and the picture scales.
+    """
+    cols, rows = matrix(records, providers)
+    families: dict[str, list[list[str]]] = {}
+    for row in rows:
+        families.setdefault(family_of(row[0]), []).append(row)
+    rule_w = _CELL_W + 3
+    rule_h = len(cols) * (_CELL_H + _GAP) - _GAP
+    line_h = rule_h + 10  # room for the "providers differ" bar above each line
+    legend_h = 40 + 14 * len(cols)
+    width = _LABEL_W + _PER_ROW * rule_w + 70
+    out: list[str] = []
+    y = legend_h + 4
+    for family, family_rows in families.items():
+        lines = (len(family_rows) + _PER_ROW - 1) // _PER_ROW
+        failed = sum(1 for row in family_rows if "FAIL" in row[1:])
+        label = f"{family} ({len(family_rows)})"
+        out.append(f'<text x="{_LABEL_W - 8}" y="{y + rule_h / 2 + 4:.0f}" text-anchor="end" '
+                   f'class="family{" failed" if failed else ""}">{escape(label)}</text>')
+        for i, row in enumerate(family_rows):
+            rule, cells = row[0], row[1:]
+            x = _LABEL_W + (i % _PER_ROW) * rule_w
+            top = y + (i // _PER_ROW) * line_h
+            tip = f"{rule}: " + ", ".join(f"{col} {cell}" for col, cell in zip(cols, cells))
+            attrs = ' class="rule differs"' if differs(cells) else ' class="rule"'
+            out.append(f"<g{attrs}><title>{escape(tip)}</title>")
+            if differs(cells):  # a bar over the column (separate bars: they do not merge)
+                out.append(f'<rect x="{x}" y="{top - 4}" width="{_CELL_W}" height="3" '
+                           f'fill="{DIFFERS_COLOUR}" class="differs"/>')
+            for j, cell in enumerate(cells):
+                fill = PICTURE_COLOURS.get(cell, PICTURE_COLOURS["-"])[0]
+                out.append(f'<rect x="{x}" y="{top + j * (_CELL_H + _GAP)}" width="{_CELL_W}" '
+                           f'height="{_CELL_H}" fill="{fill}" stroke="#888" stroke-width="0.4" '
+                           f'data-state={quoteattr(cell)}/>')
+            out.append("</g>")
+        y += lines * line_h + 6
+    height = y + 6
+
+    legend = ['<g class="legend">']
+    x = 8
+    for state, (fill, text) in PICTURE_COLOURS.items():
+        legend.append(f'<rect x="{x}" y="8" width="{_CELL_W}" height="{_CELL_H}" fill="{fill}" '
+                      f'stroke="#888" stroke-width="0.4"/>')
+        legend.append(f'<text x="{x + _CELL_W + 5}" y="16">{escape(text)}</text>')
+        x += _CELL_W + 12 + 7 * len(text)
+    legend.append(f'<rect x="{x}" y="11" width="{_CELL_W}" height="3" fill="{DIFFERS_COLOUR}"/>')
+    legend.append(f'<text x="{x + _CELL_W + 5}" y="16">providers differ (bar over the rule)</text>')
+    legend.append(f'<text x="8" y="36">each rule is a column, one cell per provider, top to '
+                  f'bottom:</text>')
+    for j, col in enumerate(cols):
+        legend.append(f'<text x="24" y="{50 + 14 * j}" class="provider">{j + 1}. '
+                      f'{escape(col)}</text>')
+    legend.append("</g>")
+
+    title = (f"Conformance matrix: {len(rows)} rules x {len(cols)} provider"
+             f"{'s' if len(cols) != 1 else ''} ({', '.join(cols)})")
+    return "\n".join([
+        f'<svg xmlns="{_SVG_NS}" class="matrix-picture" role="img" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" aria-label={quoteattr(title)}>',
+        f"<title>{escape(title)}</title>",
+        "<style>text { font: 11px sans-serif; fill: #222; } text.family { font-weight: bold; } "
+        "text.failed { fill: #c9302c; } g.rule:hover rect { stroke: #000; stroke-width: 1; }"
+        "</style>",
+        *legend,
+        *out,
+        "</svg>",
+    ])
 
 
 def _cell(value: str | Sequence[str]) -> str:
@@ -121,6 +225,11 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
         "<h1>NDK conformance report</h1>",
         f'<p class="totals">{escape(format_totals(records, wall_seconds))}</p>',
         "<h2>Rules x providers</h2>",
+        '<figure class="matrix">',
+        matrix_svg(records, providers),
+        "<figcaption>Every rule by family; hover a cell for the rule and its states.  The "
+        "table below has the same cells.</figcaption>",
+        "</figure>",
         matrix_table,
         "<h2>Scenarios per family (passed/failed/skipped)</h2>",
         family_table,
