@@ -165,13 +165,7 @@ def draw_latency(runs: Sequence[tuple[dict[str, Any], Sequence[float]]]):
             by_size.plot(sizes, [quantile(values, q) for values in every], marker=marker,
                          color=colour, label=name)
         by_size.set_xscale("log", base=2)
-        by_size.set_yscale("log")
-        from matplotlib.ticker import FuncFormatter, LogLocator
-
-        by_size.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        by_size.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        by_size.yaxis.set_minor_locator(LogLocator(base=10, subs="auto"))
-        by_size.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        _log_y(by_size, [quantile(values, q) for values in every for q, _ in PERCENTILES])
         by_size.set_xticks(sizes)
         by_size.set_xticklabels([format_size(s) for s in sizes], rotation=45, ha="right", fontsize=8)
         by_size.set_xlabel("message size")
@@ -185,6 +179,20 @@ def draw_latency(runs: Sequence[tuple[dict[str, Any], Sequence[float]]]):
     return fig
 
 
+def _log_y(axis, values: Sequence[float]) -> None:
+    """A log y axis labelled at 1, 2, 5 x 10^k in plain numbers, with room around the values
+    (a single size or a flat curve would otherwise get no labelled tick at all)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_yscale("log")
+    axis.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
+    axis.yaxis.set_minor_formatter(NullFormatter())
+    positive = [v for v in values if v > 0]
+    if positive:
+        axis.set_ylim(min(positive) / 1.6, max(positive) * 1.6)
+
+
 def draw_bandwidth(results: Sequence[dict[str, Any]]):
     """Peak and average bandwidth, and message rate, against the message size; a figure."""
     if not results:
@@ -192,24 +200,26 @@ def draw_bandwidth(results: Sequence[dict[str, Any]]):
     ordered = sorted(results, key=lambda r: int(r["size"]))
     sizes = [int(r["size"]) for r in ordered]
     fig = _figure(10, 5.2)
+    from matplotlib.ticker import NullLocator
+
     ax = fig.subplots()
     ax.plot(sizes, [r["peak_mb_s"] for r in ordered], marker="^", color="tab:blue",
             label="peak bandwidth (best window)")
     ax.plot(sizes, [r["avg_mb_s"] for r in ordered], marker="o", color="tab:green",
             label="average bandwidth")
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    _log_y(ax, [r["peak_mb_s"] for r in ordered] + [r["avg_mb_s"] for r in ordered])
     ax.set_xticks(sizes)
     ax.set_xticklabels([format_size(s) for s in sizes], rotation=45 if len(sizes) > 6 else 0,
                        ha="right" if len(sizes) > 6 else "center", fontsize=9)
-    ax.minorticks_off()
+    ax.xaxis.set_minor_locator(NullLocator())  # only the sizes run are ticked
     ax.set_xlabel("message size")
     ax.set_ylabel("bandwidth (MB/s, 1 MB = 10⁶ bytes; log scale)")
     ax.grid(True, which="major", alpha=0.3)
     rate = ax.twinx()
     rate.plot(sizes, [r["msg_rate_mpps"] for r in ordered], marker="s", linestyle="--",
               color="tab:gray", label="message rate")
-    rate.set_yscale("log")
+    _log_y(rate, [r["msg_rate_mpps"] for r in ordered])
     rate.set_ylabel("message rate (Mpps, log scale)", color="tab:gray")
     if len(sizes) <= 4:
         for r in ordered:
@@ -220,7 +230,9 @@ def draw_bandwidth(results: Sequence[dict[str, Any]]):
             ax.set_xlim(span / 4, span * 4)
     handles = ax.get_legend_handles_labels()
     more = rate.get_legend_handles_labels()
-    ax.legend(handles[0] + more[0], handles[1] + more[1], loc="lower right", fontsize=9)
+    # Above the plot: inside, it would hide a curve of one axis or the other.
+    ax.legend(handles[0] + more[0], handles[1] + more[1], loc="lower center",
+              bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=9, frameon=False)
     iters = ", ".join(sorted({str(int(r.get("iters", 0))) for r in ordered}))
     fig.suptitle(_title(ordered[0], f"{iters} messages per size"), fontsize=11)
     return fig
