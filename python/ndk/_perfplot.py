@@ -221,13 +221,17 @@ def draw_bandwidth(results: Sequence[dict[str, Any]]):
               color="tab:gray", label="message rate")
     _log_y(rate, [r["msg_rate_mpps"] for r in ordered])
     rate.set_ylabel("message rate (Mpps, log scale)", color="tab:gray")
-    if len(sizes) <= 4:
+    if len(sizes) == 1:  # one point per curve: the figures, in words
+        r = ordered[0]
+        ax.text(0.02, 0.96, f"peak {r['peak_mb_s']:,.0f} MB/s\naverage {r['avg_mb_s']:,.0f} MB/s\n"
+                f"message rate {r['msg_rate_mpps']:.3f} Mpps", transform=ax.transAxes,
+                va="top", fontsize=10, bbox={"facecolor": "white", "edgecolor": "#bbb"})
+    elif len(sizes) <= 4:
         for r in ordered:
             ax.annotate(f"{r['avg_mb_s']:.0f} MB/s", (int(r["size"]), r["avg_mb_s"]),
                         xytext=(6, -12), textcoords="offset points", fontsize=9, color="tab:green")
-        if len(sizes) == 1:
-            span = sizes[0]
-            ax.set_xlim(span / 4, span * 4)
+    if len(sizes) == 1:
+        ax.set_xlim(sizes[0] / 4, sizes[0] * 4)
     handles = ax.get_legend_handles_labels()
     more = rate.get_legend_handles_labels()
     # Above the plot: inside, it would hide a curve of one axis or the other.

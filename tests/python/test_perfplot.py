@@ -119,6 +119,11 @@ def test_bandwidth_figure_plots_against_message_size(tmp_path):
     png_size(_perfplot.save(fig, tmp_path / "bw.png"))
 
 
+def test_a_single_bandwidth_point_states_its_figures_in_words():
+    fig = _perfplot.draw([bandwidth_result(4096)])
+    assert "peak 32,768 MB/s\naverage 28,672 MB/s\nmessage rate 3.500 Mpps" in texts(fig)
+
+
 def test_a_latency_plot_needs_samples_and_a_known_format():
     with pytest.raises(_perfplot.PlotError, match="samples"):
         _perfplot.draw([latency_result(64, [1.0])])
