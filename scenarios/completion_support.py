@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import Any, Optional, TypeVar
 
+import ndk
 from ndk import MrFlag, Status
-from ndk.testing import connect_pair
+from ndk.testing import OpenAdapter, connect_pair
 
 from scenario_support import QUIET, TIMEOUT, drain
+
+_T = TypeVar("_T")
 
 # The adapters' addresses (soft knob address=); every adapter open at once gets its own.
 CLIENT = "192.0.2.51"
@@ -48,23 +52,33 @@ class Side:
     """One end of a connection.  ``cq`` is the CQ of both queues unless ``link(...,
     separate_cqs=True)`` gave the QP its own ``receive_cq`` and ``initiator_cq``."""
 
-    adapter: Any
-    pd: Any
-    receive_cq: Any
-    initiator_cq: Any
-    qp: Any
-    connector: Any
-    mr: Any
+    adapter: ndk.Adapter
+    pd: ndk.Pd
+    receive_cq: ndk.Cq
+    initiator_cq: ndk.Cq
+    qp: ndk.Qp
+    _connector: Optional[ndk.Connector]
+    mr: ndk.Mr
     buffer: bytearray = field(repr=False)
-    listener: Optional[Any] = None
+    listener: Optional[ndk.Listener] = None
 
     @property
-    def cq(self):
+    def connector(self) -> ndk.Connector:
+        assert self._connector is not None, "this side has no connector yet"
+        return self._connector
+
+    @connector.setter
+    def connector(self, connector: ndk.Connector) -> None:
+        self._connector = connector
+
+    @property
+    def cq(self) -> ndk.Cq:
         assert self.receive_cq is self.initiator_cq, "this side has two CQs"
         return self.receive_cq
 
 
-def register(pd, size: int = BUFFER_SIZE, flags: int = ALL_ACCESS):
+def register(pd: ndk.Pd, size: int = BUFFER_SIZE,
+             flags: int = ALL_ACCESS) -> tuple[ndk.Mr, bytearray]:
     """(mr, buffer): a normal MR on ``pd`` over a new zeroed buffer of ``size`` bytes."""
     buffer = bytearray(size)
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -77,7 +91,8 @@ def pattern(length: int, seed: int = 1) -> bytes:
     return bytes((seed * 31 + i * 7 + 1) % 251 + 1 for i in range(length))
 
 
-def _adapters(open_adapter, loopback, client_knobs, server_knobs):
+def _adapters(open_adapter: OpenAdapter, loopback: bool, client_knobs: Optional[dict[str, Any]],
+              server_knobs: Optional[dict[str, Any]]) -> tuple[ndk.Adapter, ndk.Adapter]:
     if loopback:
         knobs = dict(client_knobs or {}, **(server_knobs or {}))
         adapter = open_adapter(address=LOOPBACK, **knobs)
@@ -87,8 +102,9 @@ def _adapters(open_adapter, loopback, client_knobs, server_knobs):
     return client, server
 
 
-def pair(open_adapter, *, loopback: bool = False, client_knobs: Optional[dict] = None,
-         server_knobs: Optional[dict] = None, **sizes):
+def pair(open_adapter: OpenAdapter, *, loopback: bool = False,
+         client_knobs: Optional[dict[str, Any]] = None,
+         server_knobs: Optional[dict[str, Any]] = None, **sizes: Any) -> tuple[Side, Side]:
     """(a, b): a QP on a client adapter connected to one on a server adapter by
     ``ndk.testing.connect_pair`` (``sizes``: its keyword arguments), each side with a
     registered buffer.  loopback: one adapter holds both ends (docs/semantics.md
@@ -100,10 +116,10 @@ def pair(open_adapter, *, loopback: bool = False, client_knobs: Optional[dict] =
         mr, buffer = register(end.pd)
         sides.append(Side(end.adapter, end.pd, end.cq, end.cq, end.qp, end.connector, mr,
                           buffer, end.listener))
-    return tuple(sides)
+    return sides[0], sides[1]
 
 
-def loopback_pair(open_adapter, **knobs):
+def loopback_pair(open_adapter: OpenAdapter, **knobs: Any) -> tuple[Side, Side]:
     """A connected pair on one adapter with ``knobs`` (both ends share its engine, so one
     adapter.step() drives the whole connection under progress="manual")."""
     a, b = pair(open_adapter, loopback=True, client_knobs=knobs)
@@ -111,8 +127,8 @@ def loopback_pair(open_adapter, **knobs):
     return a, b
 
 
-def _side(adapter, *, qp_context, cq_depth, separate_cqs, receive_queue_depth,
-          initiator_queue_depth, max_sge):
+def _side(adapter: ndk.Adapter, *, qp_context: int, cq_depth: int, separate_cqs: bool,
+          receive_queue_depth: int, initiator_queue_depth: int, max_sge: int) -> Side:
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     receive_cq = adapter.create_cq(cq_depth).get(timeout=TIMEOUT)
     initiator_cq = adapter.create_cq(cq_depth).get(timeout=TIMEOUT) if separate_cqs \
@@ -126,23 +142,27 @@ def _side(adapter, *, qp_context, cq_depth, separate_cqs, receive_queue_depth,
     return Side(adapter, pd, receive_cq, initiator_cq, qp, None, mr, buffer)
 
 
-def link(client, server, *, ex: bool = False, qp_contexts=(0xA1, 0xB2), cq_depths=(64, 64),
+def link(client: ndk.Adapter, server: ndk.Adapter, *, ex: bool = False,
+         qp_contexts: tuple[int, int] = (0xA1, 0xB2), cq_depths: tuple[int, int] = (64, 64),
          separate_cqs: bool = False, receive_queue_depth: int = 64,
-         initiator_queue_depth: int = 64, max_sge: int = 4):
+         initiator_queue_depth: int = 64, max_sge: int = 4) -> tuple[Side, Side]:
     """(a, b) connected step by step (digest 1.8 connection flow): the server listens on its
     first address, port 0; the client connects; the server accepts (NdkAcceptEx with ex=True);
     the client completes (NdkCompleteConnectEx with ex=True).  Every step must succeed."""
-    sizes = dict(separate_cqs=separate_cqs, receive_queue_depth=receive_queue_depth,
-                 initiator_queue_depth=initiator_queue_depth, max_sge=max_sge)
+    sizes: dict[str, Any] = dict(separate_cqs=separate_cqs,
+                                 receive_queue_depth=receive_queue_depth,
+                                 initiator_queue_depth=initiator_queue_depth, max_sge=max_sge)
     a = _side(client, qp_context=qp_contexts[0], cq_depth=cq_depths[0], **sizes)
     b = _side(server, qp_context=qp_contexts[1], cq_depth=cq_depths[1], **sizes)
     listener = server.create_listener().get(timeout=TIMEOUT)
+    assert server.addresses, "the server reports no address"
     assert listener.listen((server.addresses[0], 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
     a.connector = client.create_connector().get(timeout=TIMEOUT)
     connect = a.connector.connect(a.qp, listener.get_local_address())
     assert connect.status in (Status.SUCCESS, Status.PENDING)
-    b.connector = listener.next_connection(timeout=TIMEOUT)
-    assert b.connector is not None, "no connect event at the listener"
+    incoming = listener.next_connection(timeout=TIMEOUT)
+    assert incoming is not None, "no connect event at the listener"
+    b.connector = incoming
     b.listener = listener
     accept = (b.connector.accept_ex if ex else b.connector.accept)(b.qp)
     assert connect.wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -168,18 +188,18 @@ def post_send(side: Side, data: bytes, context: int, offset: int = 0, flags: int
     assert side.qp.send(sgl, flags=flags, request_context=context) == expect
 
 
-def no_notification(*cqs) -> None:
+def no_notification(*cqs: ndk.Cq) -> None:
     """None of ``cqs`` gets a notification within QUIET (something that must not happen)."""
     for cq in cqs:
         assert cq.wait_notification(timeout=QUIET) is None
 
 
-def wait_disconnect(connector, timeout: float = TIMEOUT):
+def wait_disconnect(connector: ndk.Connector, timeout: float = TIMEOUT) -> Optional[int]:
     """The next disconnect event's reason (None if none came within ``timeout``)."""
     return connector.wait_disconnect(timeout=timeout)
 
 
-def settle(adapter, limit: int = 100) -> None:
+def settle(adapter: ndk.Adapter, limit: int = 100) -> None:
     """Under progress="manual": step the adapter until nothing is queued (callbacks of the
     set-up), so that a scenario starts from an idle engine.  A no-op under auto progress."""
     if adapter.knobs.progress != "manual":
@@ -191,7 +211,8 @@ def settle(adapter, limit: int = 100) -> None:
     raise AssertionError(f"the engine did not settle: {adapter.pending_steps} steps queued")
 
 
-def wait_until(predicate, timeout: float = TIMEOUT, what: str = "condition"):
+def wait_until(predicate: Callable[[], _T], timeout: float = TIMEOUT,
+               what: str = "condition") -> _T:
     """Poll ``predicate`` until it returns something true (returned) or ``timeout`` passes."""
     deadline = time.monotonic() + timeout
     while True:

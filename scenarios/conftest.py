@@ -8,11 +8,18 @@ the small object graphs many scenarios start from; the assertion helpers they sh
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 pytest.register_assert_rewrite("scenario_support")  # detailed assertion messages there too
 
 from scenario_support import TIMEOUT  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import ndk
 
 pytest_plugins = ["ndk.testing"]
 
@@ -24,7 +31,7 @@ def buffer() -> bytearray:
 
 
 @pytest.fixture
-def mr(pd, buffer):
+def mr(pd: ndk.Pd, buffer: bytearray) -> Iterator[ndk.Mr]:
     """A normal MR on ``pd`` with ``buffer`` registered for local write."""
     import ndk
 
@@ -37,7 +44,7 @@ def mr(pd, buffer):
 
 
 @pytest.fixture
-def qp(pd, cq):
+def qp(pd: ndk.Pd, cq: ndk.Cq) -> Iterator[ndk.Qp]:
     """A QP on ``pd`` using ``cq`` for both queues, depth 8 each, qp_context 0x51."""
     pair = pd.create_qp(cq, cq, qp_context=0x51, receive_queue_depth=8,
                         initiator_queue_depth=8).get(timeout=TIMEOUT)

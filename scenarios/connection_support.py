@@ -13,7 +13,8 @@ addresses, the read limits and the private data, and look at every call on the w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from collections.abc import Sequence
+from typing import Any, Optional, Union
 
 import ndk
 from ndk import MrFlag, Status
@@ -40,17 +41,36 @@ class Side:
     """One end of a connection: its adapter, PD, one CQ for both queues, QP, a registered
     64 KiB buffer (``mr`` over ``buffer``), and, once made, its connector (and listener)."""
 
-    adapter: Any
-    pd: Any
-    cq: Any
-    qp: Any
-    mr: Any
+    adapter: ndk.Adapter
+    pd: ndk.Pd
+    cq: ndk.Cq
+    qp: ndk.Qp
+    mr: ndk.Mr
     buffer: bytearray
-    connector: Optional[Any] = None
-    listener: Optional[Any] = None
+    _connector: Optional[ndk.Connector] = None
+    _listener: Optional[ndk.Listener] = None
+
+    @property
+    def connector(self) -> ndk.Connector:
+        assert self._connector is not None, "this side has no connector yet"
+        return self._connector
+
+    @connector.setter
+    def connector(self, connector: ndk.Connector) -> None:
+        self._connector = connector
+
+    @property
+    def listener(self) -> ndk.Listener:
+        assert self._listener is not None, "this side has no listener"
+        return self._listener
+
+    @listener.setter
+    def listener(self, listener: ndk.Listener) -> None:
+        self._listener = listener
 
 
-def make_side(adapter, *, cq_depth=64, queue_depth=16, qp_context=0x5D) -> Side:
+def make_side(adapter: ndk.Adapter, *, cq_depth: int = 64, queue_depth: int = 16,
+              qp_context: int = 0x5D) -> Side:
     """A PD, a CQ, a QP (both queues on the CQ) and a registered buffer on ``adapter``."""
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     cq = adapter.create_cq(cq_depth).get(timeout=TIMEOUT)
@@ -62,36 +82,36 @@ def make_side(adapter, *, cq_depth=64, queue_depth=16, qp_context=0x5D) -> Side:
     return Side(adapter, pd, cq, qp, mr, buffer)
 
 
-def new_qp(side: Side, qp_context=0x6E):
+def new_qp(side: Side, qp_context: int = 0x6E) -> ndk.Qp:
     """Another QP on the side's PD and CQ."""
     return side.pd.create_qp(side.cq, side.cq, qp_context=qp_context, receive_queue_depth=16,
                              initiator_queue_depth=16).get(timeout=TIMEOUT)
 
 
-def new_connector(adapter):
+def new_connector(adapter: ndk.Adapter) -> ndk.Connector:
     return adapter.create_connector().get(timeout=TIMEOUT)
 
 
-def listening(adapter, address):
+def listening(adapter: ndk.Adapter, address: tuple[str, int]) -> ndk.Listener:
     """A listener listening on ``address`` (host, port); the listen must succeed."""
     listener = adapter.create_listener().get(timeout=TIMEOUT)
     assert listener.listen(address).wait(timeout=TIMEOUT) == Status.SUCCESS
     return listener
 
 
-def incoming(listener):
+def incoming(listener: ndk.Listener) -> ndk.Connector:
     """The connector of the next connect event of ``listener`` (it must come)."""
     connector = listener.next_connection(timeout=TIMEOUT)
     assert connector is not None, "no connect event reached the listener"
     return connector
 
 
-def no_incoming(listener) -> None:
+def no_incoming(listener: ndk.Listener) -> None:
     """No connect event reaches ``listener`` (within QUIET)."""
     assert listener.next_connection(timeout=QUIET) is None
 
 
-def expect_private_data(connector, sent: bytes):
+def expect_private_data(connector: ndk.Connector, sent: bytes) -> ndk.ConnectionData:
     """NdkGetConnectionData on ``connector`` returns the peer's private data ``sent`` (digest
     1.8): a size query (NULL, 0) succeeds with RDS >= len(sent), and a read of RDS bytes
     succeeds with the sent bytes first.  RDS may exceed what was sent ("RDS does not mean the
@@ -108,7 +128,7 @@ def expect_private_data(connector, sent: bytes):
     return data
 
 
-def expect_inline(status_or_call, status) -> None:
+def expect_inline(status_or_call: Union[Status, ndk.Call[object]], status: Status) -> None:
     """An inline-only failure: the status returned, and (for a Call) no completion, ever."""
     if isinstance(status_or_call, ndk.Call):
         expect_call(status_or_call, status, "inline")
@@ -128,12 +148,23 @@ class Handshake:
 
     client: Side
     server: Side
-    connect: Any
-    accept: Optional[Any] = None
+    connect: ndk.Call[None]
+    _accept: Optional[ndk.Call[None]] = None
+
+    @property
+    def accept(self) -> ndk.Call[None]:
+        assert self._accept is not None, "not accepted yet"
+        return self._accept
+
+    @accept.setter
+    def accept(self, call: ndk.Call[None]) -> None:
+        self._accept = call
 
 
-def start(client_adapter, server_adapter, dest, *, src=None, listener=None,
-          connect_kwargs=None, client=None) -> Handshake:
+def start(client_adapter: ndk.Adapter, server_adapter: ndk.Adapter, dest: tuple[str, int], *,
+          src: Optional[tuple[str, int]] = None, listener: Optional[ndk.Listener] = None,
+          connect_kwargs: Optional[dict[str, Any]] = None,
+          client: Optional[Side] = None) -> Handshake:
     """The active side's Connect to ``dest`` and the passive side's connect event; nothing
     answered yet.  ``listener``: an existing listener at ``dest`` (else one is made);
     ``client``: an existing Side to connect (it gets a new connector)."""
@@ -151,7 +182,7 @@ def start(client_adapter, server_adapter, dest, *, src=None, listener=None,
     return Handshake(client, server, connect)
 
 
-def accept(handshake: Handshake, *, ex=False, **accept_kwargs) -> Handshake:
+def accept(handshake: Handshake, *, ex: bool = False, **accept_kwargs: Any) -> Handshake:
     """The passive side accepts (Accept or AcceptEx); the active side's Connect completes."""
     server = handshake.server
     call = (server.connector.accept_ex if ex else server.connector.accept)(server.qp,
@@ -163,7 +194,7 @@ def accept(handshake: Handshake, *, ex=False, **accept_kwargs) -> Handshake:
     return handshake
 
 
-def finish(handshake: Handshake, *, ex=False):
+def finish(handshake: Handshake, *, ex: bool = False) -> tuple[Side, Side]:
     """The active side completes (CompleteConnect or -Ex); the Accept completes; returns the
     two connected sides (client, server)."""
     client = handshake.client
@@ -174,8 +205,11 @@ def finish(handshake: Handshake, *, ex=False):
     return handshake.client, handshake.server
 
 
-def establish(client_adapter, server_adapter, dest, *, ex=False, src=None, listener=None,
-              connect_kwargs=None, accept_kwargs=None):
+def establish(client_adapter: ndk.Adapter, server_adapter: ndk.Adapter, dest: tuple[str, int],
+              *, ex: bool = False, src: Optional[tuple[str, int]] = None,
+              listener: Optional[ndk.Listener] = None,
+              connect_kwargs: Optional[dict[str, Any]] = None,
+              accept_kwargs: Optional[dict[str, Any]] = None) -> tuple[Side, Side]:
     """A connection from ``client_adapter`` to a listener of ``server_adapter`` at ``dest``;
     ex=True uses AcceptEx and CompleteConnectEx (the disconnect callbacks with a reason)."""
     handshake = start(client_adapter, server_adapter, dest, src=src, listener=listener,
@@ -184,7 +218,8 @@ def establish(client_adapter, server_adapter, dest, *, ex=False, src=None, liste
     return finish(handshake, ex=ex)
 
 
-def post_receives(side: Side, count: int, length: int = 256, first_context: int = 0x100):
+def post_receives(side: Side, count: int, length: int = 256,
+                  first_context: int = 0x100) -> list[int]:
     """``count`` receives of ``length`` bytes each on the side's QP; contexts from
     first_context up.  Returns the contexts."""
     contexts = [first_context + i for i in range(count)]
@@ -213,7 +248,7 @@ def transfer(sender: Side, receiver: Side, payload: bytes, context: int = 0x77) 
     assert bytes(receiver.buffer[offset:offset + len(payload)]) == payload
 
 
-def expect_cancelled_receives(side: Side, contexts) -> None:
+def expect_cancelled_receives(side: Side, contexts: Sequence[int]) -> None:
     """The side's CQ holds exactly the receives ``contexts``, CANCELLED, in posting order."""
     results = side.cq.wait_results(len(contexts), timeout=TIMEOUT)
     assert [(r.status, r.type, r.request_context) for r in results] == [
@@ -242,21 +277,22 @@ def expect_disconnect_event(side: Side, reason: int, *, exact: bool = False) -> 
     assert side.connector.disconnect_events == 1
 
 
-def counters(adapter) -> dict:
+def counters(adapter: ndk.Adapter) -> dict[str, int]:
     """OID_NDK_STATISTICS of the adapter's miniport (must succeed)."""
     result = adapter.query_oid(ndk.Oid.NDK_STATISTICS)
     assert result.status == Status.SUCCESS
+    assert result.counters is not None
     return result.counters
 
 
-def connections(adapter):
+def connections(adapter: ndk.Adapter) -> ndk.OidResult:
     """OID_NDK_CONNECTIONS of the adapter's miniport (must succeed)."""
     result = adapter.query_oid(ndk.Oid.NDK_CONNECTIONS)
     assert result.status == Status.SUCCESS
     return result
 
 
-def local_endpoints(adapter):
+def local_endpoints(adapter: ndk.Adapter) -> ndk.OidResult:
     """OID_NDK_LOCAL_ENDPOINTS of the adapter's miniport (must succeed)."""
     result = adapter.query_oid(ndk.Oid.NDK_LOCAL_ENDPOINTS)
     assert result.status == Status.SUCCESS

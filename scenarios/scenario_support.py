@@ -11,6 +11,8 @@ completion reported, following the three ways a call can complete (digest 1.0):
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, TypeVar, Union, overload
 
 import ndk
 from ndk import Status
@@ -28,8 +30,11 @@ V4_OTHER = "192.0.2.20"
 NOT_OURS = "203.0.113.9"   # TEST-NET-3: no adapter owns it
 EPHEMERAL = range(49152, 65536)
 
+_O = TypeVar("_O", bound=ndk.Object)
 
-def expect_call(call: ndk.Call, status: Status, how: str) -> None:
+
+
+def expect_call(call: ndk.Call[object], status: Status, how: str) -> None:
     """Assert that ``call`` ended with ``status``, inline (how="inline") or through exactly one
     completion after STATUS_PENDING (how="pending" or "async"); how="i/a": either, where the
     digest marks the status "(i/a)" and the provider may find it late (a real network's
@@ -51,7 +56,7 @@ def expect_call(call: ndk.Call, status: Status, how: str) -> None:
     assert call.completions == (0 if how == "inline" else 1)
 
 
-def expect_created(call: ndk.Call, mode: str) -> ndk.Object:
+def expect_created(call: ndk.Call[_O], mode: str) -> _O:
     """Assert a successful create (inline or pending) and return the open object."""
     expect_call(call, Status.SUCCESS, mode)
     obj = call.object
@@ -61,7 +66,7 @@ def expect_created(call: ndk.Call, mode: str) -> ndk.Object:
     return obj
 
 
-def expect_create_failed(call: ndk.Call, status: Status, how: str = "inline") -> None:
+def expect_create_failed(call: ndk.Call[object], status: Status, how: str = "inline") -> None:
     """Assert a failed create: ``status`` inline or through the completion; no object."""
     expect_call(call, status, how)
     assert call.object is None
@@ -73,39 +78,54 @@ def expect_create_failed(call: ndk.Call, status: Status, how: str = "inline") ->
         raise AssertionError("Call.get() returned an object for a failed create")
 
 
-def expect_request(call: ndk.Call, mode: str, status: Status = Status.SUCCESS) -> None:
+def expect_request(call: ndk.Call[object], mode: str, status: Status = Status.SUCCESS) -> None:
     """Assert an async request (register, resize, listen, ...) ended with ``status``."""
     expect_call(call, status, mode)
     assert call.object is None
 
 
-def expect_closed(call: ndk.Call) -> None:
+def expect_closed(call: ndk.Call[object]) -> None:
     """Assert a close that completed inline (STATUS_SUCCESS, no close completion)."""
     expect_call(call, Status.SUCCESS, "inline")
 
 
-def post_receives(qp_or_srq, mr: ndk.Mr, contexts, length: int = 64) -> None:
+def post_receives(qp_or_srq: Union[ndk.Qp, ndk.Srq], mr: ndk.Mr, contexts: Iterable[int],
+                  length: int = 64) -> None:
     """Post one single-SGE receive per request context; each must succeed inline."""
     post = qp_or_srq.srq_receive if isinstance(qp_or_srq, ndk.Srq) else qp_or_srq.receive
     for index, context in enumerate(contexts):
         assert post([mr.sge(index * length, length)], request_context=context) == Status.SUCCESS
 
 
-def poll(cq: ndk.Cq, n: int, ex: bool = True, timeout: float = TIMEOUT):
+@overload
+def poll(cq: ndk.Cq, n: int, ex: Literal[True] = True,
+         timeout: float = TIMEOUT) -> list[ndk.ResultEx]: ...
+@overload
+def poll(cq: ndk.Cq, n: int, ex: bool, timeout: float = TIMEOUT) -> Sequence[Any]: ...
+def poll(cq: ndk.Cq, n: int, ex: bool = True,
+         timeout: float = TIMEOUT) -> Sequence[Any]:
     """The first non-empty NdkGetCqResults(Ex)(cq, n) within ``timeout`` ([] if none)."""
-    get = cq.get_results_ex if ex else cq.get_results
     deadline = time.monotonic() + timeout
     while True:
-        got = get(n)
+        got: Sequence[Any]
+        if ex:
+            got = cq.get_results_ex(n)
+        else:
+            got = cq.get_results(n)
         if got or time.monotonic() >= deadline:
             return got
         time.sleep(0.001)
 
 
-def drain(cq: ndk.Cq, expected: int, ex: bool = True, timeout: float = TIMEOUT):
+@overload
+def drain(cq: ndk.Cq, expected: int, ex: Literal[True] = True,
+          timeout: float = TIMEOUT) -> list[ndk.ResultEx]: ...
+@overload
+def drain(cq: ndk.Cq, expected: int, ex: bool, timeout: float = TIMEOUT) -> list[Any]: ...
+def drain(cq: ndk.Cq, expected: int, ex: bool = True, timeout: float = TIMEOUT) -> list[Any]:
     """Collect ``expected`` entries (NDK_RESULT_EX, or NDK_RESULT with ex=False) from ``cq``
     within ``timeout``, then check that no further entry is there."""
-    results = []
+    results: list[Any] = []
     deadline = time.monotonic() + timeout
     while len(results) < expected:
         got = poll(cq, expected - len(results), ex, max(0.0, deadline - time.monotonic()))
@@ -117,16 +137,16 @@ def drain(cq: ndk.Cq, expected: int, ex: bool = True, timeout: float = TIMEOUT):
     return results
 
 
-def open_listening(adapter: ndk.Adapter, address) -> ndk.Listener:
+def open_listening(adapter: ndk.Adapter, address: tuple[str, int]) -> ndk.Listener:
     """A listener listening on ``address`` (must succeed)."""
     listener = adapter.create_listener().get(timeout=TIMEOUT)
     assert listener.listen(address).wait(timeout=TIMEOUT) == Status.SUCCESS
     return listener
 
 
-def make_objects(adapter: ndk.Adapter) -> dict:
+def make_objects(adapter: ndk.Adapter) -> dict[str, Any]:
     """One object of every NDK object type on ``adapter`` (SRQ ones only if supported)."""
-    objects = {}
+    objects: dict[str, Any] = {}
     objects["cq"] = cq = adapter.create_cq(16).get(timeout=TIMEOUT)
     objects["pd"] = pd = adapter.create_pd().get(timeout=TIMEOUT)
     objects["mr"] = pd.create_mr().get(timeout=TIMEOUT)

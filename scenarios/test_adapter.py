@@ -1,10 +1,13 @@
 """NDK_ADAPTER: open and close, version negotiation, NdkQueryAdapterInfo sizing,
 NdkQueryExtension, ADAPTER_NOT_READY (digest 1.1, 2.1, 2.7, 3.1)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import Status
+from ndk.testing import OpenAdapter
 
 from scenario_support import OBJECT_TYPES, TIMEOUT, make_objects
 
@@ -13,7 +16,7 @@ ADAPTER_INFO_SIZE = 104  # sizeof(NDK_ADAPTER_INFO) on LP64
 
 @pytest.mark.rule("ADAPTER-OPEN-CLOSE")
 @pytest.mark.digest("1.1")
-def test_open_and_close(ndk_provider):
+def test_open_and_close(ndk_provider: str) -> None:
     """digest 1.1: OPEN_NDK_ADAPTER_HANDLER returns an adapter; CLOSE_NDK_ADAPTER_HANDLER
     closes it (blocking). Afterwards the handle reports closed and cannot be used."""
     adapter = ndk.open_adapter(ndk_provider)
@@ -29,7 +32,7 @@ def test_open_and_close(ndk_provider):
 
 @pytest.mark.rule("ADAPTER-MULTIPLE-INSTANCES")
 @pytest.mark.digest("1.1")
-def test_several_adapters_at_once(open_adapter):
+def test_several_adapters_at_once(open_adapter: OpenAdapter) -> None:
     """digest 1.1: "Multiple NDK_ADAPTER instances may be opened on one miniport": two open
     adapters work independently, and closing one leaves the other usable."""
     first = open_adapter()
@@ -47,7 +50,7 @@ def test_several_adapters_at_once(open_adapter):
 @pytest.mark.parametrize("requested, reported", [
     ((1, 0), (1, 2)), ((1, 1), (1, 2)), ((1, 2), (1, 2)), ((2, 0), (2, 1)), ((2, 1), (2, 1)),
 ])
-def test_version_reports_highest_minor(ndk_provider, requested, reported):
+def test_version_reports_highest_minor(ndk_provider: str, requested: tuple[int, int], reported: tuple[int, int]) -> None:
     """digest 1.1 (version negotiation): a request for major.minor with minor <= the
     provider's highest minor succeeds and reports the provider's highest minor, in
     NDK_ADAPTER_INFO and in the adapter header. docs/semantics.md: VERSIONS (the soft
@@ -60,7 +63,7 @@ def test_version_reports_highest_minor(ndk_provider, requested, reported):
 @pytest.mark.rule("ADAPTER-VERSION-MINOR-TOO-HIGH")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("requested", [(1, 3), (2, 2)])
-def test_version_minor_too_high(ndk_provider, requested):
+def test_version_minor_too_high(ndk_provider: str, requested: tuple[int, int]) -> None:
     """digest 1.1: if the requested minor is above the provider's highest minor, the open
     fails with NDIS_STATUS_BAD_VERSION. docs/semantics.md: VERSIONS. A supported open still
     succeeds afterwards."""
@@ -74,7 +77,7 @@ def test_version_minor_too_high(ndk_provider, requested):
 @pytest.mark.rule("ADAPTER-VERSION-MAJOR-UNSUPPORTED")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("requested", [(3, 0), (0, 0), (0xFFFF, 0)])
-def test_version_major_unsupported(ndk_provider, requested):
+def test_version_major_unsupported(ndk_provider: str, requested: tuple[int, int]) -> None:
     """digest 1.1: a major version the provider does not support fails with
     NDIS_STATUS_BAD_VERSION. docs/semantics.md: VERSIONS."""
     with pytest.raises(ndk.NdkError) as failure:
@@ -84,7 +87,7 @@ def test_version_major_unsupported(ndk_provider, requested):
 
 @pytest.mark.rule("ADAPTER-VERSION-PROVIDER-HIGHEST")
 @pytest.mark.digest("1.1")
-def test_version_restricted_provider_reports_its_highest(open_adapter):
+def test_version_restricted_provider_reports_its_highest(open_adapter: OpenAdapter) -> None:
     """digest 1.1: the provider reports *its* highest minor. docs/semantics.md: VERSIONS
     (knob provider_version="2.0": major 2, highest minor 0)."""
     adapter = open_adapter(provider_version="2.0")
@@ -96,7 +99,7 @@ def test_version_restricted_provider_reports_its_highest(open_adapter):
 @pytest.mark.rule("ADAPTER-VERSION-PROVIDER-RESTRICTED")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("requested", [(2, 1), (1, 0)])
-def test_version_restricted_provider_rejects(ndk_provider, requested):
+def test_version_restricted_provider_rejects(ndk_provider: str, requested: tuple[int, int]) -> None:
     """digest 1.1: a 2.0-only provider fails a 2.1 request (minor too high) and a 1.x
     request (major unsupported) with BAD_VERSION. docs/semantics.md: VERSIONS."""
     with pytest.raises(ndk.NdkError) as failure:
@@ -107,7 +110,7 @@ def test_version_restricted_provider_rejects(ndk_provider, requested):
 @pytest.mark.rule("ADAPTER-VERSION-OBJECT-HEADERS")
 @pytest.mark.digest("1.0")
 @pytest.mark.parametrize("requested", [(1, 0), (2, 0)])
-def test_every_object_reports_the_negotiated_version(open_adapter, requested):
+def test_every_object_reports_the_negotiated_version(open_adapter: OpenAdapter, requested: tuple[int, int]) -> None:
     """digest 1.0/1.1: the provider sets NDK_OBJECT_HEADER.Version of every object to the
     version it reported ("reports 1.1 in NDK_ADAPTER_INFO and in the object headers").
     docs/semantics.md: VERSIONS."""
@@ -120,7 +123,7 @@ def test_every_object_reports_the_negotiated_version(open_adapter, requested):
 
 @pytest.mark.rule("ADAPTER-OBJECT-TYPES")
 @pytest.mark.digest("1.0")
-def test_every_object_reports_its_type(adapter):
+def test_every_object_reports_its_type(adapter: ndk.Adapter) -> None:
     """digest 1.0: NDK_OBJECT_HEADER.ObjectType is set (non-zero) to the documented value:
     Qp 2, Cq 3, Mr 4, Mw 5, Pd 6, SharedEndpoint 7, Connector 8, Listener 9, Srq 10."""
     for name, obj in make_objects(adapter).items():
@@ -131,7 +134,7 @@ def test_every_object_reports_its_type(adapter):
 @pytest.mark.rule("ADAPTER-QUERY-INFO-TOO-SMALL")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("size", [0, 4, ADAPTER_INFO_SIZE - 1])
-def test_query_info_buffer_too_small(adapter, size):
+def test_query_info_buffer_too_small(adapter: ndk.Adapter, size: int) -> None:
     """digest 1.1 (NdkQueryAdapterInfo): a buffer smaller than NDK_ADAPTER_INFO fails with
     STATUS_BUFFER_TOO_SMALL and *pBufferSize updated to the required size.
     docs/semantics.md: QUERY."""
@@ -146,7 +149,7 @@ def test_query_info_buffer_too_small(adapter, size):
 
 @pytest.mark.rule("ADAPTER-QUERY-INFO-EXACT")
 @pytest.mark.digest("1.1")
-def test_query_info_exact_size(adapter):
+def test_query_info_exact_size(adapter: ndk.Adapter) -> None:
     """digest 1.1, 2.1: a buffer of sizeof(NDK_ADAPTER_INFO) succeeds and returns the info,
     whose Version is the reported version. docs/semantics.md: QUERY."""
     query = adapter.query_adapter_info(buffer_size=ADAPTER_INFO_SIZE)
@@ -160,7 +163,7 @@ def test_query_info_exact_size(adapter):
 
 @pytest.mark.rule("ADAPTER-QUERY-INFO-LARGER")
 @pytest.mark.digest("1.1")
-def test_query_info_larger_buffer(adapter):
+def test_query_info_larger_buffer(adapter: ndk.Adapter) -> None:
     """digest 1.1: a buffer larger than needed succeeds with the same info."""
     query = adapter.query_adapter_info(buffer_size=4 * ADAPTER_INFO_SIZE)
     assert query.status == Status.SUCCESS
@@ -170,14 +173,14 @@ def test_query_info_larger_buffer(adapter):
 
 @pytest.mark.rule("ADAPTER-INFO-FRMR-PAGE-COUNT")
 @pytest.mark.digest("2.1")
-def test_info_frmr_page_count_at_least_16(adapter):
+def test_info_frmr_page_count_at_least_16(adapter: ndk.Adapter) -> None:
     """digest 2.1: FRMRPageCount "Must be >= 16"."""
     assert adapter.query_info().frmr_page_count >= 16
 
 
 @pytest.mark.rule("ADAPTER-INFO-TECHNOLOGY")
 @pytest.mark.digest("2.1")
-def test_info_rdma_technology_in_range(adapter):
+def test_info_rdma_technology_in_range(adapter: ndk.Adapter) -> None:
     """digest 2.1: RdmaTechnology is an NDK_RDMA_TECHNOLOGY value below NdkMaxTechnology (5),
     and AdapterFlags holds only documented flag bits."""
     info = adapter.query_info()
@@ -190,7 +193,7 @@ def test_info_rdma_technology_in_range(adapter):
 
 @pytest.mark.rule("ADAPTER-QUERY-EXTENSION-NOT-SUPPORTED")
 @pytest.mark.digest("1.1")
-def test_query_extension_not_supported(adapter):
+def test_query_extension_not_supported(adapter: ndk.Adapter) -> None:
     """digest 1.1: "There are currently no standard extended interfaces defined", so
     NdkQueryExtension returns STATUS_NOT_SUPPORTED inline; the adapter stays usable.
     docs/semantics.md: QUERY."""
@@ -201,7 +204,7 @@ def test_query_extension_not_supported(adapter):
 
 @pytest.mark.rule("ADAPTER-NOT-READY")
 @pytest.mark.digest("1.1")
-def test_open_not_ready(ndk_provider, open_adapter):
+def test_open_not_ready(ndk_provider: str, open_adapter: OpenAdapter) -> None:
     """digest 1.1: NDIS_STATUS_ADAPTER_NOT_READY when the NDK functionality of the miniport
     is not enabled. docs/semantics.md: NOT-READY. A ready miniport opens afterwards."""
     with pytest.raises(ndk.NdkError) as failure:
@@ -212,7 +215,7 @@ def test_open_not_ready(ndk_provider, open_adapter):
 
 @pytest.mark.rule("ADAPTER-CLOSE-CLOSES-OBJECTS")
 @pytest.mark.digest("3.1")
-def test_adapter_close_closes_every_object(open_adapter):
+def test_adapter_close_closes_every_object(open_adapter: OpenAdapter) -> None:
     """digest 3.1: the adapter close is blocking; on return every descendant is closed and no
     callback runs any more. docs/semantics.md: adapter close closes every open object, using
     them afterwards raises ndk.ObjectClosedError."""
@@ -241,7 +244,7 @@ def test_adapter_close_closes_every_object(open_adapter):
 
 @pytest.mark.rule("ADAPTER-ADDRESS-UNIQUE")
 @pytest.mark.digest("3.5")
-def test_two_adapters_cannot_share_an_address(open_adapter, ndk_provider):
+def test_two_adapters_cannot_share_an_address(open_adapter: OpenAdapter, ndk_provider: str) -> None:
     """digest 3.5 (endpoints are address:port): two open adapters cannot own the same
     address; the second open fails with STATUS_ADDRESS_ALREADY_EXISTS, and succeeds once the
     first is closed. docs/semantics.md: ADDRESS."""

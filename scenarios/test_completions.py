@@ -7,23 +7,28 @@ send into a posted receive, an RDMA write or read, a bind; it then checks the ex
 each CQ reports and the notifications each arm gives.
 """
 
+from __future__ import annotations
+
 import pytest
 
 pytest.register_assert_rewrite("completion_support")
 
+import ndk  # noqa: E402
 from ndk import AdapterFlag, CqNotify, OpFlag, OpType, Status  # noqa: E402
+from ndk.testing import OpenAdapter  # noqa: E402
 
 from completion_support import (CLIENT, MAXULONG, SERVER, TIMEOUT, drain, link,  # noqa: E402
                                 loopback_pair, no_notification, pair, pattern, post_receive,
-                                post_send)
+                                post_send, Side)
 
 
-def _requires_flag(adapter, flag, what):
+def _requires_flag(adapter: ndk.Adapter, flag: AdapterFlag, what: str) -> None:
     if not int(adapter.query_info().adapter_flags) & int(flag):
         pytest.skip(f"adapter does not set NDK_ADAPTER_FLAG_{flag.name} ({what})")
 
 
-def _exchange(a, b, count, *, first_context=1, size=32, flags=0):
+def _exchange(a: Side, b: Side, count: int, *, first_context: int = 1, size: int = 32,
+              flags: int = 0) -> None:
     """``count`` sends from a into receives posted at b: send number n (n = first_context,
     first_context + 1, ...) has context n, carries pattern(size, n) from offset 512 * n of a's
     buffer, and lands in b's receive of context 100 + n at offset 512 * n; every post is
@@ -34,7 +39,7 @@ def _exchange(a, b, count, *, first_context=1, size=32, flags=0):
         post_send(a, pattern(size, n), n, offset=512 * n, flags=flags)
 
 
-def _assert_success(result, op_type, context):
+def _assert_success(result: ndk.ResultEx, op_type: OpType, context: int) -> None:
     assert result.status == Status.SUCCESS
     assert result.type == op_type
     assert result.request_context == context
@@ -46,7 +51,7 @@ def _assert_success(result, op_type, context):
 
 @pytest.mark.rule("RESULT-TYPE-SEND-RECEIVE")
 @pytest.mark.digest("2.3")
-def test_send_and_receive_result_types(open_adapter):
+def test_send_and_receive_result_types(open_adapter: OpenAdapter) -> None:
     """digest 2.2, 2.3: a send completes at the sender as NdkOperationTypeSend and at the
     receiver as NdkOperationTypeReceive, both SUCCESS with ProviderErrorCode 0; the receive's
     BytesTransferred is the length sent, and the bytes are in the receive buffer."""
@@ -65,7 +70,7 @@ def test_send_and_receive_result_types(open_adapter):
 
 @pytest.mark.rule("RESULT-TYPE-WRITE")
 @pytest.mark.digest("2.3")
-def test_write_result_type(open_adapter):
+def test_write_result_type(open_adapter: OpenAdapter) -> None:
     """digest 2.2, 2.3: an RDMA write completes at the writer only, as
     NdkOperationTypeWrite, SUCCESS, ProviderErrorCode 0; the peer's CQ gets nothing and its
     memory holds the bytes."""
@@ -82,7 +87,7 @@ def test_write_result_type(open_adapter):
 
 @pytest.mark.rule("RESULT-TYPE-READ")
 @pytest.mark.digest("2.3")
-def test_read_result_type(open_adapter):
+def test_read_result_type(open_adapter: OpenAdapter) -> None:
     """digest 2.2, 2.3: an RDMA read completes at the reader only, as NdkOperationTypeRead,
     SUCCESS, ProviderErrorCode 0, with the peer's bytes in the sink."""
     a, b = pair(open_adapter)
@@ -98,7 +103,7 @@ def test_read_result_type(open_adapter):
 
 @pytest.mark.rule("RESULT-TYPE-BIND-INVALIDATE")
 @pytest.mark.digest("2.3")
-def test_bind_and_invalidate_result_types(open_adapter):
+def test_bind_and_invalidate_result_types(open_adapter: OpenAdapter) -> None:
     """digest 2.2, 2.3, 1.7: NdkBind completes as NdkOperationTypeBind and NdkInvalidate as
     NdkOperationTypeInvalidate, both SUCCESS with ProviderErrorCode 0; between them the
     window gives the peer remote write access to the bound range."""
@@ -122,7 +127,7 @@ def test_bind_and_invalidate_result_types(open_adapter):
 
 @pytest.mark.rule("RESULT-RECEIVE-AND-INVALIDATE")
 @pytest.mark.digest("2.3")
-def test_send_and_invalidate_result_types(open_adapter):
+def test_send_and_invalidate_result_types(open_adapter: OpenAdapter) -> None:
     """digest 2.3, 1.7: the receive of an NdkSendAndInvalidate completes as
     NdkOperationTypeReceiveAndInvalidate with the invalidated token in
     TypeSpecificCompletionOutput; the sender's completion type is NdkOperationTypeSend."""
@@ -147,7 +152,7 @@ def test_send_and_invalidate_result_types(open_adapter):
 
 @pytest.mark.rule("RESULT-RECEIVE-AND-INVALIDATE-PLAIN")
 @pytest.mark.digest("3.2")
-def test_receive_and_invalidate_through_plain_results(open_adapter):
+def test_receive_and_invalidate_through_plain_results(open_adapter: OpenAdapter) -> None:
     """digest 3.2: a ReceiveAndInvalidate completion is still retrievable with
     NdkGetCqResults; the token is still invalidated, so a later NdkInvalidate of it fails
     (docs/semantics.md DATA-STATUS: invalidating an unbound MW completes
@@ -176,7 +181,7 @@ def test_receive_and_invalidate_through_plain_results(open_adapter):
 @pytest.mark.rule("RESULT-BYTES-TRANSFERRED")
 @pytest.mark.digest("2.3")
 @pytest.mark.parametrize("size", [0, 1, 300, 4096])
-def test_receive_bytes_transferred(open_adapter, size):
+def test_receive_bytes_transferred(open_adapter: OpenAdapter, size: int) -> None:
     """digest 2.3: BytesTransferred of a Receive completion is the number of bytes the send
     carried (0 for a send with no SGE), in both NDK_RESULT and NDK_RESULT_EX."""
     a, b = pair(open_adapter)
@@ -196,7 +201,7 @@ def test_receive_bytes_transferred(open_adapter, size):
 
 @pytest.mark.rule("RESULT-QP-CONTEXT")
 @pytest.mark.digest("2.3")
-def test_qp_context_is_the_create_qp_value(open_adapter):
+def test_qp_context_is_the_create_qp_value(open_adapter: OpenAdapter) -> None:
     """digest 2.3: QPContext is the value given at NdkCreateQp, on every completion of that
     QP, initiator and receive alike, in NDK_RESULT and NDK_RESULT_EX."""
     client = open_adapter(address=CLIENT)
@@ -216,7 +221,7 @@ def test_qp_context_is_the_create_qp_value(open_adapter):
 
 @pytest.mark.rule("RESULT-PLAIN-FIELDS")
 @pytest.mark.digest("2.3")
-def test_plain_result_has_the_ex_fields_but_type(open_adapter):
+def test_plain_result_has_the_ex_fields_but_type(open_adapter: OpenAdapter) -> None:
     """digest 2.3: NDK_RESULT = {Status, BytesTransferred, QPContext, RequestContext}: the
     same values NDK_RESULT_EX reports for an equal completion, without the Type fields."""
     client = open_adapter(address=CLIENT)
@@ -241,7 +246,7 @@ def test_plain_result_has_the_ex_fields_but_type(open_adapter):
 
 @pytest.mark.rule("RESULT-ORDER")
 @pytest.mark.digest("4.2")
-def test_results_drain_in_issue_order(open_adapter):
+def test_results_drain_in_issue_order(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2): requests complete in issue order within one QP, initiator and receive
     queues separately; NdkGetCqResults removes the oldest first (digest 1.3)."""
     a, b = pair(open_adapter)
@@ -261,7 +266,7 @@ def test_results_drain_in_issue_order(open_adapter):
 
 @pytest.mark.rule("RESULT-ORDER-MIXED")
 @pytest.mark.digest("4.2")
-def test_mixed_initiator_results_in_issue_order(open_adapter):
+def test_mixed_initiator_results_in_issue_order(open_adapter: OpenAdapter) -> None:
     """digest 4.2, 2.2: a send, a write, a read and another send on one initiator queue
     complete in that order, each with its own Type."""
     a, b = pair(open_adapter)
@@ -284,7 +289,7 @@ def test_mixed_initiator_results_in_issue_order(open_adapter):
 
 @pytest.mark.rule("RESULT-COUNT-LIMIT")
 @pytest.mark.digest("1.3")
-def test_n_limits_how_many_results_are_removed(open_adapter):
+def test_n_limits_how_many_results_are_removed(open_adapter: OpenAdapter) -> None:
     """digest 1.3: NdkGetCqResults(Ex) removes at most nResults entries and returns how many;
     the rest stay queued, oldest first, for either call; an empty CQ returns none."""
     a, b = pair(open_adapter)
@@ -302,7 +307,7 @@ def test_n_limits_how_many_results_are_removed(open_adapter):
 
 @pytest.mark.rule("RESULT-COUNT-ZERO")
 @pytest.mark.digest("1.3")
-def test_zero_results_requested_removes_nothing(open_adapter):
+def test_zero_results_requested_removes_nothing(open_adapter: OpenAdapter) -> None:
     """digest 1.3: NdkGetCqResults(Ex) with nResults 0 removes nothing (0 entries returned);
     the queued completion is still there for the next call."""
     a, b = pair(open_adapter)
@@ -315,7 +320,7 @@ def test_zero_results_requested_removes_nothing(open_adapter):
     assert [r.request_context for r in drain(b.cq, 1)] == [7]
 
 
-def _wait_queued(side):
+def _wait_queued(side: Side) -> None:
     """Wait until the side's CQ has a completion queued, without removing it: an arm ANY is
     satisfied at once by a completion that arrived since the last callback (digest 3.2)."""
     side.cq.arm(CqNotify.ANY)
@@ -324,7 +329,7 @@ def _wait_queued(side):
 
 @pytest.mark.rule("RESULT-EMPTY")
 @pytest.mark.digest("1.3")
-def test_empty_cq_returns_no_results(open_adapter):
+def test_empty_cq_returns_no_results(open_adapter: OpenAdapter) -> None:
     """digest 1.3: NdkGetCqResults(Ex) returns 0 on an empty CQ: a fresh connection has no
     completion, and neither has a CQ whose completions were all removed."""
     a, b = pair(open_adapter)
@@ -341,7 +346,7 @@ def test_empty_cq_returns_no_results(open_adapter):
 
 @pytest.mark.rule("RESULT-SILENT-SUCCESS")
 @pytest.mark.digest("2.5")
-def test_silent_success_gives_no_initiator_completion(open_adapter):
+def test_silent_success_gives_no_initiator_completion(open_adapter: OpenAdapter) -> None:
     """digest 2.5: NDK_OP_FLAG_SILENT_SUCCESS: a successful request produces no completion at
     the initiator; the receiver's completion is unaffected.  The next ordinary send completes
     as usual (and alone)."""
@@ -358,7 +363,7 @@ def test_silent_success_gives_no_initiator_completion(open_adapter):
 
 @pytest.mark.rule("RESULT-SEPARATE-CQS")
 @pytest.mark.digest("1.7")
-def test_results_go_to_the_queue_cq(open_adapter):
+def test_results_go_to_the_queue_cq(open_adapter: OpenAdapter) -> None:
     """digest 1.2, 1.7 (NdkCreateQp pReceiveCq / pInitiatorCq): receive completions go to the
     receive CQ, initiator completions (send, write) to the initiator CQ, and nowhere else."""
     client = open_adapter(address=CLIENT)
@@ -381,7 +386,7 @@ def test_results_go_to_the_queue_cq(open_adapter):
 
 @pytest.mark.rule("ARM-ONCE-PER-ARM")
 @pytest.mark.digest("3.2")
-def test_one_notification_for_several_receives(open_adapter):
+def test_one_notification_for_several_receives(open_adapter: OpenAdapter) -> None:
     """digest 3.2: the notification callback is called once per arm: three sends arriving
     after one NDK_CQ_NOTIFY_ANY arm give exactly one notification, with STATUS_SUCCESS."""
     a, b = pair(open_adapter)
@@ -395,7 +400,7 @@ def test_one_notification_for_several_receives(open_adapter):
 
 @pytest.mark.rule("ARM-ANY-INITIATOR")
 @pytest.mark.digest("3.2")
-def test_any_arm_fired_by_send_completion(open_adapter):
+def test_any_arm_fired_by_send_completion(open_adapter: OpenAdapter) -> None:
     """digest 3.2: NDK_CQ_NOTIFY_ANY is satisfied by the next completion, including an
     initiator's own send completion; the receiver's unarmed CQ gets no notification."""
     a, b = pair(open_adapter)
@@ -410,7 +415,7 @@ def test_any_arm_fired_by_send_completion(open_adapter):
 
 @pytest.mark.rule("ARM-REARM")
 @pytest.mark.digest("3.2")
-def test_rearm_after_callback_gives_next_notification(open_adapter):
+def test_rearm_after_callback_gives_next_notification(open_adapter: OpenAdapter) -> None:
     """digest 3.2: the provider clears the arm before the callback; an arm made after it is
     satisfied by the next completion: one notification per arm, two arms, two notifications."""
     a, b = pair(open_adapter)
@@ -428,7 +433,7 @@ def test_rearm_after_callback_gives_next_notification(open_adapter):
 
 @pytest.mark.rule("ARM-ARRIVED-SINCE-CALLBACK")
 @pytest.mark.digest("3.2")
-def test_arm_fires_at_once_for_completion_since_last_callback(open_adapter):
+def test_arm_fires_at_once_for_completion_since_last_callback(open_adapter: OpenAdapter) -> None:
     """digest 3.2: when at least one completion arrived since the last callback, an arm must
     be satisfied immediately: the first send is notified, a second one arrives unarmed (no
     notification), and the next arm fires at once without new traffic."""
@@ -447,7 +452,7 @@ def test_arm_fires_at_once_for_completion_since_last_callback(open_adapter):
 
 @pytest.mark.rule("ARM-PRESENT-BEFORE-FIRST-ARM")
 @pytest.mark.digest("3.2")
-def test_first_arm_fires_for_queued_completions(open_adapter):
+def test_first_arm_fires_for_queued_completions(open_adapter: OpenAdapter) -> None:
     """digest 3.2: completions that arrived before any arm give no notification ("only after
     an arm"); the first arm is then satisfied at once, once."""
     a, b = pair(open_adapter)
@@ -463,7 +468,7 @@ def test_first_arm_fires_for_queued_completions(open_adapter):
 
 @pytest.mark.rule("ARM-SOLICITED-PLAIN-SEND")
 @pytest.mark.digest("3.2")
-def test_solicited_arm_ignores_plain_send(open_adapter):
+def test_solicited_arm_ignores_plain_send(open_adapter: OpenAdapter) -> None:
     """digest 3.2, 1.7: NDK_CQ_NOTIFY_SOLICITED is satisfied by the arrival of a send with
     NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT; a plain successful send does not satisfy it, though
     its completion is in the CQ."""
@@ -478,7 +483,7 @@ def test_solicited_arm_ignores_plain_send(open_adapter):
 
 @pytest.mark.rule("ARM-SOLICITED-SEND")
 @pytest.mark.digest("3.2")
-def test_solicited_arm_fired_by_solicited_send(open_adapter):
+def test_solicited_arm_fired_by_solicited_send(open_adapter: OpenAdapter) -> None:
     """digest 3.2, 1.7: a send with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT satisfies the peer's
     NDK_CQ_NOTIFY_SOLICITED arm: one notification, STATUS_SUCCESS, and the receive completed
     SUCCESS with the bytes."""
@@ -495,7 +500,7 @@ def test_solicited_arm_fired_by_solicited_send(open_adapter):
 
 @pytest.mark.rule("ARM-SOLICITED-AFTER-PLAIN")
 @pytest.mark.digest("3.2")
-def test_solicited_arm_waits_for_the_solicited_send(open_adapter):
+def test_solicited_arm_waits_for_the_solicited_send(open_adapter: OpenAdapter) -> None:
     """digest 3.2: under a SOLICITED arm a plain send arrives silently; the solicited send
     after it gives the one notification; both completions are queued in order."""
     a, b = pair(open_adapter)
@@ -511,7 +516,7 @@ def test_solicited_arm_waits_for_the_solicited_send(open_adapter):
 
 @pytest.mark.rule("ARM-SOLICITED-SENDER-CQ")
 @pytest.mark.digest("3.2")
-def test_solicited_arm_not_fired_by_own_solicited_send(open_adapter):
+def test_solicited_arm_not_fired_by_own_solicited_send(open_adapter: OpenAdapter) -> None:
     """digest 3.2: SOLICITED is the *arrival* of a solicited send: the sender's own successful
     send completion does not satisfy a SOLICITED arm on the sender's CQ (the peer's does)."""
     a, b = pair(open_adapter)
@@ -530,7 +535,7 @@ def test_solicited_arm_not_fired_by_own_solicited_send(open_adapter):
 @pytest.mark.parametrize("first, second", [(CqNotify.SOLICITED, CqNotify.ANY),
                                            (CqNotify.ANY, CqNotify.SOLICITED)],
                          ids=["solicited+any", "any+solicited"])
-def test_any_and_solicited_merge_to_any(open_adapter, first, second):
+def test_any_and_solicited_merge_to_any(open_adapter: OpenAdapter, first: CqNotify, second: CqNotify) -> None:
     """digest 3.2: re-arming before the arm is satisfied gives ANY if either arm is ANY: a
     plain (unsolicited) send then fires exactly one notification."""
     a, b = pair(open_adapter)
@@ -548,7 +553,7 @@ def test_any_and_solicited_merge_to_any(open_adapter, first, second):
 @pytest.mark.parametrize("first, second", [(CqNotify.ERRORS, CqNotify.SOLICITED),
                                            (CqNotify.SOLICITED, CqNotify.ERRORS)],
                          ids=["errors+solicited", "solicited+errors"])
-def test_errors_and_solicited_merge_to_solicited(open_adapter, first, second):
+def test_errors_and_solicited_merge_to_solicited(open_adapter: OpenAdapter, first: CqNotify, second: CqNotify) -> None:
     """digest 3.2: ERRORS with SOLICITED (no ANY) gives SOLICITED: a plain send does not fire
     it, a solicited send then does, once."""
     a, b = pair(open_adapter)
@@ -565,7 +570,7 @@ def test_errors_and_solicited_merge_to_solicited(open_adapter, first, second):
 
 @pytest.mark.rule("ARM-MERGE-ERRORS")
 @pytest.mark.digest("3.2")
-def test_errors_and_errors_stay_errors(open_adapter):
+def test_errors_and_errors_stay_errors(open_adapter: OpenAdapter) -> None:
     """digest 3.2: ERRORS + ERRORS stays ERRORS: neither a plain nor a solicited successful
     send satisfies it."""
     a, b = pair(open_adapter)
@@ -580,7 +585,7 @@ def test_errors_and_errors_stay_errors(open_adapter):
 
 @pytest.mark.rule("ARM-ERRORS-NOT-BY-SUCCESS")
 @pytest.mark.digest("3.2")
-def test_errors_arm_ignores_successful_traffic(open_adapter):
+def test_errors_arm_ignores_successful_traffic(open_adapter: OpenAdapter) -> None:
     """digest 3.2, 1.3: NDK_CQ_NOTIFY_ERRORS names CQ errors (overrun, catastrophic failure):
     successful sends, receives, writes and reads on both CQs do not satisfy it."""
     a, b = pair(open_adapter)
@@ -599,7 +604,7 @@ def test_errors_arm_ignores_successful_traffic(open_adapter):
 
 @pytest.mark.rule("ARM-CALLBACKS-SERIALIZED")
 @pytest.mark.digest("3.2")
-def test_callbacks_delivered_one_at_a_time(open_adapter):
+def test_callbacks_delivered_one_at_a_time(open_adapter: OpenAdapter) -> None:
     """digest 3.2: the provider serializes callbacks (a new one is deferred until the previous
     returned).  With docs/semantics.md PROGRESS (progress="manual") one engine step runs one
     callback: a send that satisfies the arms of both CQs queues two notifications, and each
@@ -626,7 +631,7 @@ def test_callbacks_delivered_one_at_a_time(open_adapter):
 # --- MODERATION: NdkControlCqInterruptModeration over real traffic ---------------------------
 
 
-def _moderated_pair(open_adapter, interval, count):
+def _moderated_pair(open_adapter: OpenAdapter, interval: int, count: int) -> tuple[Side, Side]:
     a, b = pair(open_adapter)
     _requires_flag(b.adapter, AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED, "moderation")
     assert b.cq.control_cq_interrupt_moderation(interval, count) == Status.SUCCESS
@@ -637,7 +642,7 @@ def _moderated_pair(open_adapter, interval, count):
 @pytest.mark.rule("MODERATION-COUNT")
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("interval", [60_000_000, MAXULONG], ids=["interval-60s", "maxulong"])
-def test_count_controls_the_notification(open_adapter, interval):
+def test_count_controls_the_notification(open_adapter: OpenAdapter, interval: int) -> None:
     """digest 1.3: with a ModerationCount within the CQ depth the count controls: an armed CQ
     is not notified for the first two of three completions, and is notified once the third
     arrives.  Interval MAXULONG: the count alone controls; a 60 s interval cannot expire
@@ -655,7 +660,7 @@ def test_count_controls_the_notification(open_adapter, interval):
 
 @pytest.mark.rule("MODERATION-COUNT-RESTARTS")
 @pytest.mark.digest("1.3")
-def test_count_restarts_after_a_notification(open_adapter):
+def test_count_restarts_after_a_notification(open_adapter: OpenAdapter) -> None:
     """digest 1.3, 3.2: the count is counted again after each notification: count 2 (interval
     MAXULONG) notifies after two completions, and after a re-arm only after two more."""
     a, b = _moderated_pair(open_adapter, MAXULONG, 2)
@@ -674,7 +679,7 @@ def test_count_restarts_after_a_notification(open_adapter):
 
 @pytest.mark.rule("MODERATION-OFF")
 @pytest.mark.digest("1.3")
-def test_interval_zero_means_no_moderation(open_adapter):
+def test_interval_zero_means_no_moderation(open_adapter: OpenAdapter) -> None:
     """digest 1.3: ModerationInterval 0 = no moderation, whatever the count: the first
     completion notifies the armed CQ."""
     a, b = _moderated_pair(open_adapter, 0, 3)
@@ -687,7 +692,7 @@ def test_interval_zero_means_no_moderation(open_adapter):
 @pytest.mark.rule("MODERATION-INTERVAL")
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("count", [MAXULONG, 65], ids=["count-maxulong", "count-above-depth"])
-def test_interval_controls_when_count_cannot(open_adapter, count):
+def test_interval_controls_when_count_cannot(open_adapter: OpenAdapter, count: int) -> None:
     """digest 1.3: ModerationCount MAXULONG or above the CQ depth (64) leaves the interval in
     control: one completion, which never reaches such a count, is still notified once the
     100 ms interval has passed; exactly once."""
@@ -701,7 +706,7 @@ def test_interval_controls_when_count_cannot(open_adapter, count):
 
 @pytest.mark.rule("MODERATION-LATEST-SETTING")
 @pytest.mark.digest("1.3")
-def test_new_setting_takes_effect_for_a_held_notification(open_adapter):
+def test_new_setting_takes_effect_for_a_held_notification(open_adapter: OpenAdapter) -> None:
     """digest 1.3: "the latest setting must take effect as soon as possible": a notification
     held back by count 3 (interval MAXULONG, no timer) is delivered once moderation is turned
     off (interval 0), without further traffic."""
@@ -718,7 +723,7 @@ def test_new_setting_takes_effect_for_a_held_notification(open_adapter):
 # --- RESIZE: NdkResizeCq on a CQ that holds real completions ---------------------------------
 
 
-def _resizable_link(open_adapter, depth):
+def _resizable_link(open_adapter: OpenAdapter, depth: int) -> tuple[Side, Side]:
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
     _requires_flag(server, AdapterFlag.CQ_RESIZE_SUPPORTED, "resize")
@@ -727,7 +732,7 @@ def _resizable_link(open_adapter, depth):
 
 @pytest.mark.rule("RESIZE-UP-KEEPS-COMPLETIONS")
 @pytest.mark.digest("1.3")
-def test_resize_up_keeps_completions(open_adapter):
+def test_resize_up_keeps_completions(open_adapter: OpenAdapter) -> None:
     """digest 1.3 (NdkResizeCq): growing a CQ of depth 4 that holds three receive completions
     loses none of them; eight more then arrive without an overrun (no ERRORS notification),
     and all eleven drain in order with their bytes."""
@@ -746,7 +751,7 @@ def test_resize_up_keeps_completions(open_adapter):
 
 @pytest.mark.rule("RESIZE-BELOW-HELD")
 @pytest.mark.digest("4.2")
-def test_resize_below_held_completions_fails(open_adapter):
+def test_resize_below_held_completions_fails(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 CQ::Resize), docs/semantics.md RESIZE: a new depth below the entries
     the CQ holds -> STATUS_BUFFER_OVERFLOW (inline: no completion); the CQ keeps its depth
     (4): the held three completions and a fourth fit without an overrun."""
@@ -765,7 +770,7 @@ def test_resize_below_held_completions_fails(open_adapter):
 
 @pytest.mark.rule("RESIZE-DEEPER-BACKLOG")
 @pytest.mark.digest("1.3")
-def test_deeper_cq_holds_a_deeper_backlog(open_adapter):
+def test_deeper_cq_holds_a_deeper_backlog(open_adapter: OpenAdapter) -> None:
     """digest 1.3: after a successful resize from 4 to 32, a backlog of 20 undrained receive
     completions fits: no overrun notification on an ERRORS arm, and all 20 drain in order."""
     a, b = _resizable_link(open_adapter, 4)
@@ -781,7 +786,7 @@ def test_deeper_cq_holds_a_deeper_backlog(open_adapter):
 
 @pytest.mark.rule("RESIZE-DOWN-TO-HELD")
 @pytest.mark.digest("1.3")
-def test_resize_down_to_held_count_then_overrun(open_adapter):
+def test_resize_down_to_held_count_then_overrun(open_adapter: OpenAdapter) -> None:
     """digest 1.3, 4.2: shrinking a CQ to exactly the entries it holds succeeds (not below
     them), and the new depth is in force: the next completion overruns it, reported as
     STATUS_BUFFER_OVERFLOW on an ERRORS arm (docs/semantics.md CQ-ERROR-ARM)."""

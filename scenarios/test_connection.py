@@ -3,12 +3,15 @@ NdkReject, NdkGetConnectionData, NdkGetLocalAddress / NdkGetPeerAddress, NdkDisc
 disconnect events and endpoint reference counting (digest 1.8, 1.9, 1.10, 1.11, 3.5, 3.6, 4.2;
 docs/semantics.md rows CONN-*, DISCONNECT*, ENDPOINT-REFS, UNCONNECTED, QP-STATE)."""
 
+from __future__ import annotations
+
 import pytest
 
 pytest.register_assert_rewrite("connection_support")  # before the import below
 
 import ndk  # noqa: E402
 from ndk import AdapterFlag, Status  # noqa: E402
+from ndk.testing import OpenAdapter  # noqa: E402
 
 from scenario_support import (CREATE_MODES, EPHEMERAL, QUIET, TIMEOUT,  # noqa: E402
                               expect_call, expect_closed)
@@ -17,26 +20,27 @@ from connection_support import (CLIENT, CLIENT6, SERVER, SERVER6, THIRD, UNOWNED
                                 expect_disconnect_event, expect_inline, expect_no_completion,
                                 expect_private_data,
                                 finish, how, incoming, listening, make_side, new_connector,
-                                new_qp, no_incoming, post_receives, start, transfer)
+                                new_qp, no_incoming, post_receives, start, transfer, Side)
 
 SOCKADDR_IN = 16    # sizeof(SOCKADDR_IN)
 SOCKADDR_IN6 = 28   # sizeof(SOCKADDR_IN6)
 
 
 @pytest.fixture
-def adapter(open_adapter):
+def adapter(open_adapter: OpenAdapter) -> ndk.Adapter:
     """One adapter at SERVER (knob address=; these scenarios need to know its address, so they
     skip on a provider without knobs).  Overrides the plugin's ``adapter``."""
     return open_adapter(address=SERVER)
 
 
 @pytest.fixture
-def pair(open_adapter):
+def pair(open_adapter: OpenAdapter) -> tuple[ndk.Adapter, ndk.Adapter]:
     """Two adapters on the soft fabric: (client at CLIENT, server at SERVER)."""
     return open_adapter(address=CLIENT), open_adapter(address=SERVER)
 
 
-def connected_pair(pair, port, ex=False):
+def connected_pair(pair: tuple[ndk.Adapter, ndk.Adapter], port: int,
+                   ex: bool = False) -> tuple[Side, Side]:
     client, server = pair
     return establish(client, server, (SERVER, port), ex=ex)
 
@@ -47,7 +51,7 @@ def connected_pair(pair, port, ex=False):
 @pytest.mark.rule("CONNECT-ESTABLISH")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_connect_accept_complete(open_adapter, mode):
+def test_connect_accept_complete(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.8, 3.5 (connection flow): Connect returns PENDING and completes SUCCESS exactly
     once, only after the passive side accepts; Accept returns PENDING and completes SUCCESS
     only after the active side's CompleteConnect, which itself is SUCCESS inline or PENDING and
@@ -72,7 +76,7 @@ def test_connect_accept_complete(open_adapter, mode):
 
 @pytest.mark.rule("CONNECT-EX")
 @pytest.mark.digest("2.7")
-def test_accept_ex_and_complete_connect_ex(pair):
+def test_accept_ex_and_complete_connect_ex(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8, 2.7 (NDKPI 2.1 NdkAcceptEx, NdkCompleteConnectEx): the Ex forms establish
     the connection exactly as the plain ones (the same statuses); data flows."""
     client, server = pair
@@ -87,7 +91,7 @@ def test_accept_ex_and_complete_connect_ex(pair):
 
 @pytest.mark.rule("CONNECT-IPV6")
 @pytest.mark.digest("3.5")
-def test_connect_over_ipv6(open_adapter):
+def test_connect_over_ipv6(open_adapter: OpenAdapter) -> None:
     """digest 3.5 (providers support IPv4 and IPv6): a connection between two IPv6 addresses;
     every address getter reports IPv6 addresses; data flows."""
     client = open_adapter(address=CLIENT6)
@@ -103,7 +107,7 @@ def test_connect_over_ipv6(open_adapter):
 
 @pytest.mark.rule("CONNECT-LOOPBACK")
 @pytest.mark.digest("2.1")
-def test_connect_to_own_address_with_loopback_flag(adapter):
+def test_connect_to_own_address_with_loopback_flag(adapter: ndk.Adapter) -> None:
     """digest 2.1 (NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED). docs/semantics.md:
     CONN-LOOPBACK: with the flag, a connection to the adapter's own address works; both
     connectors are objects of that adapter; data flows."""
@@ -118,7 +122,7 @@ def test_connect_to_own_address_with_loopback_flag(adapter):
 
 @pytest.mark.rule("CONNECT-EPHEMERAL-SOURCE")
 @pytest.mark.digest("1.8")
-def test_connect_from_port_zero_takes_ephemeral_port(pair):
+def test_connect_from_port_zero_takes_ephemeral_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (TOO_MANY_ADDRESSES "port 0 and no ephemeral port"), 1.1 (range 49152-65535):
     a Connect from port 0 is given an ephemeral port, which the peer sees as the remote."""
     client, server = pair
@@ -130,7 +134,7 @@ def test_connect_from_port_zero_takes_ephemeral_port(pair):
 
 @pytest.mark.rule("CONNECT-EXPLICIT-SOURCE")
 @pytest.mark.digest("1.8")
-def test_connect_from_explicit_port(pair):
+def test_connect_from_explicit_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkConnect pSrcAddress): a Connect from a given address:port uses it; the
     passive side sees it as the peer address."""
     client, server = pair
@@ -141,7 +145,7 @@ def test_connect_from_explicit_port(pair):
 
 @pytest.mark.rule("CONNECT-LISTENER-PORT-ZERO")
 @pytest.mark.digest("1.9")
-def test_connect_to_listener_on_port_zero(pair):
+def test_connect_to_listener_on_port_zero(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.9: a port-0 Listen picks a port from 49152-65535 (NdkGetLocalAddress tells
     which); a Connect to that port reaches the listener and the accepted connector's local
     address is the listener's."""
@@ -160,7 +164,7 @@ def test_connect_to_listener_on_port_zero(pair):
 @pytest.mark.rule("CONNECT-REFUSED-NO-LISTENER")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_connect_without_listener_is_refused(open_adapter, mode):
+def test_connect_without_listener_is_refused(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.8: CONNECTION_REFUSED (no listener, i/a). docs/semantics.md: CONN-REFUSED
     (inline with request_mode inline, else PENDING and one completion). The QP is not bound:
     once a listener exists, a new connector connects it."""
@@ -175,7 +179,7 @@ def test_connect_without_listener_is_refused(open_adapter, mode):
 
 @pytest.mark.rule("CONNECT-REFUSED-PAUSED")
 @pytest.mark.digest("1.9")
-def test_connect_to_paused_listener_is_refused(pair):
+def test_connect_to_paused_listener_is_refused(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.9 (NdkControlConnectEvents: while paused, requests are treated as if no
     listener existed). docs/semantics.md: CONN-REFUSED. No connect event is delivered; after
     resuming, a new Connect reaches the listener."""
@@ -195,7 +199,7 @@ def test_connect_to_paused_listener_is_refused(pair):
 
 @pytest.mark.rule("CONNECT-REFUSED-CLOSED-LISTENER")
 @pytest.mark.digest("3.5")
-def test_connect_to_closed_listener_is_refused(pair):
+def test_connect_to_closed_listener_is_refused(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8, 3.5 (the address is released when the listener closes). docs/semantics.md:
     CONN-REFUSED: a Connect to the closed listener's address:port is refused."""
     client, server = pair
@@ -208,7 +212,7 @@ def test_connect_to_closed_listener_is_refused(pair):
 
 @pytest.mark.rule("CONNECT-REFUSED-INCOMING-CLOSED")
 @pytest.mark.digest("3.1")
-def test_connect_refused_when_incoming_connector_closed(pair):
+def test_connect_refused_when_incoming_connector_closed(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: CONN-REFUSED / CONN-CLOSE: the passive side closes the connector
     of the connect event without answering: the Connect completes CONNECTION_REFUSED."""
     client, server = pair
@@ -221,7 +225,7 @@ def test_connect_refused_when_incoming_connector_closed(pair):
 @pytest.mark.rule("CONNECT-HOST-UNREACHABLE")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_connect_to_unowned_address_is_unreachable(open_adapter, mode):
+def test_connect_to_unowned_address_is_unreachable(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.8: HOST_UNREACHABLE (i/a). docs/semantics.md: CONN-UNREACHABLE (an address no
     soft RNIC owns; completed like CONN-REFUSED). The QP stays usable for another connector."""
     client = open_adapter(address=CLIENT, request_mode=mode)
@@ -233,7 +237,7 @@ def test_connect_to_unowned_address_is_unreachable(open_adapter, mode):
 
 @pytest.mark.rule("CONNECT-NO-LOOPBACK")
 @pytest.mark.digest("2.1")
-def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter):
+def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter: OpenAdapter) -> None:
     """digest 2.1 (LOOPBACK_CONNECTIONS_SUPPORTED), 1.8 (HOST_UNREACHABLE).
     docs/semantics.md: CONN-UNREACHABLE: without the flag (knob adapter_flags), the adapter's
     own address is unreachable, even with a listener there, which sees no connect event."""
@@ -251,7 +255,7 @@ def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter):
 @pytest.mark.rule("ENDPOINT-INVALID-ADDRESS")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("source", [UNOWNED, SERVER], ids=["unowned", "other-adapter"])
-def test_connect_from_address_not_owned(pair, source):
+def test_connect_from_address_not_owned(pair: tuple[ndk.Adapter, ndk.Adapter], source: str) -> None:
     """digest 1.8: INVALID_ADDRESS (local address not valid for the adapter, i/a): a source
     address the adapter does not own (not at all, or another adapter's); inline with the
     default request mode; the listener sees nothing; the QP stays usable."""
@@ -269,7 +273,7 @@ def test_connect_from_address_not_owned(pair, source):
 
 @pytest.mark.rule("CONNECT-FAMILY")
 @pytest.mark.digest("1.8")
-def test_connect_across_address_families(open_adapter):
+def test_connect_across_address_families(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (INVALID_ADDRESS). docs/semantics.md: CONN-FAMILY: an IPv4 source with an
     IPv6 destination is INVALID_ADDRESS, inline; no connect event."""
     client = open_adapter(address=f"{CLIENT},{CLIENT6}")
@@ -285,7 +289,7 @@ def test_connect_across_address_families(open_adapter):
 @pytest.mark.rule("CONNECT-PRIVATE-DATA-NULL")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("PRIVATE-DATA-NULL")
-def test_connect_null_private_data_with_length(pair):
+def test_connect_null_private_data_with_length(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: CONN-PRIVATE-DATA (a NULL pointer with a non-zero length:
     INVALID_PARAMETER, inline); nothing reaches the listener."""
     client, server = pair
@@ -304,7 +308,7 @@ def test_connect_null_private_data_with_length(pair):
 @pytest.mark.rule("CONNECT-ACTIVE-CONNECTOR")
 @pytest.mark.digest("3.6")
 @pytest.mark.parametrize("state", ["connecting", "connected"])
-def test_connect_on_used_connector(pair, state):
+def test_connect_on_used_connector(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 3.6, 4.2 (ND2 Connector::Connect: CONNECTION_ACTIVE). docs/semantics.md:
     CONN-ACTIVE: a second Connect on a connector that is connecting or connected is
     CONNECTION_ACTIVE inline; the first connection is unaffected."""
@@ -325,7 +329,7 @@ def test_connect_on_used_connector(pair, state):
 
 @pytest.mark.rule("CONNECT-ACTIVE-QP")
 @pytest.mark.digest("3.6")
-def test_connect_with_connected_qp(pair):
+def test_connect_with_connected_qp(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6 (a QP carries one connection). docs/semantics.md: CONN-ACTIVE: Connect with a
     QP already bound to another connector is CONNECTION_ACTIVE inline; no connect event."""
     client, server = pair
@@ -338,7 +342,7 @@ def test_connect_with_connected_qp(pair):
 
 @pytest.mark.rule("CONNECT-TIMEOUT")
 @pytest.mark.digest("1.8")
-def test_connect_times_out_without_answer(open_adapter):
+def test_connect_times_out_without_answer(open_adapter: OpenAdapter) -> None:
     """digest 1.8: IO_TIMEOUT (provider-chosen timeout). docs/semantics.md: CONN-TIMEOUT: no
     Accept or Reject within connect_timeout_ms: the Connect completes IO_TIMEOUT, once."""
     client = open_adapter(address=CLIENT, connect_timeout_ms=150)
@@ -351,7 +355,7 @@ def test_connect_times_out_without_answer(open_adapter):
 
 @pytest.mark.rule("ACCEPT-AFTER-CONNECT-TIMEOUT")
 @pytest.mark.digest("1.8")
-def test_accept_after_connect_timed_out_is_aborted(open_adapter):
+def test_accept_after_connect_timed_out_is_aborted(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (Accept: CONNECTION_ABORTED, the connecting peer abandoned).
     docs/semantics.md: CONN-TIMEOUT: after the active side's Connect timed out, the passive
     side's Accept completes CONNECTION_ABORTED."""
@@ -365,7 +369,7 @@ def test_accept_after_connect_timed_out_is_aborted(open_adapter):
 
 @pytest.mark.rule("ACCEPT-TIMEOUT")
 @pytest.mark.digest("1.8")
-def test_accept_times_out_without_complete_connect(open_adapter):
+def test_accept_times_out_without_complete_connect(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (Accept: IO_TIMEOUT, the peer did not call CompleteConnect).
     docs/semantics.md: CONN-TIMEOUT: the Accept completes IO_TIMEOUT after connect_timeout_ms
     of the passive adapter; the active side's CompleteConnect then reports
@@ -381,7 +385,7 @@ def test_accept_times_out_without_complete_connect(open_adapter):
 
 @pytest.mark.rule("ACCEPT-ABORTED")
 @pytest.mark.digest("1.8")
-def test_accept_after_connecting_side_closed(pair):
+def test_accept_after_connecting_side_closed(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (Accept: CONNECTION_ABORTED, the connecting peer abandoned), 3.1 (a close
     cancels what is pending). docs/semantics.md: CONN-CLOSE / CONN-ABORTED: the active side
     closes its connector: its Connect completes CANCELLED; the passive side's Accept then
@@ -398,7 +402,7 @@ def test_accept_after_connecting_side_closed(pair):
 @pytest.mark.rule("CONNECT-COMPLETE-ABORTED")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_complete_connect_after_accepting_side_closed(open_adapter, mode):
+def test_complete_connect_after_accepting_side_closed(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.8 (CompleteConnect: CONNECTION_ABORTED, the accepting peer abandoned).
     docs/semantics.md: CONN-CLOSE / CONN-ABORTED: the passive side closes its connector after
     Accept: its Accept completes CANCELLED; the active side's CompleteConnect reports
@@ -416,7 +420,7 @@ def test_complete_connect_after_accepting_side_closed(open_adapter, mode):
 @pytest.mark.rule("CONNECT-COMPLETE-NOT-CONNECTING")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "connecting", "connected", "passive"])
-def test_complete_connect_when_not_connecting(pair, state):
+def test_complete_connect_when_not_connecting(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 1.8 (CompleteConnect: CONNECTION_INVALID, "QP is not connecting").
     docs/semantics.md: UNCONNECTED / CONN-STATE: on an idle connector, one whose Connect has
     no answer yet, one already connected, or a passive connector: CONNECTION_INVALID inline,
@@ -440,7 +444,7 @@ def test_complete_connect_when_not_connecting(pair, state):
 @pytest.mark.rule("ACCEPT-NOT-INCOMING")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "active", "accepted"])
-def test_accept_when_not_incoming(pair, state):
+def test_accept_when_not_incoming(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: Accept on an idle connector, on the active
     side's connector, or a second time on the passive one: CONNECTION_INVALID inline, no
     completion."""
@@ -461,7 +465,7 @@ def test_accept_when_not_incoming(pair, state):
 
 @pytest.mark.rule("ACCEPT-ACTIVE-QP")
 @pytest.mark.digest("3.6")
-def test_accept_with_connected_qp(pair):
+def test_accept_with_connected_qp(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6. docs/semantics.md: CONN-ACTIVE: Accept with a QP already bound to another
     connector is CONNECTION_ACTIVE inline; the incoming connection can still be accepted on a
     fresh QP."""
@@ -482,7 +486,7 @@ def test_accept_with_connected_qp(pair):
 
 @pytest.mark.rule("REJECT-PASSIVE")
 @pytest.mark.digest("1.8")
-def test_passive_reject(pair):
+def test_passive_reject(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkReject inline; CONNECTION_REFUSED: the peer rejected).
     docs/semantics.md: CONN-REFUSED: the Connect completes CONNECTION_REFUSED; the reject's
     private data is readable on the active side with GetConnectionData; the rejected
@@ -500,7 +504,7 @@ def test_passive_reject(pair):
 
 @pytest.mark.rule("REJECT-ACTIVE")
 @pytest.mark.digest("3.5")
-def test_active_reject_after_connect(pair):
+def test_active_reject_after_connect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (the active side may Reject after Connect completes, if the read limits or
     private data are unacceptable). docs/semantics.md: CONN-ABORTED: Reject returns SUCCESS;
     the passive side's Accept completes CONNECTION_ABORTED; CompleteConnect is then
@@ -515,7 +519,7 @@ def test_active_reject_after_connect(pair):
 
 @pytest.mark.rule("REJECT-ABORTED")
 @pytest.mark.digest("1.8")
-def test_reject_after_connecting_side_closed(pair):
+def test_reject_after_connecting_side_closed(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkReject: CONNECTION_ABORTED). docs/semantics.md: CONN-ABORTED (Reject
     when the peer is gone)."""
     client, server = pair
@@ -528,7 +532,7 @@ def test_reject_after_connecting_side_closed(pair):
 @pytest.mark.rule("REJECT-NOT-CONNECTING")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "connecting", "connected"])
-def test_reject_without_request(pair, state):
+def test_reject_without_request(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: Reject on an idle connector, on an active
     connector whose Connect has no answer yet, or on a connected one: CONNECTION_INVALID;
     an established connection is unaffected."""
@@ -550,7 +554,7 @@ def test_reject_without_request(pair, state):
 
 @pytest.mark.rule("REJECT-PRIVATE-DATA-SIZE")
 @pytest.mark.digest("4.2")
-def test_reject_private_data_above_max_callee_data(pair):
+def test_reject_private_data_above_max_callee_data(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 4.2 (ND2 Connector::Reject: INVALID_BUFFER_SIZE). docs/semantics.md:
     CONN-PRIVATE-DATA: a passive Reject with more than MaxCalleeData bytes fails inline and
     rejects nothing; one with exactly MaxCalleeData bytes rejects, and the active side reads
@@ -572,7 +576,7 @@ def test_reject_private_data_above_max_callee_data(pair):
 
 @pytest.mark.rule("CONNDATA-SIZE-QUERY")
 @pytest.mark.digest("1.8")
-def test_connection_data_size_query(pair):
+def test_connection_data_size_query(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (pPrivateData NULL and *len 0: SUCCESS, RDS written; RDS may exceed what
     the peer sent). docs/semantics.md: CONN-RDS (the soft provider: exactly the bytes the
     peer sent): nothing is copied."""
@@ -588,7 +592,7 @@ def test_connection_data_size_query(pair):
 @pytest.mark.rule("CONNDATA-BUFFER-TOO-SMALL")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("length", [1, 10, 37])
-def test_connection_data_buffer_too_small(pair, length):
+def test_connection_data_buffer_too_small(pair: tuple[ndk.Adapter, ndk.Adapter], length: int) -> None:
     """digest 1.8: *len < RDS: BUFFER_TOO_SMALL, min(*len, RDS) bytes copied, RDS written back.
     docs/semantics.md: CONN-RDS. A second call with RDS bytes then succeeds."""
     client, server = pair
@@ -607,7 +611,7 @@ def test_connection_data_buffer_too_small(pair, length):
 @pytest.mark.rule("CONNDATA-COPY")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("extra", [0, 1, 100])
-def test_connection_data_large_enough_buffer(pair, extra):
+def test_connection_data_large_enough_buffer(pair: tuple[ndk.Adapter, ndk.Adapter], extra: int) -> None:
     """digest 1.8: *len >= RDS: SUCCESS, the RDS bytes copied (the sent ones first), RDS
     written back. docs/semantics.md: CONN-RDS."""
     client, server = pair
@@ -622,7 +626,7 @@ def test_connection_data_large_enough_buffer(pair, extra):
 
 @pytest.mark.rule("CONNDATA-NONE")
 @pytest.mark.digest("1.8")
-def test_connection_data_without_private_data(pair):
+def test_connection_data_without_private_data(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8: with no private data sent, GetConnectionData still succeeds on both sides,
     before Accept (passive) and after the Connect completed (active).  docs/semantics.md:
     CONN-RDS: the soft provider reports RDS 0; a transport with fixed-size private data
@@ -639,7 +643,7 @@ def test_connection_data_without_private_data(pair):
 
 @pytest.mark.rule("CONNDATA-PRIVATE-DATA")
 @pytest.mark.digest("1.8")
-def test_private_data_both_directions(pair):
+def test_private_data_both_directions(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8, 2.1 (MaxCallerData on connect, MaxCalleeData on accept): the Connect's
     private data (MaxCallerData bytes) reaches the passive side before it accepts; the
     Accept's (MaxCalleeData bytes) reaches the active side once its Connect completed."""
@@ -660,7 +664,7 @@ def test_private_data_both_directions(pair):
     ((8, 6), (3, 5), (3, 5)),
     ((8, 6), (16, 4), (6, 4)),
 ], ids=["uncapped", "capped-both", "capped-outbound"])
-def test_read_limits_seen_before_accept(open_adapter, requested, server_max, seen):
+def test_read_limits_seen_before_accept(open_adapter: OpenAdapter, requested: tuple[int, int], server_max: tuple[int, int], seen: tuple[int, int]) -> None:
     """digest 1.8 (read-limit rule). docs/semantics.md: CONN-READ-LIMITS: before Accept the
     passive side sees the peer's requested limits, swapped (its outbound is the peer's
     inbound), capped by its own adapter's MaxInbound/MaxOutboundReadLimit."""
@@ -683,7 +687,7 @@ def test_read_limits_seen_before_accept(open_adapter, requested, server_max, see
     ((3, 2), (16, 16), (3, 2)),
     ((16, 16), (4, 1), (1, 4)),
 ], ids=["by-request", "by-own-adapter", "by-peer-adapter"])
-def test_effective_read_limits_after_connect(open_adapter, client_max, server_max, effective):
+def test_effective_read_limits_after_connect(open_adapter: OpenAdapter, client_max: tuple[int, int], server_max: tuple[int, int], effective: tuple[int, int]) -> None:
     """digest 1.8 (each requested limit is capped at the adapter's maximum and at the peer's
     opposite limit; GetConnectionData reads the effective values). docs/semantics.md:
     CONN-READ-LIMITS. The active side requests (inbound 10, outbound 7), the passive side
@@ -705,7 +709,7 @@ def test_effective_read_limits_after_connect(open_adapter, client_max, server_ma
 @pytest.mark.rule("CONNDATA-CONNECT-TOO-LARGE")
 @pytest.mark.digest("4.2")
 @pytest.mark.parametrize("max_caller_data", [None, 8], ids=["default", "knob-8"])
-def test_connect_private_data_above_max_caller_data(open_adapter, max_caller_data):
+def test_connect_private_data_above_max_caller_data(open_adapter: OpenAdapter, max_caller_data: int | None) -> None:
     """digest 2.1 (MaxCallerData), 4.2 (ND2 Connector::Connect: INVALID_BUFFER_SIZE).
     docs/semantics.md: CONN-PRIVATE-DATA: MaxCallerData + 1 bytes fail inline, no connect
     event; exactly MaxCallerData bytes on the same connector and QP connect."""
@@ -728,7 +732,7 @@ def test_connect_private_data_above_max_caller_data(open_adapter, max_caller_dat
 
 @pytest.mark.rule("CONNDATA-ACCEPT-TOO-LARGE")
 @pytest.mark.digest("4.2")
-def test_accept_private_data_above_max_callee_data(pair):
+def test_accept_private_data_above_max_callee_data(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 2.1 (MaxCalleeData), 4.2 (ND2 Connector::Accept: INVALID_BUFFER_SIZE).
     docs/semantics.md: CONN-PRIVATE-DATA: MaxCalleeData + 1 bytes fail inline, the Connect
     stays pending; an Accept with MaxCalleeData bytes then succeeds."""
@@ -747,7 +751,7 @@ def test_accept_private_data_above_max_callee_data(pair):
 @pytest.mark.rule("CONNDATA-NOT-CONNECTED")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "connecting"])
-def test_connection_data_before_any_connection(pair, state):
+def test_connection_data_before_any_connection(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 4.2 (ND2 Connector::GetReadLimits / GetPrivateData: CONNECTION_INVALID).
     docs/semantics.md: UNCONNECTED: GetConnectionData on an idle connector, or on an active
     one whose Connect has had no answer, is CONNECTION_INVALID."""
@@ -767,7 +771,7 @@ def test_connection_data_before_any_connection(pair, state):
 
 @pytest.mark.rule("CONNECT-ADDRESSES")
 @pytest.mark.digest("1.8")
-def test_local_and_peer_addresses_on_both_ends(pair):
+def test_local_and_peer_addresses_on_both_ends(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkGetLocalAddress, NdkGetPeerAddress): each end's local address is the
     other's peer address; the passive end's local address is the listener's."""
     client, server = pair
@@ -783,7 +787,7 @@ def test_local_and_peer_addresses_on_both_ends(pair):
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("family", ["ipv4", "ipv6"])
 @pytest.mark.parametrize("which", ["local", "peer"])
-def test_address_buffer_too_small(open_adapter, family, which):
+def test_address_buffer_too_small(open_adapter: OpenAdapter, family: str, which: str) -> None:
     """digest 1.8 (NdkGetLocalAddress / NdkGetPeerAddress: BUFFER_TOO_SMALL, the length
     updated): a length below sizeof(SOCKADDR_IN) / sizeof(SOCKADDR_IN6) is BUFFER_TOO_SMALL
     with the size needed written back; that size then succeeds."""
@@ -805,7 +809,7 @@ def test_address_buffer_too_small(open_adapter, family, which):
 @pytest.mark.rule("CONNECT-ADDRESS-UNCONNECTED")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("which", ["local", "peer"])
-def test_address_of_idle_connector(adapter, which):
+def test_address_of_idle_connector(adapter: ndk.Adapter, which: str) -> None:
     """digest 4.2 (ND2 Connector::GetLocalAddress / GetPeerAddress: CONNECTION_INVALID).
     docs/semantics.md: UNCONNECTED."""
     connector = new_connector(adapter)
@@ -822,7 +826,7 @@ def test_address_of_idle_connector(adapter, which):
 @pytest.mark.rule("DISCONNECT-LOCAL-FLUSH")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_disconnect_flushes_local_qp(open_adapter, mode):
+def test_disconnect_flushes_local_qp(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.8 (after a graceful disconnect the provider performs an implicit flush).
     docs/semantics.md: DISCONNECT: NdkDisconnect completes SUCCESS (inline or PENDING and one
     completion, knob request_mode); the local QP's queued receives complete CANCELLED in
@@ -838,7 +842,7 @@ def test_disconnect_flushes_local_qp(open_adapter, mode):
 @pytest.mark.rule("DISCONNECT-EVENT-EX")
 @pytest.mark.digest("1.11")
 @pytest.mark.parametrize("initiator", ["active", "passive"])
-def test_peer_disconnect_event_reason_graceful(pair, initiator):
+def test_peer_disconnect_event_reason_graceful(pair: tuple[ndk.Adapter, ndk.Adapter], initiator: str) -> None:
     """digest 1.11 (the disconnect callback is invoked once, when the peer disconnects;
     ProviderDisconnectReason of the Ex callback). docs/semantics.md: DISCONNECT-REASON (1:
     the peer called NdkDisconnect). The side that disconnected gets no event."""
@@ -853,7 +857,7 @@ def test_peer_disconnect_event_reason_graceful(pair, initiator):
 @pytest.mark.rule("DISCONNECT-EVENT-PLAIN")
 @pytest.mark.digest("1.11")
 @pytest.mark.parametrize("initiator", ["active", "passive"])
-def test_peer_disconnect_event_plain_callback(pair, initiator):
+def test_peer_disconnect_event_plain_callback(pair: tuple[ndk.Adapter, ndk.Adapter], initiator: str) -> None:
     """digest 1.11 (NdkDisconnectEventCallback: once, when the peer disconnects; it carries
     no reason: the binding reports 0)."""
     a, b = connected_pair(pair, 7162, ex=False)
@@ -864,7 +868,7 @@ def test_peer_disconnect_event_plain_callback(pair, initiator):
 
 @pytest.mark.rule("DISCONNECT-PEER-NOT-FLUSHED")
 @pytest.mark.digest("1.11")
-def test_peer_disconnect_does_not_flush(pair):
+def test_peer_disconnect_does_not_flush(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.11 (the provider should not flush outstanding work requests when it indicates
     a peer-initiated disconnect). docs/semantics.md: DISCONNECT: the peer's queued receives
     stay queued; its own NdkDisconnect then flushes them (CANCELLED, in order)."""
@@ -879,7 +883,7 @@ def test_peer_disconnect_does_not_flush(pair):
 
 @pytest.mark.rule("DISCONNECT-PEER-POSTS")
 @pytest.mark.digest("1.7")
-def test_peer_initiator_posts_after_disconnect(pair):
+def test_peer_initiator_posts_after_disconnect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.7 (CONNECTION_INVALID: QP not connected). docs/semantics.md: DISCONNECT /
     QP-STATE: after the peer disconnected, initiator posts on this side's QP are
     CONNECTION_INVALID inline and produce no completion."""
@@ -896,7 +900,7 @@ def test_peer_initiator_posts_after_disconnect(pair):
 
 @pytest.mark.rule("DISCONNECT-LOCAL-POSTS")
 @pytest.mark.digest("1.7")
-def test_local_initiator_posts_after_disconnect(pair):
+def test_local_initiator_posts_after_disconnect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.7, 3.6 (a disconnected QP cannot be reused). docs/semantics.md: QP-STATE:
     after its own NdkDisconnect, initiator posts are CONNECTION_INVALID inline, no completion."""
     a, b = connected_pair(pair, 7165)
@@ -910,7 +914,7 @@ def test_local_initiator_posts_after_disconnect(pair):
 @pytest.mark.rule("DISCONNECT-TWICE")
 @pytest.mark.digest("3.6")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_second_disconnect(open_adapter, mode):
+def test_second_disconnect(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 3.6 (a disconnected connector cannot be reused). docs/semantics.md: DISCONNECT
     (a second one is CONNECTION_INVALID): inline, no completion, whatever the request mode."""
     client = open_adapter(address=CLIENT, request_mode=mode)
@@ -922,7 +926,7 @@ def test_second_disconnect(open_adapter, mode):
 
 @pytest.mark.rule("DISCONNECT-AFTER-PEER")
 @pytest.mark.digest("3.6")
-def test_disconnect_after_peer_disconnected(pair):
+def test_disconnect_after_peer_disconnected(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6 (the indication can race with a local Disconnect). docs/semantics.md:
     DISCONNECT: after a peer disconnect, Disconnect still succeeds once; a second one is
     CONNECTION_INVALID; no event reaches the side that disconnected first."""
@@ -937,7 +941,7 @@ def test_disconnect_after_peer_disconnected(pair):
 @pytest.mark.rule("DISCONNECT-UNCONNECTED")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "connecting", "passive-incoming"])
-def test_disconnect_without_connection(pair, state):
+def test_disconnect_without_connection(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: NdkDisconnect on a connector with no
     connection (idle, Connect unanswered, an unanswered connect event) is CONNECTION_INVALID
     inline."""
@@ -954,7 +958,7 @@ def test_disconnect_without_connection(pair, state):
 
 @pytest.mark.rule("DISCONNECT-CLOSE")
 @pytest.mark.digest("3.6")
-def test_close_connected_connector(pair):
+def test_close_connected_connector(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.1, 3.6. docs/semantics.md: CONN-CLOSE / DISCONNECT-REASON: closing a connected
     connector without disconnecting flushes its QP (receives CANCELLED) and the peer gets one
     disconnect event with reason 2."""
@@ -967,7 +971,7 @@ def test_close_connected_connector(pair):
 
 @pytest.mark.rule("DISCONNECT-ERROR")
 @pytest.mark.digest("1.11")
-def test_error_completion_ends_connection(open_adapter):
+def test_error_completion_ends_connection(open_adapter: OpenAdapter) -> None:
     """digest 1.11, 4.2 (ND2 QP error model). docs/semantics.md: QP-ERROR / DISCONNECT-REASON
     (3: an error completion ended the connection): a Send with no receive at the peer and
     rnr_timeout_ms=0 completes IO_TIMEOUT; the peer gets one disconnect event with reason 3
@@ -987,7 +991,7 @@ def test_error_completion_ends_connection(open_adapter):
 @pytest.mark.rule("DISCONNECT-NO-REUSE")
 @pytest.mark.digest("3.6")
 @pytest.mark.parametrize("reused", ["connector", "qp"])
-def test_disconnected_objects_cannot_reconnect(pair, reused):
+def test_disconnected_objects_cannot_reconnect(pair: tuple[ndk.Adapter, ndk.Adapter], reused: str) -> None:
     """digest 3.6 (a disconnected QP or connector cannot be reused). docs/semantics.md:
     CONN-ACTIVE: Connect with the disconnected connector, or with the disconnected QP on a new
     connector, is CONNECTION_ACTIVE inline; no connect event."""
@@ -1008,7 +1012,7 @@ def test_disconnected_objects_cannot_reconnect(pair, reused):
 
 @pytest.mark.rule("ENDPOINT-LISTENER-CLOSE-PENDS")
 @pytest.mark.digest("3.5")
-def test_listener_close_pends_until_connectors_close(pair):
+def test_listener_close_pends_until_connectors_close(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (the listener's close stays pending until its accepted connectors close),
     3.1. docs/semantics.md: ENDPOINT-REFS: the close returns PENDING, completes exactly once
     when the last delivered connector closes; the connection keeps working meanwhile."""
@@ -1024,7 +1028,7 @@ def test_listener_close_pends_until_connectors_close(pair):
 
 @pytest.mark.rule("ENDPOINT-LISTENER-PORT-HELD")
 @pytest.mark.digest("3.5")
-def test_listener_port_held_by_accepted_connector(pair):
+def test_listener_port_held_by_accepted_connector(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (listener endpoint: +1 per accepted connector; until zero, new Listen,
     Connect on the same address:port fail). docs/semantics.md: ENDPOINT-REFS
     (SHARING_VIOLATION): after the listener's close, Listen and Connect from that port fail;
@@ -1048,7 +1052,7 @@ def test_listener_port_held_by_accepted_connector(pair):
 
 @pytest.mark.rule("ENDPOINT-LISTENER-CLOSING-REFUSES")
 @pytest.mark.digest("3.5")
-def test_closing_listener_refuses_new_requests(pair):
+def test_closing_listener_refuses_new_requests(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (reject new incoming connections as soon as the listener's close is
     issued). docs/semantics.md: CONN-REFUSED: while the close pends, a Connect is refused."""
     client, _ = pair
@@ -1064,12 +1068,13 @@ def test_closing_listener_refuses_new_requests(pair):
 @pytest.mark.rule("ENDPOINT-CONNECT-PORT-IN-USE")
 @pytest.mark.digest("3.5")
 @pytest.mark.parametrize("holder", ["listener", "connector", "shared_endpoint"])
-def test_connect_from_port_in_use(pair, holder):
+def test_connect_from_port_in_use(pair: tuple[ndk.Adapter, ndk.Adapter], holder: str) -> None:
     """digest 1.8 (SHARING_VIOLATION: local address in use, i/a), 3.5 (a listener, a
     connector, a shared endpoint each hold their address:port; plain connects do not share
     ports). docs/semantics.md: ENDPOINT-REFS. Inline; no connect event."""
     client, server = pair
     listener = listening(server, (SERVER, 7183))
+    held: object
     if holder == "listener":
         held = listening(client, (CLIENT, 7283))
     elif holder == "connector":
@@ -1087,7 +1092,7 @@ def test_connect_from_port_in_use(pair, holder):
 
 @pytest.mark.rule("ENDPOINT-CONNECTOR-CLOSE-FREES-PORT")
 @pytest.mark.digest("3.5")
-def test_connector_close_frees_port(pair):
+def test_connector_close_frees_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (connect endpoint: one reference held by the connector, released when it
     closes): after the connected connector closes, its port can be connected from again."""
     client, server = pair
@@ -1102,7 +1107,7 @@ def test_connector_close_frees_port(pair):
 
 @pytest.mark.rule("ENDPOINT-EPHEMERAL-EXHAUSTED")
 @pytest.mark.digest("1.8")
-def test_connect_port_zero_exhausted(open_adapter):
+def test_connect_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (TOO_MANY_ADDRESSES: port 0 and no ephemeral port, i/a). docs/semantics.md:
     ENDPOINT-REFS (knob ephemeral_ports of size 1): while a connector holds the only port, a
     port-0 Connect fails inline, no connect event; once it closes, the port is reused."""
@@ -1123,7 +1128,7 @@ def test_connect_port_zero_exhausted(open_adapter):
 
 @pytest.mark.rule("ENDPOINT-SHARED-ENDPOINT-PORT")
 @pytest.mark.digest("1.10")
-def test_connect_with_shared_endpoint_uses_its_port(pair):
+def test_connect_with_shared_endpoint_uses_its_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkConnectWithSharedEndpoint), 1.10, 3.5: the connection's local address is
     the shared endpoint's address:port, seen by the peer; two connectors share the endpoint
     towards different destinations; data flows on both."""
@@ -1153,7 +1158,7 @@ def test_connect_with_shared_endpoint_uses_its_port(pair):
 
 @pytest.mark.rule("ENDPOINT-SHARED-ENDPOINT-HELD")
 @pytest.mark.digest("3.5")
-def test_shared_endpoint_port_held_by_connector(pair):
+def test_shared_endpoint_port_held_by_connector(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (shared endpoint: +1 per connector connected through it; otherwise as the
     listener). docs/semantics.md: ENDPOINT-REFS / PARENT: the endpoint's close pends while
     the connector is open; its port stays held (CreateSharedEndpoint, Listen:
@@ -1185,7 +1190,7 @@ def test_shared_endpoint_port_held_by_connector(pair):
 
 @pytest.mark.rule("ENDPOINT-ADDRESS-ALREADY-EXISTS")
 @pytest.mark.digest("1.8")
-def test_duplicate_four_tuple_through_shared_endpoint(pair):
+def test_duplicate_four_tuple_through_shared_endpoint(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (ADDRESS_ALREADY_EXISTS: the 4-tuple already exists, i/a): a second
     connector through the same shared endpoint to the same destination fails inline, no
     connect event; the first connection proceeds."""
@@ -1213,7 +1218,7 @@ def test_duplicate_four_tuple_through_shared_endpoint(pair):
 
 @pytest.mark.rule("ENDPOINT-LISTENER-SERVES-MANY")
 @pytest.mark.digest("3.5")
-def test_listener_accepts_several_connections(open_adapter):
+def test_listener_accepts_several_connections(open_adapter: OpenAdapter) -> None:
     """digest 1.9 (one connect event per incoming request, each with a new connector), 3.5:
     connectors from two adapters to one listener each get their own connection on the
     listener's address:port; data stays on its own connection."""

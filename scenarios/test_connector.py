@@ -1,9 +1,12 @@
 """NDK_CONNECTOR: NdkCreateConnector and NdkCloseConnector (digest 1.1, 1.8)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import Status
+from ndk.testing import OpenAdapter
 
 from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_closed,
                               expect_create_failed, expect_created)
@@ -12,7 +15,7 @@ from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_close
 @pytest.mark.rule("CONNECTOR-CREATE")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_connector(open_adapter, mode):
+def test_create_connector(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.1 (NdkCreateConnector), 1.0: SUCCESS inline or PENDING then exactly one
     completion with SUCCESS and the connector (object type Connector 8)."""
     adapter = open_adapter(create_mode=mode)
@@ -23,7 +26,7 @@ def test_create_connector(open_adapter, mode):
 @pytest.mark.rule("CONNECTOR-CREATE-RESOURCES")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_connector_insufficient_resources(adapter, how):
+def test_create_connector_insufficient_resources(adapter: ndk.Adapter, how: str) -> None:
     """digest 1.1: NdkCreateConnector fails with INSUFFICIENT_RESOURCES inline or
     asynchronously; no connector; the next create succeeds."""
     adapter.knobs.fail("NdkCreateConnector", Status.INSUFFICIENT_RESOURCES, mode=how)
@@ -33,7 +36,7 @@ def test_create_connector_insufficient_resources(adapter, how):
 
 @pytest.mark.rule("CONNECTOR-CLOSE-IDLE")
 @pytest.mark.digest("3.5")
-def test_close_idle_connector(adapter):
+def test_close_idle_connector(adapter: ndk.Adapter) -> None:
     """digest 1.0, 3.5: a connector that never connected holds no endpoint; its close
     returns STATUS_SUCCESS with no completion and it cannot be used afterwards."""
     connector = adapter.create_connector().get(timeout=TIMEOUT)
@@ -43,7 +46,7 @@ def test_close_idle_connector(adapter):
 
 @pytest.mark.rule("CONNECTOR-INDEPENDENT")
 @pytest.mark.digest("1.1")
-def test_connectors_are_independent(adapter):
+def test_connectors_are_independent(adapter: ndk.Adapter) -> None:
     """digest 1.1, 3.5: any number of idle connectors may exist on an adapter; closing one
     leaves the others open."""
     connectors = [adapter.create_connector().get(timeout=TIMEOUT) for _ in range(4)]

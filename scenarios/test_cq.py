@@ -1,15 +1,19 @@
 """NDK_CQ: NdkCreateCq, NdkResizeCq, NdkArmCq and the notification callback,
 NdkGetCqResults(Ex), NdkControlCqInterruptModeration (digest 1.1, 1.3, 3.2)."""
 
+from __future__ import annotations
+
 import os
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
 import ndk
 from ndk import AdapterFlag, CqNotify, OpType, Status
+from ndk.testing import OpenAdapter
 
 from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT, drain,
                               expect_create_failed, expect_created, expect_request, poll,
@@ -18,11 +22,12 @@ from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT, drain
 MAXULONG = 0xFFFFFFFF
 
 
-def _flag_set(adapter, flag):
+def _flag_set(adapter: ndk.Adapter, flag: int) -> bool:
     return bool(int(adapter.query_info().adapter_flags) & int(flag))
 
 
-def _adapter_without(open_adapter, adapter, flag, **knobs):
+def _adapter_without(open_adapter: OpenAdapter, adapter: ndk.Adapter, flag: int,
+                     **knobs: Any) -> ndk.Adapter:
     flags = int(adapter.query_info().adapter_flags) & ~int(flag)
     return open_adapter(adapter_flags=flags, **knobs)
 
@@ -33,7 +38,7 @@ def _adapter_without(open_adapter, adapter, flag, **knobs):
 @pytest.mark.rule("CQ-CREATE")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_cq(open_adapter, mode):
+def test_create_cq(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.1 (NdkCreateCq) and 1.0 (async create): SUCCESS inline with no completion,
     or PENDING and exactly one completion with SUCCESS and the object."""
     adapter = open_adapter(create_mode=mode)
@@ -45,7 +50,7 @@ def test_create_cq(open_adapter, mode):
 @pytest.mark.rule("CQ-CREATE-DEPTH")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_cq_depth_above_max(open_adapter, mode):
+def test_create_cq_depth_above_max(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.1: CqDepth > MaxCqDepth -> STATUS_INVALID_PARAMETER, inline (it is not one
     of the statuses marked i/a) even when the provider pends its creates. Nothing was
     created: a create at MaxCqDepth then succeeds."""
@@ -57,7 +62,7 @@ def test_create_cq_depth_above_max(open_adapter, mode):
 
 @pytest.mark.rule("CQ-CREATE-ZERO-DEPTH")
 @pytest.mark.digest("1.1")
-def test_create_cq_zero_depth(adapter):
+def test_create_cq_zero_depth(adapter: ndk.Adapter) -> None:
     """digest 1.1 is silent on CqDepth 0. docs/semantics.md: ZERO-DEPTH -> INVALID_PARAMETER
     inline; a create with depth 1 then succeeds."""
     expect_create_failed(adapter.create_cq(0), Status.INVALID_PARAMETER)
@@ -67,12 +72,12 @@ def test_create_cq_zero_depth(adapter):
 @pytest.mark.rule("CQ-CREATE-AFFINITY")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("affinity", [1, (1, 0)], ids=["mask", "mask-group0"])
-def test_create_cq_with_affinity(adapter, affinity):
+def test_create_cq_with_affinity(adapter: ndk.Adapter, affinity: int | tuple[int, int]) -> None:
     """digest 1.1: NdkCreateCq takes an optional GROUP_AFFINITY; CPU 0 in group 0 is valid."""
     expect_created(adapter.create_cq(16, affinity=affinity), "inline")
 
 
-def _invalid_affinities():
+def _invalid_affinities() -> list[Any]:
     cases = [pytest.param((1, 1), id="group1"), pytest.param(0, id="mask0")]
     cpus = os.cpu_count() or 1
     if cpus < 64:
@@ -83,7 +88,7 @@ def _invalid_affinities():
 @pytest.mark.rule("CQ-CREATE-AFFINITY-INVALID")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("affinity", _invalid_affinities())
-def test_create_cq_invalid_affinity(adapter, affinity):
+def test_create_cq_invalid_affinity(adapter: ndk.Adapter, affinity: int | tuple[int, int]) -> None:
     """digest 1.1 is silent on invalid affinities. docs/semantics.md: AFFINITY (group != 0,
     mask 0, or mask bits beyond the machine's CPUs) -> INVALID_PARAMETER; nothing created."""
     expect_create_failed(adapter.create_cq(16, affinity=affinity), Status.INVALID_PARAMETER)
@@ -93,7 +98,7 @@ def test_create_cq_invalid_affinity(adapter, affinity):
 @pytest.mark.rule("CQ-CREATE-RESOURCES")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_cq_insufficient_resources(adapter, how):
+def test_create_cq_insufficient_resources(adapter: ndk.Adapter, how: str) -> None:
     """digest 1.1: INSUFFICIENT_RESOURCES can fail NdkCreateCq inline or asynchronously
     (i/a); asynchronously means PENDING and one completion with the status and no object.
     The failure is not sticky: the next create succeeds."""
@@ -108,7 +113,7 @@ def test_create_cq_insufficient_resources(adapter, how):
 @pytest.mark.rule("CQ-RESIZE")
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_resize_cq(open_adapter, mode, buffer):
+def test_resize_cq(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> None:
     """digest 1.3 (NdkResizeCq): SUCCESS inline or PENDING then one completion; the CQ keeps
     working at its new depth."""
     adapter = open_adapter()
@@ -130,7 +135,7 @@ def test_resize_cq(open_adapter, mode, buffer):
 @pytest.mark.rule("CQ-RESIZE-NOT-SUPPORTED")
 @pytest.mark.digest("1.3")
 @pytest.mark.expect_violation("CQ-RESIZE-UNSUPPORTED")
-def test_resize_cq_without_flag(open_adapter, adapter):
+def test_resize_cq_without_flag(open_adapter: OpenAdapter, adapter: ndk.Adapter) -> None:
     """digest 1.3: the consumer must not resize unless NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED
     is set. docs/semantics.md: RESIZE -> NOT_SUPPORTED inline (ND2 CQ::Resize); the CQ is
     unchanged and usable."""
@@ -145,7 +150,7 @@ def test_resize_cq_without_flag(open_adapter, adapter):
 @pytest.mark.rule("CQ-RESIZE-DEPTH")
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("depth", [17, 0], ids=["above-max", "zero"])
-def test_resize_cq_invalid_depth(open_adapter, depth):
+def test_resize_cq_invalid_depth(open_adapter: OpenAdapter, depth: int) -> None:
     """digest 1.3: CqDepth > MaxCqDepth -> INVALID_PARAMETER. docs/semantics.md: RESIZE
     (depth 0 -> INVALID_PARAMETER). The rejected resize leaves the CQ working and a valid
     resize then succeeds."""
@@ -159,7 +164,7 @@ def test_resize_cq_invalid_depth(open_adapter, depth):
 
 @pytest.mark.rule("CQ-RESIZE-BELOW-ENTRIES")
 @pytest.mark.digest("1.3")
-def test_resize_cq_below_held_entries(adapter, pd, mr):
+def test_resize_cq_below_held_entries(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> None:
     """digest 4.2 (ND2 CQ::Resize): BUFFER_OVERFLOW if the new size is smaller than the
     current number of entries. docs/semantics.md: RESIZE. No entry is lost."""
     if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
@@ -181,7 +186,7 @@ def test_resize_cq_below_held_entries(adapter, pd, mr):
 @pytest.mark.rule("CQ-RESIZE-RESOURCES")
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_resize_cq_insufficient_resources(adapter, how):
+def test_resize_cq_insufficient_resources(adapter: ndk.Adapter, how: str) -> None:
     """digest 1.3: NdkResizeCq can fail with INSUFFICIENT_RESOURCES inline or
     asynchronously; the CQ stays usable and the next resize succeeds."""
     if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
@@ -197,7 +202,7 @@ def test_resize_cq_insufficient_resources(adapter, how):
 
 @pytest.mark.rule("CQ-MODERATION-NOT-SUPPORTED")
 @pytest.mark.digest("1.3")
-def test_moderation_without_flag(open_adapter, adapter):
+def test_moderation_without_flag(open_adapter: OpenAdapter, adapter: ndk.Adapter) -> None:
     """digest 1.3: NOT_SUPPORTED is required when
     NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED is not set. docs/semantics.md:
     MODERATION."""
@@ -211,7 +216,7 @@ def test_moderation_without_flag(open_adapter, adapter):
 @pytest.mark.rule("CQ-MODERATION-PARAMETER-MIX")
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("count", [MAXULONG, 9], ids=["count-maxulong", "count-above-depth"])
-def test_moderation_parameter_mix(adapter, count):
+def test_moderation_parameter_mix(adapter: ndk.Adapter, count: int) -> None:
     """digest 1.3: ModerationInterval == MAXULONG together with ModerationCount == MAXULONG
     or > CqDepth -> INVALID_PARAMETER_MIX (neither would ever fire). docs/semantics.md:
     MODERATION. A valid setting then succeeds."""
@@ -227,7 +232,7 @@ def test_moderation_parameter_mix(adapter, count):
 @pytest.mark.parametrize("interval, count", [
     (0, 0), (100, 4), (MAXULONG, 1), (MAXULONG, 8), (100, MAXULONG), (100, 9),
 ])
-def test_moderation_valid_settings(adapter, interval, count):
+def test_moderation_valid_settings(adapter: ndk.Adapter, interval: int, count: int) -> None:
     """digest 1.3: interval 0 = no moderation; interval MAXULONG = the count alone controls;
     count MAXULONG or > CqDepth = the interval alone controls. All valid -> SUCCESS, and
     NOT_SUPPORTED is forbidden when the flag is set. docs/semantics.md: MODERATION."""
@@ -239,7 +244,7 @@ def test_moderation_valid_settings(adapter, interval, count):
 
 @pytest.mark.rule("CQ-MODERATION-NEVER-PENDING")
 @pytest.mark.digest("1.3")
-def test_moderation_never_pending(open_adapter):
+def test_moderation_never_pending(open_adapter: OpenAdapter) -> None:
     """digest 1.3: NdkControlCqInterruptModeration must not return PENDING, even on a
     provider that pends its requests. docs/semantics.md: MODERATION."""
     adapter = open_adapter(request_mode="pending")
@@ -252,7 +257,7 @@ def test_moderation_never_pending(open_adapter):
 
 @pytest.mark.rule("CQ-MODERATION-RESOURCES")
 @pytest.mark.digest("1.3")
-def test_moderation_insufficient_resources(adapter):
+def test_moderation_insufficient_resources(adapter: ndk.Adapter) -> None:
     """digest 1.3: NdkControlCqInterruptModeration may return INSUFFICIENT_RESOURCES,
     inline (it has no completion); the next call succeeds."""
     if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED:
@@ -268,7 +273,7 @@ def test_moderation_insufficient_resources(adapter):
 
 @pytest.mark.rule("CQ-RESULTS-EMPTY")
 @pytest.mark.digest("1.3")
-def test_get_results_on_empty_cq(cq):
+def test_get_results_on_empty_cq(cq: ndk.Cq) -> None:
     """digest 1.3: NdkGetCqResults(Ex) returns the count removed, 0 when the CQ is empty."""
     assert cq.get_results(8) == []
     assert cq.get_results_ex(8) == []
@@ -276,7 +281,7 @@ def test_get_results_on_empty_cq(cq):
 
 @pytest.mark.rule("CQ-RESULTS-COUNT")
 @pytest.mark.digest("1.3")
-def test_get_results_returns_at_most_n(cq, qp, mr):
+def test_get_results_returns_at_most_n(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 1.3: NdkGetCqResults removes at most nResults entries, oldest first (in issue
     order, digest 4.2); the rest stay for the next call."""
     post_receives(qp, mr, [1, 2, 3])
@@ -290,7 +295,7 @@ def test_get_results_returns_at_most_n(cq, qp, mr):
 
 @pytest.mark.rule("CQ-RESULTS-PLAIN-FIELDS")
 @pytest.mark.digest("2.3")
-def test_plain_results_fields(cq, qp, mr):
+def test_plain_results_fields(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 2.3, 3.2: NDK_RESULT carries Status, QPContext (the CreateQp value) and
     RequestContext; entries are retrievable with the non-Ex call too."""
     post_receives(qp, mr, [0x77])
@@ -303,7 +308,7 @@ def test_plain_results_fields(cq, qp, mr):
 
 @pytest.mark.rule("CQ-ARM-ONCE-PER-ARM")
 @pytest.mark.digest("3.2")
-def test_one_notification_per_arm(cq, qp, mr):
+def test_one_notification_per_arm(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 3.2: the notification callback is called once per arm, with STATUS_SUCCESS
     (CQ operating normally, digest 1.3). docs/semantics.md: ARM (arm ANY, flush three
     receives -> exactly one notification)."""
@@ -318,7 +323,7 @@ def test_one_notification_per_arm(cq, qp, mr):
 
 @pytest.mark.rule("CQ-ARM-REQUIRED")
 @pytest.mark.digest("3.2")
-def test_no_notification_without_arm(cq, qp, mr):
+def test_no_notification_without_arm(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 3.2: the callback is called "only after an arm". docs/semantics.md: ARM."""
     post_receives(qp, mr, [1, 2])
     qp.flush()
@@ -329,7 +334,7 @@ def test_no_notification_without_arm(cq, qp, mr):
 
 @pytest.mark.rule("CQ-ARM-REARM")
 @pytest.mark.digest("3.2")
-def test_rearm_gives_another_notification(cq, qp, mr):
+def test_rearm_gives_another_notification(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 3.2: the provider clears the arm before calling back; a new arm followed by a
     new completion gives a new notification. docs/semantics.md: ARM."""
     post_receives(qp, mr, [1])
@@ -347,7 +352,7 @@ def test_rearm_gives_another_notification(cq, qp, mr):
 
 @pytest.mark.rule("CQ-ARM-PRESENT-COMPLETIONS")
 @pytest.mark.digest("3.2")
-def test_arm_with_new_completions_fires_at_once(cq, qp, mr):
+def test_arm_with_new_completions_fires_at_once(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 3.2: when at least one completion arrived since the last callback, an arm
     must be satisfied immediately."""
     post_receives(qp, mr, [5])
@@ -361,7 +366,7 @@ def test_arm_with_new_completions_fires_at_once(cq, qp, mr):
 
 @pytest.mark.rule("CQ-ARM-ERRORS-MATCH-SOLICITED")
 @pytest.mark.digest("3.2")
-def test_error_completion_satisfies_solicited_arm(cq, qp, mr):
+def test_error_completion_satisfies_solicited_arm(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 3.2 / 1.7: "Requests that complete with an error always match the
     NDK_CQ_NOTIFY_SOLICITED notification type": a flushed (CANCELLED) receive satisfies a
     SOLICITED arm."""
@@ -377,7 +382,7 @@ def test_error_completion_satisfies_solicited_arm(cq, qp, mr):
 
 @pytest.mark.rule("CQ-ARM-ERRORS-ONLY")
 @pytest.mark.digest("3.2")
-def test_errors_arm_ignores_completions(cq, qp, mr):
+def test_errors_arm_ignores_completions(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 3.2: NDK_CQ_NOTIFY_ERRORS = CQ errors such as overrun or catastrophic failure
     only; a completion (even one with an error status: STATUS_CANCELLED) does not satisfy it.
     The completion is still in the CQ."""
@@ -395,7 +400,7 @@ def test_errors_arm_ignores_completions(cq, qp, mr):
     (CqNotify.ERRORS, CqNotify.ANY), (CqNotify.ANY, CqNotify.ERRORS),
     (CqNotify.ERRORS, CqNotify.SOLICITED), (CqNotify.SOLICITED, CqNotify.ERRORS),
 ], ids=["errors+any", "any+errors", "errors+solicited", "solicited+errors"])
-def test_rearm_before_satisfied_merges(cq, qp, mr, first, second):
+def test_rearm_before_satisfied_merges(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr, first: CqNotify, second: CqNotify) -> None:
     """digest 3.2: re-arming before an arm is satisfied gives ANY if either arm is ANY, and
     SOLICITED for SOLICITED with ERRORS; a flushed (error) completion matches both, so
     exactly one notification comes."""
@@ -411,7 +416,7 @@ def test_rearm_before_satisfied_merges(cq, qp, mr, first, second):
 
 @pytest.mark.rule("CQ-OVERRUN")
 @pytest.mark.digest("1.3")
-def test_cq_overrun_reports_buffer_overflow(adapter, pd, mr):
+def test_cq_overrun_reports_buffer_overflow(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> None:
     """digest 1.3 (NdkCqNotificationCallback): a CQ overrun is reported with
     STATUS_BUFFER_OVERFLOW; "the CQ and all associated QPs become unusable and no further
     completions are reported". A CQ of depth 2 receives 200 cancelled receives (far beyond
@@ -427,7 +432,7 @@ def test_cq_overrun_reports_buffer_overflow(adapter, pd, mr):
 
 @pytest.mark.rule("CQ-NOTIFICATION-WAIT-INT-TIMEOUT")
 @pytest.mark.digest("3.2")
-def test_wait_notification_with_integer_timeout(ndk_provider):
+def test_wait_notification_with_integer_timeout(ndk_provider: str) -> None:
     """digest 3.2 (the notification callback) through the Python API (ARCHITECTURE.md,
     "Python": callbacks never crash or deadlock the interpreter): Cq.wait_notification takes
     an int timeout like Call.wait does, both when a notification is queued and when none

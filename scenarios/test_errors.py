@@ -9,27 +9,34 @@ gets a disconnect event (ProviderDisconnectReason 3), and every later post succe
 completes STATUS_CANCELLED.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
 pytest.register_assert_rewrite("completion_support")
 
 import ndk  # noqa: E402
 from ndk import AdapterFlag, CqNotify, MrFlag, OpFlag, OpType, Status  # noqa: E402
+from ndk.testing import OpenAdapter  # noqa: E402
 
 from completion_support import (CLIENT, QUIET, SERVER, TIMEOUT, drain, link,  # noqa: E402
                                 loopback_pair, no_notification, pair, pattern, post_receive,
-                                post_send, register)
+                                post_send, register, Side)
 
 BAD_TOKEN = 0xDEADBEEF  # a memory token no registration of these scenarios hands out
 
 
-def _linked(open_adapter, *, ex=True, client_knobs=None, **kwargs):
+def _linked(open_adapter: OpenAdapter, *, ex: bool = True,
+            client_knobs: dict[str, Any] | None = None, **kwargs: Any) -> tuple[Side, Side]:
     client = open_adapter(address=CLIENT, **(client_knobs or {}))
     server = open_adapter(address=SERVER)
     return link(client, server, ex=ex, **kwargs)
 
 
-def _oversized_send(a, b, *, flags=0, behind=0):
+def _oversized_send(a: Side, b: Side, *, flags: int = 0, behind: int = 0) -> None:
     """b posts a 16-byte receive (context 0xB1) and ``behind`` 64-byte receives after it
     (contexts 0xB2, ...); a sends 64 bytes (context 0xA1), which the 16-byte one takes."""
     post_receive(b, 0, 16, 0xB1)
@@ -38,12 +45,13 @@ def _oversized_send(a, b, *, flags=0, behind=0):
     post_send(a, pattern(64), 0xA1, offset=1024, flags=flags)
 
 
-def _expect(results, expected):
+def _expect(results: Sequence[ndk.ResultEx],
+            expected: list[tuple[int, OpType, Status]]) -> None:
     """``results`` are, in order, the (request_context, type, status) of ``expected``."""
     assert [(r.request_context, r.type, r.status) for r in results] == expected
 
 
-def _assert_connection_ended(a, b):
+def _assert_connection_ended(a: Side, b: Side) -> None:
     """docs/semantics.md QP-ERROR: after an error completion every later post on either QP
     returns SUCCESS inline and completes STATUS_CANCELLED; no data moves."""
     b.buffer[40000:40064] = bytes(64)
@@ -62,7 +70,7 @@ def _assert_connection_ended(a, b):
 
 @pytest.mark.rule("ERROR-OVERSIZED-SEND")
 @pytest.mark.digest("4.2")
-def test_send_larger_than_receive(open_adapter):
+def test_send_larger_than_receive(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 table: BUFFER_OVERFLOW = an incoming send exceeded the receive buffer;
     REMOTE_ERROR = the request caused an error on the remote QP), docs/semantics.md
     DATA-STATUS: a 64-byte send into a 16-byte receive -> the receive completes
@@ -77,7 +85,7 @@ def test_send_larger_than_receive(open_adapter):
 
 @pytest.mark.rule("ERROR-FLUSH-IN-ORDER")
 @pytest.mark.digest("4.2")
-def test_error_flushes_the_rest_in_order(open_adapter):
+def test_error_flushes_the_rest_in_order(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 QP error model: an error CQE terminates the connection, all further
     requests complete CANCELLED; completions in issue order), docs/semantics.md QP-ERROR:
     the failing send is followed on its CQ by the two sends queued behind it, CANCELLED, in
@@ -102,7 +110,7 @@ def test_error_flushes_the_rest_in_order(open_adapter):
 
 @pytest.mark.rule("ERROR-LATER-POSTS-CANCELLED")
 @pytest.mark.digest("4.2")
-def test_posts_after_the_error_complete_cancelled(open_adapter):
+def test_posts_after_the_error_complete_cancelled(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2: after an error CQE all further requests complete CANCELLED),
     docs/semantics.md QP-ERROR: on both QPs, sends, writes, reads and receives posted after
     the error return SUCCESS inline and complete STATUS_CANCELLED with their own type, in
@@ -133,7 +141,7 @@ def test_posts_after_the_error_complete_cancelled(open_adapter):
 @pytest.mark.rule("ERROR-DISCONNECT-REASON")
 @pytest.mark.digest("1.11")
 @pytest.mark.parametrize("ex, reason", [(True, 3), (False, 0)], ids=["ex", "plain"])
-def test_error_gives_the_peer_a_disconnect_event(open_adapter, ex, reason):
+def test_error_gives_the_peer_a_disconnect_event(open_adapter: OpenAdapter, ex: bool, reason: int) -> None:
     """digest 1.11, docs/semantics.md QP-ERROR and DISCONNECT-REASON: the connection an error
     completion ended gives the peer one disconnect event; through
     NdkDisconnectEventCallbackEx (NdkAcceptEx) its ProviderDisconnectReason is 3, through the
@@ -149,7 +157,7 @@ def test_error_gives_the_peer_a_disconnect_event(open_adapter, ex, reason):
 
 @pytest.mark.rule("ERROR-SILENT-FAILURE")
 @pytest.mark.digest("2.5")
-def test_silent_success_failure_still_completes(open_adapter):
+def test_silent_success_failure_still_completes(open_adapter: OpenAdapter) -> None:
     """digest 2.5: NDK_OP_FLAG_SILENT_SUCCESS suppresses only successful completions; "failure
     always does" produce one: the oversized silent send completes STATUS_REMOTE_RESOURCES."""
     a, b = pair(open_adapter)
@@ -160,7 +168,7 @@ def test_silent_success_failure_still_completes(open_adapter):
 
 @pytest.mark.rule("ERROR-SOLICITED-ARM")
 @pytest.mark.digest("3.2")
-def test_error_completion_satisfies_solicited_arm(open_adapter):
+def test_error_completion_satisfies_solicited_arm(open_adapter: OpenAdapter) -> None:
     """digest 3.2, 1.7: "requests that complete with an error always match the
     NDK_CQ_NOTIFY_SOLICITED notification type": the receiver's BUFFER_OVERFLOW (from a plain,
     unsolicited send) fires its SOLICITED arm, once, as does the sender's REMOTE_RESOURCES."""
@@ -179,7 +187,7 @@ def test_error_completion_satisfies_solicited_arm(open_adapter):
 
 @pytest.mark.rule("ERROR-ERRORS-ARM")
 @pytest.mark.digest("3.2")
-def test_error_completions_do_not_satisfy_errors_arm(open_adapter):
+def test_error_completions_do_not_satisfy_errors_arm(open_adapter: OpenAdapter) -> None:
     """digest 3.2, 1.3: NDK_CQ_NOTIFY_ERRORS is for CQ errors (overrun, catastrophic); error
     *completions* (REMOTE_RESOURCES, BUFFER_OVERFLOW, CANCELLED) are ordinary entries and do
     not fire it."""
@@ -199,7 +207,7 @@ def test_error_completions_do_not_satisfy_errors_arm(open_adapter):
 
 @pytest.mark.rule("ERROR-RNR-TIMEOUT")
 @pytest.mark.digest("4.2")
-def test_send_without_receive_times_out(open_adapter):
+def test_send_without_receive_times_out(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2: IO_TIMEOUT = connection or remote QP failure), docs/semantics.md
     DATA-STATUS: a send with no receive posted at the peer within rnr_timeout_ms (knob, 20 ms
     here) completes STATUS_IO_TIMEOUT and ends the connection: the peer gets a disconnect event
@@ -215,7 +223,7 @@ def test_send_without_receive_times_out(open_adapter):
 
 @pytest.mark.rule("ERROR-RNR-ZERO")
 @pytest.mark.digest("4.2")
-def test_rnr_timeout_zero_fails_without_waiting(open_adapter):
+def test_rnr_timeout_zero_fails_without_waiting(open_adapter: OpenAdapter) -> None:
     """docs/knobs.md rnr_timeout_ms=0 ("no retry"), docs/semantics.md DATA-STATUS and
     PROGRESS: with progress="manual" the send's transfer is one engine step; with no receive at
     the peer that very step completes it STATUS_IO_TIMEOUT -- no timer is left to wait for --
@@ -235,7 +243,7 @@ def test_rnr_timeout_zero_fails_without_waiting(open_adapter):
 
 @pytest.mark.rule("ERROR-RNR-RESCUE")
 @pytest.mark.digest("4.2")
-def test_receive_posted_before_timeout_rescues_send(open_adapter):
+def test_receive_posted_before_timeout_rescues_send(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md DATA-STATUS (rnr_timeout_ms, here 3 s): a send that found no receive
     waits; a receive posted at the peer before the timeout takes it: the send completes
     SUCCESS, the bytes arrive, no disconnect event, and the connection keeps working."""
@@ -260,7 +268,7 @@ def test_receive_posted_before_timeout_rescues_send(open_adapter):
 @pytest.mark.rule("ERROR-LOCAL-ACCESS-VIOLATION")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("SGE-TOKEN")
-def test_send_with_bad_local_token(open_adapter):
+def test_send_with_bad_local_token(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2: ACCESS_VIOLATION = invalid registered memory), docs/semantics.md
     DATA-STATUS: a send whose SGE names an unknown memory token completes
     STATUS_ACCESS_VIOLATION; the connection ends: the receive waiting at the peer is flushed
@@ -279,7 +287,7 @@ def test_send_with_bad_local_token(open_adapter):
 
 @pytest.mark.rule("ERROR-WRITE-BEYOND-REGION")
 @pytest.mark.digest("4.2")
-def test_write_beyond_remote_region(open_adapter):
+def test_write_beyond_remote_region(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md DATA-STATUS (remote range outside the region: REMOTE_RESOURCES,
     ND_REMOTE_ERROR of digest 4.2): an RDMA write running 32 bytes past the end of the peer's
     registration completes STATUS_REMOTE_RESOURCES, writes nothing, and ends the connection
@@ -297,7 +305,7 @@ def test_write_beyond_remote_region(open_adapter):
 
 @pytest.mark.rule("ERROR-READ-BEYOND-REGION")
 @pytest.mark.digest("1.7")
-def test_read_beyond_remote_region(open_adapter):
+def test_read_beyond_remote_region(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkRead: STATUS_REMOTE_RESOURCES for a read beyond the size of remote
     memory), reported through the completion (docs/semantics.md DATA-STATUS): the read
     completes REMOTE_RESOURCES, the sink is untouched, the connection ends."""
@@ -314,7 +322,7 @@ def test_read_beyond_remote_region(open_adapter):
 @pytest.mark.rule("ERROR-BAD-REMOTE-TOKEN")
 @pytest.mark.digest("4.2")
 @pytest.mark.parametrize("op", ["write", "read"])
-def test_rdma_with_bad_remote_token(open_adapter, op):
+def test_rdma_with_bad_remote_token(open_adapter: OpenAdapter, op: str) -> None:
     """docs/semantics.md DATA-STATUS (remote token invalid: ACCESS_VIOLATION, ND2 table of
     digest 4.2): an RDMA write or read naming a token the peer never handed out completes
     STATUS_ACCESS_VIOLATION and ends the connection."""
@@ -330,7 +338,7 @@ def test_rdma_with_bad_remote_token(open_adapter, op):
 
 @pytest.mark.rule("ERROR-REMOTE-ACCESS-DENIED")
 @pytest.mark.digest("4.2")
-def test_write_to_region_without_remote_write(open_adapter):
+def test_write_to_region_without_remote_write(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md DATA-STATUS (remote token without the access: ACCESS_VIOLATION): a
     write into a region the peer registered for remote read only completes
     STATUS_ACCESS_VIOLATION; the region is unchanged."""
@@ -345,7 +353,7 @@ def test_write_to_region_without_remote_write(open_adapter):
 
 @pytest.mark.rule("ERROR-READ-SINK-FLAG")
 @pytest.mark.digest("1.4")
-def test_read_into_region_without_read_sink_flag(open_adapter):
+def test_read_into_region_without_read_sink_flag(open_adapter: OpenAdapter) -> None:
     """digest 1.4: NDK_MR_FLAG_RDMA_READ_SINK is required for RDMA read sinks unless the
     adapter sets NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED; docs/semantics.md DATA-STATUS:
     a read into a region registered without it completes STATUS_ACCESS_VIOLATION (a local SGE
@@ -366,7 +374,7 @@ def test_read_into_region_without_read_sink_flag(open_adapter):
 
 @pytest.mark.rule("ERROR-INLINE-FAILURE-KEEPS-QP")
 @pytest.mark.digest("3.4")
-def test_inline_failure_has_no_completion_and_keeps_connection(open_adapter):
+def test_inline_failure_has_no_completion_and_keeps_connection(open_adapter: OpenAdapter) -> None:
     """digest 3.4 (an inline failure gives no CQE), 4.2 (ND2: an inline post failure leaves the
     QP usable), docs/semantics.md POST-CHECKS: a send with a flag NdkSend does not document
     (ALLOW_REMOTE_READ) fails inline with STATUS_INVALID_PARAMETER, produces no completion, and
@@ -387,7 +395,7 @@ def test_inline_failure_has_no_completion_and_keeps_connection(open_adapter):
 @pytest.mark.rule("ERROR-QUEUE-FULL-INITIATOR")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_initiator_queue_full_loses_nothing(open_adapter):
+def test_initiator_queue_full_loses_nothing(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 QP::Send: NO_MORE_ENTRIES when the queue is full), docs/semantics.md
     POST-CHECKS: with an initiator queue of depth 2 holding two sends that wait for receives,
     a third send fails inline with STATUS_NO_MORE_ENTRIES and never completes; once the peer
@@ -414,7 +422,7 @@ def test_initiator_queue_full_loses_nothing(open_adapter):
 @pytest.mark.rule("ERROR-QUEUE-FULL-RECEIVE")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_receive_queue_full_loses_nothing(open_adapter):
+def test_receive_queue_full_loses_nothing(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 QP::Receive: NO_MORE_ENTRIES), docs/semantics.md QUEUE-FULL: a third
     receive on a receive queue of depth 2 fails inline with STATUS_NO_MORE_ENTRIES; the two
     queued receives take the next two sends, in order, and the queue then takes a new receive."""
@@ -438,7 +446,7 @@ def test_receive_queue_full_loses_nothing(open_adapter):
 # --- OVERRUN: a CQ that real traffic overruns ---------------------------------------------
 
 
-def _overrun(open_adapter, *, arm=None):
+def _overrun(open_adapter: OpenAdapter, *, arm: CqNotify | None = None) -> tuple[Side, Side]:
     """b's CQ (depth 2, both queues) receives three sends: the third overruns it."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
@@ -454,7 +462,7 @@ def _overrun(open_adapter, *, arm=None):
 
 @pytest.mark.rule("OVERRUN-NOTIFY")
 @pytest.mark.digest("1.3")
-def test_overrun_notified_with_buffer_overflow(open_adapter):
+def test_overrun_notified_with_buffer_overflow(open_adapter: OpenAdapter) -> None:
     """digest 1.3 (NdkCqNotificationCallback CqStatus): a CQ overrun is reported as
     STATUS_BUFFER_OVERFLOW to an ERRORS arm, once; no further completions are reported
     (NdkGetCqResults(Ex) return none, not even the two that fitted), while the peer's CQ is
@@ -474,7 +482,7 @@ def test_overrun_notified_with_buffer_overflow(open_adapter):
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("arm", [CqNotify.ERRORS, CqNotify.ANY, CqNotify.SOLICITED],
                          ids=["errors", "any", "solicited"])
-def test_unarmed_overrun_reported_to_next_arm(open_adapter, arm):
+def test_unarmed_overrun_reported_to_next_arm(open_adapter: OpenAdapter, arm: CqNotify) -> None:
     """digest 1.3, 3.2; docs/semantics.md CQ-ERROR-ARM: an overrun while unarmed is reported
     to the next arm, whatever its type, with STATUS_BUFFER_OVERFLOW, once; a further arm gets
     nothing."""
@@ -491,7 +499,7 @@ def test_unarmed_overrun_reported_to_next_arm(open_adapter, arm):
 
 @pytest.mark.rule("OVERRUN-QP-POSTS")
 @pytest.mark.digest("1.3")
-def test_posts_on_overrun_cq_qp_fail_inline(open_adapter):
+def test_posts_on_overrun_cq_qp_fail_inline(open_adapter: OpenAdapter) -> None:
     """digest 1.3 ("the CQ and all associated QPs become unusable"), docs/semantics.md
     CQ-OVERRUN-QP: every post on the QP whose CQ overran -- receive, send, write, read --
     fails inline with STATUS_INVALID_DEVICE_STATE, and the CQ reports nothing."""
@@ -508,7 +516,7 @@ def test_posts_on_overrun_cq_qp_fail_inline(open_adapter):
 
 @pytest.mark.rule("OVERRUN-INITIATOR-CQ")
 @pytest.mark.digest("1.3")
-def test_initiator_cq_overrun(open_adapter):
+def test_initiator_cq_overrun(open_adapter: OpenAdapter) -> None:
     """digest 1.3, docs/semantics.md CQ-OVERRUN-QP: an initiator CQ (depth 2, separate from
     the receive CQ) overrun by three send completions is reported STATUS_BUFFER_OVERFLOW on
     its ERRORS arm; the QP is unusable on both queues (INVALID_DEVICE_STATE inline) though

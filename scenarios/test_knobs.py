@@ -2,14 +2,18 @@
 caps (NDIS_NDK_CAPABILITIES, digest 3.7), NDK_ADAPTER_INFO overrides, random mode with a
 seed. Each knob must keep the provider inside the contract (digest 1.0)."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import pytest
 
 import ndk
 from ndk import Status
+from ndk.testing import OpenAdapter, requires
 
 from scenario_support import (TIMEOUT, expect_call, expect_closed, expect_create_failed,
                               expect_created, expect_request)
-from ndk.testing import requires
 
 
 # --- creation / request / close modes ----------------------------------------------------
@@ -17,7 +21,7 @@ from ndk.testing import requires
 
 @pytest.mark.rule("KNOB-CREATE-MODE-RUNTIME")
 @pytest.mark.digest("1.0")
-def test_create_mode_set_at_run_time(adapter):
+def test_create_mode_set_at_run_time(adapter: ndk.Adapter) -> None:
     """digest 1.0 (async create): switching create_mode at run time switches how the next
     create completes: inline (no completion) <-> PENDING + one completion."""
     expect_created(adapter.create_pd(), "inline")
@@ -31,7 +35,7 @@ def test_create_mode_set_at_run_time(adapter):
 
 @pytest.mark.rule("KNOB-REQUEST-MODE")
 @pytest.mark.digest("1.0")
-def test_request_mode_pending(open_adapter):
+def test_request_mode_pending(open_adapter: OpenAdapter) -> None:
     """digest 1.0 (async request): with request_mode="pending" every async request returns
     PENDING and calls its completion once; creates are unaffected (still inline)."""
     adapter = open_adapter(request_mode="pending")
@@ -45,7 +49,7 @@ def test_request_mode_pending(open_adapter):
 
 @pytest.mark.rule("KNOB-CLOSE-MODE")
 @pytest.mark.digest("1.0")
-def test_close_mode_set_at_run_time(adapter):
+def test_close_mode_set_at_run_time(adapter: ndk.Adapter) -> None:
     """docs/semantics.md: CLOSE-MODE: with close_mode="pending" a close returns PENDING and
     completes exactly once; back to "inline" it returns SUCCESS with no completion."""
     adapter.knobs.close_mode = "pending"
@@ -65,7 +69,8 @@ def test_close_mode_set_at_run_time(adapter):
     ("NdkCreateConnector", lambda a: a.create_connector()),
     ("NdkCreateListener", lambda a: a.create_listener()),
 ], ids=["cq", "pd", "connector", "listener"])
-def test_async_failure_completes_once(adapter, function, create):
+def test_async_failure_completes_once(adapter: ndk.Adapter, function: str,
+                                      create: Callable[[ndk.Adapter], ndk.Call[ndk.Object]]) -> None:
     """digest 1.0: an asynchronous failure is STATUS_PENDING then exactly one completion
     with the failure status and no object (the provider must not touch the out-parameter);
     waiting longer does not bring a second completion."""
@@ -79,7 +84,7 @@ def test_async_failure_completes_once(adapter, function, create):
 
 @pytest.mark.rule("KNOB-FAIL-INLINE-IN-PENDING-MODE")
 @pytest.mark.digest("1.0")
-def test_inline_failure_while_creates_pend(open_adapter):
+def test_inline_failure_while_creates_pend(open_adapter: OpenAdapter) -> None:
     """digest 1.0: "Any other return is inline: the provider must not call the completion":
     an inline failure injected while creates pend returns the status itself, with no
     completion, and the next create pends and succeeds."""
@@ -91,7 +96,7 @@ def test_inline_failure_while_creates_pend(open_adapter):
 
 @pytest.mark.rule("KNOB-FAIL-COUNT")
 @pytest.mark.digest("1.0")
-def test_fail_count(adapter):
+def test_fail_count(adapter: ndk.Adapter) -> None:
     """A failure armed with count=2 fails exactly the next two calls of that function."""
     adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES, count=2)
     expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES)
@@ -101,7 +106,7 @@ def test_fail_count(adapter):
 
 @pytest.mark.rule("KNOB-FAIL-EVERY")
 @pytest.mark.digest("1.0")
-def test_fail_every_until_cleared(adapter):
+def test_fail_every_until_cleared(adapter: ndk.Adapter) -> None:
     """count=-1 fails every call until clear_failures(); then calls succeed again."""
     adapter.knobs.fail("NdkCreateCq", Status.INSUFFICIENT_RESOURCES, mode="async", count=-1)
     for _ in range(5):
@@ -112,7 +117,7 @@ def test_fail_every_until_cleared(adapter):
 
 @pytest.mark.rule("KNOB-FAIL-ONLY-NAMED")
 @pytest.mark.digest("1.0")
-def test_fail_only_the_named_function(adapter):
+def test_fail_only_the_named_function(adapter: ndk.Adapter) -> None:
     """A failure armed for NdkCreatePd leaves every other function alone and stays armed
     for its own function."""
     adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES)
@@ -125,7 +130,7 @@ def test_fail_only_the_named_function(adapter):
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("status", [Status.SHARING_VIOLATION, Status.INVALID_ADDRESS],
                          ids=["sharing-violation", "invalid-address"])
-def test_documented_async_endpoint_failures(adapter, status):
+def test_documented_async_endpoint_failures(adapter: ndk.Adapter, status: Status) -> None:
     """digest 1.1 (NdkCreateSharedEndpoint: SHARING_VIOLATION and INVALID_ADDRESS are i/a):
     the status reaches the consumer through the completion unchanged, exactly once."""
     adapter.knobs.fail("NdkCreateSharedEndpoint", status, mode="async")
@@ -136,7 +141,7 @@ def test_documented_async_endpoint_failures(adapter, status):
 # --- caps --------------------------------------------------------------------------------
 
 
-def _creator(kind, adapter):
+def _creator(kind: str, adapter: ndk.Adapter) -> Callable[[], ndk.Call[ndk.Object]]:
     """A function creating one more ``kind`` object (its parents made once, here)."""
     if kind == "cq":
         return lambda: adapter.create_cq(4)
@@ -157,7 +162,7 @@ def _creator(kind, adapter):
 @pytest.mark.rule("KNOB-CAP-COUNT")
 @pytest.mark.digest("3.7")
 @pytest.mark.parametrize("kind", ["cq", "pd", "mr", "mw", "srq", "qp"])
-def test_object_count_cap(open_adapter, kind):
+def test_object_count_cap(open_adapter: OpenAdapter, kind: str) -> None:
     """digest 3.7 (NDIS_NDK_CAPABILITIES Max*Count) and 1.1/1.2 (INSUFFICIENT_RESOURCES).
     docs/semantics.md: CAPS: with max_<kind>_count=N the (N+1)th create fails inline with
     INSUFFICIENT_RESOURCES and creates nothing; closing one frees a slot."""
@@ -173,7 +178,7 @@ def test_object_count_cap(open_adapter, kind):
 
 @pytest.mark.rule("KNOB-CAP-PER-ADAPTER")
 @pytest.mark.digest("3.7")
-def test_cap_is_per_adapter(open_adapter):
+def test_cap_is_per_adapter(open_adapter: OpenAdapter) -> None:
     """digest 3.7: the caps are per adapter: a full adapter does not limit another one."""
     full = open_adapter(max_pd_count=1)
     held = expect_created(full.create_pd(), "inline")
@@ -188,7 +193,7 @@ def test_cap_is_per_adapter(open_adapter):
 
 @pytest.mark.rule("KNOB-INFO-OVERRIDE")
 @pytest.mark.digest("2.1")
-def test_info_fields_from_knobs(open_adapter):
+def test_info_fields_from_knobs(open_adapter: OpenAdapter) -> None:
     """digest 2.1: NDK_ADAPTER_INFO fields set by knobs at open are what NdkQueryAdapterInfo
     reports."""
     knobs = dict(max_cq_depth=16, max_srq_depth=0, max_receive_queue_depth=32,
@@ -202,7 +207,7 @@ def test_info_fields_from_knobs(open_adapter):
 
 @pytest.mark.rule("KNOB-INFO-RUNTIME")
 @pytest.mark.digest("1.1")
-def test_info_knob_at_run_time_is_enforced(adapter):
+def test_info_knob_at_run_time_is_enforced(adapter: ndk.Adapter) -> None:
     """digest 1.1: the CqDepth check uses the MaxCqDepth the adapter reports now: lowering
     it at run time makes a create above it fail with INVALID_PARAMETER."""
     adapter.knobs.max_cq_depth = 16
@@ -213,7 +218,7 @@ def test_info_knob_at_run_time_is_enforced(adapter):
 
 @pytest.mark.rule("KNOB-UNKNOWN")
 @pytest.mark.digest("1.1")
-def test_unknown_knob_is_rejected(ndk_provider, adapter):
+def test_unknown_knob_is_rejected(ndk_provider: str, adapter: ndk.Adapter) -> None:
     """An unknown knob is refused (ndk.KnobsNotSupported) at open and at run time; it is
     never silently ignored."""
     with pytest.raises(ndk.KnobsNotSupported):
@@ -225,7 +230,7 @@ def test_unknown_knob_is_rejected(ndk_provider, adapter):
 # --- random mode -------------------------------------------------------------------------
 
 
-def _random_run(open_adapter, seed, count=32):
+def _random_run(open_adapter: OpenAdapter, seed: int, count: int = 32) -> list[Status]:
     adapter = open_adapter(create_mode="random", seed=seed)
     calls = [adapter.create_pd() for _ in range(count)]
     for call in calls:
@@ -236,7 +241,7 @@ def _random_run(open_adapter, seed, count=32):
 
 @pytest.mark.rule("KNOB-RANDOM-REPRODUCIBLE")
 @pytest.mark.digest("1.0")
-def test_random_mode_is_reproducible(open_adapter):
+def test_random_mode_is_reproducible(open_adapter: OpenAdapter) -> None:
     """create_mode="random" with a seed: the same seed gives the same sequence of inline and
     pending completions on a fresh adapter, and every call still follows digest 1.0 (inline
     SUCCESS and no completion, or PENDING and exactly one)."""
@@ -247,7 +252,7 @@ def test_random_mode_is_reproducible(open_adapter):
 
 @pytest.mark.rule("KNOB-RANDOM-MIXES")
 @pytest.mark.digest("1.0")
-def test_random_mode_mixes_both(open_adapter):
+def test_random_mode_mixes_both(open_adapter: OpenAdapter) -> None:
     """create_mode="random" produces both inline and pending completions (fixed seed)."""
     statuses = set(_random_run(open_adapter, seed=7, count=64))
     assert statuses == {Status.SUCCESS, Status.PENDING}

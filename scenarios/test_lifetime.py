@@ -1,16 +1,20 @@
 """Object lifetime and close ordering (digest 1.0 "Close", 3.1)."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import pytest
 
 import ndk
 from ndk import CqNotify, Status
+from ndk.testing import OpenAdapter, requires
 
 from scenario_support import (QUIET, TIMEOUT, expect_call, expect_closed, make_objects,
                               post_receives)
-from ndk.testing import requires
 
 
-def expect_close_pends(call):
+def expect_close_pends(call: ndk.Call[None]) -> None:
     """The close of an antecedent/parent with live successors: STATUS_PENDING, and no close
     completion yet (digest 3.1)."""
     assert call.status == Status.PENDING
@@ -21,14 +25,14 @@ def expect_close_pends(call):
     assert call.completions == 0
 
 
-def expect_close_completed(call):
+def expect_close_completed(call: ndk.Call[None]) -> None:
     """The pended close completes exactly once, with STATUS_SUCCESS."""
     assert call.wait(timeout=TIMEOUT) == Status.SUCCESS
     assert call.completions == 1
     assert call.completion_status == Status.SUCCESS
 
 
-def registered_mr(pd, memory):
+def registered_mr(pd: ndk.Pd, memory: bytearray) -> ndk.Mr:
     mr = pd.create_mr().get(timeout=TIMEOUT)
     assert mr.register(memory, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(
         timeout=TIMEOUT) == Status.SUCCESS
@@ -41,7 +45,7 @@ def registered_mr(pd, memory):
 @pytest.mark.rule("LIFETIME-ANTECEDENT-PENDS")
 @pytest.mark.digest("3.1")
 @pytest.mark.parametrize("role", ["both", "receive", "initiator"])
-def test_cq_close_pends_until_qp_closes(adapter, pd, role):
+def test_cq_close_pends_until_qp_closes(adapter: ndk.Adapter, pd: ndk.Pd, role: str) -> None:
     """digest 3.1: closing an antecedent (CQ) before its successor (QP) is allowed; the
     provider returns STATUS_PENDING and completes the close once all successors are closed
     (completions == 0 before, == 1 after)."""
@@ -57,7 +61,7 @@ def test_cq_close_pends_until_qp_closes(adapter, pd, role):
 
 @pytest.mark.rule("LIFETIME-ANTECEDENT-ALL-SUCCESSORS")
 @pytest.mark.digest("3.1")
-def test_cq_close_waits_for_every_qp(adapter, pd):
+def test_cq_close_waits_for_every_qp(adapter: ndk.Adapter, pd: ndk.Pd) -> None:
     """digest 3.1: the antecedent's close completes once *all* successors are closed: with
     two QPs on the CQ, closing the first is not enough."""
     cq = adapter.create_cq(8).get(timeout=TIMEOUT)
@@ -73,7 +77,7 @@ def test_cq_close_waits_for_every_qp(adapter, pd):
 
 @pytest.mark.rule("LIFETIME-SRQ-ANTECEDENT-PENDS")
 @pytest.mark.digest("3.1")
-def test_srq_close_pends_until_qp_closes(open_adapter):
+def test_srq_close_pends_until_qp_closes(open_adapter: OpenAdapter) -> None:
     """digest 3.1: SRQ -> QP is an antecedent/successor pair; closing the SRQ first returns
     STATUS_PENDING and completes once the QP is closed."""
     adapter = open_adapter()
@@ -90,7 +94,7 @@ def test_srq_close_pends_until_qp_closes(open_adapter):
 
 @pytest.mark.rule("LIFETIME-ANTECEDENT-AFTER-SUCCESSOR-COMPLETION")
 @pytest.mark.digest("3.1")
-def test_antecedent_close_completes_after_successor_close(open_adapter):
+def test_antecedent_close_completes_after_successor_close(open_adapter: OpenAdapter) -> None:
     """digest 3.1: the provider must not complete an antecedent's close while a successor's
     close completion is still running: with pended closes, the QP's close completion has
     fired by the time the CQ's has."""
@@ -109,7 +113,7 @@ def test_antecedent_close_completes_after_successor_close(open_adapter):
 
 @pytest.mark.rule("LIFETIME-ORDERED-CLOSE-INLINE")
 @pytest.mark.digest("3.1")
-def test_close_successors_first(adapter):
+def test_close_successors_first(adapter: ndk.Adapter) -> None:
     """digest 1.0, 3.1: closing successors and children before antecedents and parents:
     every close returns STATUS_SUCCESS inline with no close completion."""
     objects = make_objects(adapter)
@@ -124,7 +128,7 @@ def test_close_successors_first(adapter):
 # --- parents -----------------------------------------------------------------------------
 
 
-def _child(kind, adapter, pd):
+def _child(kind: str, adapter: ndk.Adapter, pd: ndk.Pd) -> ndk.Object:
     if kind == "mr":
         return pd.create_mr().get(timeout=TIMEOUT)
     if kind == "frmr":
@@ -141,7 +145,7 @@ def _child(kind, adapter, pd):
 @pytest.mark.rule("LIFETIME-PARENT-PD-PENDS")
 @pytest.mark.digest("3.1")
 @pytest.mark.parametrize("kind", ["mr", "frmr", "mw", "qp", "srq"])
-def test_pd_close_pends_until_children_close(adapter, kind):
+def test_pd_close_pends_until_children_close(adapter: ndk.Adapter, kind: str) -> None:
     """digest 3.1 (the PD is the parent of MR, MW, QP and SRQ). docs/semantics.md: PARENT
     (closing a PD with open children returns PENDING and completes once they are closed,
     like an antecedent)."""
@@ -155,7 +159,7 @@ def test_pd_close_pends_until_children_close(adapter, kind):
 
 @pytest.mark.rule("LIFETIME-PARENT-PD-ALL-CHILDREN")
 @pytest.mark.digest("3.1")
-def test_pd_close_waits_for_every_child(adapter, buffer):
+def test_pd_close_waits_for_every_child(adapter: ndk.Adapter, buffer: bytearray) -> None:
     """docs/semantics.md: PARENT: the PD's close completes only after its last child
     (here a registered MR, an MW and a QP) is closed."""
     pd = adapter.create_pd().get(timeout=TIMEOUT)
@@ -175,7 +179,7 @@ def test_pd_close_waits_for_every_child(adapter, buffer):
 
 @pytest.mark.rule("LIFETIME-ADAPTER-CLOSE-COMPLETES-PENDING")
 @pytest.mark.digest("3.1")
-def test_adapter_close_completes_pending_closes(open_adapter):
+def test_adapter_close_completes_pending_closes(open_adapter: OpenAdapter) -> None:
     """digest 3.1: the adapter close is blocking; when it returns, every callback on every
     descendant has returned: a close that was pending on a successor (CQ with a QP, PD with
     an MR) has completed exactly once with SUCCESS."""
@@ -197,7 +201,7 @@ def test_adapter_close_completes_pending_closes(open_adapter):
 
 @pytest.mark.rule("LIFETIME-NO-CALLBACK-AFTER-CLOSE")
 @pytest.mark.digest("3.1")
-def test_no_notification_after_close(adapter, pd, buffer):
+def test_no_notification_after_close(adapter: ndk.Adapter, pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 3.1: no callback may occur after the close completion. An armed CQ whose QP is
     closed with receives queued (the QP close cancels them, which may notify) gets no
     notification once its own close has completed."""
@@ -222,7 +226,7 @@ def test_no_notification_after_close(adapter, pd, buffer):
 @pytest.mark.digest("3.1")
 @pytest.mark.parametrize("kind", ["cq", "pd", "mr", "frmr", "mw", "srq", "qp", "listener",
                                   "shared_endpoint"])
-def test_closed_object_cannot_be_used(adapter, kind):
+def test_closed_object_cannot_be_used(adapter: ndk.Adapter, kind: str) -> None:
     """digest 3.1: "The consumer will not use [an object] after closing it"; the Python API
     enforces it with ndk.ObjectClosedError (never a crash). docs/semantics.md: adapter
     close."""
@@ -235,7 +239,7 @@ def test_closed_object_cannot_be_used(adapter, kind):
         if name in objects:
             expect_closed(objects[name].close())
     obj = objects[kind]
-    use = {
+    use: Callable[[], object] = {
         "cq": lambda: obj.get_results(1),
         "pd": lambda: obj.create_mw(),
         "mr": lambda: obj.register(bytearray(4096)),
@@ -250,7 +254,7 @@ def test_closed_object_cannot_be_used(adapter, kind):
         use()
 
 
-def _lone(kind, adapter):
+def _lone(kind: str, adapter: ndk.Adapter) -> ndk.Object:
     """A ``kind`` object with no successor or child (its parent PD/CQ stay open)."""
     if kind == "cq":
         return adapter.create_cq(8).get(timeout=TIMEOUT)
@@ -270,7 +274,7 @@ def _lone(kind, adapter):
 @pytest.mark.digest("1.0")
 @pytest.mark.parametrize("kind", ["cq", "pd", "mr", "frmr", "mw", "srq", "qp", "connector",
                                   "listener", "shared_endpoint"])
-def test_pending_close_completes_once(open_adapter, kind):
+def test_pending_close_completes_once(open_adapter: OpenAdapter, kind: str) -> None:
     """digest 1.0 (Close: STATUS_PENDING, then NdkCloseCompletion later, "a close request
     can never fail"). docs/semantics.md: CLOSE-MODE (close_mode="pending": PENDING, then
     exactly one completion with SUCCESS)."""

@@ -1,10 +1,13 @@
 """NDK_LISTENER: NdkCreateListener, NdkListen, NdkGetLocalAddress, endpoint sharing
 (digest 1.1, 1.9, 3.5, 4.2)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import Status
+from ndk.testing import OpenAdapter
 
 from scenario_support import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, NOT_OURS, TIMEOUT, V4,
                               V4_OTHER, V6, expect_closed, expect_create_failed,
@@ -14,19 +17,19 @@ ADDRESSES = f"{V4},{V6}"
 
 
 @pytest.fixture
-def addressed(open_adapter):
+def addressed(open_adapter: OpenAdapter) -> ndk.Adapter:
     """An adapter owning V4 and V6 (soft knob address=)."""
     return open_adapter(address=ADDRESSES)
 
 
-def new_listener(adapter):
+def new_listener(adapter: ndk.Adapter) -> ndk.Listener:
     return adapter.create_listener().get(timeout=TIMEOUT)
 
 
 @pytest.mark.rule("LISTENER-CREATE")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_listener(open_adapter, mode):
+def test_create_listener(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.1 (NdkCreateListener), 1.0: SUCCESS inline or PENDING then exactly one
     completion with SUCCESS and the listener (object type Listener 9)."""
     adapter = open_adapter(create_mode=mode)
@@ -37,7 +40,7 @@ def test_create_listener(open_adapter, mode):
 @pytest.mark.rule("LISTENER-CREATE-RESOURCES")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_listener_insufficient_resources(adapter, how):
+def test_create_listener_insufficient_resources(adapter: ndk.Adapter, how: str) -> None:
     """digest 1.1: NdkCreateListener fails with INSUFFICIENT_RESOURCES inline or
     asynchronously; no listener; the next create succeeds."""
     adapter.knobs.fail("NdkCreateListener", Status.INSUFFICIENT_RESOURCES, mode=how)
@@ -49,7 +52,7 @@ def test_create_listener_insufficient_resources(adapter, how):
 @pytest.mark.digest("1.9")
 @pytest.mark.parametrize("host", [V4, V6], ids=["ipv4", "ipv6"])
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_listen(open_adapter, mode, host):
+def test_listen(open_adapter: OpenAdapter, mode: str, host: str) -> None:
     """digest 1.9 (NdkListen): SUCCESS inline or PENDING then exactly one completion; IPv4
     and IPv6 are both supported (digest 3.5); NdkGetLocalAddress returns the address."""
     adapter = open_adapter(address=ADDRESSES, request_mode=mode)
@@ -61,7 +64,7 @@ def test_listen(open_adapter, mode, host):
 @pytest.mark.rule("LISTENER-LISTEN-WILDCARD")
 @pytest.mark.digest("1.9")
 @pytest.mark.parametrize("wildcard, own", [("0.0.0.0", V4), ("::", V6)], ids=["ipv4", "ipv6"])
-def test_listen_on_wildcard(addressed, wildcard, own):
+def test_listen_on_wildcard(addressed: ndk.Adapter, wildcard: str, own: str) -> None:
     """docs/semantics.md: ADDRESS (0.0.0.0 / :: means the adapter's own address of that
     family); NdkGetLocalAddress reports that address."""
     listener = new_listener(addressed)
@@ -71,7 +74,7 @@ def test_listen_on_wildcard(addressed, wildcard, own):
 
 @pytest.mark.rule("LISTENER-LISTEN-PORT-ZERO")
 @pytest.mark.digest("1.9")
-def test_listen_on_port_zero(addressed):
+def test_listen_on_port_zero(addressed: ndk.Adapter) -> None:
     """digest 1.9: NdkGetLocalAddress is how the consumer learns the port the provider
     picked for a port-0 listen; digest 1.1: the ephemeral range is 49152-65535.
     docs/semantics.md: ADDRESS. Two port-0 listens get different ports."""
@@ -88,7 +91,7 @@ def test_listen_on_port_zero(addressed):
 @pytest.mark.rule("LISTENER-LISTEN-INVALID-ADDRESS")
 @pytest.mark.digest("1.9")
 @pytest.mark.parametrize("host", [NOT_OURS, V4_OTHER, "2001:db8::99"])
-def test_listen_on_foreign_address(addressed, host):
+def test_listen_on_foreign_address(addressed: ndk.Adapter, host: str) -> None:
     """digest 1.9: INVALID_ADDRESS (i/a) for an address the adapter does not own.
     docs/semantics.md: ADDRESS. The listener is not listening afterwards: a valid listen on
     it then succeeds."""
@@ -103,7 +106,7 @@ def test_listen_on_foreign_address(addressed, host):
 @pytest.mark.rule("LISTENER-LISTEN-SHARING-VIOLATION")
 @pytest.mark.digest("3.5")
 @pytest.mark.parametrize("second_host", [V4, "0.0.0.0"], ids=["same", "wildcard"])
-def test_listen_on_port_in_use(addressed, second_host):
+def test_listen_on_port_in_use(addressed: ndk.Adapter, second_host: str) -> None:
     """digest 1.9 (SHARING_VIOLATION, i/a), 3.5: while the listener endpoint is referenced,
     a new Listen on the same address:port fails. docs/semantics.md: ADDRESS. The first
     listener is unaffected and the second can listen elsewhere."""
@@ -116,7 +119,7 @@ def test_listen_on_port_in_use(addressed, second_host):
 
 @pytest.mark.rule("LISTENER-LISTEN-SHARED-ENDPOINT-PORT")
 @pytest.mark.digest("3.5")
-def test_listen_on_port_of_shared_endpoint(addressed):
+def test_listen_on_port_of_shared_endpoint(addressed: ndk.Adapter) -> None:
     """digest 3.5: a shared endpoint holds its address:port; a Listen on it fails with
     SHARING_VIOLATION (docs/semantics.md: ADDRESS), and succeeds once the endpoint is
     closed (the port is freed at once)."""
@@ -129,7 +132,7 @@ def test_listen_on_port_of_shared_endpoint(addressed):
 
 @pytest.mark.rule("LISTENER-LISTEN-FAMILIES-SEPARATE")
 @pytest.mark.digest("3.5")
-def test_same_port_on_ipv4_and_ipv6(addressed):
+def test_same_port_on_ipv4_and_ipv6(addressed: ndk.Adapter) -> None:
     """digest 3.5 (endpoints are address:port; providers support IPv4 and IPv6): the same
     port on the adapter's IPv4 and IPv6 addresses are different endpoints."""
     held = open_listening(addressed, (V4, 6006))
@@ -140,7 +143,7 @@ def test_same_port_on_ipv4_and_ipv6(addressed):
 
 @pytest.mark.rule("LISTENER-LISTEN-OTHER-ADAPTER")
 @pytest.mark.digest("3.5")
-def test_same_port_on_two_adapters(open_adapter):
+def test_same_port_on_two_adapters(open_adapter: OpenAdapter) -> None:
     """digest 3.5: two adapters own different addresses, so the same port may be listened
     on by each."""
     first = open_adapter(address=V4)
@@ -154,7 +157,7 @@ def test_same_port_on_two_adapters(open_adapter):
 
 @pytest.mark.rule("LISTENER-EPHEMERAL-EXHAUSTED")
 @pytest.mark.digest("1.9")
-def test_listen_port_zero_exhausted(open_adapter):
+def test_listen_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
     """digest 1.9: TOO_MANY_ADDRESSES when port 0 is given and no ephemeral port is free.
     docs/semantics.md: ADDRESS (knob ephemeral_ports). Closing one listener frees its port
     for the next port-0 listen."""
@@ -172,7 +175,7 @@ def test_listen_port_zero_exhausted(open_adapter):
 
 @pytest.mark.rule("LISTENER-CLOSE-FREES-PORT")
 @pytest.mark.digest("3.5")
-def test_close_frees_port(addressed):
+def test_close_frees_port(addressed: ndk.Adapter) -> None:
     """digest 3.5: the address/port is released when the last reference (here the listener
     itself) is closed. docs/semantics.md: ADDRESS (at once: a new listen succeeds)."""
     first = open_listening(addressed, (V4, 6008))
@@ -183,7 +186,7 @@ def test_close_frees_port(addressed):
 
 @pytest.mark.rule("LISTENER-LISTEN-TWICE")
 @pytest.mark.digest("1.9")
-def test_listen_twice(addressed):
+def test_listen_twice(addressed: ndk.Adapter) -> None:
     """docs/semantics.md: ADDRESS (listen twice -> INVALID_DEVICE_STATE); the first listen
     stays in force and the second port is not taken."""
     listener = open_listening(addressed, (V4, 6009))
@@ -194,7 +197,7 @@ def test_listen_twice(addressed):
 
 @pytest.mark.rule("LISTENER-ADDRESS-BEFORE-LISTEN")
 @pytest.mark.digest("1.9")
-def test_local_address_before_listen(addressed):
+def test_local_address_before_listen(addressed: ndk.Adapter) -> None:
     """digest 4.2 (ND2 Listener::GetLocalAddress: INVALID_DEVICE_STATE when not listening).
     docs/semantics.md: ADDRESS."""
     listener = new_listener(addressed)
@@ -206,7 +209,7 @@ def test_local_address_before_listen(addressed):
 @pytest.mark.rule("LISTENER-LISTEN-RESOURCES")
 @pytest.mark.digest("1.9")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_listen_insufficient_resources(addressed, how):
+def test_listen_insufficient_resources(addressed: ndk.Adapter, how: str) -> None:
     """digest 1.9: NdkListen fails with INSUFFICIENT_RESOURCES inline or asynchronously. A
     failed listen leaves the listener not listening (NdkGetLocalAddress ->
     INVALID_DEVICE_STATE, docs/semantics.md: ADDRESS) and the port free: another listener can
@@ -225,7 +228,7 @@ def test_listen_insufficient_resources(addressed, how):
 @pytest.mark.digest("1.9")
 @pytest.mark.parametrize("status", [Status.SHARING_VIOLATION, Status.INVALID_ADDRESS],
                          ids=["sharing-violation", "invalid-address"])
-def test_listen_documented_async_failures(addressed, status):
+def test_listen_documented_async_failures(addressed: ndk.Adapter, status: Status) -> None:
     """digest 1.9: SHARING_VIOLATION and INVALID_ADDRESS are i/a for NdkListen: reported as
     PENDING then exactly one completion with the status. The listener is not listening
     afterwards and a retry on the same listener succeeds."""
@@ -241,7 +244,7 @@ def test_listen_documented_async_failures(addressed, status):
 
 @pytest.mark.rule("LISTENER-PAUSE")
 @pytest.mark.digest("1.9")
-def test_pause_and_resume_connect_events(addressed):
+def test_pause_and_resume_connect_events(addressed: ndk.Adapter) -> None:
     """digest 1.9 (NdkControlConnectEvents is VOID): pausing and resuming connect events on
     a listening listener leaves it listening on its endpoint."""
     listener = open_listening(addressed, (V4, 6012))

@@ -3,16 +3,19 @@ fast-register MRs, the privileged token, remote invalidation (digest 1.4, 1.5, 1
 2.5, 2.6, 3.2, 3.4, 4.2; docs/semantics.md DATA-STATUS, QP-ERROR, POST-CHECKS,
 MW-DEREGISTER, QP-WRITE-INLINE)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import AdapterFlag, MrFlag, OpFlag, OpType, Status
+from ndk.testing import Endpoint, OpenAdapter
 
 from scenario_support import TIMEOUT, drain, expect_request
 from wr_support import (FR_BASE, PAGE, READ_SINK, REMOTE_ALL, REMOTE_READ, REMOTE_WRITE,
                         build_lam, expect_connection_failed, expect_no_completion,
                         expect_result, fast_register, fast_register_mr, one, pair, pattern,
-                        region, unregistered_sge)
+                        region, unregistered_sge, Region)
 
 FR_REMOTE = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE
 FR_LOCAL_SINK = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.RDMA_READ_SINK
@@ -23,7 +26,7 @@ FR_LOCAL_SINK = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.RDMA_READ_SINK
 
 @pytest.mark.rule("WRITE-DATA")
 @pytest.mark.digest("1.7")
-def test_write_moves_bytes(open_adapter):
+def test_write_moves_bytes(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkWrite: sgl to the peer's RemoteAddress under RemoteToken): the bytes
     land at the remote region's start, nothing else changes; the writer's completion is WRITE
     SUCCESS; the target's QP consumes no receive and gets no completion."""
@@ -43,7 +46,7 @@ def test_write_moves_bytes(open_adapter):
 
 @pytest.mark.rule("WRITE-REMOTE-OFFSET")
 @pytest.mark.digest("1.7")
-def test_write_at_remote_offset_with_gather(open_adapter):
+def test_write_at_remote_offset_with_gather(open_adapter: OpenAdapter) -> None:
     """digest 1.4 (the registered range's virtual address is an index), 1.7, 2.4: a write to
     RemoteAddress = region address + 1000 gathers its two SGEs to [1000, 1000 + total) and
     leaves both sides of that range untouched."""
@@ -62,7 +65,7 @@ def test_write_at_remote_offset_with_gather(open_adapter):
 
 @pytest.mark.rule("WRITE-INLINE")
 @pytest.mark.digest("1.7")
-def test_inline_write_from_unregistered_memory(open_adapter):
+def test_inline_write_from_unregistered_memory(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NDK_SGE: with INLINE the token is ignored), 6 item 9 (InlineDataSize
     covers send or write). docs/semantics.md QP-WRITE-INLINE: an INLINE write is accepted and
     its bytes, from memory never registered, arrive."""
@@ -80,7 +83,7 @@ def test_inline_write_from_unregistered_memory(open_adapter):
 @pytest.mark.digest("4.2")
 @pytest.mark.parametrize("offset, length", [(4096 - 16, 32), (4096, 1), (-8, 16)],
                          ids=["across-end", "past-end", "before-start"])
-def test_write_outside_remote_region(open_adapter, offset, length):
+def test_write_outside_remote_region(open_adapter: OpenAdapter, offset: int, length: int) -> None:
     """digest 1.7 (NdkRead: REMOTE_RESOURCES beyond the remote memory), 4.2 (ND2 REMOTE_ERROR
     = STATUS_REMOTE_RESOURCES). docs/semantics.md DATA-STATUS: a remote range outside the
     region -> REMOTE_RESOURCES; nothing is written; the connection ends (QP-ERROR)."""
@@ -96,7 +99,7 @@ def test_write_outside_remote_region(open_adapter, offset, length):
 
 @pytest.mark.rule("WRITE-READ-ONLY-REGION")
 @pytest.mark.digest("2.6")
-def test_write_to_region_without_remote_write(open_adapter):
+def test_write_to_region_without_remote_write(open_adapter: OpenAdapter) -> None:
     """digest 2.6 (NDK_MR_FLAG_ALLOW_REMOTE_WRITE), 4.2 (ND2 ACCESS_VIOLATION).
     docs/semantics.md DATA-STATUS: a remote token without the access -> ACCESS_VIOLATION; the
     region (registered for remote read only) is unchanged; QP-ERROR afterwards."""
@@ -119,7 +122,7 @@ def test_write_to_region_without_remote_write(open_adapter):
     pytest.param("remote-token", marks=pytest.mark.expect_violation("SGE-TOKEN")),
     pytest.param("unknown-token", marks=pytest.mark.expect_violation("SGE-TOKEN")),
 ])
-def test_write_with_bad_local_sge(open_adapter, problem):
+def test_write_with_bad_local_sge(open_adapter: OpenAdapter, problem: str) -> None:
     """digest 2.4 (a non-privileged token names a VirtualAddress inside a registered MR), 4.2
     (ND2 ACCESS_VIOLATION = invalid registered memory). docs/semantics.md DATA-STATUS: a local
     SGE outside its MR, or carrying a remote or unknown token -> ACCESS_VIOLATION; nothing
@@ -142,7 +145,7 @@ def test_write_with_bad_local_sge(open_adapter, problem):
 @pytest.mark.rule("WRITE-LOCAL-TOKEN-AS-REMOTE")
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("op", ["write", "read"])
-def test_local_token_used_as_remote_token(open_adapter, op):
+def test_local_token_used_as_remote_token(open_adapter: OpenAdapter, op: str) -> None:
     """digest 1.4 (NdkGetLocalTokenFromMr / NdkGetRemoteTokenFromMr: two tokens, the local one
     for SGEs), 4.2. docs/semantics.md DATA-STATUS: a remote token that is not one ->
     ACCESS_VIOLATION, even on a region open to remote read and write; no byte moves."""
@@ -161,7 +164,7 @@ def test_local_token_used_as_remote_token(open_adapter, op):
 @pytest.mark.rule("WRITE-OTHER-PD-TOKEN")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("op", ["write", "read"])
-def test_remote_token_of_another_pd(open_adapter, op):
+def test_remote_token_of_another_pd(open_adapter: OpenAdapter, op: str) -> None:
     """digest 1.2 (an MR belongs to one PD; a QP reaches its own PD's memory), 4.2.
     docs/semantics.md DATA-STATUS: the remote token of a region in another PD of the target
     adapter -> ACCESS_VIOLATION; the other PD's memory is untouched."""
@@ -183,7 +186,7 @@ def test_remote_token_of_another_pd(open_adapter, op):
 
 @pytest.mark.rule("READ-DATA")
 @pytest.mark.digest("1.7")
-def test_read_moves_bytes_into_read_sink(open_adapter):
+def test_read_moves_bytes_into_read_sink(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkRead), 1.4 (a read sink registered with NDK_MR_FLAG_RDMA_READ_SINK):
     the remote bytes from RemoteAddress land in the scattered sink SGEs; completion READ
     SUCCESS; the remote region is only read."""
@@ -205,7 +208,7 @@ def test_read_moves_bytes_into_read_sink(open_adapter):
 
 @pytest.mark.rule("READ-SINK-FLAG-REQUIRED")
 @pytest.mark.digest("1.4")
-def test_read_into_region_without_read_sink_flag(open_adapter):
+def test_read_into_region_without_read_sink_flag(open_adapter: OpenAdapter) -> None:
     """digest 1.4 (NDK_MR_FLAG_RDMA_READ_SINK is required for RDMA-read sinks unless
     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED is set -- the soft adapter does not set it).
     docs/semantics.md DATA-STATUS: ACCESS_VIOLATION; the sink is unchanged; QP-ERROR."""
@@ -222,7 +225,7 @@ def test_read_into_region_without_read_sink_flag(open_adapter):
 
 @pytest.mark.rule("READ-SINK-FLAG-NOT-REQUIRED")
 @pytest.mark.digest("2.1")
-def test_read_sink_flag_waived_by_adapter_flag(open_adapter):
+def test_read_sink_flag_waived_by_adapter_flag(open_adapter: OpenAdapter) -> None:
     """digest 1.4, 2.1 (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED: the RDMA_READ_SINK
     flags are not needed): with the adapter flag set, a sink registered for local write only
     receives the read."""
@@ -240,7 +243,7 @@ def test_read_sink_flag_waived_by_adapter_flag(open_adapter):
 
 @pytest.mark.rule("READ-SINK-NO-LOCAL-WRITE")
 @pytest.mark.digest("2.6")
-def test_read_sink_without_local_write(open_adapter):
+def test_read_sink_without_local_write(open_adapter: OpenAdapter) -> None:
     """digest 2.6 (RDMA_READ_SINK and ALLOW_LOCAL_WRITE are separate bits). docs/semantics.md
     DATA-STATUS: a sink without ALLOW_LOCAL_WRITE -> ACCESS_VIOLATION, sink unchanged."""
     a, b = pair(open_adapter)
@@ -255,7 +258,7 @@ def test_read_sink_without_local_write(open_adapter):
 
 @pytest.mark.rule("READ-BEYOND-REMOTE")
 @pytest.mark.digest("1.7")
-def test_read_beyond_remote_region(open_adapter):
+def test_read_beyond_remote_region(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkRead: STATUS_REMOTE_RESOURCES, read beyond the size of remote memory).
     The status arrives in the completion (docs/semantics.md DATA-STATUS); the sink is
     unchanged; QP-ERROR afterwards."""
@@ -271,7 +274,7 @@ def test_read_beyond_remote_region(open_adapter):
 
 @pytest.mark.rule("READ-NO-REMOTE-READ")
 @pytest.mark.digest("2.6")
-def test_read_region_without_remote_read(open_adapter):
+def test_read_region_without_remote_read(open_adapter: OpenAdapter) -> None:
     """digest 2.6 (NDK_MR_FLAG_ALLOW_REMOTE_READ is its own bit: ALLOW_REMOTE_WRITE 0x5
     includes LOCAL_WRITE, not REMOTE_READ). docs/semantics.md DATA-STATUS: reading a region
     registered for remote write only -> ACCESS_VIOLATION; the sink is unchanged; QP-ERROR."""
@@ -287,7 +290,7 @@ def test_read_region_without_remote_read(open_adapter):
 
 @pytest.mark.rule("READ-FENCE")
 @pytest.mark.digest("2.5")
-def test_read_fence_orders_after_prior_reads(open_adapter):
+def test_read_fence_orders_after_prior_reads(open_adapter: OpenAdapter) -> None:
     """digest 2.5 (NDK_OP_FLAG_READ_FENCE: all prior reads complete first): read remote A
     into the local buffer, then a READ_FENCE write of that buffer to remote B -- B holds what
     the read brought, and the completions are READ then WRITE."""
@@ -308,7 +311,8 @@ def test_read_fence_orders_after_prior_reads(open_adapter):
 # --- memory windows ------------------------------------------------------------------------
 
 
-def _bound_window(endpoint, target, offset, length, flags, context=0xB1):
+def _bound_window(endpoint: Endpoint, target: Region, offset: int, length: int, flags: int,
+                  context: int = 0xB1) -> ndk.Mw:
     """Bind a new MW of ``endpoint``'s PD to [offset, offset + length) of ``target``; the
     BIND completion must be SUCCESS.  Returns the MW."""
     mw = endpoint.pd.create_mw().get(timeout=TIMEOUT)
@@ -321,7 +325,7 @@ def _bound_window(endpoint, target, offset, length, flags, context=0xB1):
 
 @pytest.mark.rule("BIND-REMOTE-ACCESS")
 @pytest.mark.digest("1.7")
-def test_bound_window_gives_remote_access(open_adapter):
+def test_bound_window_gives_remote_access(open_adapter: OpenAdapter) -> None:
     """digest 1.5 (the MW's remote token is valid once NdkBind has returned), 1.7 (NdkBind
     with ALLOW_REMOTE_READ | ALLOW_REMOTE_WRITE): the peer writes and reads through
     mw.remote_token at the window's virtual address; the bytes land inside the window of the
@@ -346,7 +350,7 @@ def test_bound_window_gives_remote_access(open_adapter):
 @pytest.mark.rule("BIND-WINDOW-BOUNDS")
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("offset, length", [(1024 - 8, 16), (-4, 8)], ids=["past-end", "before"])
-def test_access_outside_window(open_adapter, offset, length):
+def test_access_outside_window(open_adapter: OpenAdapter, offset: int, length: int) -> None:
     """digest 1.7 (NdkRead: REMOTE_RESOURCES beyond the remote memory). docs/semantics.md
     DATA-STATUS: a range outside the window, though inside the MR, -> REMOTE_RESOURCES; the
     MR is unchanged; QP-ERROR afterwards."""
@@ -364,7 +368,7 @@ def test_access_outside_window(open_adapter, offset, length):
 
 @pytest.mark.rule("BIND-READ-ONLY-WINDOW")
 @pytest.mark.digest("1.7")
-def test_read_only_window_refuses_write(open_adapter):
+def test_read_only_window_refuses_write(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkBind ALLOW_REMOTE_READ without ALLOW_REMOTE_WRITE). docs/semantics.md
     DATA-STATUS: a read through the window succeeds; a write through it -> ACCESS_VIOLATION,
     the memory unchanged; QP-ERROR afterwards."""
@@ -385,7 +389,7 @@ def test_read_only_window_refuses_write(open_adapter):
 
 @pytest.mark.rule("BIND-LOCAL-WRITE-REQUIRED")
 @pytest.mark.digest("1.7")
-def test_write_window_needs_local_write_mr(open_adapter):
+def test_write_window_needs_local_write_mr(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkBind: ACCESS_VIOLATION, a write-enabled window requires an MR registered
     with NDK_MR_FLAG_ALLOW_LOCAL_WRITE), 3.4 (no CQE for an inline failure). The same MW then
     binds read-only on that MR."""
@@ -402,7 +406,7 @@ def test_write_window_needs_local_write_mr(open_adapter):
 
 @pytest.mark.rule("BIND-SILENT-SUCCESS")
 @pytest.mark.digest("2.5")
-def test_silent_bind_has_no_completion(open_adapter):
+def test_silent_bind_has_no_completion(open_adapter: OpenAdapter) -> None:
     """digest 2.5 (SILENT_SUCCESS on every initiator request: success produces no CQE): a
     silent Bind produces no completion, yet the window is bound -- the peer writes through
     its token."""
@@ -425,7 +429,7 @@ def test_silent_bind_has_no_completion(open_adapter):
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("offset, length", [(-4096, 64), (4096 - 32, 64), (4096, 1), (0, 4097)],
                          ids=["before", "across-end", "past-end", "too-long"])
-def test_bind_outside_mr_range(open_adapter, offset, length):
+def test_bind_outside_mr_range(open_adapter: OpenAdapter, offset: int, length: int) -> None:
     """digest 1.7 (NdkBind: VirtualAddress must lie inside the MR's range). docs/semantics.md
     POST-CHECKS: a bad Bind argument -> INVALID_PARAMETER inline, no CQE; the MW stays
     unbound and then binds inside the range."""
@@ -443,7 +447,7 @@ def test_bind_outside_mr_range(open_adapter, offset, length):
 
 @pytest.mark.rule("BIND-TWICE")
 @pytest.mark.digest("4.2")
-def test_second_bind_without_invalidate(open_adapter):
+def test_second_bind_without_invalidate(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 INVALID_DEVICE_REQUEST = malformed request). docs/semantics.md
     DATA-STATUS: a second Bind of a bound MW without Invalidate completes
     INVALID_DEVICE_REQUEST (and, an error completion, ends the connection: QP-ERROR)."""
@@ -458,7 +462,7 @@ def test_second_bind_without_invalidate(open_adapter):
 
 @pytest.mark.rule("MW-INVALIDATE")
 @pytest.mark.digest("1.7")
-def test_invalidated_window_token_fails(open_adapter):
+def test_invalidated_window_token_fails(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkInvalidate of a bound MW): INVALIDATE completes SUCCESS; afterwards the
     window's token no longer grants access: a write through it -> ACCESS_VIOLATION
     (docs/semantics.md DATA-STATUS), the memory unchanged."""
@@ -478,7 +482,7 @@ def test_invalidated_window_token_fails(open_adapter):
 
 @pytest.mark.rule("MW-INVALIDATE-UNBOUND")
 @pytest.mark.digest("4.2")
-def test_invalidate_unbound_window(open_adapter):
+def test_invalidate_unbound_window(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 INVALID_DEVICE_REQUEST, e.g. invalidating an unbound MW).
     docs/semantics.md DATA-STATUS: the Invalidate is accepted inline and completes
     INVALID_DEVICE_REQUEST; the error ends the connection (QP-ERROR)."""
@@ -491,7 +495,7 @@ def test_invalidate_unbound_window(open_adapter):
 
 @pytest.mark.rule("MW-DEREGISTER")
 @pytest.mark.digest("4.2")
-def test_deregister_mr_with_bound_window(open_adapter):
+def test_deregister_mr_with_bound_window(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 MR::Deregister: DEVICE_BUSY while MWs are bound). docs/semantics.md
     MW-DEREGISTER: NdkDeregisterMr -> STATUS_DEVICE_BUSY; the registration and the window
     keep working; after the window is invalidated the deregister succeeds."""
@@ -512,7 +516,7 @@ def test_deregister_mr_with_bound_window(open_adapter):
 
 @pytest.mark.rule("MW-SEND-AND-INVALIDATE")
 @pytest.mark.digest("1.7")
-def test_send_and_invalidate_of_bound_window(open_adapter):
+def test_send_and_invalidate_of_bound_window(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkSendAndInvalidate; the sender's Type is SEND), 2.3 (the receiver's
     Type is RECEIVE_AND_INVALIDATE and TypeSpecificCompletionOutput the invalidated token):
     the message arrives and the peer's window no longer grants access (ACCESS_VIOLATION,
@@ -539,7 +543,7 @@ def test_send_and_invalidate_of_bound_window(open_adapter):
 
 @pytest.mark.rule("SEND-AND-INVALIDATE-BAD-TOKEN")
 @pytest.mark.digest("1.7")
-def test_send_and_invalidate_of_token_receiver_cannot_invalidate(open_adapter):
+def test_send_and_invalidate_of_token_receiver_cannot_invalidate(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (SendAndInvalidate: the receiver must abort the connection if the token is
     invalid). docs/semantics.md DATA-STATUS: a normal MR's remote token cannot be remotely
     invalidated -> receiver ACCESS_VIOLATION, sender REMOTE_RESOURCES, nothing written;
@@ -563,7 +567,7 @@ def test_send_and_invalidate_of_token_receiver_cannot_invalidate(open_adapter):
 
 @pytest.mark.rule("FRMR-DATA")
 @pytest.mark.digest("1.7")
-def test_fast_registered_region_takes_remote_write_and_read(open_adapter):
+def test_fast_registered_region_takes_remote_write_and_read(open_adapter: OpenAdapter) -> None:
     """digest 1.1 (NdkBuildLAM), 1.4 (NdkInitializeFastRegisterMr), 1.7 (NdkFastRegister:
     BaseVirtualAddress = FBO + n * PAGE_SIZE): FAST_REGISTER completes SUCCESS; the peer's
     write through the MR's remote token at BaseVirtualAddress + 10 lands at byte 10 of the
@@ -586,7 +590,7 @@ def test_fast_registered_region_takes_remote_write_and_read(open_adapter):
 
 @pytest.mark.rule("FRMR-LOCAL-ACCESS")
 @pytest.mark.digest("1.7")
-def test_fast_registered_region_as_local_sge(open_adapter):
+def test_fast_registered_region_as_local_sge(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkFastRegister with ALLOW_LOCAL_WRITE), 2.4 (a non-privileged token names
     a VirtualAddress inside the registration): a receive whose SGE uses the MR's local token
     at BaseVirtualAddress gets the message into the mapped buffer."""
@@ -603,7 +607,7 @@ def test_fast_registered_region_as_local_sge(open_adapter):
 @pytest.mark.rule("FRMR-FBO-MISMATCH")
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("shift", [1, PAGE // 2])
-def test_fast_register_base_not_fbo_aligned(open_adapter, shift):
+def test_fast_register_base_not_fbo_aligned(open_adapter: OpenAdapter, shift: int) -> None:
     """digest 1.7 (NdkFastRegister: BaseVirtualAddress must be FBO + n * PAGE_SIZE).
     docs/semantics.md POST-CHECKS: INVALID_PARAMETER inline, no CQE; the MR's tokens grant
     nothing; the correct base then registers."""
@@ -622,7 +626,7 @@ def test_fast_register_base_not_fbo_aligned(open_adapter, shift):
 
 @pytest.mark.rule("FRMR-LENGTH-BEYOND-PAGES")
 @pytest.mark.digest("1.7")
-def test_fast_register_length_beyond_pages(open_adapter):
+def test_fast_register_length_beyond_pages(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkFastRegister: Length <= AdapterPageCount * PAGE_SIZE - FBO).
     docs/semantics.md POST-CHECKS: one byte more -> INVALID_PARAMETER inline, no CQE; exactly
     the maximum registers."""
@@ -643,7 +647,7 @@ def test_fast_register_length_beyond_pages(open_adapter):
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("flag", [OpFlag.ALLOW_REMOTE_READ, OpFlag.ALLOW_REMOTE_WRITE],
                          ids=["remote-read", "remote-write"])
-def test_fast_register_remote_flags_without_remote_access(open_adapter, flag):
+def test_fast_register_remote_flags_without_remote_access(open_adapter: OpenAdapter, flag: OpFlag) -> None:
     """digest 1.7 (NdkFastRegister: ACCESS_VIOLATION when remote flags are requested but the
     MR was not initialized with RemoteAccess), 3.4 (no CQE). The same MR then registers for
     local access."""
@@ -662,7 +666,7 @@ def test_fast_register_remote_flags_without_remote_access(open_adapter, flag):
 
 @pytest.mark.rule("FRMR-LOCAL-WITHOUT-REMOTE-ACCESS")
 @pytest.mark.digest("1.7")
-def test_fast_register_local_write_without_remote_access(open_adapter):
+def test_fast_register_local_write_without_remote_access(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkFastRegister: ACCESS_VIOLATION only when *remote* flags are requested on
     an MR initialized without RemoteAccess), 2.5 (ALLOW_LOCAL_WRITE 0x010 is documented for
     FastRegister; ALLOW_REMOTE_WRITE 0x030 merely includes its bit): ALLOW_LOCAL_WRITE alone
@@ -686,7 +690,7 @@ def test_fast_register_local_write_without_remote_access(open_adapter):
 
 @pytest.mark.rule("FRMR-INVALIDATE")
 @pytest.mark.digest("1.7")
-def test_invalidated_fast_register_token_fails(open_adapter):
+def test_invalidated_fast_register_token_fails(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkInvalidate of a fast-registered MR): INVALIDATE completes SUCCESS; the
     MR's remote token then grants nothing: a write -> ACCESS_VIOLATION (docs/semantics.md
     DATA-STATUS), the mapped buffer unchanged."""
@@ -704,7 +708,7 @@ def test_invalidated_fast_register_token_fails(open_adapter):
 
 @pytest.mark.rule("FRMR-REREGISTER")
 @pytest.mark.digest("1.7")
-def test_fast_register_again_after_invalidate(open_adapter):
+def test_fast_register_again_after_invalidate(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkInvalidate, NdkFastRegister): FastRegister, Invalidate, FastRegister
     onto new pages works, and the MR's token then reaches the new pages only. A further
     FastRegister without Invalidate completes INVALID_DEVICE_REQUEST (docs/semantics.md
@@ -732,7 +736,7 @@ def test_fast_register_again_after_invalidate(open_adapter):
 
 @pytest.mark.rule("FRMR-INVALIDATE-NORMAL-MR")
 @pytest.mark.digest("1.7")
-def test_invalidate_normally_registered_mr(open_adapter):
+def test_invalidate_normally_registered_mr(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkInvalidate: an MR passed here must have been fast-registered, never
     normally registered). docs/semantics.md DATA-STATUS: the Invalidate is accepted inline
     and completes INVALID_DEVICE_REQUEST; the normal registration is untouched (same token,
@@ -748,7 +752,7 @@ def test_invalidate_normally_registered_mr(open_adapter):
 
 @pytest.mark.rule("FRMR-SEND-AND-INVALIDATE")
 @pytest.mark.digest("2.3")
-def test_send_and_invalidate_of_fast_registered_token(open_adapter):
+def test_send_and_invalidate_of_fast_registered_token(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkSendAndInvalidate; sender Type SEND), 2.3 (receiver Type
     RECEIVE_AND_INVALIDATE, TypeSpecificCompletionOutput = the invalidated token): the message
     arrives; the peer's fast-registered token then grants nothing (ACCESS_VIOLATION)."""
@@ -772,7 +776,7 @@ def test_send_and_invalidate_of_fast_registered_token(open_adapter):
 
 @pytest.mark.rule("FRMR-SEND-AND-INVALIDATE-PLAIN-RESULTS")
 @pytest.mark.digest("3.2")
-def test_receive_and_invalidate_through_get_results(open_adapter):
+def test_receive_and_invalidate_through_get_results(open_adapter: OpenAdapter) -> None:
     """digest 3.2: a ReceiveAndInvalidate completion must still be retrievable with
     NdkGetCqResults (status, bytes, contexts); the token is still invalidated, and a later
     NdkInvalidate of it fails (INVALID_DEVICE_REQUEST, docs/semantics.md DATA-STATUS)."""
@@ -793,7 +797,7 @@ def test_receive_and_invalidate_through_get_results(open_adapter):
 
 @pytest.mark.rule("READ-LOCAL-INVALIDATE")
 @pytest.mark.digest("1.7")
-def test_read_with_local_invalidate(open_adapter):
+def test_read_with_local_invalidate(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkRead with NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE and the adapter flag
     set: a successful completion invalidates the first SGE's buffer/token), 2.1: the read's
     bytes land in the fast-registered sink; a later read into the same token fails
@@ -819,7 +823,7 @@ def test_read_with_local_invalidate(open_adapter):
 
 @pytest.mark.rule("PRIVILEGED-SEND-SOURCE")
 @pytest.mark.digest("2.4")
-def test_privileged_token_send_source(open_adapter):
+def test_privileged_token_send_source(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (NdkGetPrivilegedMemoryRegionToken: logical addresses from BuildLAM without
     registration), 2.4 (the privileged token implies a LogicalAddress): a Send from a LAM's
     logical address under the privileged token delivers the buffer's bytes."""
@@ -838,7 +842,7 @@ def test_privileged_token_send_source(open_adapter):
 
 @pytest.mark.rule("PRIVILEGED-RECEIVE-SINK")
 @pytest.mark.digest("2.4")
-def test_privileged_token_receive_sink(open_adapter):
+def test_privileged_token_receive_sink(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (the privileged token gives LOCAL_READ and LOCAL_WRITE), 2.4: a receive
     into a LAM logical address under the privileged token gets the message in the buffer."""
     a, b = pair(open_adapter)
@@ -856,7 +860,7 @@ def test_privileged_token_receive_sink(open_adapter):
 
 @pytest.mark.rule("PRIVILEGED-WRITE-SOURCE")
 @pytest.mark.digest("2.4")
-def test_privileged_token_write_source(open_adapter):
+def test_privileged_token_write_source(open_adapter: OpenAdapter) -> None:
     """digest 1.2, 2.4: an RDMA Write whose local SGE is a LAM logical address under the
     privileged token moves the buffer's bytes to the peer."""
     a, b = pair(open_adapter)
@@ -871,7 +875,7 @@ def test_privileged_token_write_source(open_adapter):
 
 @pytest.mark.rule("PRIVILEGED-NOT-REMOTE")
 @pytest.mark.digest("1.2")
-def test_privileged_token_never_remote(open_adapter):
+def test_privileged_token_never_remote(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (the privileged token must never allow remote access). docs/semantics.md
     DATA-STATUS: used as the remote token of a write -> ACCESS_VIOLATION; the LAM buffer is
     unchanged."""
@@ -888,7 +892,7 @@ def test_privileged_token_never_remote(open_adapter):
 
 @pytest.mark.rule("PRIVILEGED-RELEASED-LAM")
 @pytest.mark.digest("1.1")
-def test_logical_address_after_release_lam(open_adapter):
+def test_logical_address_after_release_lam(open_adapter: OpenAdapter) -> None:
     """digest 1.1 (NdkReleaseLAM ends the mapping), 2.4. docs/semantics.md DATA-STATUS: a
     local SGE naming a released logical address under the privileged token ->
     ACCESS_VIOLATION; no byte reaches the peer."""
@@ -911,7 +915,7 @@ def test_logical_address_after_release_lam(open_adapter):
 
 @pytest.mark.rule("DEFER-FAST-REGISTER-EXAMPLE")
 @pytest.mark.digest("3.4")
-def test_deferred_fast_register_then_inline_failure(open_adapter):
+def test_deferred_fast_register_then_inline_failure(open_adapter: OpenAdapter) -> None:
     """digest 3.4, worked example: FR(DEFER) succeeds inline, then FR(DEFER) fails inline
     (BaseVirtualAddress not FBO-aligned: INVALID_PARAMETER). The first FR must still complete
     to the CQ -- and its registration works; the second produces no CQE."""

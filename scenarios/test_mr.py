@@ -1,10 +1,13 @@
 """NDK_MR: NdkCreateMr, NdkRegisterMr, NdkDeregisterMr, NdkInitializeFastRegisterMr and the
 token getters (digest 1.2, 1.4, 2.6)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import MrFlag, Status
+from ndk.testing import OpenAdapter
 
 from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_create_failed,
                               expect_created, expect_request)
@@ -12,13 +15,13 @@ from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_creat
 PAGE = 4096
 
 
-def assert_unregistered(mr):
+def assert_unregistered(mr: ndk.Mr) -> None:
     """docs/semantics.md: TOKENS (0 before register/initialize, 0 after deregister)."""
     assert mr.local_token == 0
     assert mr.remote_token == 0
 
 
-def assert_registered(mr):
+def assert_registered(mr: ndk.Mr) -> None:
     """docs/semantics.md: TOKENS (non-zero once registered).  Local and remote token may be
     the same value (verbs devices use one key for both; the digest does not ask for two)."""
     assert mr.local_token != 0
@@ -34,7 +37,7 @@ def assert_registered(mr):
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("fast_register", [False, True], ids=["normal", "fast-register"])
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_mr(open_adapter, mode, fast_register):
+def test_create_mr(open_adapter: OpenAdapter, mode: str, fast_register: bool) -> None:
     """digest 1.2 (NdkCreateMr, FastRegister TRUE or FALSE), 1.0: SUCCESS inline or PENDING
     then one completion; the MR is not yet registered (tokens 0, docs/semantics.md:
     TOKENS)."""
@@ -49,7 +52,7 @@ def test_create_mr(open_adapter, mode, fast_register):
 @pytest.mark.rule("MR-CREATE-RESOURCES")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_mr_insufficient_resources(adapter, pd, how):
+def test_create_mr_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, how: str) -> None:
     """digest 1.2: NdkCreateMr fails with INSUFFICIENT_RESOURCES inline or asynchronously;
     no MR; the next create succeeds."""
     adapter.knobs.fail("NdkCreateMr", Status.INSUFFICIENT_RESOURCES, mode=how)
@@ -63,7 +66,7 @@ def test_create_mr_insufficient_resources(adapter, pd, how):
 @pytest.mark.rule("MR-REGISTER")
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_register(open_adapter, mode, buffer):
+def test_register(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> None:
     """digest 1.4 (NdkRegisterMr): SUCCESS inline or PENDING then one completion; the
     tokens are valid after the register completes (docs/semantics.md: TOKENS)."""
     adapter = open_adapter(request_mode=mode)
@@ -78,7 +81,7 @@ def test_register(open_adapter, mode, buffer):
 
 @pytest.mark.rule("MR-REGISTER-MDL-CHAIN")
 @pytest.mark.digest("1.4")
-def test_register_contiguous_mdl_chain(pd, buffer):
+def test_register_contiguous_mdl_chain(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4: an MDL chain whose elements are virtually contiguous registers as one
     range."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -90,7 +93,7 @@ def test_register_contiguous_mdl_chain(pd, buffer):
 
 @pytest.mark.rule("MR-REGISTER-PARTIAL-LENGTH")
 @pytest.mark.digest("1.4")
-def test_register_length_shorter_than_mdl(pd, buffer):
+def test_register_length_shorter_than_mdl(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4: NdkRegisterMr registers Length bytes of the MDL chain; a Length below the
     chain's total is valid."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -105,7 +108,8 @@ def test_register_length_shorter_than_mdl(pd, buffer):
     [(0, PAGE), (PAGE // 2, PAGE)],
     [(PAGE, PAGE), (0, PAGE)],
 ], ids=["gap", "overlap", "backwards"])
-def test_register_noncontiguous_mdl(pd, buffer, segments):
+def test_register_noncontiguous_mdl(pd: ndk.Pd, buffer: bytearray,
+                                    segments: list[tuple[int, int]]) -> None:
     """digest 1.4: INVALID_PARAMETER when the MDL range is not virtually contiguous
     (docs/semantics.md: MR-LENGTH, a gap or an overlap). The failed register leaves the MR
     unregistered (tokens 0) and a valid register then succeeds."""
@@ -120,7 +124,7 @@ def test_register_noncontiguous_mdl(pd, buffer, segments):
 @pytest.mark.rule("MR-REGISTER-LENGTH")
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("length", [0, 64 * 1024 + 1], ids=["zero", "beyond-mdl"])
-def test_register_invalid_length(pd, buffer, length):
+def test_register_invalid_length(pd: ndk.Pd, buffer: bytearray, length: int) -> None:
     """digest 1.4 is silent. docs/semantics.md: MR-LENGTH (length 0 or beyond the MDL chain)
     -> INVALID_PARAMETER; tokens stay 0; a valid register then succeeds."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -133,7 +137,7 @@ def test_register_invalid_length(pd, buffer, length):
 
 @pytest.mark.rule("MR-REGISTER-MAX-SIZE")
 @pytest.mark.digest("1.4")
-def test_register_above_max_registration_size(open_adapter, buffer):
+def test_register_above_max_registration_size(open_adapter: OpenAdapter, buffer: bytearray) -> None:
     """digest 2.1 (MaxRegistrationSize: max bytes in one registration), 4.2 (ND2
     MR::Register INVALID_PARAMETER > MaxRegistrationSize). docs/semantics.md: MR-LENGTH."""
     adapter = open_adapter(max_registration_size=8 * PAGE)
@@ -149,7 +153,7 @@ def test_register_above_max_registration_size(open_adapter, buffer):
 @pytest.mark.rule("MR-REGISTER-UNKNOWN-FLAGS")
 @pytest.mark.digest("2.6")
 @pytest.mark.parametrize("flags", [0x10, 0x80000000])
-def test_register_unknown_flags(pd, buffer, flags):
+def test_register_unknown_flags(pd: ndk.Pd, buffer: bytearray, flags: int) -> None:
     """digest 2.6 lists NDK_MR_FLAG_* (0x1, 0x2, 0x5, 0x8). docs/semantics.md: MR-LENGTH
     (unknown flag bits -> INVALID_PARAMETER). Tokens stay 0."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -166,7 +170,7 @@ def test_register_unknown_flags(pd, buffer, flags):
     0x5,  # NDK_MR_FLAG_ALLOW_REMOTE_WRITE (includes LOCAL_WRITE)
     MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ | 0x5 | MrFlag.RDMA_READ_SINK,
 ], ids=["local-read", "local-write", "remote-read", "remote-write", "all"])
-def test_register_documented_flags(pd, buffer, flags):
+def test_register_documented_flags(pd: ndk.Pd, buffer: bytearray, flags: int | MrFlag) -> None:
     """digest 2.6, 1.4: every documented NDK_MR_FLAG combination registers; when
     RDMA_READ_SINK_NOT_REQUIRED is set the provider must not fail because RDMA_READ_SINK
     is present."""
@@ -177,7 +181,7 @@ def test_register_documented_flags(pd, buffer, flags):
 
 @pytest.mark.rule("MR-REGISTER-TWICE")
 @pytest.mark.digest("1.4")
-def test_register_twice(mr, buffer):
+def test_register_twice(mr: ndk.Mr, buffer: bytearray) -> None:
     """docs/semantics.md: MR-STATE (register on a registered MR -> INVALID_DEVICE_STATE).
     The first registration is untouched."""
     local, remote = mr.local_token, mr.remote_token
@@ -188,7 +192,7 @@ def test_register_twice(mr, buffer):
 @pytest.mark.rule("MR-REGISTER-RESOURCES")
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_register_insufficient_resources(adapter, pd, buffer, how):
+def test_register_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, buffer: bytearray, how: str) -> None:
     """digest 1.4: NdkRegisterMr fails with INSUFFICIENT_RESOURCES inline or asynchronously
     (PENDING, then one completion with the status); the MR stays unregistered and a retry
     succeeds."""
@@ -203,7 +207,7 @@ def test_register_insufficient_resources(adapter, pd, buffer, how):
 @pytest.mark.rule("MR-DEREGISTER")
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_deregister(open_adapter, mode, buffer):
+def test_deregister(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> None:
     """digest 1.4 (NdkDeregisterMr): SUCCESS inline or PENDING then one completion; tokens
     are 0 again (docs/semantics.md: TOKENS) and the MR can be registered again."""
     adapter = open_adapter(request_mode=mode)
@@ -218,7 +222,7 @@ def test_deregister(open_adapter, mode, buffer):
 
 @pytest.mark.rule("MR-DEREGISTER-UNREGISTERED")
 @pytest.mark.digest("1.4")
-def test_deregister_unregistered(pd):
+def test_deregister_unregistered(pd: ndk.Pd) -> None:
     """docs/semantics.md: MR-STATE (deregister on an unregistered MR ->
     INVALID_DEVICE_STATE); the MR can still be registered."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -229,7 +233,7 @@ def test_deregister_unregistered(pd):
 @pytest.mark.rule("MR-DEREGISTER-FAILURE")
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_deregister_failure_keeps_registration(adapter, mr, how):
+def test_deregister_failure_keeps_registration(adapter: ndk.Adapter, mr: ndk.Mr, how: str) -> None:
     """digest 1.4: NdkDeregisterMr may fail ("other"); a failed deregister, inline or through
     the completion, leaves the registration and its tokens in place."""
     local, remote = mr.local_token, mr.remote_token
@@ -247,7 +251,7 @@ def test_deregister_failure_keeps_registration(adapter, mr, how):
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("remote_access", [False, True], ids=["local", "remote"])
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_initialize_fast_register(open_adapter, mode, remote_access):
+def test_initialize_fast_register(open_adapter: OpenAdapter, mode: str, remote_access: bool) -> None:
     """digest 1.4 (NdkInitializeFastRegisterMr on an MR created with FastRegister TRUE):
     SUCCESS inline or PENDING then one completion; tokens valid afterwards
     (docs/semantics.md: TOKENS)."""
@@ -261,7 +265,7 @@ def test_initialize_fast_register(open_adapter, mode, remote_access):
 
 @pytest.mark.rule("MR-FRMR-PAGE-LIMIT")
 @pytest.mark.digest("1.4")
-def test_initialize_fast_register_too_many_pages(open_adapter):
+def test_initialize_fast_register_too_many_pages(open_adapter: OpenAdapter) -> None:
     """digest 1.4: STATUS_IMPLEMENTATION_LIMIT when AdapterPageCount is not supported.
     docs/semantics.md: FRMR-LIMIT (> max_registration_size // 4096). The MR stays
     uninitialized and a supported count then succeeds."""
@@ -276,7 +280,7 @@ def test_initialize_fast_register_too_many_pages(open_adapter):
 
 @pytest.mark.rule("MR-FRMR-ZERO-PAGES")
 @pytest.mark.digest("1.4")
-def test_initialize_fast_register_zero_pages(pd):
+def test_initialize_fast_register_zero_pages(pd: ndk.Pd) -> None:
     """docs/semantics.md: FRMR-LIMIT (AdapterPageCount 0 -> INVALID_PARAMETER)."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
     expect_request(mr.initialize_fast_register_mr(0), "inline", Status.INVALID_PARAMETER)
@@ -286,7 +290,7 @@ def test_initialize_fast_register_zero_pages(pd):
 
 @pytest.mark.rule("MR-FRMR-INITIALIZE-TWICE")
 @pytest.mark.digest("1.4")
-def test_initialize_fast_register_twice(pd):
+def test_initialize_fast_register_twice(pd: ndk.Pd) -> None:
     """docs/semantics.md: MR-STATE (initialize twice -> INVALID_DEVICE_STATE); the first
     initialization's tokens are kept."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
@@ -299,7 +303,7 @@ def test_initialize_fast_register_twice(pd):
 @pytest.mark.rule("MR-FRMR-INITIALIZE-FAILURE")
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_initialize_fast_register_async_failure(adapter, pd, how):
+def test_initialize_fast_register_async_failure(adapter: ndk.Adapter, pd: ndk.Pd, how: str) -> None:
     """digest 1.4: IMPLEMENTATION_LIMIT reported inline or through the completion (PENDING,
     then exactly one completion); the MR stays uninitialized and a retry succeeds."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
@@ -312,7 +316,7 @@ def test_initialize_fast_register_async_failure(adapter, pd, how):
 
 @pytest.mark.rule("MR-KIND-REGISTER-ON-FRMR")
 @pytest.mark.digest("1.4")
-def test_register_on_fast_register_mr(pd, buffer):
+def test_register_on_fast_register_mr(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4: NdkRegisterMr only on an MR created with FastRegister = FALSE.
     docs/semantics.md: MR-KIND (register / register_mr / deregister on a fast-register MR
     -> INVALID_PARAMETER). The MR can still be initialized for fast registration."""
@@ -326,7 +330,7 @@ def test_register_on_fast_register_mr(pd, buffer):
 
 @pytest.mark.rule("MR-KIND-INITIALIZE-ON-NORMAL")
 @pytest.mark.digest("1.4")
-def test_initialize_on_normal_mr(pd, buffer):
+def test_initialize_on_normal_mr(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4: NdkInitializeFastRegisterMr needs an MR created with FastRegister = TRUE.
     docs/semantics.md: MR-KIND -> INVALID_PARAMETER. The MR can still be registered."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -338,7 +342,7 @@ def test_initialize_on_normal_mr(pd, buffer):
 
 @pytest.mark.rule("MR-TOKENS-UNIQUE")
 @pytest.mark.digest("1.4")
-def test_tokens_differ_between_regions(pd, buffer):
+def test_tokens_differ_between_regions(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4, 2.4: a token names one registered region: two live registrations never
     share a local or a remote token. docs/semantics.md: TOKENS."""
     first = pd.create_mr().get(timeout=TIMEOUT)

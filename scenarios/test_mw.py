@@ -1,9 +1,12 @@
 """NDK_MW: NdkCreateMw, NdkCloseMw (digest 1.2, 1.5)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import Status
+from ndk.testing import OpenAdapter
 
 from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_closed,
                               expect_create_failed, expect_created)
@@ -12,7 +15,7 @@ from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_close
 @pytest.mark.rule("MW-CREATE")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_mw(open_adapter, mode):
+def test_create_mw(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.2 (NdkCreateMw), 1.0: SUCCESS inline or PENDING then exactly one completion
     with SUCCESS and the MW (object type Mw 5)."""
     adapter = open_adapter(create_mode=mode)
@@ -24,7 +27,7 @@ def test_create_mw(open_adapter, mode):
 @pytest.mark.rule("MW-CREATE-RESOURCES")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_mw_insufficient_resources(adapter, pd, how):
+def test_create_mw_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, how: str) -> None:
     """digest 1.2: NdkCreateMw fails with INSUFFICIENT_RESOURCES inline or asynchronously;
     no MW; the next create succeeds."""
     adapter.knobs.fail("NdkCreateMw", Status.INSUFFICIENT_RESOURCES, mode=how)
@@ -34,7 +37,7 @@ def test_create_mw_insufficient_resources(adapter, pd, how):
 
 @pytest.mark.rule("MW-CLOSE")
 @pytest.mark.digest("1.5")
-def test_close_unbound_mw(pd):
+def test_close_unbound_mw(pd: ndk.Pd) -> None:
     """digest 1.0, 1.5: closing an MW that was never bound returns STATUS_SUCCESS with no
     close completion; using it afterwards raises ndk.ObjectClosedError."""
     mw = pd.create_mw().get(timeout=TIMEOUT)
@@ -46,7 +49,7 @@ def test_close_unbound_mw(pd):
 
 @pytest.mark.rule("MW-MANY")
 @pytest.mark.digest("1.2")
-def test_many_windows_on_one_pd(pd):
+def test_many_windows_on_one_pd(pd: ndk.Pd) -> None:
     """digest 1.2: a PD holds any number of MWs (no cap configured); each is a distinct
     object, and closing one leaves the others open."""
     windows = [pd.create_mw().get(timeout=TIMEOUT) for _ in range(8)]

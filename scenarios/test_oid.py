@@ -6,6 +6,8 @@ Each ``open_adapter`` opens an adapter on a miniport of its own, so a query sees
 objects and the traffic of the adapters a scenario opened there.
 """
 
+from __future__ import annotations
+
 import os
 
 import pytest
@@ -14,6 +16,7 @@ pytest.register_assert_rewrite("connection_support")  # before the import below
 
 import ndk  # noqa: E402
 from ndk import MrFlag, Oid, RdmaTechnology, Status  # noqa: E402
+from ndk.testing import OpenAdapter  # noqa: E402
 
 from scenario_support import TIMEOUT, expect_closed  # noqa: E402
 from connection_support import (CLIENT, SERVER, UNOWNED, connections,  # noqa: E402
@@ -34,33 +37,33 @@ OID_GEN_SUPPORTED_LIST = 0x00010101
 
 
 @pytest.fixture
-def adapter(open_adapter):
+def adapter(open_adapter: OpenAdapter) -> ndk.Adapter:
     """One adapter at SERVER (knob address=; these scenarios need to know its address, so they
     skip on a provider without knobs).  Overrides the plugin's ``adapter``."""
     return open_adapter(address=SERVER)
 
 
 @pytest.fixture
-def pair(open_adapter):
+def pair(open_adapter: OpenAdapter) -> tuple[ndk.Adapter, ndk.Adapter]:
     """Two adapters, each on its own miniport: (client at CLIENT, server at SERVER)."""
     return open_adapter(address=CLIENT), open_adapter(address=SERVER)
 
 
-def rows_per_endpoint(adapter):
+def rows_per_endpoint(adapter: ndk.Adapter) -> int:
     """digest 3.7: an adapter whose ND connections map onto TCP connections (iWARP) lists each
     connection and local endpoint as an ND/TCP pair of entries; any other lists one entry."""
     return 2 if adapter.query_info().rdma_technology == RdmaTechnology.IWARP else 1
 
 
-def table_size(entry_size, count):
+def table_size(entry_size: int, count: int) -> int:
     return TABLE_HEADER + entry_size * count
 
 
-def frames(payload):
+def frames(payload: int) -> int:
     return max(1, -(-payload // FRAME_PAYLOAD))
 
 
-def octets(payload):
+def octets(payload: int) -> int:
     return payload + FRAME_OVERHEAD * frames(payload)
 
 
@@ -69,7 +72,7 @@ def octets(payload):
 
 @pytest.mark.rule("OID-CONNECTIONS-EMPTY")
 @pytest.mark.digest("3.7")
-def test_connections_of_idle_miniport(adapter):
+def test_connections_of_idle_miniport(adapter: ndk.Adapter) -> None:
     """digest 3.7 (NDIS_NDK_CONNECTIONS: Header Rev 1, Size = FIELD_OFFSET(Connections[n])):
     with no connection, Count 0, no entries and Header.Size 16; the soft RNIC is iWARP, so
     its ND connections are mapped to TCP connections. A listener and an idle connector are not
@@ -78,6 +81,7 @@ def test_connections_of_idle_miniport(adapter):
     connector = new_connector(adapter)
     result = adapter.query_oid(Oid.NDK_CONNECTIONS)
     assert result.status == Status.SUCCESS
+    assert result.header is not None
     assert (result.header.revision, result.header.size) == (REVISION_1, TABLE_HEADER)
     assert (result.count, result.entries) == (0, [])
     assert result.bytes_written == TABLE_HEADER
@@ -88,7 +92,7 @@ def test_connections_of_idle_miniport(adapter):
 
 @pytest.mark.rule("OID-CONNECTIONS-PAIRS")
 @pytest.mark.digest("3.7")
-def test_connections_entries_come_in_pairs(pair):
+def test_connections_entries_come_in_pairs(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7 (mapped to TCP: even entries the ND 4-tuple, odd entries the TCP 4-tuple;
     only even entries carry UserModeOwner and OwnerPid). docs/semantics.md: OID-OWNER
     (UserModeOwner FALSE, OwnerPid the process id; the TCP rows carry neither). Each miniport
@@ -101,6 +105,7 @@ def test_connections_entries_come_in_pairs(pair):
         remote = side.connector.get_peer_address()
         assert result.mapped_to_tcp is True
         assert result.count == 2
+        assert result.header is not None
         assert result.header.size == table_size(CONNECTION_ENTRY, 2)
         assert result.bytes_written == table_size(CONNECTION_ENTRY, 2)
         assert result.entries == [
@@ -111,13 +116,14 @@ def test_connections_entries_come_in_pairs(pair):
 
 @pytest.mark.rule("OID-CONNECTIONS-LOOPBACK")
 @pytest.mark.digest("3.7")
-def test_connections_of_loopback_connection(adapter):
+def test_connections_of_loopback_connection(adapter: ndk.Adapter) -> None:
     """digest 3.7: a loopback connection has both ends on one miniport: four entries, an
     ND/TCP pair for each end, each pair with its own local/remote."""
     host = SERVER
     a, b = establish(adapter, adapter, (host, 7402))
     result = connections(adapter)
     assert result.count == 4
+    assert result.header is not None
     assert result.header.size == table_size(CONNECTION_ENTRY, 4)
     ends = {(a.connector.get_local_address(), a.connector.get_peer_address()),
             (b.connector.get_local_address(), b.connector.get_peer_address())}
@@ -130,7 +136,7 @@ def test_connections_of_loopback_connection(adapter):
 
 @pytest.mark.rule("OID-CONNECTIONS-NOT-MAPPED")
 @pytest.mark.digest("3.7")
-def test_connections_not_mapped_to_tcp(open_adapter):
+def test_connections_not_mapped_to_tcp(open_adapter: OpenAdapter) -> None:
     """digest 3.7: when ND connections are not mapped onto TCP connections (a RoCEv2 RNIC:
     knob rdma_technology), each connection is one entry, with owner, and the flag is FALSE."""
     client = open_adapter(address=CLIENT, rdma_technology=int(RdmaTechnology.ROCEV2))
@@ -139,6 +145,7 @@ def test_connections_not_mapped_to_tcp(open_adapter):
     result = connections(client)
     assert result.mapped_to_tcp is False
     assert result.count == 1
+    assert result.header is not None
     assert result.header.size == table_size(CONNECTION_ENTRY, 1)
     assert result.entries == [ndk.ConnectionEntry(a.connector.get_local_address(),
                                                   a.connector.get_peer_address(), False,
@@ -147,7 +154,7 @@ def test_connections_not_mapped_to_tcp(open_adapter):
 
 @pytest.mark.rule("OID-CONNECTIONS-HEADER-SIZE-CAP")
 @pytest.mark.digest("3.7")
-def test_connections_header_size_is_capped(adapter):
+def test_connections_header_size_is_capped(adapter: ndk.Adapter) -> None:
     """digest 3.7 (Header.Size = min(MAXUSHORT, FIELD_OFFSET(Connections[n]))): with 1024
     entries (256 loopback connections, four entries each) Header.Size is 65535 while Count,
     BytesNeeded and BytesWritten give the full 16 + 64 * 1024 bytes."""
@@ -162,6 +169,7 @@ def test_connections_header_size_is_capped(adapter):
         connector = new_connector(adapter)
         connect = connector.connect(qps[0], (host, 7404))
         passive = listener.next_connection(timeout=TIMEOUT)
+        assert passive is not None
         accepted = passive.accept(qps[1])
         held.append((qps, connector, passive))
         assert connect.wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -170,6 +178,7 @@ def test_connections_header_size_is_capped(adapter):
     full = table_size(CONNECTION_ENTRY, 1024)
     result = connections(adapter)
     assert result.count == 1024
+    assert result.header is not None
     assert result.header.size == 0xFFFF
     assert (result.bytes_needed, result.bytes_written, len(result.raw)) == (full, full, full)
     assert len(result.entries) == 1024
@@ -177,7 +186,7 @@ def test_connections_header_size_is_capped(adapter):
 
 @pytest.mark.rule("OID-CONNECTIONS-DISCONNECT")
 @pytest.mark.digest("3.7")
-def test_connections_gone_after_disconnect(pair):
+def test_connections_gone_after_disconnect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7, 3.6: a disconnected connection is no longer listed, on either miniport,
     although both connectors are still open."""
     client, server = pair
@@ -187,13 +196,14 @@ def test_connections_gone_after_disconnect(pair):
     assert b.connector.wait_disconnect(timeout=TIMEOUT) is not None
     for adapter in pair:
         result = connections(adapter)
+        assert result.header is not None
         assert (result.count, result.entries, result.header.size) == (0, [], TABLE_HEADER)
     assert a.connector.is_open and b.connector.is_open
 
 
 @pytest.mark.rule("OID-CONNECTIONS-CLOSE")
 @pytest.mark.digest("3.7")
-def test_connections_gone_after_close(pair):
+def test_connections_gone_after_close(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7, 3.1: closing a connected connector removes the connection from both
     miniports' tables; another connection stays listed."""
     client, server = pair
@@ -216,7 +226,7 @@ def test_connections_gone_after_close(pair):
 @pytest.mark.parametrize("oid", [Oid.NDK_CONNECTIONS, Oid.NDK_LOCAL_ENDPOINTS,
                                  Oid.NDK_STATISTICS],
                          ids=["connections", "local-endpoints", "statistics"])
-def test_query_buffer_too_short(pair, oid):
+def test_query_buffer_too_short(pair: tuple[ndk.Adapter, ndk.Adapter], oid: Oid) -> None:
     """docs/semantics.md: OID-SIZE (NDIS query conventions): a 0-length buffer and one a byte
     too short answer NDIS_STATUS_BUFFER_TOO_SHORT with BytesNeeded and nothing written; a
     buffer of BytesNeeded bytes then succeeds with BytesWritten == BytesNeeded."""
@@ -240,7 +250,7 @@ def test_query_buffer_too_short(pair, oid):
 
 @pytest.mark.rule("OID-BUFFER-LARGER")
 @pytest.mark.digest("3.7")
-def test_query_with_larger_buffer(pair):
+def test_query_with_larger_buffer(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: OID-SIZE: a buffer larger than needed succeeds; BytesWritten is the
     table's size, not the buffer's."""
     client, server = pair
@@ -258,7 +268,7 @@ def test_query_with_larger_buffer(pair):
 
 @pytest.mark.rule("OID-LOCAL-ENDPOINTS")
 @pytest.mark.digest("3.7")
-def test_local_endpoints_of_listener_and_shared_endpoint(adapter):
+def test_local_endpoints_of_listener_and_shared_endpoint(adapter: ndk.Adapter) -> None:
     """digest 3.7 (NDIS_NDK_LOCAL_ENDPOINTS: entries {Local, UserModeOwner, Listener (FALSE:
     a shared endpoint), OwnerPid}, paired like the connections table). docs/semantics.md:
     OID-OWNER. A listener that is not listening yet is not an endpoint. (Pairs on iWARP; one
@@ -266,6 +276,7 @@ def test_local_endpoints_of_listener_and_shared_endpoint(adapter):
     host = SERVER
     idle = adapter.create_listener().get(timeout=TIMEOUT)   # not listening: not listed
     empty = local_endpoints(adapter)
+    assert empty.header is not None
     assert (empty.count, empty.entries, empty.header.size) == (0, [], TABLE_HEADER)
     listener = listening(adapter, (host, 7420))
     endpoint = adapter.create_shared_endpoint((host, 7421)).get(timeout=TIMEOUT)
@@ -273,9 +284,11 @@ def test_local_endpoints_of_listener_and_shared_endpoint(adapter):
     rows = rows_per_endpoint(adapter)
     assert result.mapped_to_tcp is (rows == 2)
     assert result.count == 2 * rows
+    assert result.header is not None
     assert result.header.revision == REVISION_1
+    assert result.header is not None
     assert result.header.size == table_size(LOCAL_ENDPOINT_ENTRY, 2 * rows)
-    groups = sorted((result.entries[i:i + rows] for i in (0, rows)), key=lambda p: p[0].local)
+    groups = sorted((result.entries[i:i + rows] for i in (0, rows)), key=lambda p: tuple(p[0].local))
     pid = os.getpid()
     assert groups == [
         [ndk.LocalEndpointEntry((host, 7420), False, True, pid),
@@ -288,7 +301,7 @@ def test_local_endpoints_of_listener_and_shared_endpoint(adapter):
 
 @pytest.mark.rule("OID-LOCAL-ENDPOINTS-CLOSE")
 @pytest.mark.digest("3.7")
-def test_local_endpoints_gone_after_close(adapter):
+def test_local_endpoints_gone_after_close(adapter: ndk.Adapter) -> None:
     """digest 3.7, 3.5: a closed listener or shared endpoint is no longer listed; the other
     stays."""
     host = SERVER
@@ -309,7 +322,7 @@ def test_local_endpoints_gone_after_close(adapter):
 
 @pytest.mark.rule("OID-STATISTICS-LAYOUT")
 @pytest.mark.digest("3.7")
-def test_statistics_header_and_reserved_counters(pair):
+def test_statistics_header_and_reserved_counters(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7 (NDIS_NDK_STATISTICS_INFO: Header Type DEFAULT, Rev 1; Reserved01..20 must
     be 0): on a fresh miniport every counter is 0; after traffic the reserved ones still are."""
     client, server = pair
@@ -317,6 +330,7 @@ def test_statistics_header_and_reserved_counters(pair):
     assert result.status == Status.SUCCESS
     assert result.header == ndk.OidHeader(NDIS_OBJECT_TYPE_DEFAULT, REVISION_1, STATISTICS_SIZE)
     assert result.bytes_written == STATISTICS_SIZE
+    assert result.counters is not None
     assert set(result.counters.values()) == {0}
     a, b = establish(client, server, (SERVER, 7430))
     transfer(a, b, b"x" * 100)
@@ -326,7 +340,7 @@ def test_statistics_header_and_reserved_counters(pair):
 
 @pytest.mark.rule("OID-STATISTICS-CONNECT-ACCEPT")
 @pytest.mark.digest("3.7")
-def test_statistics_connect_accept_active(pair):
+def test_statistics_connect_accept_active(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7 (Connect, Accept, ActiveConnection). docs/semantics.md: OID-COUNTERS:
     Connect counts connections established actively (the client's miniport), Accept passively
     (the server's); ActiveConnection is 1 on each while connected and back to 0 after the
@@ -346,7 +360,7 @@ def test_statistics_connect_accept_active(pair):
 
 @pytest.mark.rule("OID-STATISTICS-LOOPBACK")
 @pytest.mark.digest("3.7")
-def test_statistics_loopback_counts_both_ends(adapter):
+def test_statistics_loopback_counts_both_ends(adapter: ndk.Adapter) -> None:
     """docs/semantics.md: OID-COUNTERS: a loopback connection is established actively and
     passively on the same miniport: Connect 1, Accept 1, ActiveConnection 2."""
     a, b = establish(adapter, adapter, (SERVER, 7432))
@@ -359,7 +373,7 @@ def test_statistics_loopback_counts_both_ends(adapter):
 @pytest.mark.rule("OID-STATISTICS-CONNECT-FAILURE")
 @pytest.mark.digest("3.7")
 @pytest.mark.parametrize("failure", ["refused", "unreachable", "rejected", "timed-out"])
-def test_statistics_connect_failure(open_adapter, failure):
+def test_statistics_connect_failure(open_adapter: OpenAdapter, failure: str) -> None:
     """digest 3.7 (ConnectFailure). docs/semantics.md: OID-COUNTERS (connects refused,
     unreachable, timed out or rejected): ConnectFailure 1 on the connecting miniport; Connect
     and ActiveConnection stay 0."""
@@ -387,7 +401,7 @@ def test_statistics_connect_failure(open_adapter, failure):
 
 @pytest.mark.rule("OID-STATISTICS-CONNECTION-ERROR")
 @pytest.mark.digest("3.7")
-def test_statistics_connection_error(open_adapter):
+def test_statistics_connection_error(open_adapter: OpenAdapter) -> None:
     """digest 3.7 (ConnectionError). docs/semantics.md: OID-COUNTERS / QP-ERROR: a connection
     ended by an error completion (a Send with no receive, rnr_timeout_ms=0: IO_TIMEOUT)
     counts once on each miniport; ActiveConnection drops to 0 on both."""
@@ -405,7 +419,7 @@ def test_statistics_connection_error(open_adapter):
 @pytest.mark.rule("OID-STATISTICS-RDMA-SEND")
 @pytest.mark.digest("3.7")
 @pytest.mark.parametrize("payload", [1, 4096, 4097, 10000])
-def test_statistics_rdma_octets_and_frames_of_send(pair, payload):
+def test_statistics_rdma_octets_and_frames_of_send(pair: tuple[ndk.Adapter, ndk.Adapter], payload: int) -> None:
     """digest 3.7 (RDMAIn/OutOctets include L2 overhead; RDMAIn/OutFrames).
     docs/semantics.md: OID-COUNTERS (payload plus 64 bytes per frame, one frame per 4096
     payload bytes, at least one): a Send counts out on the sender's miniport and in on the
@@ -422,7 +436,7 @@ def test_statistics_rdma_octets_and_frames_of_send(pair, payload):
 
 @pytest.mark.rule("OID-STATISTICS-RDMA-READ-WRITE")
 @pytest.mark.digest("3.7")
-def test_statistics_rdma_octets_of_read_and_write(pair):
+def test_statistics_rdma_octets_of_read_and_write(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: OID-COUNTERS: an RDMA Write of 6000 bytes counts out on the writer;
     an RDMA Read of 3000 bytes moves data from the peer, so it counts out on the peer and in
     on the reader; the counters add up."""
@@ -447,7 +461,7 @@ def test_statistics_rdma_octets_of_read_and_write(pair):
 
 @pytest.mark.rule("OID-STATISTICS-CQ-ERROR")
 @pytest.mark.digest("3.7")
-def test_statistics_cq_error(adapter):
+def test_statistics_cq_error(adapter: ndk.Adapter) -> None:
     """digest 3.7 (CQError), 1.3 (an overrun: STATUS_BUFFER_OVERFLOW). docs/semantics.md:
     OID-COUNTERS (CQ overruns): three flushed receives into a CQ of depth 2 overrun it once:
     CQError 1 (not once per lost completion)."""
@@ -472,7 +486,7 @@ def test_statistics_cq_error(adapter):
 
 @pytest.mark.rule("OID-SET-STATE")
 @pytest.mark.digest("3.7")
-def test_set_state_disable_and_enable(open_adapter):
+def test_set_state_disable_and_enable(open_adapter: OpenAdapter) -> None:
     """digest 3.7 (OID_NDK_SET_STATE: a BOOLEAN; FALSE disables NDK, TRUE enables it;
     STATUS_SUCCESS, never PENDING), 1.1 (ADAPTER_NOT_READY: NDK functionality not enabled).
     The OID acts on the miniport of the adapter it is sent to: that miniport reports NDK not
@@ -493,7 +507,7 @@ def test_set_state_disable_and_enable(open_adapter):
 @pytest.mark.digest("3.7")
 @pytest.mark.parametrize("data", [b"", b"\x00\x00", b"\x00\x00\x00\x00"],
                          ids=["empty", "two-bytes", "four-bytes"])
-def test_set_state_wrong_length(adapter, data):
+def test_set_state_wrong_length(adapter: ndk.Adapter, data: bytes) -> None:
     """digest 3.7 (the buffer is a BOOLEAN). docs/semantics.md: OID-SIZE: any other length is
     NDIS_STATUS_INVALID_LENGTH and changes nothing."""
     assert adapter.set_oid(Oid.NDK_SET_STATE, data) == Status.INVALID_LENGTH
@@ -504,7 +518,7 @@ def test_set_state_wrong_length(adapter, data):
 @pytest.mark.digest("3.7")
 @pytest.mark.parametrize("oid", [UNKNOWN_OID, OID_GEN_SUPPORTED_LIST],
                          ids=["ndk-range", "general"])
-def test_unknown_oid(adapter, oid):
+def test_unknown_oid(adapter: ndk.Adapter, oid: int) -> None:
     """docs/semantics.md: OID-SIZE (an unknown OID: NDIS_STATUS_INVALID_OID), for a query and
     for a set; nothing is written."""
     result = adapter.query_oid(oid, buffer_length=256)

@@ -1,10 +1,13 @@
 """NDK_PD: NdkCreatePd, NdkGetPrivilegedMemoryRegionToken, NdkClosePd (digest 1.1, 1.2,
 3.1)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import Status
+from ndk.testing import OpenAdapter
 
 from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_closed,
                               expect_create_failed, expect_created)
@@ -13,7 +16,7 @@ from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_close
 @pytest.mark.rule("PD-CREATE")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_pd(open_adapter, mode):
+def test_create_pd(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.1 (NdkCreatePd), 1.0: SUCCESS inline without a completion, or PENDING then
     exactly one completion with SUCCESS and the PD; the PD is usable (a child MR creates)."""
     adapter = open_adapter(create_mode=mode)
@@ -25,7 +28,7 @@ def test_create_pd(open_adapter, mode):
 @pytest.mark.rule("PD-CREATE-RESOURCES")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_pd_insufficient_resources(adapter, how):
+def test_create_pd_insufficient_resources(adapter: ndk.Adapter, how: str) -> None:
     """digest 1.1: NdkCreatePd fails with INSUFFICIENT_RESOURCES inline or asynchronously
     (i/a): no PD is returned; the next create succeeds."""
     adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES, mode=how)
@@ -35,7 +38,7 @@ def test_create_pd_insufficient_resources(adapter, how):
 
 @pytest.mark.rule("PD-PRIVILEGED-TOKEN")
 @pytest.mark.digest("1.2")
-def test_privileged_token_is_stable(adapter, pd, mr):
+def test_privileged_token_is_stable(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> None:
     """digest 1.2 (NdkGetPrivilegedMemoryRegionToken): one token per PD for BuildLAM logical
     addresses, returned by a VOID call; it is a 32-bit value, the same on every call, and
     is not the token of a registered MR."""
@@ -47,7 +50,7 @@ def test_privileged_token_is_stable(adapter, pd, mr):
 
 @pytest.mark.rule("PD-CLOSE")
 @pytest.mark.digest("1.0")
-def test_close_empty_pd(adapter):
+def test_close_empty_pd(adapter: ndk.Adapter) -> None:
     """digest 1.0 (Close): closing a PD without children returns STATUS_SUCCESS with no
     close completion; the PD is closed and using it raises ndk.ObjectClosedError."""
     pd = adapter.create_pd().get(timeout=TIMEOUT)
@@ -59,7 +62,7 @@ def test_close_empty_pd(adapter):
 
 @pytest.mark.rule("PD-INDEPENDENT")
 @pytest.mark.digest("1.2")
-def test_pds_are_independent(adapter):
+def test_pds_are_independent(adapter: ndk.Adapter) -> None:
     """digest 1.2: each PD is a separate protection domain; closing one PD does not affect
     another PD's objects."""
     first = adapter.create_pd().get(timeout=TIMEOUT)

@@ -9,26 +9,31 @@ step.  Every scenario uses one adapter holding both ends of a loopback connectio
 an idle engine (completion_support.settle).
 """
 
+from __future__ import annotations
+
 import time
+from typing import Any
 
 import pytest
 
 pytest.register_assert_rewrite("completion_support")
 
+import ndk  # noqa: E402
 from ndk import AdapterFlag, CqNotify, OpType, Status  # noqa: E402
+from ndk.testing import OpenAdapter  # noqa: E402
 
 from completion_support import (MAXULONG, QUIET, TIMEOUT, drain, loopback_pair,  # noqa: E402
                                 no_notification, pair, pattern, post_receive, post_send,
-                                wait_until)
+                                wait_until, Side)
 
 
-def _manual(open_adapter, **knobs):
+def _manual(open_adapter: OpenAdapter, **knobs: Any) -> tuple[Side, Side, ndk.Adapter]:
     a, b = loopback_pair(open_adapter, progress="manual", **knobs)
     assert a.adapter.pending_steps == 0
     return a, b, a.adapter
 
 
-def _idle(*cqs):
+def _idle(*cqs: ndk.Cq) -> None:
     """Nothing is in any of ``cqs`` (and reading removes nothing, since there is nothing)."""
     for cq in cqs:
         assert cq.get_results_ex(8) == []
@@ -36,7 +41,7 @@ def _idle(*cqs):
 
 @pytest.mark.rule("PROGRESS-POST-MOVES-NOTHING")
 @pytest.mark.digest("1.7")
-def test_post_moves_nothing_until_stepped(open_adapter):
+def test_post_moves_nothing_until_stepped(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS: under progress="manual" a send returns SUCCESS inline
     (digest 1.7) but only queues its transfer: no byte moves and neither CQ has a completion,
     even after a while; one step performs it: the bytes arrive and both completions are
@@ -61,7 +66,7 @@ def test_post_moves_nothing_until_stepped(open_adapter):
 
 @pytest.mark.rule("PROGRESS-PENDING-STEPS")
 @pytest.mark.digest("1.7")
-def test_pending_steps_counts_queued_transfers(open_adapter):
+def test_pending_steps_counts_queued_transfers(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS, docs/knobs.md (step): each post queues its transfer as one
     engine task, so three sends make pending_steps 3; step(10) runs the three (and reports 3),
     leaving nothing queued, and all three sends have completed in order."""
@@ -82,7 +87,7 @@ def test_pending_steps_counts_queued_transfers(open_adapter):
 
 @pytest.mark.rule("PROGRESS-STEP-IDLE")
 @pytest.mark.digest("1.7")
-def test_step_on_idle_engine_runs_nothing(open_adapter):
+def test_step_on_idle_engine_runs_nothing(open_adapter: OpenAdapter) -> None:
     """docs/knobs.md (step): the reply is how many tasks ran, fewer than asked when the queue
     empties: 0 on an idle engine, and stepping an idle engine changes nothing."""
     a, b, adapter = _manual(open_adapter)
@@ -98,7 +103,7 @@ def test_step_on_idle_engine_runs_nothing(open_adapter):
 
 @pytest.mark.rule("PROGRESS-ARM-BEFORE-POLL")
 @pytest.mark.digest("3.2")
-def test_completion_between_arm_and_poll(open_adapter):
+def test_completion_between_arm_and_poll(open_adapter: OpenAdapter) -> None:
     """digest 3.2 (the provider clears the arm, then calls the callback when completions are
     queued), docs/semantics.md PROGRESS: arm ANY, step the transfer: a poll already sees the
     completion but no notification has come -- it is a separate queued step -- and it arrives,
@@ -122,7 +127,7 @@ def test_completion_between_arm_and_poll(open_adapter):
 
 @pytest.mark.rule("PROGRESS-CLOSE-BETWEEN-CALLBACKS")
 @pytest.mark.digest("3.1")
-def test_close_pends_until_queued_callback_ran(open_adapter):
+def test_close_pends_until_queued_callback_ran(open_adapter: OpenAdapter) -> None:
     """digest 3.1: a close stays pending until every event callback of the object has returned,
     and no callback comes after the close completion.  Two callbacks are queued -- b's CQ
     notification, then b's disconnect event (a disconnected) -- and b's connector is closed
@@ -159,7 +164,7 @@ def test_close_pends_until_queued_callback_ran(open_adapter):
 
 @pytest.mark.rule("PROGRESS-STEP-AUTO")
 @pytest.mark.digest("1.7")
-def test_step_under_auto_progress_is_refused(open_adapter):
+def test_step_under_auto_progress_is_refused(open_adapter: OpenAdapter) -> None:
     """docs/knobs.md (step: "Only with progress=manual"): under the default progress="auto"
     adapter.step() raises ValueError saying so, rather than silently running nothing; reading
     pending_steps still works and traffic moves on its own."""
@@ -176,7 +181,7 @@ def test_step_under_auto_progress_is_refused(open_adapter):
 
 @pytest.mark.rule("PROGRESS-RNR-TIMER")
 @pytest.mark.digest("4.2")
-def test_rnr_timer_fires_as_a_step(open_adapter):
+def test_rnr_timer_fires_as_a_step(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS (due timers are steps) and DATA-STATUS (rnr_timeout_ms): a
     send that found no receive waits; once its 20 ms timer is due it is one queued task that
     does not run on its own; stepping it completes the send STATUS_IO_TIMEOUT, and the peer's
@@ -201,7 +206,7 @@ def test_rnr_timer_fires_as_a_step(open_adapter):
 
 @pytest.mark.rule("PROGRESS-RECEIVE-RESUMES-SEND")
 @pytest.mark.digest("4.2")
-def test_receive_queues_the_waiting_send(open_adapter):
+def test_receive_queues_the_waiting_send(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS and DATA-STATUS: a send waiting for a receive (timeout far
     away) is resumed by the peer's receive: posting it queues one task, and that step completes
     the send SUCCESS with the bytes delivered."""
@@ -222,7 +227,7 @@ def test_receive_queues_the_waiting_send(open_adapter):
 
 @pytest.mark.rule("PROGRESS-ERROR-IN-ONE-STEP")
 @pytest.mark.digest("4.2")
-def test_error_and_flush_in_one_step(open_adapter):
+def test_error_and_flush_in_one_step(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS and QP-ERROR: the step that transfers an oversized send
     completes it REMOTE_RESOURCES, the receive BUFFER_OVERFLOW and flushes the receive queued
     behind it CANCELLED, all at once; the peer's disconnect event is the next step."""
@@ -243,7 +248,7 @@ def test_error_and_flush_in_one_step(open_adapter):
 
 @pytest.mark.rule("PROGRESS-BACK-TO-AUTO")
 @pytest.mark.digest("1.7")
-def test_switching_back_to_auto_runs_queued_tasks(open_adapter):
+def test_switching_back_to_auto_runs_queued_tasks(open_adapter: OpenAdapter) -> None:
     """docs/knobs.md (progress is a run-time knob): a transfer queued under manual progress
     runs on its own once progress is set back to auto: both completions arrive without any
     step."""
@@ -260,7 +265,7 @@ def test_switching_back_to_auto_runs_queued_tasks(open_adapter):
 
 @pytest.mark.rule("PROGRESS-MODERATION-TIMER")
 @pytest.mark.digest("1.3")
-def test_moderation_interval_fires_as_a_step(open_adapter):
+def test_moderation_interval_fires_as_a_step(open_adapter: OpenAdapter) -> None:
     """digest 1.3 (the interval controls when the count is MAXULONG), docs/semantics.md
     PROGRESS: under moderation the transfer step queues no notification; the 1 ms moderation
     timer, once due, is a step, which queues the notification callback, delivered by the next

@@ -1,14 +1,16 @@
 """NDK_QP: NdkCreateQp, NdkCreateQpWithSrq, NdkReceive, NdkSend, NdkFlush (digest 1.2, 1.7,
 3.3, 3.4, 4.2)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import CqNotify, OpType, Status
+from ndk.testing import OpenAdapter, requires
 
 from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT, drain,
                               expect_create_failed, expect_created, post_receives)
-from ndk.testing import requires
 
 # the five CreateQp sizes and the NDK_ADAPTER_INFO limit each is checked against (digest 1.2)
 QP_LIMITS = {
@@ -32,7 +34,7 @@ SMALL_LIMITS = dict(max_receive_queue_depth=8, max_initiator_queue_depth=8,
 @pytest.mark.rule("QP-CREATE")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_qp(open_adapter, mode):
+def test_create_qp(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.2 (NdkCreateQp), 1.0: SUCCESS inline or PENDING then exactly one completion
     with SUCCESS and the QP (object type Qp 2)."""
     adapter = open_adapter(create_mode=mode)
@@ -45,7 +47,7 @@ def test_create_qp(open_adapter, mode):
 @pytest.mark.rule("QP-CREATE-WITH-SRQ")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_qp_with_srq(open_adapter, mode):
+def test_create_qp_with_srq(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.2 (NdkCreateQpWithSrq), 1.0: SUCCESS inline or PENDING then exactly one
     completion with SUCCESS and the QP."""
     adapter = open_adapter(create_mode=mode)
@@ -61,7 +63,7 @@ def test_create_qp_with_srq(open_adapter, mode):
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("size", list(QP_LIMITS))
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_qp_size_above_limit(open_adapter, size, mode):
+def test_create_qp_size_above_limit(open_adapter: OpenAdapter, size: str, mode: str) -> None:
     """digest 1.2: INVALID_PARAMETER when any of the five sizes exceeds its NDK_ADAPTER_INFO
     limit (MaxReceiveQueueDepth, MaxInitiatorQueueDepth, MaxReceiveRequestSge,
     MaxInitiatorRequestSge, MaxInlineDataSize); inline, not i/a. Every size exactly at its
@@ -79,7 +81,7 @@ def test_create_qp_size_above_limit(open_adapter, size, mode):
 @pytest.mark.rule("QP-CREATE-WITH-SRQ-LIMITS")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("size", list(QP_WITH_SRQ_LIMITS))
-def test_create_qp_with_srq_size_above_limit(open_adapter, size):
+def test_create_qp_with_srq_size_above_limit(open_adapter: OpenAdapter, size: str) -> None:
     """digest 1.2 (NdkCreateQpWithSrq): INVALID_PARAMETER when InitiatorQueueDepth,
     MaxInitiatorRequestSge or InlineDataSize exceeds its limit; at the limits it succeeds."""
     adapter = open_adapter(**SMALL_LIMITS)
@@ -96,7 +98,7 @@ def test_create_qp_with_srq_size_above_limit(open_adapter, size):
 @pytest.mark.rule("QP-CREATE-ZERO-DEPTH")
 @pytest.mark.digest("1.2")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_create_qp_zero_depths(pd, cq, mr):
+def test_create_qp_zero_depths(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
     """docs/semantics.md: QP-OBJECTS (queue depth 0 is allowed); such a queue accepts no
     request: a receive -> NO_MORE_ENTRIES (QUEUE-FULL)."""
     qp = expect_created(pd.create_qp(cq, cq, receive_queue_depth=0, initiator_queue_depth=0),
@@ -107,7 +109,7 @@ def test_create_qp_zero_depths(pd, cq, mr):
 @pytest.mark.rule("QP-CREATE-FOREIGN-CQ")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("which", ["receive", "initiator"])
-def test_create_qp_with_cq_of_other_adapter(open_adapter, which):
+def test_create_qp_with_cq_of_other_adapter(open_adapter: OpenAdapter, which: str) -> None:
     """digest 1.2 / 3.1 (a CQ is the antecedent of the QPs on it, under the same adapter).
     docs/semantics.md: QP-OBJECTS (a CQ of another adapter -> INVALID_PARAMETER, ND2
     INVALID_PARAMETER_2/3). Nothing was created: the CQ can still be closed at once."""
@@ -124,7 +126,7 @@ def test_create_qp_with_cq_of_other_adapter(open_adapter, which):
 
 @pytest.mark.rule("QP-CREATE-CLOSED-CQ")
 @pytest.mark.digest("1.2")
-def test_create_qp_with_closed_cq(adapter, pd):
+def test_create_qp_with_closed_cq(adapter: ndk.Adapter, pd: ndk.Pd) -> None:
     """digest 3.1 (the consumer will not use an object after closing it).
     docs/semantics.md: QP-OBJECTS (a closed CQ -> INVALID_PARAMETER). A QP on an open CQ
     then creates."""
@@ -137,7 +139,7 @@ def test_create_qp_with_closed_cq(adapter, pd):
 
 @pytest.mark.rule("QP-CREATE-WITH-SRQ-FOREIGN-SRQ")
 @pytest.mark.digest("1.2")
-def test_create_qp_with_srq_of_other_pd(open_adapter):
+def test_create_qp_with_srq_of_other_pd(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (the SRQ is a child of a PD; the QP joins the PD it is created on).
     docs/semantics.md: QP-OBJECTS (an SRQ of another PD -> INVALID_PARAMETER)."""
     adapter = open_adapter()
@@ -152,7 +154,7 @@ def test_create_qp_with_srq_of_other_pd(open_adapter):
 @pytest.mark.rule("QP-CREATE-RESOURCES")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_qp_insufficient_resources(adapter, pd, cq, how):
+def test_create_qp_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, cq: ndk.Cq, how: str) -> None:
     """digest 1.2: NdkCreateQp fails with INSUFFICIENT_RESOURCES inline or asynchronously;
     no QP (the CQ closes at once, nothing holds it); the next create succeeds."""
     adapter.knobs.fail("NdkCreateQp", Status.INSUFFICIENT_RESOURCES, mode=how)
@@ -163,7 +165,7 @@ def test_create_qp_insufficient_resources(adapter, pd, cq, how):
 @pytest.mark.rule("QP-CREATE-WITH-SRQ-RESOURCES")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_qp_with_srq_insufficient_resources(open_adapter, how):
+def test_create_qp_with_srq_insufficient_resources(open_adapter: OpenAdapter, how: str) -> None:
     """digest 1.2: NdkCreateQpWithSrq fails with INSUFFICIENT_RESOURCES inline or
     asynchronously; nothing holds the SRQ afterwards (it closes inline)."""
     adapter = open_adapter()
@@ -182,7 +184,7 @@ def test_create_qp_with_srq_insufficient_resources(open_adapter, how):
 @pytest.mark.rule("QP-RECEIVE-QUEUE-FULL")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_receive_beyond_depth(pd, cq, mr):
+def test_receive_beyond_depth(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
     """digest 4.2 (ND2 QP::Receive: NO_MORE_ENTRIES when the queue is full); digest 3.4: an
     inline failure produces no CQE. docs/semantics.md: QUEUE-FULL."""
     qp = pd.create_qp(cq, cq, receive_queue_depth=2).get(timeout=TIMEOUT)
@@ -195,7 +197,7 @@ def test_receive_beyond_depth(pd, cq, mr):
 
 @pytest.mark.rule("QP-RECEIVE-TOO-MANY-SGE")
 @pytest.mark.digest("4.2")
-def test_receive_too_many_sges(pd, cq, mr):
+def test_receive_too_many_sges(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
     """digest 4.2 (ND2 QP::Receive: DATA_OVERRUN, too many SGEs). docs/semantics.md:
     QUEUE-FULL. No CQE for the failed post (digest 3.4); the QP stays usable."""
     qp = pd.create_qp(cq, cq, max_receive_request_sge=2).get(timeout=TIMEOUT)
@@ -209,7 +211,7 @@ def test_receive_too_many_sges(pd, cq, mr):
 @pytest.mark.rule("QP-RECEIVE-WITH-SRQ")
 @pytest.mark.digest("1.7")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_receive_on_qp_with_srq(open_adapter, buffer):
+def test_receive_on_qp_with_srq(open_adapter: OpenAdapter, buffer: bytearray) -> None:
     """digest 1.7 (receives of a QP created with an SRQ go to the SRQ). docs/semantics.md:
     QUEUE-FULL (qp.receive on such a QP -> INVALID_DEVICE_REQUEST); no CQE results."""
     adapter = open_adapter()
@@ -228,7 +230,7 @@ def test_receive_on_qp_with_srq(open_adapter, buffer):
 
 @pytest.mark.rule("QP-SEND-UNCONNECTED")
 @pytest.mark.digest("1.7")
-def test_send_on_unconnected_qp(cq, qp, mr):
+def test_send_on_unconnected_qp(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 1.7 (NdkSend: CONNECTION_INVALID, QP not connected); digest 3.4: an inline
     failure produces no CQE. docs/semantics.md: UNCONNECTED."""
     assert qp.send([mr.sge(0, 64)], request_context=1) == Status.CONNECTION_INVALID
@@ -240,7 +242,7 @@ def test_send_on_unconnected_qp(cq, qp, mr):
 
 @pytest.mark.rule("QP-FLUSH-CANCELS")
 @pytest.mark.digest("1.7")
-def test_flush_cancels_receives_in_order(cq, qp, mr):
+def test_flush_cancels_receives_in_order(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 1.7 (NdkFlush: pending requests complete with STATUS_CANCELLED), 4.2 (in issue
     order per queue). docs/semantics.md: FLUSH (type RECEIVE, request_context and the QP
     context preserved)."""
@@ -257,7 +259,7 @@ def test_flush_cancels_receives_in_order(cq, qp, mr):
 
 @pytest.mark.rule("QP-FLUSH-RECEIVE-CQ")
 @pytest.mark.digest("1.7")
-def test_flush_completes_on_receive_cq(adapter, pd, mr):
+def test_flush_completes_on_receive_cq(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> None:
     """digest 1.2, 1.7: receive requests complete on the QP's receive CQ, never on its
     initiator CQ."""
     receive_cq = adapter.create_cq(8).get(timeout=TIMEOUT)
@@ -271,7 +273,7 @@ def test_flush_completes_on_receive_cq(adapter, pd, mr):
 
 @pytest.mark.rule("QP-FLUSH-USABLE")
 @pytest.mark.digest("1.7")
-def test_qp_usable_after_flush(cq, qp, mr):
+def test_qp_usable_after_flush(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     """digest 4.2 (ND2 QP::Flush returns SUCCESS). docs/semantics.md: FLUSH (the QP stays
     usable: a new receive succeeds and a second flush cancels it)."""
     post_receives(qp, mr, [1])
@@ -286,7 +288,7 @@ def test_qp_usable_after_flush(cq, qp, mr):
 
 @pytest.mark.rule("QP-FLUSH-EMPTY")
 @pytest.mark.digest("1.7")
-def test_flush_with_nothing_queued(cq, qp):
+def test_flush_with_nothing_queued(cq: ndk.Cq, qp: ndk.Qp) -> None:
     """digest 1.7: a flush with no pending request produces no completion (and no
     notification for an armed CQ)."""
     cq.arm(CqNotify.ANY)

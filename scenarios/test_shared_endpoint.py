@@ -1,10 +1,13 @@
 """NDK_SHARED_ENDPOINT: NdkCreateSharedEndpoint and NdkGetLocalAddress (digest 1.1, 1.10,
 3.5)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import Status
+from ndk.testing import OpenAdapter
 
 from scenario_support import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, NOT_OURS, TIMEOUT, V4,
                               V4_OTHER, V6, expect_closed, expect_create_failed,
@@ -14,7 +17,7 @@ ADDRESSES = f"{V4},{V6}"
 
 
 @pytest.fixture
-def addressed(open_adapter):
+def addressed(open_adapter: OpenAdapter) -> ndk.Adapter:
     """An adapter owning V4 and V6 (soft knob address=)."""
     return open_adapter(address=ADDRESSES)
 
@@ -23,7 +26,7 @@ def addressed(open_adapter):
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("host", [V4, V6], ids=["ipv4", "ipv6"])
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_shared_endpoint(open_adapter, mode, host):
+def test_create_shared_endpoint(open_adapter: OpenAdapter, mode: str, host: str) -> None:
     """digest 1.1 (NdkCreateSharedEndpoint), 1.0: SUCCESS inline or PENDING then exactly one
     completion with the endpoint (object type SharedEndpoint 7); digest 1.10:
     NdkGetLocalAddress returns its address, IPv4 or IPv6."""
@@ -36,7 +39,7 @@ def test_create_shared_endpoint(open_adapter, mode, host):
 @pytest.mark.rule("SE-CREATE-RESOURCES")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_shared_endpoint_insufficient_resources(addressed, how):
+def test_create_shared_endpoint_insufficient_resources(addressed: ndk.Adapter, how: str) -> None:
     """digest 1.1: INSUFFICIENT_RESOURCES inline or asynchronously; no endpoint, and its
     port is not held: the next create on the same port succeeds."""
     addressed.knobs.fail("NdkCreateSharedEndpoint", Status.INSUFFICIENT_RESOURCES, mode=how)
@@ -48,7 +51,7 @@ def test_create_shared_endpoint_insufficient_resources(addressed, how):
 @pytest.mark.rule("SE-CREATE-INVALID-ADDRESS")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("host", [NOT_OURS, V4_OTHER, "2001:db8::99"])
-def test_create_on_foreign_address(addressed, host):
+def test_create_on_foreign_address(addressed: ndk.Adapter, host: str) -> None:
     """digest 1.1: INVALID_ADDRESS (address not valid for the adapter). docs/semantics.md:
     ADDRESS. Nothing was created; a create on the adapter's address and the same port
     succeeds."""
@@ -59,9 +62,10 @@ def test_create_on_foreign_address(addressed, host):
 @pytest.mark.rule("SE-CREATE-SHARING-VIOLATION")
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("holder", ["shared_endpoint", "listener"])
-def test_create_on_port_in_use(addressed, holder):
+def test_create_on_port_in_use(addressed: ndk.Adapter, holder: str) -> None:
     """digest 1.1: SHARING_VIOLATION (local address in use, i/a); digest 3.5: a listener or
     shared endpoint holds its address:port. docs/semantics.md: ADDRESS."""
+    held: ndk.Listener | ndk.SharedEndpoint
     if holder == "listener":
         held = open_listening(addressed, (V4, 7003))
     else:
@@ -77,7 +81,7 @@ def test_create_on_port_in_use(addressed, holder):
 @pytest.mark.rule("SE-CREATE-WILDCARD")
 @pytest.mark.digest("1.10")
 @pytest.mark.parametrize("wildcard, own", [("0.0.0.0", V4), ("::", V6)], ids=["ipv4", "ipv6"])
-def test_create_on_wildcard(addressed, wildcard, own):
+def test_create_on_wildcard(addressed: ndk.Adapter, wildcard: str, own: str) -> None:
     """docs/semantics.md: ADDRESS (0.0.0.0 / :: means the adapter's own address of that
     family), reported by NdkGetLocalAddress (digest 1.10)."""
     endpoint = addressed.create_shared_endpoint((wildcard, 7005)).get(timeout=TIMEOUT)
@@ -86,7 +90,7 @@ def test_create_on_wildcard(addressed, wildcard, own):
 
 @pytest.mark.rule("SE-CREATE-PORT-ZERO")
 @pytest.mark.digest("1.10")
-def test_create_on_port_zero(addressed):
+def test_create_on_port_zero(addressed: ndk.Adapter) -> None:
     """digest 1.10: NdkGetLocalAddress is used to learn the port the provider picked for
     port 0; digest 1.1: from the ephemeral range 49152-65535. docs/semantics.md: ADDRESS."""
     first = addressed.create_shared_endpoint((V4, 0)).get(timeout=TIMEOUT)
@@ -99,7 +103,7 @@ def test_create_on_port_zero(addressed):
 
 @pytest.mark.rule("SE-EPHEMERAL-EXHAUSTED")
 @pytest.mark.digest("1.1")
-def test_create_port_zero_exhausted(open_adapter):
+def test_create_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
     """digest 1.1: TOO_MANY_ADDRESSES when port 0 is given and no ephemeral port is free.
     docs/semantics.md: ADDRESS (knob ephemeral_ports). Closing an endpoint frees its port."""
     adapter = open_adapter(address=V4, ephemeral_ports="49152-49153")
@@ -115,7 +119,7 @@ def test_create_port_zero_exhausted(open_adapter):
 
 @pytest.mark.rule("SE-EPHEMERAL-SHARED-WITH-LISTENERS")
 @pytest.mark.digest("3.5")
-def test_listeners_and_endpoints_share_the_ephemeral_range(open_adapter):
+def test_listeners_and_endpoints_share_the_ephemeral_range(open_adapter: OpenAdapter) -> None:
     """digest 1.1, 1.9, 3.5: listeners and shared endpoints draw port-0 ports from the same
     ephemeral range of the address; when listeners hold them all, a port-0 endpoint fails
     with TOO_MANY_ADDRESSES."""
@@ -128,7 +132,7 @@ def test_listeners_and_endpoints_share_the_ephemeral_range(open_adapter):
 
 @pytest.mark.rule("SE-CLOSE-FREES-PORT")
 @pytest.mark.digest("3.5")
-def test_close_frees_port(addressed):
+def test_close_frees_port(addressed: ndk.Adapter) -> None:
     """digest 3.5: the shared endpoint's address:port is released when its count reaches
     zero. docs/semantics.md: ADDRESS (at once: a new create on it succeeds)."""
     endpoint = addressed.create_shared_endpoint((V6, 7006)).get(timeout=TIMEOUT)

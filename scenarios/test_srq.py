@@ -1,18 +1,20 @@
 """NDK_SRQ: NdkCreateSrq, NdkModifySrq and arming, NdkSrqReceive (digest 1.2, 1.6, 4.2)."""
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import Status
+from ndk.testing import OpenAdapter, requires
 
 from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT,
                               expect_create_failed, expect_created, expect_request,
                               post_receives)
-from ndk.testing import requires
 
 
 @pytest.fixture
-def srq_adapter(open_adapter):
+def srq_adapter(open_adapter: OpenAdapter) -> ndk.Adapter:
     """An adapter with SRQ support (skips when MaxSrqDepth is 0)."""
     adapter = open_adapter()
     requires(adapter, max_srq_depth=1)
@@ -20,12 +22,12 @@ def srq_adapter(open_adapter):
 
 
 @pytest.fixture
-def srq_pd(srq_adapter):
+def srq_pd(srq_adapter: ndk.Adapter) -> ndk.Pd:
     return srq_adapter.create_pd().get(timeout=TIMEOUT)
 
 
 @pytest.fixture
-def srq_mr(srq_pd):
+def srq_mr(srq_pd: ndk.Pd) -> ndk.Mr:
     region = srq_pd.create_mr().get(timeout=TIMEOUT)
     memory = bytearray(64 * 1024)
     assert region.register(memory, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(
@@ -39,7 +41,7 @@ def srq_mr(srq_pd):
 @pytest.mark.rule("SRQ-CREATE")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_srq(open_adapter, mode):
+def test_create_srq(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.2 (NdkCreateSrq), 1.0: SUCCESS inline or PENDING then exactly one completion
     with SUCCESS and the SRQ (object type Srq 10)."""
     adapter = open_adapter(create_mode=mode)
@@ -52,7 +54,7 @@ def test_create_srq(open_adapter, mode):
 @pytest.mark.rule("SRQ-CREATE-DEPTH")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("mode", CREATE_MODES)
-def test_create_srq_depth_above_max(open_adapter, mode):
+def test_create_srq_depth_above_max(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.2: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER, inline; a create at
     MaxSrqDepth then succeeds."""
     adapter = open_adapter(create_mode=mode, max_srq_depth=16)
@@ -64,7 +66,7 @@ def test_create_srq_depth_above_max(open_adapter, mode):
 
 @pytest.mark.rule("SRQ-CREATE-SGE")
 @pytest.mark.digest("1.2")
-def test_create_srq_too_many_sges(srq_adapter, srq_pd):
+def test_create_srq_too_many_sges(srq_adapter: ndk.Adapter, srq_pd: ndk.Pd) -> None:
     """digest 1.2: MaxReceiveRequestSge above the adapter's maximum -> INVALID_PARAMETER."""
     limit = srq_adapter.query_info().max_receive_request_sge
     expect_create_failed(srq_pd.create_srq(8, max_receive_request_sge=limit + 1),
@@ -74,7 +76,7 @@ def test_create_srq_too_many_sges(srq_adapter, srq_pd):
 
 @pytest.mark.rule("SRQ-CREATE-ZERO-DEPTH")
 @pytest.mark.digest("1.2")
-def test_create_srq_zero_depth(srq_pd):
+def test_create_srq_zero_depth(srq_pd: ndk.Pd) -> None:
     """digest 1.2 is silent on SrqDepth 0. docs/semantics.md: ZERO-DEPTH ->
     INVALID_PARAMETER."""
     expect_create_failed(srq_pd.create_srq(0), Status.INVALID_PARAMETER)
@@ -83,7 +85,7 @@ def test_create_srq_zero_depth(srq_pd):
 
 @pytest.mark.rule("SRQ-CREATE-THRESHOLD")
 @pytest.mark.digest("1.6")
-def test_create_srq_threshold_above_depth(srq_pd):
+def test_create_srq_threshold_above_depth(srq_pd: ndk.Pd) -> None:
     """digest 1.6 (a threshold arms the SRQ for "fewer than threshold queued").
     docs/semantics.md: SRQ-THRESHOLD (notify_threshold > srq_depth -> INVALID_PARAMETER);
     threshold == depth is valid."""
@@ -94,7 +96,7 @@ def test_create_srq_threshold_above_depth(srq_pd):
 @pytest.mark.rule("SRQ-CREATE-AFFINITY-INVALID")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("affinity", [(1, 1), 0], ids=["group1", "mask0"])
-def test_create_srq_invalid_affinity(srq_pd, affinity):
+def test_create_srq_invalid_affinity(srq_pd: ndk.Pd, affinity: tuple[int, int] | int) -> None:
     """digest 1.2 (optional GROUP_AFFINITY). docs/semantics.md: AFFINITY ->
     INVALID_PARAMETER; a valid affinity then succeeds."""
     expect_create_failed(srq_pd.create_srq(8, affinity=affinity), Status.INVALID_PARAMETER)
@@ -103,7 +105,7 @@ def test_create_srq_invalid_affinity(srq_pd, affinity):
 
 @pytest.mark.rule("SRQ-CREATE-UNSUPPORTED")
 @pytest.mark.digest("2.1")
-def test_create_srq_when_unsupported(open_adapter):
+def test_create_srq_when_unsupported(open_adapter: OpenAdapter) -> None:
     """digest 2.1: MaxSrqDepth 0 = no SRQ support; digest 1.2: SrqDepth > MaxSrqDepth ->
     INVALID_PARAMETER, so every create fails."""
     adapter = open_adapter(max_srq_depth=0)
@@ -115,7 +117,7 @@ def test_create_srq_when_unsupported(open_adapter):
 @pytest.mark.rule("SRQ-CREATE-RESOURCES")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_srq_insufficient_resources(srq_adapter, srq_pd, how):
+def test_create_srq_insufficient_resources(srq_adapter: ndk.Adapter, srq_pd: ndk.Pd, how: str) -> None:
     """digest 1.2: NdkCreateSrq fails with INSUFFICIENT_RESOURCES inline or asynchronously;
     no SRQ; the next create succeeds."""
     srq_adapter.knobs.fail("NdkCreateSrq", Status.INSUFFICIENT_RESOURCES, mode=how)
@@ -129,7 +131,7 @@ def test_create_srq_insufficient_resources(srq_adapter, srq_pd, how):
 @pytest.mark.rule("SRQ-RECEIVE-QUEUE-FULL")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_srq_receive_beyond_depth(srq_pd, srq_mr):
+def test_srq_receive_beyond_depth(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 4.2 (ND2 SRQ::Receive: NO_MORE_ENTRIES). docs/semantics.md: QUEUE-FULL. The
     SRQ stays usable: after growing it the receive succeeds."""
     srq = srq_pd.create_srq(2).get(timeout=TIMEOUT)
@@ -141,7 +143,7 @@ def test_srq_receive_beyond_depth(srq_pd, srq_mr):
 
 @pytest.mark.rule("SRQ-RECEIVE-TOO-MANY-SGE")
 @pytest.mark.digest("4.2")
-def test_srq_receive_too_many_sges(srq_pd, srq_mr):
+def test_srq_receive_too_many_sges(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 4.2 (ND2 SRQ::Receive: DATA_OVERRUN, too many SGEs). docs/semantics.md:
     QUEUE-FULL. A receive within the SRQ's SGE limit then succeeds."""
     srq = srq_pd.create_srq(4, max_receive_request_sge=2).get(timeout=TIMEOUT)
@@ -157,7 +159,7 @@ def test_srq_receive_too_many_sges(srq_pd, srq_mr):
 @pytest.mark.digest("1.6")
 @pytest.mark.parametrize("mode", CREATE_MODES)
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_modify_srq_depth(open_adapter, mode):
+def test_modify_srq_depth(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.6 (NdkModifySrq): SUCCESS inline or PENDING then one completion; the new
     depth is in force afterwards."""
     adapter = open_adapter()
@@ -175,7 +177,7 @@ def test_modify_srq_depth(open_adapter, mode):
 
 @pytest.mark.rule("SRQ-MODIFY-DEPTH")
 @pytest.mark.digest("1.6")
-def test_modify_srq_above_max(open_adapter):
+def test_modify_srq_above_max(open_adapter: OpenAdapter) -> None:
     """digest 1.6: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER; the SRQ keeps its depth."""
     adapter = open_adapter(max_srq_depth=16)
     requires(adapter, max_srq_depth=1)
@@ -188,7 +190,7 @@ def test_modify_srq_above_max(open_adapter):
 @pytest.mark.rule("SRQ-MODIFY-BELOW-QUEUED")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_modify_srq_below_queued(srq_pd, srq_mr):
+def test_modify_srq_below_queued(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 4.2 (ND2 SRQ::Modify: BUFFER_OVERFLOW when the depth is below the outstanding
     receives). docs/semantics.md: SRQ-THRESHOLD. The queued receives and depth are kept."""
     srq = srq_pd.create_srq(4).get(timeout=TIMEOUT)
@@ -202,7 +204,7 @@ def test_modify_srq_below_queued(srq_pd, srq_mr):
 @pytest.mark.digest("1.6")
 @pytest.mark.parametrize("how", FAILURE_MODES)
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_modify_srq_failure(srq_adapter, srq_pd, srq_mr, how):
+def test_modify_srq_failure(srq_adapter: ndk.Adapter, srq_pd: ndk.Pd, srq_mr: ndk.Mr, how: str) -> None:
     """digest 1.6: NdkModifySrq may fail ("other") inline or through its completion; the SRQ
     keeps its depth."""
     srq = srq_pd.create_srq(1).get(timeout=TIMEOUT)
@@ -214,7 +216,7 @@ def test_modify_srq_failure(srq_adapter, srq_pd, srq_mr, how):
 
 @pytest.mark.rule("SRQ-ARM-IMMEDIATE")
 @pytest.mark.digest("1.6")
-def test_arm_below_threshold_fires_at_once(srq_pd, srq_mr):
+def test_arm_below_threshold_fires_at_once(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 1.6: if the count of queued receives is already below the threshold when
     ModifySrq arms the SRQ, the notification is generated immediately, with STATUS_SUCCESS,
     exactly once; then the SRQ is disarmed. docs/semantics.md: SRQ-THRESHOLD."""
@@ -228,7 +230,7 @@ def test_arm_below_threshold_fires_at_once(srq_pd, srq_mr):
 
 @pytest.mark.rule("SRQ-ARM-DISARMED")
 @pytest.mark.digest("1.6")
-def test_disarmed_after_notification(srq_pd, srq_mr):
+def test_disarmed_after_notification(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 1.6: after it fires, the SRQ is disarmed until ModifySrq is called again with a
     non-zero threshold; a modify with threshold 0 (keep) does not re-arm, a new non-zero
     threshold does."""
@@ -245,7 +247,7 @@ def test_disarmed_after_notification(srq_pd, srq_mr):
 
 @pytest.mark.rule("SRQ-ARM-NOT-BELOW")
 @pytest.mark.digest("1.6")
-def test_arm_at_or_above_threshold_waits(srq_pd, srq_mr):
+def test_arm_at_or_above_threshold_waits(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 1.6: the callback fires when the count falls *below* the threshold; with as
     many receives queued as the threshold, arming does not notify."""
     srq = srq_pd.create_srq(8).get(timeout=TIMEOUT)

@@ -6,12 +6,16 @@ object, a NULL private-data buffer, concurrent calls on one CQ).  The soft provi
 knob (docs/knobs.md) keeps one provider call in flight, so "concurrent" is deterministic.
 """
 
+from __future__ import annotations
+
 import threading
+from collections.abc import Callable
 
 import pytest
 
 import ndk
 from ndk import AdapterFlag, CqNotify, Status
+from ndk.testing import OpenAdapter
 
 from completion_support import (TIMEOUT, drain, link, pair, pattern, post_receive,
                                 post_send, register, wait_until)
@@ -20,16 +24,16 @@ pytestmark = pytest.mark.usefixtures("needs_validation")
 
 
 @pytest.fixture
-def needs_validation():
+def needs_validation() -> None:
     if not ndk.validate_default():
         pytest.skip("the validation layer is off (--ndk-no-validate)")
 
 
-def reported(adapter, rule):
+def reported(adapter: ndk.Adapter, rule: str) -> list[ndk.Violation]:
     return [v for v in adapter.violations() if v.rule == rule]
 
 
-def consumer_record(adapter, rule):
+def consumer_record(adapter: ndk.Adapter, rule: str) -> ndk.Violation:
     records = reported(adapter, rule)
     assert records, f"no {rule} violation"
     assert records[0].side == "consumer"
@@ -37,7 +41,8 @@ def consumer_record(adapter, rule):
     return records[0]
 
 
-def held_call(adapter, function, action):
+def held_call(adapter: ndk.Adapter, function: str,
+              action: Callable[[], object]) -> Callable[[], None]:
     """Run ``action`` on a thread while the provider holds its call of ``function``; return
     once the call is held, with a join() that releases and waits for it."""
     adapter.knobs.hold = function
@@ -45,7 +50,7 @@ def held_call(adapter, function, action):
     thread.start()
     wait_until(lambda: int(adapter.knobs.held) == 1, TIMEOUT, f"{function} held")
 
-    def join():
+    def join() -> None:
         adapter.knobs.release = 1
         thread.join(TIMEOUT)
         assert not thread.is_alive()
@@ -55,7 +60,7 @@ def held_call(adapter, function, action):
 @pytest.mark.rule("VALIDATE-POST-QUEUE-DEPTH")
 @pytest.mark.digest("3.3")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_post_past_queue_depth(open_adapter):
+def test_post_past_queue_depth(open_adapter: OpenAdapter) -> None:
     """docs/validation.md POST-QUEUE-DEPTH: a receive queue of depth 2 holds two receives;
     the third post is the consumer's violation (whatever the provider answers)."""
     a, b = pair(open_adapter, receive_queue_depth=2)
@@ -69,7 +74,7 @@ def test_post_past_queue_depth(open_adapter):
 @pytest.mark.rule("VALIDATE-SGE-TOKEN")
 @pytest.mark.digest("2.4")
 @pytest.mark.expect_violation("SGE-TOKEN")
-def test_sge_with_another_pds_token(open_adapter):
+def test_sge_with_another_pds_token(open_adapter: OpenAdapter) -> None:
     """digest 2.4: an SGE's token is a local token of an MR of the queue's PD.  An MR of a
     second PD on the same adapter is the consumer's violation."""
     a, b = pair(open_adapter)
@@ -81,7 +86,7 @@ def test_sge_with_another_pds_token(open_adapter):
 @pytest.mark.rule("VALIDATE-CQ-RESIZE-UNSUPPORTED")
 @pytest.mark.digest("1.3")
 @pytest.mark.expect_violation("CQ-RESIZE-UNSUPPORTED")
-def test_resize_without_the_adapter_flag(open_adapter):
+def test_resize_without_the_adapter_flag(open_adapter: OpenAdapter) -> None:
     """digest 1.3: the consumer resizes only with NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED."""
     adapter = open_adapter()
     flags = int(adapter.query_info().adapter_flags) & ~int(AdapterFlag.CQ_RESIZE_SUPPORTED)
@@ -94,7 +99,7 @@ def test_resize_without_the_adapter_flag(open_adapter):
 @pytest.mark.rule("VALIDATE-CONNDATA-AFTER-ESTABLISH")
 @pytest.mark.digest("1.8")
 @pytest.mark.expect_violation("CONNDATA-AFTER-ESTABLISH")
-def test_connection_data_after_accept(open_adapter):
+def test_connection_data_after_accept(open_adapter: OpenAdapter) -> None:
     """digest 1.8: the consumer does not call GetConnectionData after Accept."""
     a, b = link(open_adapter(address="192.0.2.61"), open_adapter(address="192.0.2.62"))
     b.connector.get_connection_data()
@@ -105,7 +110,7 @@ def test_connection_data_after_accept(open_adapter):
 @pytest.mark.rule("VALIDATE-PRIVATE-DATA-NULL")
 @pytest.mark.digest("1.8")
 @pytest.mark.expect_violation("PRIVATE-DATA-NULL")
-def test_null_private_data_with_a_length(open_adapter):
+def test_null_private_data_with_a_length(open_adapter: OpenAdapter) -> None:
     """digest 1.8: "pPrivateData == NULL and *len > 0: the consumer must never do this"."""
     a, b = link(open_adapter(address="192.0.2.63"), open_adapter(address="192.0.2.64"))
     connector = a.adapter.create_connector().get(timeout=TIMEOUT)
@@ -116,7 +121,7 @@ def test_null_private_data_with_a_length(open_adapter):
 @pytest.mark.rule("VALIDATE-OBJECT-CLOSED-CALL")
 @pytest.mark.digest("3.1")
 @pytest.mark.expect_violation("OBJECT-CLOSED-CALL")
-def test_call_on_a_closed_cq(open_adapter):
+def test_call_on_a_closed_cq(open_adapter: OpenAdapter) -> None:
     """digest 3.1: the consumer does not use an object after closing it.  The layer reports
     the call and does not forward it (the provider's object is gone)."""
     adapter = open_adapter()
@@ -131,7 +136,7 @@ def test_call_on_a_closed_cq(open_adapter):
 @pytest.mark.rule("VALIDATE-CQ-CONCURRENT-CALL")
 @pytest.mark.digest("3.2")
 @pytest.mark.expect_violation("CQ-CONCURRENT-CALL")
-def test_arm_while_a_poll_is_in_flight(open_adapter):
+def test_arm_while_a_poll_is_in_flight(open_adapter: OpenAdapter) -> None:
     """digest 3.2: GetCqResults and ArmCq on one CQ never overlap.  The provider holds a
     poll; an arm on the same CQ meanwhile is the consumer's violation."""
     adapter = open_adapter()
@@ -146,7 +151,7 @@ def test_arm_while_a_poll_is_in_flight(open_adapter):
 @pytest.mark.rule("VALIDATE-POST-CONCURRENT")
 @pytest.mark.digest("3.3")
 @pytest.mark.expect_violation("POST-CONCURRENT")
-def test_two_sends_on_one_queue_at_once(open_adapter):
+def test_two_sends_on_one_queue_at_once(open_adapter: OpenAdapter) -> None:
     """digest 3.3: posts to one queue are serialized by the consumer.  The provider holds a
     send; a second send on the same QP meanwhile is the violation (a receive would not be)."""
     a, b = pair(open_adapter)

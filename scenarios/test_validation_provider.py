@@ -8,29 +8,32 @@ scenarios need the soft provider's knobs and the layer; on another provider, or 
 ``--ndk-no-validate``, they skip.
 """
 
+from __future__ import annotations
+
 import pytest
 
 import ndk
 from ndk import CqNotify, OpFlag, Status
+from ndk.testing import OpenAdapter
 
 from completion_support import (TIMEOUT, drain, pair, pattern, post_receive, post_send,
-                                wait_until)
+                                wait_until, Side)
 
 pytestmark = pytest.mark.usefixtures("needs_validation")
 
 
 @pytest.fixture
-def needs_validation():
+def needs_validation() -> None:
     if not ndk.validate_default():
         pytest.skip("the validation layer is off (--ndk-no-validate)")
 
 
-def reported(adapter, rule):
+def reported(adapter: ndk.Adapter, rule: str) -> list[ndk.Violation]:
     """The violations of ``rule`` the layer recorded on ``adapter`` so far."""
     return [v for v in adapter.violations() if v.rule == rule]
 
 
-def wait_reported(adapter, rule, timeout=TIMEOUT):
+def wait_reported(adapter: ndk.Adapter, rule: str, timeout: float = TIMEOUT) -> ndk.Violation:
     """Wait until the layer has reported ``rule`` on ``adapter``; the first record."""
     wait_until(lambda: reported(adapter, rule), timeout, f"a {rule} violation")
     record = reported(adapter, rule)[0]
@@ -39,7 +42,8 @@ def wait_reported(adapter, rule, timeout=TIMEOUT):
     return record
 
 
-def one_send(open_adapter, *, client=None, server=None, arm=False, flags=0):
+def one_send(open_adapter: OpenAdapter, *, client: str | None = None, server: str | None = None,
+             arm: bool = False, flags: int = 0) -> tuple[Side, Side]:
     """(a, b): a connected pair (``client`` / ``server``: the misbehave name of that side),
     one send from a into a receive posted at b (b's CQ armed first with ``arm``), both
     completions drained."""
@@ -53,7 +57,7 @@ def one_send(open_adapter, *, client=None, server=None, arm=False, flags=0):
     return a, b
 
 
-def two_sends(open_adapter, client):
+def two_sends(open_adapter: OpenAdapter, client: str) -> tuple[Side, Side]:
     """(a, b): a connected pair whose client misbehaves as ``client``; two sends (contexts 1,
     2) from a into receives posted at b, b's completions drained, a's left in its CQ."""
     a, b = pair(open_adapter, client_knobs={"misbehave": client})
@@ -71,7 +75,7 @@ def two_sends(open_adapter, client):
 @pytest.mark.rule("VALIDATE-OBJECT-HEADER-VERSION")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("OBJECT-HEADER-VERSION")
-def test_header_version(open_adapter):
+def test_header_version(open_adapter: OpenAdapter) -> None:
     """digest 1.0, 1.1: a new object's Header.Version is the adapter's.  misbehave
     header_version: the PD's major version is one more; the layer names the PD and the
     create."""
@@ -84,7 +88,7 @@ def test_header_version(open_adapter):
 @pytest.mark.rule("VALIDATE-OBJECT-HEADER-TYPE")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("OBJECT-HEADER-TYPE")
-def test_header_type(open_adapter):
+def test_header_type(open_adapter: OpenAdapter) -> None:
     """digest 1.0: Header.ObjectType is the created type.  misbehave header_type: a CQ
     that says NdkObjectTypeMax."""
     adapter = open_adapter(misbehave="header_type")
@@ -96,7 +100,7 @@ def test_header_type(open_adapter):
 @pytest.mark.rule("VALIDATE-OBJECT-HEADER-RESERVED")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("OBJECT-HEADER-RESERVED")
-def test_header_reserved(open_adapter):
+def test_header_reserved(open_adapter: OpenAdapter) -> None:
     """digest 1.0: NdkReserved is zero when the object is returned.  misbehave
     header_reserved: rf[0] is 1."""
     adapter = open_adapter(misbehave="header_reserved")
@@ -107,7 +111,7 @@ def test_header_reserved(open_adapter):
 @pytest.mark.rule("VALIDATE-OBJECT-DISPATCH")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("OBJECT-DISPATCH")
-def test_dispatch_null(open_adapter):
+def test_dispatch_null(open_adapter: OpenAdapter) -> None:
     """digest 1.0: Dispatch is set before the object is returned.  misbehave dispatch_null:
     the layer reports it, and the consumer's later calls on the PD are refused rather than
     made through a NULL table."""
@@ -123,7 +127,7 @@ def test_dispatch_null(open_adapter):
 @pytest.mark.rule("VALIDATE-CREATE-COMPLETION-INLINE")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("CREATE-COMPLETION-INLINE")
-def test_create_completion_after_inline_return(open_adapter):
+def test_create_completion_after_inline_return(open_adapter: OpenAdapter) -> None:
     """digest 1.0: a create that returns anything but STATUS_PENDING never calls its
     completion.  misbehave complete_after_inline: the create returns SUCCESS and calls it;
     the layer reports it at once and does not deliver it (the create's record shows no
@@ -138,7 +142,7 @@ def test_create_completion_after_inline_return(open_adapter):
 @pytest.mark.rule("VALIDATE-CREATE-COMPLETION-TWICE")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("CREATE-COMPLETION-TWICE")
-def test_create_completion_twice(open_adapter):
+def test_create_completion_twice(open_adapter: OpenAdapter) -> None:
     """digest 1.0: a pending create completes exactly once.  misbehave complete_twice: the
     second completion is reported and not delivered (the consumer sees one)."""
     adapter = open_adapter(create_mode="pending", misbehave="complete_twice")
@@ -151,7 +155,7 @@ def test_create_completion_twice(open_adapter):
 @pytest.mark.rule("VALIDATE-CREATE-COMPLETION-MISSING")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("CREATE-COMPLETION-MISSING")
-def test_create_completion_missing(open_adapter):
+def test_create_completion_missing(open_adapter: OpenAdapter) -> None:
     """digest 1.0: a create that returned STATUS_PENDING calls its completion.  misbehave
     never_complete with validate_timeout_ms=50: the layer reports the create once it is
     overdue."""
@@ -167,7 +171,7 @@ def test_create_completion_missing(open_adapter):
 @pytest.mark.rule("VALIDATE-CREATE-OUT-PARAM-PENDING")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("CREATE-OUT-PARAM-PENDING")
-def test_out_parameter_written_after_pending(open_adapter):
+def test_out_parameter_written_after_pending(open_adapter: OpenAdapter) -> None:
     """digest 1.0: a pending create does not touch its out-parameter.  misbehave
     out_param_after_pending: the layer sees it written on return."""
     adapter = open_adapter(create_mode="pending", misbehave="out_param_after_pending")
@@ -178,7 +182,7 @@ def test_out_parameter_written_after_pending(open_adapter):
 @pytest.mark.rule("VALIDATE-REQUEST-COMPLETION-INLINE")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("REQUEST-COMPLETION-INLINE")
-def test_request_completion_after_inline_return(open_adapter):
+def test_request_completion_after_inline_return(open_adapter: OpenAdapter) -> None:
     """digest 1.0: a request that returns inline never calls its completion.  misbehave
     request_complete_after_inline on NdkRegisterMr."""
     adapter = open_adapter(request_mode="inline", misbehave="request_complete_after_inline")
@@ -192,7 +196,7 @@ def test_request_completion_after_inline_return(open_adapter):
 @pytest.mark.rule("VALIDATE-REQUEST-COMPLETION-TWICE")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("REQUEST-COMPLETION-TWICE")
-def test_request_completion_twice(open_adapter):
+def test_request_completion_twice(open_adapter: OpenAdapter) -> None:
     """digest 1.0: a pending request completes exactly once.  misbehave
     request_complete_twice on NdkRegisterMr: the consumer sees one completion."""
     adapter = open_adapter(request_mode="pending", misbehave="request_complete_twice")
@@ -207,7 +211,7 @@ def test_request_completion_twice(open_adapter):
 @pytest.mark.rule("VALIDATE-REQUEST-COMPLETION-MISSING")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("REQUEST-COMPLETION-MISSING")
-def test_request_completion_missing(open_adapter):
+def test_request_completion_missing(open_adapter: OpenAdapter) -> None:
     """digest 1.0: a pending request calls its completion.  misbehave
     request_never_complete with validate_timeout_ms=50, on NdkRegisterMr."""
     adapter = open_adapter(request_mode="pending", misbehave="request_never_complete",
@@ -222,7 +226,7 @@ def test_request_completion_missing(open_adapter):
 
 @pytest.mark.rule("VALIDATE-STATUS-UNDOCUMENTED")
 @pytest.mark.digest("1.2")
-def test_undocumented_status_is_a_warning(open_adapter):
+def test_undocumented_status_is_a_warning(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (NdkCreatePd: SUCCESS, PENDING, INSUFFICIENT_RESOURCES, other): misbehave
     undocumented_status makes it fail with STATUS_INVALID_PARAMETER_MIX.  "Other" codes are
     allowed, so the layer reports a warning, which does not fail the scenario."""
@@ -238,7 +242,7 @@ def test_undocumented_status_is_a_warning(open_adapter):
 @pytest.mark.rule("VALIDATE-CALLBACK-AFTER-CLOSE")
 @pytest.mark.digest("3.1")
 @pytest.mark.expect_violation("CALLBACK-AFTER-CLOSE")
-def test_callback_after_close(open_adapter):
+def test_callback_after_close(open_adapter: OpenAdapter) -> None:
     """digest 3.1: no callback after the close completion.  misbehave callback_after_close:
     a CQ notification after the CQ's close; the layer reports it and does not deliver it."""
     adapter = open_adapter(misbehave="callback_after_close")
@@ -252,7 +256,7 @@ def test_callback_after_close(open_adapter):
 @pytest.mark.rule("VALIDATE-CLOSE-ANTECEDENT-OPEN")
 @pytest.mark.digest("3.1")
 @pytest.mark.expect_violation("CLOSE-ANTECEDENT-OPEN")
-def test_close_of_antecedent_completes_early(open_adapter):
+def test_close_of_antecedent_completes_early(open_adapter: OpenAdapter) -> None:
     """digest 3.1: an antecedent's close completes only once its successors are closed.
     misbehave close_antecedent_early: closing a CQ that a QP still uses returns SUCCESS."""
     adapter = open_adapter(misbehave="close_antecedent_early")
@@ -271,7 +275,7 @@ def test_close_of_antecedent_completes_early(open_adapter):
 @pytest.mark.rule("VALIDATE-CQ-NOTIFY-UNARMED")
 @pytest.mark.digest("3.2")
 @pytest.mark.expect_violation("CQ-NOTIFY-UNARMED")
-def test_notification_without_arm(open_adapter):
+def test_notification_without_arm(open_adapter: OpenAdapter) -> None:
     """digest 3.2: a notification comes only after an arm.  misbehave notify_unarmed: a
     receive completes on a CQ nobody armed."""
     a, b = one_send(open_adapter, server="notify_unarmed")
@@ -281,7 +285,7 @@ def test_notification_without_arm(open_adapter):
 @pytest.mark.rule("VALIDATE-CQ-NOTIFY-TWICE")
 @pytest.mark.digest("3.2")
 @pytest.mark.expect_violation("CQ-NOTIFY-TWICE")
-def test_two_notifications_for_one_arm(open_adapter):
+def test_two_notifications_for_one_arm(open_adapter: OpenAdapter) -> None:
     """digest 3.2: once per arm.  misbehave notify_twice."""
     a, b = one_send(open_adapter, server="notify_twice", arm=True)
     wait_reported(b.adapter, "CQ-NOTIFY-TWICE")
@@ -290,7 +294,7 @@ def test_two_notifications_for_one_arm(open_adapter):
 @pytest.mark.rule("VALIDATE-CQ-CALLBACK-CONCURRENT")
 @pytest.mark.digest("3.2")
 @pytest.mark.expect_violation("CQ-CALLBACK-CONCURRENT", "CQ-NOTIFY-TWICE")
-def test_concurrent_notification_callbacks(open_adapter):
+def test_concurrent_notification_callbacks(open_adapter: OpenAdapter) -> None:
     """digest 3.2: callbacks on one CQ are serialized.  misbehave concurrent_cq_callbacks:
     the provider calls the callback from two threads at once.  The consumer's callback is held
     at a gate (ndk.testing.raw.gate_cq_callbacks), so the provider's second call provably
@@ -312,7 +316,7 @@ def test_concurrent_notification_callbacks(open_adapter):
 @pytest.mark.rule("VALIDATE-MODERATION-PENDING")
 @pytest.mark.digest("1.3")
 @pytest.mark.expect_violation("MODERATION-PENDING")
-def test_moderation_returns_pending(open_adapter):
+def test_moderation_returns_pending(open_adapter: OpenAdapter) -> None:
     """digest 1.3: NdkControlCqInterruptModeration must not return STATUS_PENDING."""
     adapter = open_adapter(misbehave="moderation_pending")
     cq = adapter.create_cq(8).get(timeout=TIMEOUT)
@@ -323,7 +327,7 @@ def test_moderation_returns_pending(open_adapter):
 @pytest.mark.rule("VALIDATE-MODERATION-NOT-SUPPORTED")
 @pytest.mark.digest("1.3")
 @pytest.mark.expect_violation("MODERATION-NOT-SUPPORTED")
-def test_moderation_not_supported_although_flagged(open_adapter):
+def test_moderation_not_supported_although_flagged(open_adapter: OpenAdapter) -> None:
     """digest 1.3: NOT_SUPPORTED is forbidden when the adapter sets
     NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED."""
     adapter = open_adapter(misbehave="moderation_not_supported")
@@ -338,7 +342,7 @@ def test_moderation_not_supported_although_flagged(open_adapter):
 @pytest.mark.rule("VALIDATE-RESULT-PROVIDER-ERROR-CODE")
 @pytest.mark.digest("2.3")
 @pytest.mark.expect_violation("RESULT-PROVIDER-ERROR-CODE")
-def test_provider_error_code_on_success(open_adapter):
+def test_provider_error_code_on_success(open_adapter: OpenAdapter) -> None:
     """digest 2.3: ProviderErrorCode is 0 when Status is SUCCESS.  misbehave
     provider_error_code at the sender."""
     a, b = one_send(open_adapter, client="provider_error_code")
@@ -350,7 +354,7 @@ def test_provider_error_code_on_success(open_adapter):
 @pytest.mark.rule("VALIDATE-RESULT-INVALIDATE-TOKEN")
 @pytest.mark.digest("2.3")
 @pytest.mark.expect_violation("RESULT-INVALIDATE-TOKEN")
-def test_receive_and_invalidate_without_its_token(open_adapter):
+def test_receive_and_invalidate_without_its_token(open_adapter: OpenAdapter) -> None:
     """digest 2.3: a ReceiveAndInvalidate result carries the invalidated token.  misbehave
     drop_invalidate_token at the receiver: the result carries its complement."""
     a, b = pair(open_adapter, server_knobs={"misbehave": "drop_invalidate_token"})
@@ -370,7 +374,7 @@ def test_receive_and_invalidate_without_its_token(open_adapter):
 @pytest.mark.rule("VALIDATE-WR-SILENT-COMPLETED")
 @pytest.mark.digest("2.5")
 @pytest.mark.expect_violation("WR-SILENT-COMPLETED")
-def test_silent_success_still_completes(open_adapter):
+def test_silent_success_still_completes(open_adapter: OpenAdapter) -> None:
     """digest 2.5: a successful SILENT_SUCCESS request produces no completion.  misbehave
     complete_silent at the sender."""
     a, b = one_send(open_adapter, client="complete_silent", flags=OpFlag.SILENT_SUCCESS)
@@ -381,7 +385,7 @@ def test_silent_success_still_completes(open_adapter):
 @pytest.mark.rule("VALIDATE-WR-COMPLETION-ORDER")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("WR-COMPLETION-ORDER")
-def test_completions_out_of_order(open_adapter):
+def test_completions_out_of_order(open_adapter: OpenAdapter) -> None:
     """digest 4.2: requests complete in post order per queue.  misbehave
     reorder_completions at the sender: two sends complete 2 then 1; the consumer still gets
     its own contexts back."""
@@ -393,7 +397,7 @@ def test_completions_out_of_order(open_adapter):
 @pytest.mark.rule("VALIDATE-WR-COMPLETION-MISSING")
 @pytest.mark.digest("3.4")
 @pytest.mark.expect_violation("WR-COMPLETION-MISSING")
-def test_completion_never_comes(open_adapter):
+def test_completion_never_comes(open_adapter: OpenAdapter) -> None:
     """digest 3.4: an inline success yields a completion.  misbehave drop_completion at the
     sender: of two sends only the second completes; the layer judges the first missing when
     the QP closes."""
@@ -410,7 +414,7 @@ def test_completion_never_comes(open_adapter):
 
 @pytest.mark.rule("VALIDATE-CLEAN-RUN")
 @pytest.mark.digest("1.0")
-def test_clean_run_is_silent(open_adapter):
+def test_clean_run_is_silent(open_adapter: OpenAdapter) -> None:
     """A conforming provider leaves no error: every object, pending creates and requests, a
     connection, sends, an RDMA write, a bind, arms and notifications, closes."""
     a, b = pair(open_adapter, client_knobs={"create_mode": "pending",

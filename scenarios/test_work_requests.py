@@ -2,18 +2,20 @@
 limits of a post, deferred requests (digest 1.6, 1.7, 2.3, 2.5, 3.2, 3.3, 3.4, 4.2;
 docs/semantics.md QP-ERROR, POST-CHECKS, DATA-STATUS, PROGRESS)."""
 
+from __future__ import annotations
+
 from types import SimpleNamespace
 
 import pytest
 
 import ndk
 from ndk import CqNotify, MrFlag, OpFlag, OpType, Status
-from ndk.testing import requires
+from ndk.testing import Endpoint, OpenAdapter, requires
 
 from scenario_support import QUIET, TIMEOUT, drain, expect_request
 from wr_support import (CLIENT, REMOTE_WRITE, SERVER, connect_qps, expect_connection_failed,
                         expect_no_completion, expect_result, one, pair, pattern, region,
-                        unregistered_sge)
+                        unregistered_sge, Region)
 
 UNDEFINED_FLAG = 0x8000   # no NDK_OP_FLAG_* has this bit (digest 2.5)
 
@@ -23,7 +25,7 @@ UNDEFINED_FLAG = 0x8000   # no NDK_OP_FLAG_* has this bit (digest 2.5)
 
 @pytest.mark.rule("SEND-DATA")
 @pytest.mark.digest("1.7")
-def test_send_bytes_arrive(open_adapter):
+def test_send_bytes_arrive(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkSend, NdkReceive), 2.3: the bytes of a Send land in the posted receive,
     exactly; the receive's BytesTransferred is the length sent, its Type RECEIVE; the sender's
     Type SEND; both STATUS_SUCCESS with ProviderErrorCode 0. Bytes past the message are
@@ -43,7 +45,7 @@ def test_send_bytes_arrive(open_adapter):
 
 @pytest.mark.rule("SEND-CONTEXTS")
 @pytest.mark.digest("2.3")
-def test_send_reports_request_and_qp_contexts(open_adapter):
+def test_send_reports_request_and_qp_contexts(open_adapter: OpenAdapter) -> None:
     """digest 2.3: every NDK_RESULT carries the RequestContext of its request and the
     QPContext given to NdkCreateQp, on both sides (non-Ex results too)."""
     client = open_adapter(address=CLIENT)
@@ -68,7 +70,7 @@ def test_send_reports_request_and_qp_contexts(open_adapter):
 
 @pytest.mark.rule("SEND-GATHER")
 @pytest.mark.digest("2.4")
-def test_send_gathers_sges_in_order(open_adapter):
+def test_send_gathers_sges_in_order(open_adapter: OpenAdapter) -> None:
     """digest 1.7, 2.4: a Send's SGL is gathered in SGE order, from several places of one MR
     and from another MR of the same PD, into one message."""
     a, b = pair(open_adapter, max_initiator_request_sge=4)
@@ -87,7 +89,7 @@ def test_send_gathers_sges_in_order(open_adapter):
 
 @pytest.mark.rule("RECV-SCATTER")
 @pytest.mark.digest("2.4")
-def test_receive_scatters_sges_in_order(open_adapter):
+def test_receive_scatters_sges_in_order(open_adapter: OpenAdapter) -> None:
     """digest 1.7, 2.4: an incoming message fills the receive's SGEs in order; a message
     shorter than the SGL leaves the rest of the last SGE untouched; BytesTransferred is the
     message length."""
@@ -110,7 +112,7 @@ def test_receive_scatters_sges_in_order(open_adapter):
 @pytest.mark.rule("SEND-ZERO-LENGTH")
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("sgl", ["empty", "zero-length-sge"])
-def test_zero_length_send(open_adapter, sgl):
+def test_zero_length_send(open_adapter: OpenAdapter, sgl: str) -> None:
     """digest 1.7: a Send with no SGE (or one SGE of length 0) is a message of 0 bytes: it
     consumes one receive, which completes SUCCESS with BytesTransferred 0 and leaves the
     buffer as it was."""
@@ -134,7 +136,7 @@ def test_zero_length_send(open_adapter, sgl):
 @pytest.mark.rule("SEND-INLINE-UNREGISTERED")
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("token", [0, 0xFFFFFFF0])
-def test_inline_send_from_unregistered_memory(open_adapter, token):
+def test_inline_send_from_unregistered_memory(open_adapter: OpenAdapter, token: int) -> None:
     """digest 1.7 (NDK_SGE remarks): with NDK_OP_FLAG_INLINE the MemoryRegionToken may be
     invalid and must be ignored: a source never registered, with token 0 or garbage, is sent;
     the completion is SEND SUCCESS and the bytes arrive."""
@@ -151,7 +153,7 @@ def test_inline_send_from_unregistered_memory(open_adapter, token):
 
 @pytest.mark.rule("SEND-INLINE-COPIED-AT-POST")
 @pytest.mark.digest("1.7")
-def test_inline_send_data_taken_at_post(open_adapter):
+def test_inline_send_data_taken_at_post(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NDK_SGE remarks): inline buffers need only be valid until the call
     returns, so the provider takes the bytes during NdkSend: changing the source after the
     post, before the transfer runs (docs/semantics.md PROGRESS, progress="manual"), does not
@@ -174,7 +176,7 @@ def test_inline_send_data_taken_at_post(open_adapter):
 
 @pytest.mark.rule("SEND-INLINE-TOO-LARGE")
 @pytest.mark.digest("1.7")
-def test_inline_send_above_inline_data_size(open_adapter):
+def test_inline_send_above_inline_data_size(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (total inline bytes <= the QP's InlineDataSize), 3.4 (an inline failure
     produces no CQE). docs/semantics.md POST-CHECKS: BUFFER_OVERFLOW inline. The QP stays
     usable: a send of exactly InlineDataSize bytes then arrives in the receive the failed
@@ -195,7 +197,7 @@ def test_inline_send_above_inline_data_size(open_adapter):
 
 @pytest.mark.rule("SEND-INLINE-SGE-COUNT")
 @pytest.mark.digest("1.7")
-def test_inline_send_sge_count_not_limited(open_adapter):
+def test_inline_send_sge_count_not_limited(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NDK_SGE remarks): with NDK_OP_FLAG_INLINE the SGE count is not limited by
     MaxInitiatorRequestSge: 4 inline SGEs on a QP created for 1 are sent, gathered in order."""
     a, b = pair(open_adapter, max_initiator_request_sge=1, inline_data_size=64)
@@ -212,7 +214,7 @@ def test_inline_send_sge_count_not_limited(open_adapter):
 
 @pytest.mark.rule("SEND-SOLICITED")
 @pytest.mark.digest("3.2")
-def test_solicited_send_satisfies_solicited_arm(open_adapter):
+def test_solicited_send_satisfies_solicited_arm(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (Solicited events), 3.2: with the receiver's CQ armed for
     NDK_CQ_NOTIFY_SOLICITED, a plain Send's receive completion does not notify; a Send with
     NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT does, once, with STATUS_SUCCESS."""
@@ -237,7 +239,7 @@ def test_solicited_send_satisfies_solicited_arm(open_adapter):
 
 @pytest.mark.rule("SEND-SILENT-SUCCESS")
 @pytest.mark.digest("2.5")
-def test_silent_success_send_has_no_completion(open_adapter):
+def test_silent_success_send_has_no_completion(open_adapter: OpenAdapter) -> None:
     """digest 2.5 (NDK_OP_FLAG_SILENT_SUCCESS: success produces no CQE): the message arrives
     (the receiver's completion is normal), the sender's CQ gets nothing for it; the next
     non-silent send is the only sender completion."""
@@ -258,7 +260,7 @@ def test_silent_success_send_has_no_completion(open_adapter):
 
 @pytest.mark.rule("SEND-SILENT-FAILURE")
 @pytest.mark.digest("2.5")
-def test_failed_silent_send_still_completes(open_adapter):
+def test_failed_silent_send_still_completes(open_adapter: OpenAdapter) -> None:
     """digest 2.5 (SILENT_SUCCESS: failure always produces a CQE). A silent Send whose source
     SGE lies outside its MR fails: its CQE is SEND with STATUS_ACCESS_VIOLATION
     (docs/semantics.md DATA-STATUS). The error ends the connection (QP-ERROR): the
@@ -279,7 +281,7 @@ def test_failed_silent_send_still_completes(open_adapter):
 
 @pytest.mark.rule("SEND-ORDER")
 @pytest.mark.digest("4.2")
-def test_many_sends_complete_in_order(open_adapter):
+def test_many_sends_complete_in_order(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (requests complete in issue order within one QP, for the initiator and
     receive queues separately): 32 sends complete at the sender in posting order, and the
     receiver's 32 receives complete in posting order, receive i holding message i."""
@@ -303,7 +305,7 @@ def test_many_sends_complete_in_order(open_adapter):
 
 @pytest.mark.rule("SEND-LARGER-THAN-RECEIVE")
 @pytest.mark.digest("4.2")
-def test_send_larger_than_receive(open_adapter):
+def test_send_larger_than_receive(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 table: BUFFER_OVERFLOW = an incoming send exceeded the receive buffer;
     REMOTE_ERROR = the request caused an error on the remote QP). docs/semantics.md
     DATA-STATUS: receiver BUFFER_OVERFLOW, sender REMOTE_RESOURCES; QP-ERROR afterwards."""
@@ -318,7 +320,7 @@ def test_send_larger_than_receive(open_adapter):
 
 @pytest.mark.rule("SEND-RECEIVER-NOT-READY")
 @pytest.mark.digest("4.2")
-def test_send_without_receive_times_out(open_adapter):
+def test_send_without_receive_times_out(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 IO_TIMEOUT: connection or remote QP failure). docs/semantics.md
     DATA-STATUS: a Send with no receive posted at the peer within rnr_timeout_ms completes
     STATUS_IO_TIMEOUT; QP-ERROR afterwards. (The wait is bounded, not measured.)"""
@@ -332,7 +334,7 @@ def test_send_without_receive_times_out(open_adapter):
 
 @pytest.mark.rule("RECV-ORDER")
 @pytest.mark.digest("4.2")
-def test_receives_consumed_in_posting_order(open_adapter):
+def test_receives_consumed_in_posting_order(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (receive queue in issue order): each incoming message takes the oldest
     posted receive, whatever the receives' sizes and places in memory."""
     a, b = pair(open_adapter)
@@ -357,7 +359,7 @@ def test_receives_consumed_in_posting_order(open_adapter):
 
 @pytest.mark.rule("RECV-NO-LOCAL-WRITE")
 @pytest.mark.digest("4.2")
-def test_receive_into_read_only_region(open_adapter):
+def test_receive_into_read_only_region(open_adapter: OpenAdapter) -> None:
     """digest 1.4 / 2.6 (a buffer the adapter writes needs NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
     4.2 (ND2 ACCESS_VIOLATION = invalid registered memory). docs/semantics.md DATA-STATUS:
     the receive completes ACCESS_VIOLATION, the sender REMOTE_RESOURCES; nothing written."""
@@ -375,7 +377,7 @@ def test_receive_into_read_only_region(open_adapter):
 # --- SRQ on the data path ------------------------------------------------------------------
 
 
-def _srq_server(open_adapter, srq_depth, qps=2):
+def _srq_server(open_adapter: OpenAdapter, srq_depth: int, qps: int = 2) -> SimpleNamespace:
     """``qps`` client QPs (qp_context 0xC0 + i), each connected to a server QP (qp_context
     0xA0 + i) of one SRQ; one CQ per adapter.  The connectors and the listener are returned
     too (``held``): a connector dropped by the scenario would close, ending its connection."""
@@ -400,7 +402,7 @@ def _srq_server(open_adapter, srq_depth, qps=2):
 
 @pytest.mark.rule("SRQ-SHARED-RECEIVES")
 @pytest.mark.digest("1.6")
-def test_srq_receives_shared_by_two_qps(open_adapter):
+def test_srq_receives_shared_by_two_qps(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (NdkCreateQpWithSrq), 1.6, 4.2: receives posted to one SRQ serve every QP
     created with it, oldest first; each receive completion names the QP that received
     (QPContext) on that QP's receive CQ."""
@@ -424,7 +426,7 @@ def test_srq_receives_shared_by_two_qps(open_adapter):
 
 @pytest.mark.rule("SRQ-LIMIT-NOTIFY")
 @pytest.mark.digest("1.6")
-def test_srq_limit_fires_when_consumption_drops_below_threshold(open_adapter):
+def test_srq_limit_fires_when_consumption_drops_below_threshold(open_adapter: OpenAdapter) -> None:
     """digest 1.6 (arming): the callback fires when incoming messages consume receives and
     the count falls below the threshold -- not at the threshold, exactly once, with
     STATUS_SUCCESS; then the SRQ is disarmed (a further consumption does not notify)."""
@@ -449,7 +451,7 @@ def test_srq_limit_fires_when_consumption_drops_below_threshold(open_adapter):
 @pytest.mark.rule("SRQ-RECEIVE-DEPTH-CONSUMED")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_srq_receive_past_depth_then_consumed(open_adapter):
+def test_srq_receive_past_depth_then_consumed(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 SRQ::Receive: NO_MORE_ENTRIES when full). docs/semantics.md
     QUEUE-FULL. The refused receive is never completed; once a message consumes one receive
     there is room again."""
@@ -474,7 +476,8 @@ def test_srq_receive_past_depth_then_consumed(open_adapter):
 # --- inline limits of a post ---------------------------------------------------------------
 
 
-def _post(endpoint, op, sgl, target, flags=0, context=1):
+def _post(endpoint: Endpoint, op: str, sgl: list[ndk.Sge], target: Region, flags: int = 0,
+          context: int = 1) -> Status:
     """One initiator post of kind ``op`` ("send", "write", "read") to ``target``."""
     if op == "send":
         return endpoint.qp.send(sgl, flags=flags, request_context=context)
@@ -488,7 +491,7 @@ def _post(endpoint, op, sgl, target, flags=0, context=1):
 @pytest.mark.rule("LIMITS-SGE-COUNT")
 @pytest.mark.digest("4.2")
 @pytest.mark.parametrize("op", ["send", "write"])
-def test_more_sges_than_max_initiator_request_sge(open_adapter, op):
+def test_more_sges_than_max_initiator_request_sge(open_adapter: OpenAdapter, op: str) -> None:
     """digest 1.2 (MaxInitiatorRequestSge of the QP), 4.2 (ND2 QP::Send / Write:
     DATA_OVERRUN = too many SGEs), 3.4 (no CQE for an inline failure). docs/semantics.md
     POST-CHECKS. The QP stays usable: the same post with the allowed count succeeds."""
@@ -509,7 +512,7 @@ def test_more_sges_than_max_initiator_request_sge(open_adapter, op):
 
 @pytest.mark.rule("LIMITS-READ-SGE-COUNT")
 @pytest.mark.digest("2.1")
-def test_read_sges_limited_by_max_read_request_sge(open_adapter):
+def test_read_sges_limited_by_max_read_request_sge(open_adapter: OpenAdapter) -> None:
     """digest 2.1 (MaxReadRequestSge overrides MaxInitiatorRequestSge for reads), 4.2 (ND2
     QP::Read: DATA_OVERRUN). docs/semantics.md POST-CHECKS. With MaxReadRequestSge 2 on a QP
     created for 4 SGEs, a 3-SGE read is refused inline; a 3-SGE write is accepted."""
@@ -531,7 +534,7 @@ def test_read_sges_limited_by_max_read_request_sge(open_adapter):
     expect_result(a.cq, Status.SUCCESS, OpType.WRITE, 3)
 
 
-def _drive(adapter):
+def _drive(adapter: ndk.Adapter) -> None:
     """Run the manual-progress engine until nothing is queued (bounded)."""
     for _ in range(1000):
         if adapter.pending_steps == 0:
@@ -544,7 +547,7 @@ def _drive(adapter):
 @pytest.mark.digest("4.2")
 @pytest.mark.parametrize("held_by", ["defer", "manual-progress"])
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_initiator_queue_full(open_adapter, held_by):
+def test_initiator_queue_full(open_adapter: OpenAdapter, held_by: str) -> None:
     """digest 4.2 (ND2 QP::Send / Write / Read: NO_MORE_ENTRIES = queue full), 3.4 (no CQE
     for an inline failure). docs/semantics.md POST-CHECKS (requests not yet executed,
     deferred included, fill the queue), PROGRESS. With InitiatorQueueDepth 2 and two writes
@@ -588,7 +591,7 @@ UNDOCUMENTED_FLAGS = [
 @pytest.mark.digest("2.5")
 @pytest.mark.parametrize("op, flag", UNDOCUMENTED_FLAGS,
                          ids=[f"{op}-{int(flag):#x}" for op, flag in UNDOCUMENTED_FLAGS])
-def test_flag_the_request_does_not_document(open_adapter, op, flag):
+def test_flag_the_request_does_not_document(open_adapter: OpenAdapter, op: str, flag: int) -> None:
     """digest 1.7 (the flags each request's page allows), 2.5, 4.2 (ND2 QP::Send / Write:
     INVALID_PARAMETER for bad flags). docs/semantics.md POST-CHECKS: a flag the request does
     not document -> INVALID_PARAMETER inline, no CQE; the QP stays usable."""
@@ -607,7 +610,7 @@ def test_flag_the_request_does_not_document(open_adapter, op, flag):
 
 @pytest.mark.rule("LIMITS-INLINE-READ")
 @pytest.mark.digest("1.7")
-def test_inline_flag_on_read(open_adapter):
+def test_inline_flag_on_read(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkRead allows SILENT_SUCCESS, READ_FENCE, RDMA_READ_LOCAL_INVALIDATE,
     DEFER: INLINE is not among them -- a read's SGEs are a sink, nothing to copy at post).
     docs/semantics.md POST-CHECKS: INVALID_PARAMETER inline, no CQE, the sink untouched."""
@@ -626,7 +629,7 @@ def test_inline_flag_on_read(open_adapter):
 
 @pytest.mark.rule("LIMITS-MAX-TRANSFER-LENGTH")
 @pytest.mark.digest("2.1")
-def test_send_above_max_transfer_length(open_adapter):
+def test_send_above_max_transfer_length(open_adapter: OpenAdapter) -> None:
     """digest 2.1 (MaxTransferLength: max total length per send/receive/read/write), 4.2 (ND2
     QP::Send: BUFFER_OVERFLOW = too much data). docs/semantics.md POST-CHECKS: inline, no
     CQE; exactly MaxTransferLength is sent."""
@@ -646,7 +649,7 @@ def test_send_above_max_transfer_length(open_adapter):
 
 @pytest.mark.rule("DEFER-HELD")
 @pytest.mark.digest("3.4")
-def test_deferred_send_waits_for_a_non_deferred_post(open_adapter):
+def test_deferred_send_waits_for_a_non_deferred_post(open_adapter: OpenAdapter) -> None:
     """digest 3.4: NDK_OP_FLAG_DEFER lets the provider hold a request until a request
     without DEFER ends the chain (the soft provider holds it; the digest calls DEFER a hint,
     so a provider issuing at once would be a quirk). Then both complete, in order, and the
@@ -668,7 +671,7 @@ def test_deferred_send_waits_for_a_non_deferred_post(open_adapter):
 
 @pytest.mark.rule("DEFER-FLUSH")
 @pytest.mark.digest("1.7")
-def test_flush_cancels_deferred_requests(open_adapter):
+def test_flush_cancels_deferred_requests(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkFlush: pending requests complete with STATUS_CANCELLED), 3.4 (an inline
     success means a CQE must appear): deferred writes not yet issued are flushed CANCELLED in
     posting order and write nothing. docs/semantics.md QP-FLUSH: the connection stays usable
@@ -692,7 +695,7 @@ def test_flush_cancels_deferred_requests(open_adapter):
 
 @pytest.mark.rule("DEFER-INLINE-FAILURE-PUSHES")
 @pytest.mark.digest("3.4")
-def test_inline_failure_pushes_deferred_sends(open_adapter):
+def test_inline_failure_pushes_deferred_sends(open_adapter: OpenAdapter) -> None:
     """digest 3.4: on any inline failure the provider must push all earlier deferred
     requests: Send(DEFER) succeeds inline, then Send(DEFER) fails inline (too many SGEs,
     DATA_OVERRUN); the first still completes and its message arrives, the second produces no
@@ -713,7 +716,7 @@ def test_inline_failure_pushes_deferred_sends(open_adapter):
 
 @pytest.mark.rule("DEFER-CHAIN-ORDER")
 @pytest.mark.digest("3.4")
-def test_deferred_chain_completes_in_order(open_adapter):
+def test_deferred_chain_completes_in_order(open_adapter: OpenAdapter) -> None:
     """digest 3.4 (every chain ends with a request without DEFER), 4.2 (issue order): three
     deferred writes and a final plain write complete SUCCESS in posting order, each write's
     bytes in place."""
@@ -733,7 +736,7 @@ def test_deferred_chain_completes_in_order(open_adapter):
 
 @pytest.mark.rule("DEFER-SILENT-CHAIN")
 @pytest.mark.digest("3.4")
-def test_deferred_silent_requests(open_adapter):
+def test_deferred_silent_requests(open_adapter: OpenAdapter) -> None:
     """digest 3.4 (an inline success means a CQE must eventually appear -- unless
     SILENT_SUCCESS, digest 2.5): a chain of deferred silent writes ended by a plain write
     moves every byte and produces exactly one CQE, the last write's."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 import ndk
 from ndk import MrFlag, OpType, Status
-from ndk.testing import connect_pair
+from ndk.testing import Endpoint, OpenAdapter, connect_pair
 
 from scenario_support import QUIET, TIMEOUT, drain, poll
 
@@ -60,7 +61,8 @@ class Region:
         return self.mr.sge(offset, length)
 
 
-def region(pd: ndk.Pd, size: int = PAGE, flags=LOCAL_WRITE, fill: bytes | None = None) -> Region:
+def region(pd: ndk.Pd, size: int = PAGE, flags: int = LOCAL_WRITE,
+           fill: bytes | None = None) -> Region:
     """A normal MR on ``pd`` registered over a new ``size``-byte buffer with ``flags``; the
     buffer starts as ``fill`` (zeros when None)."""
     buf = bytearray(size)
@@ -71,7 +73,8 @@ def region(pd: ndk.Pd, size: int = PAGE, flags=LOCAL_WRITE, fill: bytes | None =
     return Region(mr, buf)
 
 
-def pair(open_adapter, *, client_knobs=None, server_knobs=None, **sizes):
+def pair(open_adapter: OpenAdapter, *, client_knobs: dict[str, Any] | None = None,
+         server_knobs: dict[str, Any] | None = None, **sizes: Any) -> tuple[Endpoint, Endpoint]:
     """Two adapters (CLIENT, SERVER) and a connected QP on each (ndk.testing.connect_pair);
     ``sizes`` go to connect_pair (queue depths, SGE limits, inline_data_size, cq_depth)."""
     client = open_adapter(address=CLIENT, **(client_knobs or {}))
@@ -79,13 +82,15 @@ def pair(open_adapter, *, client_knobs=None, server_knobs=None, **sizes):
     return connect_pair(client, server, timeout=TIMEOUT, **sizes)
 
 
-def connect_qps(client_adapter, client_qp, server_adapter, server_qp, listener=None):
+def connect_qps(client_adapter: ndk.Adapter, client_qp: ndk.Qp, server_adapter: ndk.Adapter,
+                server_qp: ndk.Qp, listener: ndk.Listener | None = None,
+                ) -> tuple[ndk.Connector, ndk.Connector, ndk.Listener]:
     """Connect ``client_qp`` to ``server_qp`` (QPs the scenario created itself, e.g. with an
     SRQ or a qp_context): listen (or reuse ``listener``), Connect, Accept, CompleteConnect,
     each checked.  Returns (client connector, server connector, listener)."""
     if listener is None:
         listener = server_adapter.create_listener().get(timeout=TIMEOUT)
-        host = next(h for h in server_adapter.addresses if ":" not in h)
+        host = next(h for h in server_adapter.addresses or [] if ":" not in h)
         assert listener.listen((host, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
     connector = client_adapter.create_connector().get(timeout=TIMEOUT)
     connect = connector.connect(client_qp, listener.get_local_address())
@@ -107,14 +112,19 @@ def unregistered_sge(buf: bytearray, offset: int, length: int, token: int = 0) -
     return ndk.Sge(base + offset, length, token)
 
 
-def one(cq: ndk.Cq, ex: bool = True):
+@overload
+def one(cq: ndk.Cq, ex: Literal[True] = True) -> ndk.ResultEx: ...
+@overload
+def one(cq: ndk.Cq, ex: Literal[False]) -> ndk.Result: ...
+def one(cq: ndk.Cq, ex: bool = True) -> ndk.ResultEx | ndk.Result:
     """The single next completion of ``cq`` (within TIMEOUT); nothing else queued after it."""
-    (result,) = drain(cq, 1, ex=ex)
+    results: list[ndk.ResultEx | ndk.Result] = drain(cq, 1, ex=ex)
+    (result,) = results
     return result
 
 
 def expect_result(cq: ndk.Cq, status: Status, op: OpType, request_context: int,
-                  qp_context: int | None = None):
+                  qp_context: int | None = None) -> ndk.ResultEx:
     """The single next completion of ``cq`` has this status, type and request context (and
     QP context when given); ProviderErrorCode is 0 on success (digest 2.3)."""
     result = one(cq)
@@ -135,7 +145,7 @@ def expect_no_completion(*cqs: ndk.Cq) -> None:
         assert poll(cq, 16, timeout=QUIET) == []
 
 
-def expect_connection_failed(initiator, peer, initiator_region: Region,
+def expect_connection_failed(initiator: Endpoint, peer: Endpoint, initiator_region: Region,
                              peer_region: Region) -> None:
     """docs/semantics.md QP-ERROR: after an error completion the peer got a disconnect event
     and every later post on either QP returns SUCCESS and completes STATUS_CANCELLED."""
@@ -160,9 +170,9 @@ class Mapping:
     AdapterPageArray) and the byte offset of the buffer in the first page (FBO)."""
 
     buf: bytearray
-    pages: list
+    pages: list[int]
     fbo: int
-    lam: object
+    lam: ndk.Lam
 
     def logical(self, offset: int) -> int:
         """The logical address of byte ``offset`` of the buffer (digest 2.4)."""
@@ -219,7 +229,7 @@ def fast_register_mr(pd: ndk.Pd, pages: int, remote_access: bool = True) -> ndk.
     return mr
 
 
-def fast_register(endpoint, size: int, flags, *, fill: bytes | None = None,
+def fast_register(endpoint: Endpoint, size: int, flags: int, *, fill: bytes | None = None,
                   remote_access: bool = True, context: int = 0xF00) -> FastRegion:
     """NdkBuildLAM over ``size`` bytes, an MR initialized for its pages, and NdkFastRegister
     on ``endpoint``'s QP with ``flags``; the FAST_REGISTER completion must be SUCCESS."""

@@ -16,7 +16,7 @@ The validation layer (docs/validation.md) checks both sides of the NDK contract 
 lists what it checks.
 """
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import _adapter, _connection, _core, _oid
 from ._connection import AddressResult, ConnectionData
@@ -29,6 +29,10 @@ from ._errors import KnobsNotSupported, NdkError, ObjectClosedError, ValidationR
 from ._knobs import Knobs, options_text
 from ._oid import ConnectionEntry, LocalEndpointEntry, OidHeader, OidResult
 from ._status import Status
+
+if TYPE_CHECKING:
+    # Imported on first use at run time (__getattr__ below); type checkers see it here.
+    from . import testing as testing
 
 try:  # written by CMake, in the build tree and in the installed package
     from ._build_info import VERSION as __version__
