@@ -49,15 +49,15 @@ def format_size(size: int) -> str:
 def require_matplotlib() -> None:
     """PlotError unless matplotlib can be imported."""
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # type: ignore[import] # noqa: F401
     except ImportError as exc:
         raise PlotError("--plot needs matplotlib (Debian: apt-get install python3-matplotlib)") from exc
 
 
 def _figure(width: float, height: float):
     require_matplotlib()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # type: ignore[import]
+    from matplotlib.figure import Figure  # type: ignore[import]
 
     fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)
@@ -84,6 +84,7 @@ def _cdf_points(values_us: Sequence[float]) -> tuple[list[float], list[float]]:
     """At most _CDF_POINTS (x, cumulative fraction) pairs, spread evenly on the logit scale so
     both the body and the far tail keep their shape; fractions stay strictly inside (0, 1)."""
     n = len(values_us)
+    indices: Sequence[int]
     if n <= _CDF_POINTS:
         indices = range(n)
     else:
@@ -128,11 +129,11 @@ def draw_latency(runs: Sequence[tuple[dict[str, Any], Sequence[float]]]):
     level = {name: q for q, name in PERCENTILES}
     for i, name, value in marks:
         colour, marker = _PERCENTILE_STYLE[name]
-        label = f"{name} = {value:.3f} µs" if not several else (name if i == 0 else None)
+        mark = f"{name} = {value:.3f} µs" if not several else (name if i == 0 else None)
         cdf.plot([value], [level[name]], marker=marker, color=colour, markersize=8,
-                 linestyle="none", markeredgecolor="black", zorder=5, label=label)
+                 linestyle="none", markeredgecolor="black", zorder=5, label=mark)
         if not several:
-            hist.axvline(value, color=colour, linestyle="--", linewidth=1.3, label=label)
+            hist.axvline(value, color=colour, linestyle="--", linewidth=1.3, label=mark)
 
     hist.set_xscale("log")
     hist.set_yscale("log")
@@ -182,7 +183,7 @@ def draw_latency(runs: Sequence[tuple[dict[str, Any], Sequence[float]]]):
 def _log_y(axis, values: Sequence[float]) -> None:
     """A log y axis labelled at 1, 2, 5 x 10^k in plain numbers, with room around the values
     (a single size or a flat curve would otherwise get no labelled tick at all)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # type: ignore[import]
 
     axis.set_yscale("log")
     axis.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))

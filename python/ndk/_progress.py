@@ -23,7 +23,7 @@ import os
 import sys
 import time
 from collections import Counter
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 import pytest
 
@@ -87,9 +87,9 @@ class ConformanceProgress:
         self.totals: dict[str, int] = {}  # family -> tests collected, in report order
         self.counts: dict[str, Counter] = {}  # family -> Counter of passed/failed/skipped
         self.done = 0
-        self._live = None
-        self._bar = None
-        self._task = None
+        self._live: Any = None  # rich.live.Live while the display runs
+        self._bar: Any = None  # rich.progress.Progress
+        self._task: Any = None
 
     # --- pytest hooks ----------------------------------------------------------------------
 
