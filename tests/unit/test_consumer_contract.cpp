@@ -179,3 +179,35 @@ TEST(ConsumerContract, ACallbackAfterTheCloseFindsNothing)
 }
 
 } // namespace
+
+namespace {
+
+// Every registration path holds the memory it registers (issue: an MDL registration did not):
+// from the call until the region is deregistered, or the MR's close completes.
+TEST(ConsumerContract, RegisteredMemoryIsHeldUntilDeregisteredOrClosed)
+{
+    auto adapter = ndk::Adapter::open("soft", "");
+    auto pd = made<ndk::Pd>(adapter->create_pd());
+    ASSERT_TRUE(pd);
+    for (bool by_close : {false, true}) {
+        auto mr = made<ndk::Mr>(pd->create_mr(false));
+        ASSERT_TRUE(mr);
+        auto memory = std::make_shared<std::vector<char>>(4096);
+        std::weak_ptr<std::vector<char>> watch = memory;
+        MDL mdl{};
+        NdkInitializeMdl(&mdl, memory->data(), 4096);
+        ndk::Call registered = mr->register_mdl({mdl}, 4096, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, memory);
+        memory.reset();
+        ASSERT_TRUE(registered.wait(Seconds(5)));
+        EXPECT_STATUS(STATUS_SUCCESS, registered.result());
+        ndk::release_parked();
+        EXPECT_FALSE(watch.expired()) << "the registration holds the memory";
+        ndk::Call end = by_close ? mr->close() : mr->deregister();
+        ASSERT_TRUE(end.wait(Seconds(5)));
+        ndk::release_parked();
+        EXPECT_TRUE(watch.expired()) << (by_close ? "closed" : "deregistered")
+                                     << ": the memory is let go";
+    }
+}
+
+} // namespace

@@ -88,6 +88,9 @@ protected:
     // Called by close() just before it calls NdkCloseXxx, once.  Not called from ~Object (the
     // derived part is gone by then): a derived class that needs it closes in its destructor.
     virtual void closing() {}
+    // What the object holds for the provider (registered memory), handed over when the close
+    // is issued and dropped once it completes: the provider may use it until then.
+    virtual std::shared_ptr<void> held_until_closed() { return nullptr; }
     // The context the provider's event callbacks get (Adapter::event_context), or nullptr:
     // released when the close completes, or with the adapter.
     void *event_context_ = nullptr;
@@ -293,10 +296,12 @@ public:
     NDK_MR *ndk() const { return ndk_; }
     bool fast_register() const { return fast_register_; }
 
-    // NdkRegisterMr with the consumer's MDL chain (kept until the call completes).
-    Call register_mdl(std::vector<MDL> chain, SIZE_T length, ULONG flags);
-    // Register [address, address + length): the MDL chain is built here; `keepalive` holds the
-    // memory for as long as it is registered.
+    // NdkRegisterMr with the consumer's MDL chain (kept until the call completes).  Every
+    // registration path holds the memory it registers: `keepalive` from the call until the
+    // region is deregistered (or the MR closed); C++ callers that own the memory pass none.
+    Call register_mdl(std::vector<MDL> chain, SIZE_T length, ULONG flags,
+                      std::shared_ptr<void> keepalive = {});
+    // Register [address, address + length): the MDL chain is built here.
     Call register_buffer(void *address, SIZE_T length, ULONG flags,
                          std::shared_ptr<void> keepalive);
     Call deregister();
@@ -306,6 +311,9 @@ public:
     // The registered range, if registered through register_buffer or register_mdl.
     uintptr_t registered_address() const;
     SIZE_T registered_length() const;
+
+protected:
+    std::shared_ptr<void> held_until_closed() override;
 
 private:
     NDK_MR *ndk_;

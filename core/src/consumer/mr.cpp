@@ -8,7 +8,8 @@ Mr::Mr(std::shared_ptr<Adapter> adapter, NDK_MR *mr, std::shared_ptr<Pd> pd, boo
 {
 }
 
-Call Mr::register_mdl(std::vector<MDL> chain, SIZE_T length, ULONG flags)
+Call Mr::register_mdl(std::vector<MDL> chain, SIZE_T length, ULONG flags,
+                      std::shared_ptr<void> keepalive)
 {
     auto in_call = enter();
     // The chain is linked here, in its final storage, and kept until the call completes:
@@ -19,13 +20,17 @@ Call Mr::register_mdl(std::vector<MDL> chain, SIZE_T length, ULONG flags)
     if (!mdl->empty())
         mdl->back().Next = nullptr;
     Call call = Call::begin();
-    call.on_complete([this, weak = weak_from_this(), mdl, length](NTSTATUS status) {
+    // The call holds the memory until it completes; a registered region holds it from then on.
+    call.on_complete([this, weak = weak_from_this(), mdl, length, keepalive](NTSTATUS status) {
         auto self = weak.lock();
         if (!self || status != STATUS_SUCCESS)
             return;
         std::lock_guard lock(mr_mu_);
-        address_ = reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(mdl->data()));
+        address_ = mdl->empty()
+                       ? 0
+                       : reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(mdl->data()));
         length_ = length;
+        keepalive_ = keepalive;
     });
     void *context = call.context();
     NTSTATUS status = ndk_->Dispatch->NdkRegisterMr(ndk_, mdl->empty() ? nullptr : mdl->data(),
@@ -55,15 +60,17 @@ Call Mr::register_buffer(void *address, SIZE_T length, ULONG flags,
         va += n;
         left -= n;
     } while (left > 0);
-    Call call = register_mdl(std::move(chain), length, flags);
-    call.on_complete([weak = weak_from_this(), this, keepalive](NTSTATUS status) {
-        auto self = weak.lock();
-        if (self && status == STATUS_SUCCESS) {
-            std::lock_guard lock(mr_mu_);
-            keepalive_ = keepalive; // the memory stays alive while registered
-        }
-    });
-    return call;
+    return register_mdl(std::move(chain), length, flags, std::move(keepalive));
+}
+
+std::shared_ptr<void> Mr::held_until_closed()
+{
+    std::lock_guard lock(mr_mu_);
+    address_ = 0;
+    length_ = 0;
+    auto held = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(
+        std::move(keepalive_), std::move(mdl_));
+    return held;
 }
 
 Call Mr::deregister()

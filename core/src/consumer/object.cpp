@@ -121,6 +121,8 @@ void Object::issue_close(Call call)
         call.on_complete([adapter = adapter_, context = event_context_](NTSTATUS) {
             adapter->release_event_context(context); // no event may follow the close (3.1)
         });
+    if (auto held = held_until_closed())
+        call.on_complete([held](NTSTATUS) {});
     closing();
     void *context = call.context();
     NTSTATUS status = close_function_(header_, Call::close_completion, context);
