@@ -50,68 +50,92 @@ NTSTATUS errno_status(int error)
 
 namespace {
 
-// The request a completion reports, retired from its queue.  Lock held.
-bool take_request(RequestQueue &queue, uint64_t id, bool ordered, Request &out)
+// The NDK result of one request's work completion.  Lock held.
+NDK_RESULT_EX to_result(const VQp &qp, const Request &request, const ibv_wc &wc)
 {
-    auto it = queue.pending.find(id);
-    if (it == queue.pending.end())
-        return false;
-    out = it->second;
-    // Send-queue completions come in order: silent requests posted before this one finished
-    // without a completion of their own (digest 2.5, SILENT_SUCCESS).
-    queue.pending.erase(ordered ? queue.pending.begin() : it, std::next(it));
-    return true;
+    NDK_RESULT_EX r{};
+    r.QPContext = qp.qp_context;
+    r.RequestContext = request.context;
+    r.Type = request.type;
+    r.Status = wc_status(wc.status, request.type);
+    if (r.Status != STATUS_SUCCESS)
+        r.ProviderErrorCode = wc.vendor_err; // 0 = not provided (digest 2.3)
+    if (request.type == NdkOperationTypeReceive) {
+        r.BytesTransferred = wc.byte_len;
+        // rxe writes the kernel's IB_WC_WITH_INVALIDATE (1 << 2) into the CQE it shares
+        // with user space, where that bit reads as IBV_WC_IP_CSUM_OK; no device sets
+        // IP_CSUM_OK on an RC receive, so on one it can only mean "invalidated".
+        unsigned invalidated = IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK;
+        if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & invalidated)) {
+            r.Type = NdkOperationTypeReceiveAndInvalidate;
+            r.TypeSpecificCompletionOutput = wc.invalidated_rkey;
+        }
+    } else if (r.Status == STATUS_SUCCESS) {
+        r.BytesTransferred = request.bytes; // nothing was transferred by a failed request
+    }
+    if (request.bind != nullptr && !request.invalidate && wc.status != IBV_WC_SUCCESS)
+        window_rkey_bound(request.rkey, false); // the bind failed: the window is not bound
+    return r;
+}
+
+// Initiator results leave in issue order (digest 4.2), whatever order the device completes
+// them in (docs/semantics.md, VERBS-SQ-ORDER): siw completes a Send or Write once it is
+// handed to TCP but a Read only when its response arrives, so a later request's completion
+// can come before an earlier Read's.  A completed request waits until every signalled
+// request before it has completed; unsignalled ones before it (silent, no completion will
+// come for them: they finished without one, digest 2.5) leave with it.  Lock held.
+void release_in_order(RequestQueue &queue, std::deque<NDK_RESULT_EX> &out)
+{
+    auto last_done = queue.pending.end();
+    for (auto it = queue.pending.begin(); it != queue.pending.end(); ++it) {
+        if (it->second.done)
+            last_done = it;
+        else if (it->second.signaled)
+            break; // its completion is still due: everything after it waits
+    }
+    if (last_done == queue.pending.end())
+        return;
+    auto past = std::next(last_done);
+    for (auto it = queue.pending.begin(); it != past; ++it)
+        if (it->second.done && it->second.report)
+            out.push_back(it->second.result);
+    queue.pending.erase(queue.pending.begin(), past);
 }
 
 } // namespace
 
-ULONG poll_results(VCq &cq, NDK_RESULT_EX *results, ULONG n)
+bool poll_device(VCq &cq, std::deque<NDK_RESULT_EX> &out)
 {
+    ibv_wc wc{};
+    if (ibv_poll_cq(cq.cq, 1, &wc) != 1)
+        return false;
     VerbsAdapter &adapter = cq.adapter();
-    ULONG done = 0;
-    while (done < n) {
-        ibv_wc wc{};
-        if (ibv_poll_cq(cq.cq, 1, &wc) != 1)
-            break;
-        auto qp_it = adapter.qps().find(wc.qp_num);
-        if (qp_it == adapter.qps().end())
-            continue; // its QP was closed: nobody to report to
-        VQp &qp = *qp_it->second;
-        Request request;
-        // On error wc.opcode is undefined: the work request id says which queue (kReceiveTag).
-        bool found;
-        if (wc.wr_id & kReceiveTag)
-            found = qp.srq != nullptr ? take_request(qp.srq->receives, wc.wr_id, false, request)
-                                      : take_request(qp.receives, wc.wr_id, false, request);
-        else
-            found = take_request(qp.sends, wc.wr_id, true, request);
-        if (!found)
-            continue;
-        NDK_RESULT_EX &r = results[done++];
-        r = NDK_RESULT_EX{};
-        r.QPContext = qp.qp_context;
-        r.RequestContext = request.context;
-        r.Type = request.type;
-        r.Status = wc_status(wc.status, request.type);
-        if (r.Status != STATUS_SUCCESS)
-            r.ProviderErrorCode = wc.vendor_err; // 0 = not provided (digest 2.3)
-        if (request.type == NdkOperationTypeReceive) {
-            r.BytesTransferred = wc.byte_len;
-            // rxe writes the kernel's IB_WC_WITH_INVALIDATE (1 << 2) into the CQE it shares
-            // with user space, where that bit reads as IBV_WC_IP_CSUM_OK; no device sets
-            // IP_CSUM_OK on an RC receive, so on one it can only mean "invalidated".
-            unsigned invalidated = IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK;
-            if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & invalidated)) {
-                r.Type = NdkOperationTypeReceiveAndInvalidate;
-                r.TypeSpecificCompletionOutput = wc.invalidated_rkey;
-            }
-        } else if (r.Status == STATUS_SUCCESS) {
-            r.BytesTransferred = request.bytes; // nothing was transferred by a failed request
+    auto qp_it = adapter.qps().find(wc.qp_num);
+    if (qp_it == adapter.qps().end())
+        return true; // its QP was closed: nobody to report to
+    VQp &qp = *qp_it->second;
+    // On error wc.opcode is undefined: the work request id says which queue (kReceiveTag).
+    if (wc.wr_id & kReceiveTag) {
+        // Receive completions: in order on a QP's own queue; an SRQ's go to any QP.
+        RequestQueue &queue = qp.srq != nullptr ? qp.srq->receives : qp.receives;
+        auto it = queue.pending.find(wc.wr_id);
+        if (it != queue.pending.end()) {
+            out.push_back(to_result(qp, it->second, wc));
+            queue.pending.erase(it);
         }
-        if (request.bind != nullptr && !request.invalidate && wc.status != IBV_WC_SUCCESS)
-            window_rkey_bound(request.rkey, false); // the bind failed: the window is not bound
+        return true;
     }
-    return done;
+    auto it = qp.sends.pending.find(wc.wr_id);
+    if (it == qp.sends.pending.end() || it->second.done)
+        return true;
+    Request &request = it->second;
+    request.done = true;
+    request.result = to_result(qp, request, wc);
+    // A silent request the device was asked to signal (post_initiator: Reads) reports only a
+    // failure (digest 2.5).
+    request.report = !request.silent || wc.status != IBV_WC_SUCCESS;
+    release_in_order(qp.sends, out);
+    return true;
 }
 
 } // namespace ndk::verbs

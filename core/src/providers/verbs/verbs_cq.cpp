@@ -114,12 +114,15 @@ void VCq::request_events()
 
 void VCq::drain_device()
 {
-    NDK_RESULT_EX result;
-    while (error == STATUS_SUCCESS && poll_results(*this, &result, 1) == 1) {
-        polled.push_back(result);
-        arrived = true;
-        if (result.Status != STATUS_SUCCESS)
-            error_arrived = true; // errors always match SOLICITED
+    while (error == STATUS_SUCCESS) {
+        size_t before = polled.size();
+        if (!poll_device(*this, polled))
+            break;
+        for (size_t i = before; i < polled.size(); ++i) {
+            arrived = true;
+            if (polled[i].Status != STATUS_SUCCESS)
+                error_arrived = true; // errors always match SOLICITED
+        }
     }
     if (polled.size() > depth)
         fail(STATUS_BUFFER_OVERFLOW); // more completions than CqDepth waiting: the overrun
@@ -232,15 +235,15 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
         return 0; // no further completions after a CQ error (digest 1.3)
     ULONG n = 0;
     while (n < nResults) {
-        NDK_RESULT_EX r;
-        if (!cq->polled.empty()) {
-            r = cq->polled.front();
-            cq->polled.pop_front();
-        } else if (poll_results(*cq, &r, 1) == 1) {
-            cq->arrived = true;
-        } else {
-            break;
+        if (cq->polled.empty()) {
+            if (!poll_device(*cq, cq->polled))
+                break;
+            if (!cq->polled.empty())
+                cq->arrived = true;
+            continue;
         }
+        NDK_RESULT_EX r = cq->polled.front();
+        cq->polled.pop_front();
         if constexpr (std::is_same_v<Result, NDK_RESULT_EX>)
             Results[n] = r;
         else

@@ -121,10 +121,18 @@ struct Request {
     VMw *bind = nullptr; // Bind / Invalidate of a memory window
     uint32_t rkey = 0;   // the window's rkey after the bind
     bool invalidate = false;
+    bool silent = false;  // NDK_OP_FLAG_SILENT_SUCCESS: a result only on failure
+    bool signaled = true; // the device will complete it (IBV_SEND_SIGNALED)
+    // Initiator requests: completed by the device, its result held until every earlier
+    // signalled request has completed (VERBS-SQ-ORDER); report = false for a silent success.
+    bool done = false;
+    bool report = true;
+    NDK_RESULT_EX result{};
 };
 
-// Requests of one queue by sequence number (the work request id).  Send-queue completions
-// arrive in order, so a completion also retires the silent requests posted before it.
+// Requests of one queue by sequence number (the work request id).  Send-queue results leave
+// in issue order, and a result also retires the silent requests posted before it
+// (verbs_completion.cpp, release_in_order).
 // Receive ids carry kReceiveTag, so a QP with one CQ for both queues tells them apart.
 constexpr uint64_t kReceiveTag = uint64_t{1} << 63;
 struct RequestQueue {
@@ -307,8 +315,10 @@ NTSTATUS create_qp(NDK_PD *, NDK_CQ *, NDK_CQ *, PVOID, ULONG, ULONG, ULONG, ULO
 NTSTATUS create_qp_with_srq(NDK_PD *, NDK_CQ *, NDK_CQ *, NDK_SRQ *, PVOID, ULONG, ULONG, ULONG,
                             NDK_FN_CREATE_COMPLETION, PVOID, NDK_QP **);
 
-// The completions a CQ holds, converted (verbs_completion.cpp).  Lock held.
-ULONG poll_results(VCq &cq, NDK_RESULT_EX *results, ULONG n);
+// Take one work completion off the CQ's device queue and append the results it releases to
+// `out`, converted (none while it waits for an earlier request, several when it completes
+// the one they waited for).  False if the device held none.  Lock held (verbs_completion.cpp).
+bool poll_device(VCq &cq, std::deque<NDK_RESULT_EX> &out);
 // ibv_wc_status -> NTSTATUS (docs/semantics.md, VERBS-STATUS).
 NTSTATUS wc_status(ibv_wc_status status, NDK_OPERATION_TYPE type);
 // errno of a failed verbs or rdma_cm call -> NTSTATUS.

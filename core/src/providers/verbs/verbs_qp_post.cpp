@@ -74,8 +74,14 @@ NTSTATUS post_initiator(NDK_QP *ndk_qp, NDK_OPERATION_TYPE type, PVOID context, 
     if (NTSTATUS status = build(qp, post); status != STATUS_SUCCESS)
         return status;
     ibv_send_wr &wr = post.wr;
-    if (!(flags & NDK_OP_FLAG_SILENT_SUCCESS))
-        wr.send_flags |= IBV_SEND_SIGNALED; // silent: a completion only on failure (digest 2.5)
+    // Silent: a completion only on failure (digest 2.5).  A Read is signalled to the device
+    // all the same: siw completes a later Send before an earlier Read's response arrives, and
+    // only the Read's own completion says when it finished (VERBS-SQ-ORDER; its success is
+    // not reported).
+    post.request.silent = (flags & NDK_OP_FLAG_SILENT_SUCCESS) != 0;
+    post.request.signaled = !post.request.silent || wr.opcode == IBV_WR_RDMA_READ;
+    if (post.request.signaled)
+        wr.send_flags |= IBV_SEND_SIGNALED;
     if (flags & NDK_OP_FLAG_READ_FENCE)
         wr.send_flags |= IBV_SEND_FENCE;
     if (flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT)
