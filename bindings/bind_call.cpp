@@ -12,13 +12,13 @@ namespace {
 double seconds_of(const pyb::object &timeout) { return timeout.is_none() ? -1.0 : timeout_of(timeout).count(); }
 
 // TimeoutError unless the call completes within `timeout` seconds (None: wait forever).
-void await_call(const Call &call, const pyb::object &timeout)
+void await_call(const pyb::object &self, const Call &call, const pyb::object &timeout)
 {
     release_deferred();
-    if (!wait_released(call, seconds_of(timeout))) {
-        PyErr_SetString(PyExc_TimeoutError, "the NDK call did not complete in time");
-        throw pyb::error_already_set();
-    }
+    bool done = wait_released(call, seconds_of(timeout));
+    release_deferred(); // what the completion let go of on the provider's thread
+    if (!done)
+        raise_call_timeout(self, timeout);
 }
 
 std::string call_repr(const Call &call)
@@ -53,7 +53,7 @@ void bind_call(pyb::module_ &m)
         }
     });
 
-    pyb::class_<Call>(m, "Call", R"doc(
+    pyb::class_<Call>(m, "Call", pyb::dynamic_attr(), R"doc(
 The record of one asynchronous NDK call (digest 1.0, "Three ways a call can complete").
 
 status             the inline return (STATUS_PENDING when the completion comes later)
@@ -81,8 +81,9 @@ get(timeout)       wait, and return the created object (None for a request), or 
                                "The created object, once there is one (creates only).")
         .def(
             "wait",
-            [](const Call &c, pyb::object timeout) {
-                await_call(c, timeout);
+            [](const pyb::object &self, pyb::object timeout) {
+                const Call &c = self.cast<const Call &>();
+                await_call(self, c, timeout);
                 return Status{c.result()};
             },
             pyb::arg("timeout") = pyb::none(),
@@ -91,8 +92,9 @@ get(timeout)       wait, and return the created object (None for a request), or 
             "STATUS_PENDING.")
         .def(
             "get",
-            [](const Call &c, pyb::object timeout) -> std::shared_ptr<Object> {
-                await_call(c, timeout);
+            [](const pyb::object &self, pyb::object timeout) -> std::shared_ptr<Object> {
+                const Call &c = self.cast<const Call &>();
+                await_call(self, c, timeout);
                 NTSTATUS status = c.result();
                 if (status != STATUS_SUCCESS)
                     throw Error(status);

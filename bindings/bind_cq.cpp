@@ -169,9 +169,11 @@ auto wait_for_results(const Cq &cq, ULONG n, const pyb::object &timeout, const c
         std::string listing;
         for (auto item : arrived)
             listing += (listing.empty() ? "" : ", ") + pyb::repr(item).cast<std::string>();
-        std::string message = std::string(what) + ": " + std::to_string(got.size()) + " of " +
+        std::string message = "ndk.Cq.wait_results(): " + std::to_string(got.size()) + " of " +
                               std::to_string(n) + " results arrived within " +
-                              pyb::str(timeout).cast<std::string>() + " s: [" + listing + "]";
+                              pyb::str(timeout).cast<std::string>() + " s (polling " + what +
+                              "): [" + listing + "]; if the adapter runs with "
+                              "progress='manual', call adapter.step()";
         pyb::object error = pyb::reinterpret_borrow<pyb::object>(PyExc_TimeoutError)(message);
         error.attr("results") = arrived;
         PyErr_SetObject(PyExc_TimeoutError, error.ptr());
@@ -184,14 +186,14 @@ pyb::object wait_results(Cq &cq, ULONG n, const pyb::object &timeout, bool ex)
 {
     if (ex)
         return pyb::cast(wait_for_results<NDK_RESULT_EX>(
-            cq, n, timeout, "wait_results", [&cq](std::vector<NDK_RESULT_EX> &got, ULONG want) {
+            cq, n, timeout, "NdkGetCqResultsEx", [&cq](std::vector<NDK_RESULT_EX> &got, ULONG want) {
                 NDK_RESULT_EX batch[64];
                 ULONG k = cq.get_results_into(std::span(batch, std::min<ULONG>(want, 64)));
                 got.insert(got.end(), batch, batch + k);
                 return k;
             }));
     return pyb::cast(wait_for_results<NDK_RESULT>(
-        cq, n, timeout, "wait_results", [&cq](std::vector<NDK_RESULT> &got, ULONG want) {
+        cq, n, timeout, "NdkGetCqResults", [&cq](std::vector<NDK_RESULT> &got, ULONG want) {
             auto batch = cq.get_results(std::min<ULONG>(want, 64));
             got.insert(got.end(), batch.begin(), batch.end());
             return static_cast<ULONG>(batch.size());

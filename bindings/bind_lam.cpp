@@ -82,13 +82,12 @@ buffer stays alive while mapped; release() (or dropping the Lam) calls NdkReleas
         .def_readonly("lam", &LamCall::lam, "The ndk.Lam (fields valid once the call is done).")
         .def(
             "get",
-            [](const LamCall &c, pyb::object timeout) {
+            [](const pyb::object &self, pyb::object timeout) {
+                const LamCall &c = self.cast<const LamCall &>();
                 double seconds = timeout.is_none() ? -1.0 : timeout_of(timeout).count();
                 release_deferred();
-                if (!wait_released(c, seconds)) {
-                    PyErr_SetString(PyExc_TimeoutError, "the NDK call did not complete in time");
-                    throw pyb::error_already_set();
-                }
+                if (!wait_released(c, seconds))
+                    raise_call_timeout(self, timeout);
                 if (c.result() != STATUS_SUCCESS)
                     throw Error(c.result(), "NdkBuildLAM");
                 return c.lam;

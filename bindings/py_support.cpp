@@ -3,6 +3,8 @@
 #include "ndk/call.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -185,7 +187,12 @@ using Impl = pyb::handle (*)(pyb::detail::function_call &);
 struct Original {
     Impl impl;
     std::vector<size_t> not_none;
+    std::string function; // the NDK function its docstring names first ("NdkCreateCq"), or ""
 };
+
+// ndk.Call: a Call a wrapped function returns is told its NDK function, for its timeout
+// message (raise_call_timeout).
+PyTypeObject *call_type = nullptr;
 // Immortal, like the records themselves.
 std::unordered_map<const Record *, Original> &originals =
     *new std::unordered_map<const Record *, Original>;
@@ -414,8 +421,20 @@ pyb::handle named_impl(pyb::detail::function_call &call)
     } catch (pyb::reference_cast_error &) {
         result = PYBIND11_TRY_NEXT_OVERLOAD;
     }
-    if (result.ptr() != PYBIND11_TRY_NEXT_OVERLOAD)
+    if (result.ptr() != PYBIND11_TRY_NEXT_OVERLOAD) {
+        if (result && call_type && !original.function.empty() &&
+            PyObject_TypeCheck(result.ptr(), call_type)) {
+            std::string function = original.function;
+            if (function == "NdkCloseXxx" && !call.args.empty()) { // Object.close: NdkCloseCq
+                std::string type = Py_TYPE(call.args[0].ptr())->tp_name;
+                function = "NdkClose" + type.substr(type.rfind('.') + 1);
+            }
+            if (PyObject_SetAttrString(result.ptr(), "_function",
+                                       pyb::str(function).ptr()) != 0)
+                PyErr_Clear();
+        }
         return result;
+    }
     NotedFailure failure = noted;
     noted = NotedFailure{};
     raise_argument_error(call, failure);
@@ -444,7 +463,13 @@ void wrap(pyb::handle function)
     // Overloads keep pybind11's own resolution, and operators must return NotImplemented.
     if (!record || record->next || record->is_operator || originals.count(record))
         return;
-    Original original{record->impl, {}};
+    Original original{record->impl, {}, {}};
+    if (record->doc && std::strncmp(record->doc, "Ndk", 3) == 0) {
+        const char *end = record->doc;
+        while (std::isalnum(static_cast<unsigned char>(*end)))
+            ++end;
+        original.function.assign(record->doc, static_cast<size_t>(end - record->doc));
+    }
     for (size_t i = 0; i < record->args.size(); ++i) {
         if (!record->args[i].none) {
             original.not_none.push_back(i);
@@ -457,8 +482,23 @@ void wrap(pyb::handle function)
 
 } // namespace
 
+void raise_call_timeout(pyb::handle call, const pyb::object &timeout)
+{
+    std::string function = "the NDK call";
+    if (call && pyb::hasattr(call, "_function"))
+        function = pyb::str(call.attr("_function")).cast<std::string>();
+    std::string within =
+        timeout.is_none() ? "in time" : "within " + pyb::str(timeout).cast<std::string>() + " s";
+    std::string message = function + " did not complete " + within +
+                          " (waiting for its completion callback); if the adapter runs with "
+                          "progress='manual', call adapter.step()";
+    PyErr_SetString(PyExc_TimeoutError, message.c_str());
+    throw pyb::error_already_set();
+}
+
 void name_argument_errors(pyb::module_ &m)
 {
+    call_type = reinterpret_cast<PyTypeObject *>(m.attr("Call").ptr());
     auto walk_namespace = [](pyb::handle names) {
         for (auto item : pyb::reinterpret_borrow<pyb::dict>(names)) {
             pyb::handle value = item.second;

@@ -77,6 +77,9 @@ GROUP_AFFINITY affinity_of(const pyb::object &affinity);
 
 // Wait on a Call, with the GIL released.  seconds < 0: forever.
 bool wait_released(const Call &call, double seconds);
+// TimeoutError for the ndk.Call `call` that did not complete within `timeout`: names its NDK
+// function (set on every Call a bound function returns) and what was awaited.
+[[noreturn]] void raise_call_timeout(pyb::handle call, const pyb::object &timeout);
 
 // In registration order: a class must be registered before a signature names it.
 void bind_constants(pyb::module_ &m);
