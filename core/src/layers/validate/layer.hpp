@@ -124,6 +124,11 @@ struct WorkQueue {
     std::atomic<bool> posting{false};    // POST-CONCURRENT
     std::deque<uint32_t> outstanding;    // record indices, post order (adapter's wr lock)
     std::vector<uint32_t> overtaken;     // a later request completed first
+    // False for an SRQ: its receives complete on the receive CQs of whichever QPs took them,
+    // and the consumer may retrieve those CQs in any order (or close one unread), so a later
+    // receive retrieved first says nothing about an earlier one (WR-COMPLETION-ORDER and
+    // WR-COMPLETION-MISSING are not judged there).
+    bool judge_order = true;
 };
 
 class MrShadow : public Shadow {
@@ -142,7 +147,12 @@ public:
     PVOID consumer_context = nullptr;
     std::atomic<bool> busy{false}; // CQ-CONCURRENT-CALL
     std::mutex arm_mu;
-    bool armed = false;
+    // Arms not yet matched by a notification.  A count, not a flag: an arm made while the
+    // provider's notification for the previous one is queued but not yet delivered is a second
+    // arm (the provider cleared the first before it queued the callback), so two notifications
+    // then follow two arms.  Where the provider merged the two arms instead, one bogus extra
+    // notification goes unreported (the layer errs towards silence).
+    int unsatisfied_arms = 0;
     bool notified_since_arm = false;
     int in_callback = 0;
 };

@@ -203,6 +203,7 @@ SrqShadow::SrqShadow(LayerAdapter &adapter)
     : Shadow(adapter, NdkObjectTypeSrq, layer_dispatch(NdkObjectTypeSrq))
 {
     queue.what = "SRQ";
+    queue.judge_order = false;
 }
 QpShadow::QpShadow(LayerAdapter &adapter)
     : Shadow(adapter, NdkObjectTypeQp, layer_dispatch(NdkObjectTypeQp))

@@ -56,7 +56,7 @@ void arm_cq(NDK_CQ *face, ULONG type)
     Serialized serialized(cq, "NdkArmCq");
     {
         std::lock_guard lock(cq.arm_mu);
-        cq.armed = true;
+        ++cq.unsatisfied_arms;
         cq.notified_since_arm = false;
     }
     auto real = reinterpret_cast<NDK_CQ *>(cq.real());
@@ -125,12 +125,13 @@ void cq_notification(PVOID context, NTSTATUS status)
             cq.report("CQ-CALLBACK-CONCURRENT", call,
                       "a notification callback started while another on this CQ had not "
                       "returned");
-        if (!cq.armed)
+        if (cq.unsatisfied_arms == 0)
             cq.report(cq.notified_since_arm ? "CQ-NOTIFY-TWICE" : "CQ-NOTIFY-UNARMED", call,
                       cq.notified_since_arm
                           ? "a second notification for one arm"
                           : "a notification although the CQ was not armed");
-        cq.armed = false; // cleared before the consumer runs: it may re-arm from the callback
+        else // consumed before the consumer runs: it may re-arm from the callback
+            --cq.unsatisfied_arms;
         cq.notified_since_arm = true;
         ++cq.in_callback;
     }

@@ -40,12 +40,24 @@ NTSTATUS deregister_mr(NDK_MR *face, NDK_FN_REQUEST_COMPLETION completion, PVOID
     if (!mr.usable("NdkDeregisterMr"))
         return STATUS_INVALID_DEVICE_STATE;
     // From here on the consumer may not use the token: it is no longer a registered MR's.
-    if (mr.token_known.exchange(false))
-        mr.adapter().forget_local_token(mr.local_token.load(), &mr.pd);
-    return run_request(mr.adapter(), &mr, "NdkDeregisterMr", completion, context,
-                       [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
-                           return real_mr(mr)->Dispatch->NdkDeregisterMr(real_mr(mr), done, ctx);
-                       });
+    bool forgot = mr.token_known.exchange(false);
+    UINT32 token = mr.local_token.load();
+    if (forgot)
+        mr.adapter().forget_local_token(token, &mr.pd);
+    return run_request(
+        mr.adapter(), &mr, "NdkDeregisterMr", completion, context,
+        [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
+            return real_mr(mr)->Dispatch->NdkDeregisterMr(real_mr(mr), done, ctx);
+        },
+        [&mr, forgot, token](NTSTATUS status) {
+            // A deregistration that failed (STATUS_DEVICE_BUSY while windows are bound, ...)
+            // leaves the MR registered: its token is the consumer's to use again.  The shadow
+            // lives until the miniport goes, so it is safe to reach from the completion.
+            if (status == STATUS_SUCCESS || !forgot || mr.state() != State::Open)
+                return;
+            if (!mr.token_known.exchange(true))
+                mr.adapter().learn_local_token(token, &mr.pd);
+        });
 }
 
 NTSTATUS initialize_fast_register(NDK_MR *face, ULONG pages, BOOLEAN remote_access,

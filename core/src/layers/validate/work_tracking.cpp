@@ -135,7 +135,10 @@ void LayerAdapter::retire(uint32_t index, NTSTATUS status, const char *call)
             WorkRecord &e = records_[*earlier];
             if (e.expects_completion) {
                 e.overtaken = true;
-                queue.overtaken.push_back(*earlier);
+                if (queue.judge_order)
+                    queue.overtaken.push_back(*earlier);
+                else
+                    e.missing_reported = true; // retired quietly when it comes (SRQ)
             } else {
                 free_record(*earlier);
             }

@@ -23,6 +23,12 @@ NTSTATUS query_extension_not_supported(NDK_OBJECT_HEADER *, GUID *, NDK_VERSION,
 
 void deliver_event(SoftObject &object, std::function<void()> callback)
 {
+    // An event that arises once the close completion is queued (a CQ's moderation timer,
+    // which is no dependent, firing after the CQ's last QP closed) would be delivered after
+    // that completion, on an object already destroyed: drop it (digest 3.1, no callback after
+    // the close completion).
+    if (object.close_requested() && object.close_completion_scheduled())
+        return;
     object.add_dependent();
     SoftAdapter &adapter = object.adapter();
     adapter.deliver([&object, &adapter, callback = std::move(callback)] {

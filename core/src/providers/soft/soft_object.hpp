@@ -35,6 +35,8 @@ public:
     void add_dependent() { ++dependents_; }
     void release_dependent();
     bool close_requested() const { return close_requested_; }
+    // The close completion is on its way (queued on the engine): no callback may follow it.
+    bool close_completion_scheduled() const { return completion_scheduled_; }
     int dependents() const { return dependents_; }
 
 protected:
