@@ -15,18 +15,23 @@ from xml.sax.saxutils import quoteattr
 
 from ._report import (
     FAILING,
+    FATE_LABELS,
     Record,
     columns,
+    count_cell,
     family_counts,
+    family_counts_title,
     family_of,
     format_totals,
     matrix,
+    has_fates,
     rule_sort_key,
     skip_reasons,
     violation_tallies,
 )
 
-_CELL_CLASS = {"pass": "pass", "FAIL": "fail", "skip": "skip", "pass*": "partial"}
+_CELL_CLASS = {"pass": "pass", "FAIL": "fail", "skip": "skip", "pass*": "partial",
+               "CRASH": "crash", "TIMEOUT": "timeout"}
 
 _STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
@@ -35,6 +40,8 @@ table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; }
 td.pass { background: #dff0d8; } td.fail { background: #f2dede; font-weight: bold; }
+td.crash { background: #e3c4f0; font-weight: bold; }
+td.timeout { background: #f7dcb4; font-weight: bold; }
 td.skip { background: #f5f5f5; color: #777; } td.partial { background: #eef6e8; }
 td.num { text-align: right; }
 td.errors { background: #f2dede; font-weight: bold; }
@@ -52,6 +59,8 @@ PICTURE_COLOURS = {
     "pass": ("#4cae4c", "pass"),
     "pass*": ("#a8d99a", "pass, some skipped"),
     "FAIL": ("#d9534f", "FAIL"),
+    "CRASH": ("#8e44ad", "CRASH (process died)"),
+    "TIMEOUT": ("#e67e22", "TIMEOUT (past --timeout)"),
     "skip": ("#bdbdbd", "skip"),
     "-": ("#ffffff", "not run"),
 }
@@ -90,7 +99,8 @@ def matrix_svg(records: Sequence[Record], providers: Sequence[str]) -> str:
     y = legend_h + 4
     for family, family_rows in families.items():
         lines = (len(family_rows) + _PER_ROW - 1) // _PER_ROW
-        failed = sum(1 for row in family_rows if "FAIL" in row[1:])
+        failed = sum(1 for row in family_rows
+                     if {"FAIL", "CRASH", "TIMEOUT"} & set(row[1:]))
         label = f"{family} ({len(family_rows)})"
         out.append(f'<text x="{_LABEL_W - 8}" y="{y + rule_h / 2 + 4:.0f}" text-anchor="end" '
                    f'class="family{" failed" if failed else ""}">{escape(label)}</text>')
@@ -196,18 +206,20 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
                           [[""] + [_CELL_CLASS.get(cell, "") for cell in row[1:]] for row in rows])
 
     counts = family_counts(records)
+    fates = has_fates(records)
     family_rows = []
     for family in sorted(counts, key=rule_sort_key):
         row = [family]
         for col in columns(records, providers):
             c = counts[family].get(col)
-            row.append(f"{c['passed']}/{c['failed']}/{c['skipped']}" if c else "-")
+            row.append(count_cell(c, fates) if c else "-")
         family_rows.append(row)
     family_table = _table(["family", *cols], family_rows)
 
     failing = [r for r in records if r.outcome in FAILING]
     failures = (_table(["outcome", "scenario", "message"],
-                       [[r.outcome.upper(), r.nodeid, r.message or ""] for r in failing])
+                       [[FATE_LABELS.get(r.fate or "", r.outcome.upper()), r.nodeid,
+                         r.message or ""] for r in failing])
                 if failing else "<p>None.</p>")
     reasons = skip_reasons(records)
     skips = (_table(["count", "reason"], [[str(n), reason] for reason, n in reasons])
@@ -231,7 +243,7 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
         "table below has the same cells.</figcaption>",
         "</figure>",
         matrix_table,
-        "<h2>Scenarios per family (passed/failed/skipped)</h2>",
+        f"<h2>Scenarios per family ({escape(family_counts_title(records))})</h2>",
         family_table,
         "<h2>Failures</h2>",
         failures,

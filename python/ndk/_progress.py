@@ -27,8 +27,8 @@ from typing import Any, Callable, TextIO
 
 import pytest
 
-from ._report import FAILING, UNMARKED, family_of, format_seconds, rule_sort_key
-from ._selection import rule_of
+from ._report import CRASHED, FAILING, FATE_ATTR, UNMARKED, family_of, format_seconds, rule_sort_key
+from ._selection import collected_where, rule_of
 
 MODES = ("auto", "live", "plain", "off")
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}
@@ -87,6 +87,7 @@ class ConformanceProgress:
         self.totals: dict[str, int] = {}  # family -> tests collected, in report order
         self.counts: dict[str, Counter] = {}  # family -> Counter of passed/failed/skipped
         self.done = 0
+        self._config: pytest.Config | None = None
         self._live: Any = None  # rich.live.Live while the display runs
         self._bar: Any = None  # rich.progress.Progress
         self._task: Any = None
@@ -94,6 +95,7 @@ class ConformanceProgress:
     # --- pytest hooks ----------------------------------------------------------------------
 
     def pytest_configure(self, config: pytest.Config) -> None:
+        self._config = config
         if config.option.verbose >= 0:  # -v: pytest's own per-test lines, nothing from us
             self.mode = "off"
 
@@ -106,13 +108,24 @@ class ConformanceProgress:
         outcome.force_result((category, "", ""))  # no progress dots: the display has them
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._start({item.nodeid: rule_of(item) for item in session.items})
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under pytest-xdist the controller collects nothing: the tests are the workers' (the
+        first to report), their rules what the plugin read from them."""
+        if self._family or self._config is None:
+            return
+        where = collected_where(self._config)
+        self._start({nodeid: where.get(nodeid, (None, None))[0] for nodeid in ids})
+
+    def _start(self, rules: dict[str, str | None]) -> None:
         if self.mode == "off":
             return
         families: dict[str, int] = Counter()
-        for item in session.items:
-            rule = rule_of(item)
+        for nodeid, rule in rules.items():
             family = family_of(rule) if rule is not None else UNMARKED
-            self._family[item.nodeid] = family
+            self._family[nodeid] = family
             families[family] += 1
         self.totals = {f: families[f] for f in sorted(families, key=rule_sort_key)}
         self.counts = {f: Counter() for f in self.totals}
@@ -133,7 +146,9 @@ class ConformanceProgress:
         if _RANK[outcome] > _RANK[worst]:
             worst = outcome
         self._worst[report.nodeid] = worst
-        if report.when != "teardown":
+        # A test's last report is its teardown's; a crashed one's (xdist's, for a worker that
+        # died) is the only one after the phases it finished.
+        if report.when != "teardown" and getattr(report, FATE_ATTR, None) != CRASHED:
             return
         family = self._family[report.nodeid]
         counts = self.counts[family]

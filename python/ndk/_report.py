@@ -17,6 +17,15 @@ FAILING = frozenset({"failed", "error"})
 # The name of the user_properties entries (and JUnit testcase properties) the pytest plugin
 # adds for each violation the validation layer recorded during a test.
 VIOLATION_PROPERTY = "ndk_violation"
+# A test that did not end on its own: the plugin (ndk._isolation) sets the report attribute
+# FATE_ATTR to CRASHED (its process died: a signal, an abort) or TIMEOUT (it ran past
+# pytest-timeout's --timeout), and DETAIL_ATTR to one line naming the signal or the time limit
+# and the last NDK call.  Such a test's outcome is "failed"; the report counts them apart.
+FATE_ATTR = "ndk_fate"
+DETAIL_ATTR = "ndk_fate_detail"
+CRASHED = "crashed"
+TIMEOUT = "timeout"
+FATE_LABELS = {CRASHED: "CRASH", TIMEOUT: "TIMEOUT"}  # matrix cell / failure line
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,13 @@ class Record:
     message: str | None  # skip reason or short failure message
     duration: float  # seconds, setup + call + teardown
     violations: tuple[ViolationRecord, ...] = ()  # what the validation layer recorded
+    fate: str | None = None  # CRASHED or TIMEOUT for a failure that is one, else None
+
+
+def state_of(record: Record) -> str:
+    """The record's outcome, with a crash or a timeout told apart from a plain failure:
+    "passed", "skipped", "failed", "error", "crashed" or "timeout"."""
+    return record.fate if record.fate in FATE_LABELS else record.outcome
 
 
 def rule_label(record: Record) -> str:
@@ -86,12 +102,16 @@ def columns(records: Iterable[Record], providers: Sequence[str]) -> list[str]:
 def cell(outcomes: Iterable[str]) -> str:
     """Summarise the outcomes of one rule's scenarios on one provider.
 
-    ``FAIL`` if any failed or errored, ``pass`` if all passed, ``skip`` if all skipped,
-    ``pass*`` if some passed and the rest skipped, ``-`` if there were none.
+    ``CRASH`` if any crashed, else ``TIMEOUT`` if any timed out (outcomes as :func:`state_of`
+    gives them), else ``FAIL`` if any failed or errored, ``pass`` if all passed, ``skip`` if
+    all skipped, ``pass*`` if some passed and the rest skipped, ``-`` if there were none.
     """
     seen = set(outcomes)
     if not seen:
         return "-"
+    for fate, label in FATE_LABELS.items():
+        if fate in seen:
+            return label
     if seen & FAILING:
         return "FAIL"
     if seen == {"passed"}:
@@ -106,7 +126,7 @@ def matrix(records: Sequence[Record], providers: Sequence[str]) -> tuple[list[st
     cols = columns(records, providers)
     outcomes: dict[tuple[str, str], list[str]] = {}
     for record in records:
-        outcomes.setdefault((rule_label(record), provider_label(record)), []).append(record.outcome)
+        outcomes.setdefault((rule_label(record), provider_label(record)), []).append(state_of(record))
     rules = sorted({rule_label(record) for record in records}, key=rule_sort_key)
     rows = [[rule] + [cell(outcomes.get((rule, col), ())) for col in cols] for rule in rules]
     return cols, rows
@@ -131,27 +151,48 @@ def format_matrix(records: Sequence[Record], providers: Sequence[str]) -> str:
 
 
 def family_counts(records: Iterable[Record]) -> dict[str, dict[str, Counter]]:
-    """family -> provider column -> Counter of "passed"/"failed"/"skipped" (errors count as failed)."""
+    """family -> provider column -> Counter of "passed"/"failed"/"skipped" (errors count as
+    failed), and "crashed"/"timeout" for the failures that were (not counted as failed)."""
     counts: dict[str, dict[str, Counter]] = {}
     for record in records:
         family = family_of(rule_label(record))
         outcome = "failed" if record.outcome in FAILING else record.outcome
+        outcome = record.fate if outcome == "failed" and record.fate in FATE_LABELS else outcome
         counts.setdefault(family, {}).setdefault(provider_label(record), Counter())[outcome] += 1
     return counts
 
 
+def has_fates(records: Iterable[Record]) -> bool:
+    """Some test crashed or timed out (the counts then show those two as well)."""
+    return any(r.fate in FATE_LABELS for r in records)
+
+
+def count_cell(c: Counter, fates: bool) -> str:
+    """A family's counts on one provider: passed/failed/skipped, then /crashed/timed out when
+    the run had any."""
+    text = f"{c['passed']}/{c['failed']}/{c['skipped']}"
+    return text + f"/{c[CRASHED]}/{c[TIMEOUT]}" if fates else text
+
+
+def family_counts_title(records: Sequence[Record]) -> str:
+    return ("passed/failed/skipped/crashed/timed out" if has_fates(records)
+            else "passed/failed/skipped")
+
+
 def format_family_counts(records: Sequence[Record], providers: Sequence[str]) -> str:
-    """Per rule family and provider: scenarios passed/failed/skipped."""
+    """Per rule family and provider: scenarios passed/failed/skipped (and crashed/timed out,
+    in a run that had any)."""
     cols = columns(records, providers)
     counts = family_counts(records)
+    fates = has_fates(records)
     rows = []
     for family in sorted(counts, key=rule_sort_key):
         row = [family]
         for col in cols:
             c = counts[family].get(col)
-            row.append(f"{c['passed']}/{c['failed']}/{c['skipped']}" if c else "-")
+            row.append(count_cell(c, fates) if c else "-")
         rows.append(row)
-    title = "scenarios per family (passed/failed/skipped):"
+    title = f"scenarios per family ({family_counts_title(records)}):"
     return title + "\n" + format_table(["family", *cols], rows, indent="  ")
 
 
@@ -176,7 +217,10 @@ def format_failures(records: Sequence[Record]) -> str:
     failing = [r for r in records if r.outcome in FAILING]
     if not failing:
         return ""
-    lines = [f"  {r.outcome.upper():5}  {r.nodeid}: {r.message or ''}".rstrip() for r in failing]
+    labels = [FATE_LABELS.get(r.fate or "", r.outcome.upper()) for r in failing]
+    width = max(5, *(len(label) for label in labels)) if has_fates(failing) else 5
+    lines = [f"  {label:{width}}  {r.nodeid}: {r.message or ''}".rstrip()
+             for label, r in zip(labels, failing)]
     return "failures:\n" + "\n".join(lines)
 
 
@@ -196,24 +240,35 @@ def format_unmarked_warning(records: Sequence[Record], limit: int = 5) -> str:
 
 
 def totals(records: Iterable[Record]) -> Counter:
-    """Counter of outcomes over all records."""
-    return Counter(r.outcome for r in records)
+    """Counter of outcomes over all records, crashes and timeouts apart (:func:`state_of`)."""
+    return Counter(state_of(r) for r in records)
+
+
+def _fate_parts(count: Counter) -> list[str]:
+    parts = []
+    if count[CRASHED]:
+        parts.append(f"{count[CRASHED]} crashed")
+    if count[TIMEOUT]:
+        parts.append(f"{count[TIMEOUT]} timed out")
+    return parts
 
 
 def format_provider_totals(records: Sequence[Record], providers: Sequence[str]) -> str:
-    """Scenarios passed/failed/skipped and the time their test phases took (setup, call and
-    teardown, summed) per provider column; empty with a single column (the totals line says it
-    all)."""
+    """Scenarios passed/failed/skipped (crashed and timed out apart from failed, when any) and
+    the time their test phases took (setup, call and teardown, summed) per provider column;
+    empty with a single column and no crash or timeout (the totals line says it all)."""
     cols = columns(records, providers)
-    if len(cols) < 2:
+    if len(cols) < 2 and not has_fates(records):
         return ""
     lines = ["per provider:"]
     for col in cols:
         mine = [r for r in records if provider_label(r) == col]
-        count = Counter(r.outcome for r in mine)
+        count = Counter(state_of(r) for r in mine)
         failed = count["failed"] + count["error"]
-        lines.append(f"  {col}: {count['passed']} passed, {failed} failed, {count['skipped']} "
-                     f"skipped, test phases {format_seconds(sum(r.duration for r in mine))}")
+        parts = [f"{count['passed']} passed", f"{failed} failed", *_fate_parts(count),
+                 f"{count['skipped']} skipped"]
+        lines.append(f"  {col}: {', '.join(parts)}, test phases "
+                     f"{format_seconds(sum(r.duration for r in mine))}")
     return "\n".join(lines)
 
 
@@ -223,14 +278,16 @@ def format_seconds(seconds: float) -> str:
 
 
 def format_totals(records: Sequence[Record], wall_seconds: float) -> str:
-    """E.g. "conformance: 123 passed, 0 failed, 4 skipped in 3.9 s (test phases 3.2 s)".
+    """E.g. "conformance: 123 passed, 0 failed, 4 skipped in 3.9 s (test phases 3.2 s)"; with
+    "1 crashed, 1 timed out" after "failed" when a test did (not counted as failed).
 
     The first time is the whole run as the runner measured it (collection, session fixtures,
     provider set-up and all); the second the sum of the tests' setup, call and teardown phases
     as pytest timed them (0 for a run whose scenarios all skip).
     """
     count = totals(records)
-    parts = [f"{count['passed']} passed", f"{count['failed']} failed", f"{count['skipped']} skipped"]
+    parts = [f"{count['passed']} passed", f"{count['failed']} failed", *_fate_parts(count),
+             f"{count['skipped']} skipped"]
     if count["error"]:
         parts.append(f"{count['error']} error" + ("s" if count["error"] > 1 else ""))
     test_seconds = sum(r.duration for r in records)

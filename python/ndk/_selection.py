@@ -37,3 +37,14 @@ def provider_of(item: pytest.Item) -> str | None:
     if callspec is None:
         return None
     return callspec.params.get("ndk_provider")
+
+
+# Under pytest-xdist the controller collects nothing: the plugin (ndk._isolation) stores here
+# what the workers collected, node ID -> (rule, provider), for the report and the progress.
+WHERE_KEY = pytest.StashKey[dict]()
+
+
+def collected_where(config: pytest.Config) -> dict[str, tuple[str | None, str | None]]:
+    """Node ID -> (rule, provider) of the tests the xdist workers collected; empty in a run
+    without xdist (the items themselves say it there) or before the workers collected."""
+    return config.stash.get(WHERE_KEY, {})

@@ -26,9 +26,10 @@ from typing import Sequence, TextIO
 import pytest
 
 from ._progress import ConformanceProgress
-from ._report import (COLLECTION, FAILING, VIOLATION_PROPERTY, Record, ViolationRecord,
-                      format_report, violation_tallies)
-from ._selection import provider_of, rule_of, selected_providers
+from ._report import (COLLECTION, DETAIL_ATTR, FAILING, FATE_ATTR, FATE_LABELS,
+                      VIOLATION_PROPERTY, Record, ViolationRecord, format_report,
+                      provider_label, violation_tallies)
+from ._selection import collected_where, provider_of, rule_of, selected_providers
 
 SCENARIOS_ENV = "NDK_SCENARIOS"
 PLUGIN = "ndk.testing"  # the pytest plugin the scenarios need (fixtures, markers, options)
@@ -90,6 +91,7 @@ class ResultCollector:
         self._config: pytest.Config | None = None
         self._where: dict[str, tuple[str | None, str | None]] = {}  # nodeid -> (rule, provider)
         self._results: dict[str, dict] = {}  # nodeid -> {rule, provider, outcome, message, duration}
+        self._order: dict[str, int] = {}  # nodeid -> its place in the collection
 
     @property
     def providers(self) -> list[str]:
@@ -98,8 +100,12 @@ class ResultCollector:
 
     @property
     def records(self) -> list[Record]:
-        """The results so far, one per test (or per module that failed to collect)."""
-        return [Record(nodeid=nodeid, **fields) for nodeid, fields in self._results.items()]
+        """The results so far, one per test (or per module that failed to collect): those of
+        modules first, then the tests in their collection order, which is the order they ran
+        in a serial run and not under pytest-xdist (there the report is the same either way)."""
+        ordered = sorted(enumerate(self._results.items()),
+                         key=lambda entry: (self._order.get(entry[1][0], -1), entry[0]))
+        return [Record(nodeid=nodeid, **fields) for _, (nodeid, fields) in ordered]
 
     def pytest_configure(self, config: pytest.Config) -> None:
         self._config = config
@@ -109,6 +115,13 @@ class ResultCollector:
         # Reports carry only the node ID; remember what it stands for while the items exist.
         for item in items:
             self._where[item.nodeid] = (rule_of(item), provider_of(item))
+        self._order = {item.nodeid: index for index, item in enumerate(items)}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: Sequence[str]) -> None:
+        # Under pytest-xdist: every worker collects the same tests in the same order.
+        if not self._order:
+            self._order = {nodeid: index for index, nodeid in enumerate(ids)}
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -121,12 +134,18 @@ class ResultCollector:
             rule=COLLECTION, provider=None, outcome=outcome, message=message, duration=0.0
         )
 
+    def _where_of(self, nodeid: str) -> tuple[str | None, str | None]:
+        where = self._where.get(nodeid)
+        if where is None and self._config is not None:  # under xdist: what the workers collected
+            where = collected_where(self._config).get(nodeid)
+        return where if where is not None else (None, None)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        rule, provider = self._where.get(report.nodeid, (None, None))
+        rule, provider = self._where_of(report.nodeid)
         result = self._results.setdefault(
             report.nodeid,
             dict(rule=rule, provider=provider, outcome="passed", message=None, duration=0.0,
-                 violations=()),
+                 violations=(), fate=None),
         )
         result["duration"] += report.duration
         # Each phase's report carries the item's user_properties so far; the plugin adds the
@@ -136,7 +155,13 @@ class ResultCollector:
         if violations:
             result["violations"] = violations
         outcome, message = _phase_outcome(report)
-        if _RANK[outcome] > _RANK[result["outcome"]]:
+        fate = getattr(report, FATE_ATTR, None)
+        if fate in FATE_LABELS and result["fate"] is None:
+            # A crash (xdist's report for a worker that died) or a timeout: the scenario's
+            # failure, whatever its phases said before; the message names what happened.
+            result["outcome"], result["fate"] = "failed", fate
+            result["message"] = _first_line(getattr(report, DETAIL_ATTR, None) or message or "")
+        elif _RANK[outcome] > _RANK[result["outcome"]]:
             result["outcome"], result["message"] = outcome, message
 
 
@@ -210,8 +235,13 @@ def pytest_args(
     junit: str | None = None,
     keyword: str | None = None,
     extra_args: Sequence[str] = (),
+    workers: str | int | None = None,
+    timeout: float | None = None,
 ) -> list[str]:
-    """The pytest command line for a conformance run (``-p ndk.testing``: see the module doc)."""
+    """The pytest command line for a conformance run (``-p ndk.testing``: see the module doc).
+
+    ``workers``: pytest-xdist's ``-n`` (a count or "auto"); ``timeout``: pytest-timeout's
+    ``--timeout`` in seconds, method ``signal`` (the test fails and the run goes on)."""
     args = [str(scenarios_dir), "-q", "-p", "no:cacheprovider", "-p", PLUGIN]
     for provider in providers:
         args += ["--ndk-provider", provider]
@@ -219,7 +249,25 @@ def pytest_args(
         args.append(f"--junitxml={junit}")
     if keyword:
         args += ["-k", keyword]
+    if workers not in (None, 0, "0"):
+        args += ["-n", str(workers)]
+    if timeout:
+        args += [f"--timeout={timeout:g}", "--timeout-method=signal"]
     return args + list(extra_args)
+
+
+def missing_plugin(workers: str | int | None, timeout: float | None) -> str | None:
+    """Why ``-n`` or ``--timeout`` cannot be honoured here (their pytest plugin is not
+    installed), or None."""
+    import importlib.util
+
+    for wanted, module, package, option in ((workers not in (None, 0, "0"), "xdist",
+                                             "python3-pytest-xdist", "-n"),
+                                            (bool(timeout), "pytest_timeout",
+                                             "python3-pytest-timeout", "--timeout")):
+        if wanted and importlib.util.find_spec(module) is None:
+            return f"{option} needs pytest's {module} plugin (Debian: apt-get install {package})"
+    return None
 
 
 def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
@@ -229,10 +277,17 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
     value="side=provider errors=1 warnings=0 expected=0 scenarios=..."/>``.
 
     Each test case already lists its own violations (pytest writes the plugin's
-    ``ndk_violation`` user_properties as test case properties).
+    ``ndk_violation`` user_properties as test case properties).  Crashes and timeouts per
+    provider likewise: ``<property name="ndk-crashed soft" value="count=1 scenarios=..."/>``
+    (``ndk-timeout`` for timeouts); their test cases are failures naming the signal or the
+    time limit.
     """
     tallies = violation_tallies(records, providers)
-    if not tallies:
+    fates: dict[tuple[str, str], list[str]] = {}  # (provider column, fate) -> node IDs
+    for record in records:
+        if record.fate in FATE_LABELS:
+            fates.setdefault((provider_label(record), record.fate), []).append(record.nodeid)
+    if not tallies and not fates:
         return
     tree = ET.parse(path)
     root = tree.getroot()
@@ -247,6 +302,9 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
         ET.SubElement(properties, "property", name=f"ndk-violations {t.provider} {t.rule}",
                       value=f"side={t.side} errors={t.errors} warnings={t.warnings} "
                             f"expected={t.expected} scenarios={' '.join(t.scenarios)}")
+    for (provider, fate), nodeids in fates.items():
+        ET.SubElement(properties, "property", name=f"ndk-{fate} {provider}",
+                      value=f"count={len(nodeids)} scenarios={' '.join(nodeids)}")
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
@@ -292,13 +350,19 @@ def run(
     extra_args: Sequence[str] = (),
     html: str | None = None,
     progress: str = "auto",
+    workers: str | int | None = None,
+    timeout: float | None = None,
 ) -> int:
     """Run the conformance scenarios against ``providers`` and print the matrix; return an exit code.
 
     ``providers`` empty means the plugin's default (soft). ``junit`` is a JUnit XML path to write,
     ``keyword`` a ``-k`` expression, ``extra_args`` further pytest arguments, ``html`` a
     self-contained HTML report to write, ``progress`` how to show the run's progress
-    (:class:`ndk._progress.ConformanceProgress`: auto, live, plain or off).
+    (:class:`ndk._progress.ConformanceProgress`: auto, live, plain or off), ``workers`` the
+    number of pytest-xdist worker processes (``-n``: a count or "auto"; None or 0: this process
+    runs them), ``timeout`` each scenario's time limit in seconds (pytest-timeout).  A worker
+    that dies (a signal) fails the scenario it ran, as a crash; one past its time limit fails
+    as a timeout; the run goes on either way (``ndk._isolation``).
     """
     try:
         directory = locate_scenarios_dir(scenarios_dir)
@@ -310,10 +374,14 @@ def run(
         if problem:
             print(f"ndk conformance: {option}: {problem}", file=sys.stderr)
             return int(pytest.ExitCode.USAGE_ERROR)
+    problem = missing_plugin(workers, timeout)
+    if problem:
+        print(f"ndk conformance: {problem}", file=sys.stderr)
+        return int(pytest.ExitCode.USAGE_ERROR)
     collector = ResultCollector()
     started = time.monotonic()
     shown = ConformanceProgress(sys.stdout, mode=progress, started=started)
-    args = pytest_args(directory, providers, junit, keyword, extra_args)
+    args = pytest_args(directory, providers, junit, keyword, extra_args, workers, timeout)
     if shown.mode != "off":  # no "[100%]" from pytest: the progress display has it
         args[1:1] = ["-o", "console_output_style=classic"]
     code = pytest.main(args, plugins=[collector, shown])

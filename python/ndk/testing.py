@@ -35,6 +35,7 @@ and importing it must not need the compiled extension.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import subprocess
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 import pytest
 
 from ._connect import Endpoint, connect_pair  # noqa: F401  (re-exported)
+from ._isolation import Isolation
 from ._report import VIOLATION_PROPERTY, ViolationRecord
 from ._selection import OPTION_DEST, provider_of, rule_of, selected_providers
 from .quirks import known_failure, quirk_reason
@@ -55,6 +57,7 @@ SETUP_DEST = "ndk_provider_setup"
 SETUP_ENV = "NDK_PROVIDER_SETUP"
 EXPECT_VIOLATION = "expect_violation"
 _VALIDATION_PLUGIN = "ndk.testing.validation"
+_ISOLATION_PLUGIN = "ndk.testing.isolation"
 
 
 def __getattr__(name: str) -> Any:
@@ -121,6 +124,22 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if not config.pluginmanager.has_plugin(_VALIDATION_PLUGIN):
         config.pluginmanager.register(ValidationWatch(config), _VALIDATION_PLUGIN)
+    if not config.pluginmanager.has_plugin(_ISOLATION_PLUGIN):
+        config.pluginmanager.register(Isolation(config), _ISOLATION_PLUGIN)
+    if config.getoption(SETUP_DEST, default=None) and _distributed(config):
+        raise pytest.UsageError(
+            f"--ndk-provider-setup (or ${SETUP_ENV}) runs the providers one after another, each "
+            "after its setup command changed the machine for it: it cannot run with -n / "
+            "pytest-xdist, where several providers' tests would run at once; run it without -n")
+
+
+def _distributed(config: pytest.Config) -> bool:
+    """The run spreads its tests over pytest-xdist workers (this process is the controller or
+    one of them)."""
+    if hasattr(config, "workerinput"):
+        return True
+    numprocesses = config.getoption("numprocesses", default=None)
+    return bool(numprocesses) and config.getoption("dist", default="no") != "no"
 
 
 def _check_rule_marker(item: pytest.Item) -> None:
@@ -230,6 +249,39 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
         entry = call.excinfo.traceback[-1]
         report.outcome = "skipped"
         report.longrepr = (str(entry.path), entry.lineno + 1, f"Skipped: {call.excinfo.value}")
+
+
+# --- reports between processes ---------------------------------------------------------------
+
+# pytest-xdist sends each worker's reports to the controller as plain data (execnet serializes
+# only builtin types): the violations in user_properties go as tagged tuples and come back as
+# ViolationRecord, so that the runner's report and the controller's JUnit XML see them as in a
+# serial run.
+_VIOLATION_TAG = "ndk.ViolationRecord"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Any:
+    outcome = yield
+    data = outcome.get_result()
+    if isinstance(data, dict) and data.get("user_properties"):
+        data["user_properties"] = [
+            (name, (_VIOLATION_TAG, dataclasses.asdict(value)))
+            if isinstance(value, ViolationRecord) else (name, value)
+            for name, value in data["user_properties"]]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_from_serializable(config: pytest.Config, data: Any) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    properties = getattr(report, "user_properties", None)
+    if properties:
+        report.user_properties = [
+            (name, ViolationRecord(**value[1]))
+            if isinstance(value, (tuple, list)) and len(value) == 2 and value[0] == _VIOLATION_TAG
+            and isinstance(value[1], dict) else (name, value)
+            for name, value in properties]
 
 
 # --- fixtures ------------------------------------------------------------------------------
