@@ -129,7 +129,25 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         extra_args=args.pytest_args,
         html=args.html,
         progress=args.progress,
+        workers=args.workers,
+        timeout=args.timeout,
     )
+
+
+def _workers(text: str) -> str:
+    if text == "auto" or (text.isdigit() and int(text) >= 0):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r}: a number of worker processes, or auto")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a time limit in seconds, > 0")
+    return value
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -171,6 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
                              help="progress display: live (rich, on a terminal), plain (a line "
                                   "per rule family finished), off; auto: live on a terminal, "
                                   "else plain")
+    conformance.add_argument("-n", dest="workers", type=_workers, metavar="N",
+                             help="run the scenarios in N worker processes (pytest-xdist; "
+                                  "auto: one per CPU); a worker that crashes fails its "
+                                  "scenario and is replaced")
+    conformance.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                             help="fail a scenario that runs longer (pytest-timeout, method "
+                                  "signal), and go on")
     conformance.set_defaults(handler=cmd_conformance)
 
     try:

@@ -78,12 +78,12 @@ def test_conformance_passes_its_arguments_to_run(monkeypatch):
     monkeypatch.setattr(conformance, "run", lambda **kwargs: calls.append(kwargs) or 7)
     argv = ["conformance", "--provider", "soft", "--provider", "lib/x.so", "--junit", "j.xml",
             "--html", "r.html", "--scenarios", "scen", "-k", "cq and not qp", "--progress",
-            "plain", "--", "-x", "--tb=short"]  # fmt: skip
+            "plain", "-n", "2", "--timeout", "2.5", "--", "-x", "--tb=short"]  # fmt: skip
     assert cli.main(argv) == 7
     assert calls == [
         dict(providers=["soft", "lib/x.so"], scenarios_dir="scen", junit="j.xml",
              keyword="cq and not qp", extra_args=["-x", "--tb=short"], html="r.html",
-             progress="plain"),
+             progress="plain", workers="2", timeout=2.5),
     ]  # fmt: skip
 
 
@@ -92,7 +92,16 @@ def test_conformance_defaults(monkeypatch):
     monkeypatch.setattr(conformance, "run", lambda **kwargs: calls.append(kwargs) or 0)
     assert cli.main(["conformance"]) == 0
     assert calls == [dict(providers=[], scenarios_dir=None, junit=None, keyword=None, extra_args=[],
-                          html=None, progress="auto")]
+                          html=None, progress="auto", workers=None, timeout=None)]
+
+
+@pytest.mark.parametrize("argv", [["-n", "two"], ["-n", "-1"], ["--timeout", "0"],
+                                  ["--timeout", "soon"]])
+def test_conformance_rejects_bad_workers_and_timeouts(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["conformance", *argv])
+    assert exit_info.value.code == 2
+    assert argv[0] in capsys.readouterr().err
 
 
 def test_double_dash_is_only_for_conformance(capsys):
