@@ -205,6 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     perf_parser = commands.add_parser("perf", help="perftest-style latency / bandwidth runs")
     perf.add_arguments(perf_parser)
     perf_parser.set_defaults(handler=perf.main_from_args)
+    from . import walk  # no compiled code: the walk runs in the ndk_walk helper
+    walk_parser = commands.add_parser("walk", help="random walk over every NDK function, validated")
+    walk.add_arguments(walk_parser)
+    walk_parser.set_defaults(handler=walk.main_from_args)
     return parser
 
 

@@ -1,0 +1,79 @@
+"""ndk walk (docs/walk.md): a clean short walk, and forced failures that the shrinker must
+reduce to a small pytest scenario which, run on its own, fails the same way."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ndk import walk
+
+try:
+    walk.find_helper()
+except FileNotFoundError:  # pragma: no cover - a build without the walker
+    pytest.skip("ndk_walk is not built", allow_module_level=True)
+
+
+def run_scenario(path):
+    """pytest the generated scenario in a fresh interpreter; (exit code, output)."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(walk.__file__)))
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-p", "no:ndk.testing", str(path)], capture_output=True, text=True,
+                          env=env, cwd=os.path.dirname(path), timeout=300, check=False)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_short_walk_is_clean(tmp_path):
+    result = walk.walk(ops=3000, seed=11, out=tmp_path, shrink=False)
+    assert result["failure"] is None, result["failure"]
+    assert result["ops"] == 3000
+    summary = walk.format_summary(result)
+    assert "ops/s" in summary and "NdkCreateQp" in summary and "clean" in summary
+
+
+def test_provider_violation_shrinks_to_a_scenario(tmp_path):
+    """misbehave=complete_twice with create_mode=pending: the first pending create completes
+    twice (CREATE-COMPLETION-TWICE); one create is all a scenario needs."""
+    result = walk.walk(ops=500, seed=3, out=tmp_path, misbehave="complete_twice",
+                       create_mode="pending", shrink_seconds=60)
+    failure = result["failure"]
+    assert failure["signature"] == "violation:CREATE-COMPLETION-TWICE"
+    assert result["shrunk_ops"] <= 2
+    code, output = run_scenario(result["scenario"])
+    assert code != 0
+    assert "CREATE-COMPLETION-TWICE" in output, output
+
+
+def test_data_mismatch_shrinks_to_a_scenario(tmp_path):
+    """--inject-failure-at N damages the destination of the next successful transfer after op
+    N: the shrinker must keep a transfer and everything it needs (objects, a connection), and
+    the scenario, replayed through the Python API, must report the same mismatch."""
+    result = walk.walk(ops=4000, seed=5, out=tmp_path, inject_failure_at=400, shrink_seconds=90)
+    failure = result["failure"]
+    assert failure["kind"] == "data"
+    assert result["trace_ops"] > 400
+    assert 3 <= result["shrunk_ops"] <= 40
+    header, ops = walk.read_trace(result["shrunk"])
+    assert any(op["op"] == "corrupt" for op in ops)
+    code, output = run_scenario(result["scenario"])
+    assert code != 0
+    assert "destination differs" in output or "naming send" in output, output
+
+
+def test_scenario_source_is_public_api():
+    header = {"provider": "soft", "seed": 9, "options": "address=192.0.2.9;rnr_timeout_ms=0",
+              "signature": "violation:X", "detail": "d"}
+    source = walk.scenario_source(header, [{"i": 1, "op": "pd_create", "ad": 0, "new": 1}])
+    assert "ndk.open_adapter('soft', validate=True, address='192.0.2.9', rnr_timeout_ms=0)" \
+        in source
+    assert "m.pd_create(1, ad=0, new=1)" in source
+    compile(source, "scenario.py", "exec")
+
+
+def test_pattern_matches_the_engine():
+    # the first 8 bytes name the op; the rest is the engine's hash (tests/walk/world.hpp)
+    assert walk.pattern_bytes(0x0102030405060708, 0, 8) == bytes([8, 7, 6, 5, 4, 3, 2, 1])
+    assert len(set(walk.pattern_bytes(7, 8, 64))) > 16

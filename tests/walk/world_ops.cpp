@@ -1,0 +1,1041 @@
+// World::exec: one Op against the providers.  An op whose objects are gone (their creation
+// failed, or was removed by the shrinker) or whose buffers are busy is skipped, so every
+// sub-sequence of a trace replays as a conforming consumer would run it.
+#include "world.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace walk {
+namespace {
+
+std::string st(NTSTATUS s) { return ndk::status_name(s); }
+
+void *ctx(uint64_t v) { return reinterpret_cast<void *>(static_cast<uintptr_t>(v)); }
+
+} // namespace
+
+void World::exec(const Op &op)
+{
+    current_ = &op;
+    std::set<std::string> allowed;
+    try {
+        switch (op.code) {
+        case Code::knob: {
+            static const char *keys[] = {"create_mode", "request_mode", "close_mode"};
+            static const char *values[] = {"inline", "pending"};
+            if (op.a[0] < 0 || op.a[0] >= static_cast<int64_t>(ad_.size()) || op.a[1] < 0 ||
+                op.a[1] > 2 || op.a[2] < 0 || op.a[2] > 1 || !ad_[op.a[0]]->has_knobs()) {
+                ++skipped;
+                break;
+            }
+            std::string reply;
+            ad_[op.a[0]]->set_knob(keys[op.a[1]], values[op.a[2]], reply);
+            break;
+        }
+        case Code::query: {
+            if (op.a[0] < 0 || op.a[0] >= static_cast<int64_t>(ad_.size())) {
+                ++skipped;
+                break;
+            }
+            NDK_ADAPTER_INFO info{};
+            ULONG size = sizeof(info);
+            note("NdkQueryAdapterInfo", ad_[op.a[0]]->query_adapter_info(&info, &size));
+            ULONG small = 8;
+            NTSTATUS s = ad_[op.a[0]]->query_adapter_info(&info, &small);
+            note("NdkQueryAdapterInfo", s);
+            if (s != STATUS_BUFFER_TOO_SMALL)
+                fail("status", "NdkQueryAdapterInfo",
+                     "NdkQueryAdapterInfo with an 8-byte buffer returned " + st(s) +
+                         ", documented: STATUS_BUFFER_TOO_SMALL");
+            break;
+        }
+        case Code::cq_create:
+        case Code::pd_create:
+        case Code::conn_create:
+        case Code::lis_create:
+        case Code::se_create:
+        case Code::mr_create:
+        case Code::mw_create:
+        case Code::srq_create:
+        case Code::qp_create:
+        case Code::qps_create:
+            op_create(op);
+            break;
+        case Code::listen: {
+            Obj *l = get(op.a[0], Kind::Listener);
+            if (!l) {
+                ++skipped;
+                break;
+            }
+            auto h = std::static_pointer_cast<ndk::Listener>(l->h);
+            auto call = h->listen(ndk::SocketAddress::from(host_[l->ad], op.a[1]));
+            note_call("NdkListen", call);
+            if (call.done() && call.result() == STATUS_SUCCESS) {
+                ndk::SocketAddress local;
+                NTSTATUS s = h->get_local_address(local);
+                note("NdkGetLocalAddress (listener)", s);
+                l->listening = s == STATUS_SUCCESS;
+                l->port = local.port();
+            }
+            break;
+        }
+        case Code::pause: {
+            Obj *l = get(op.a[0], Kind::Listener);
+            if (!l) {
+                ++skipped;
+                break;
+            }
+            std::static_pointer_cast<ndk::Listener>(l->h)->control_connect_events(op.a[1] != 0);
+            l->paused = op.a[1] != 0;
+            ++statuses["NdkControlConnectEvents"]["called"];
+            break;
+        }
+        case Code::priv: {
+            auto pd = handle<ndk::Pd>(op.a[0], Kind::Pd);
+            if (!pd) {
+                ++skipped;
+                break;
+            }
+            pd->get_privileged_memory_region_token();
+            ++statuses["NdkGetPrivilegedMemoryRegionToken"]["called"];
+            break;
+        }
+        case Code::reg: {
+            Obj *mr = get(op.a[0], Kind::Mr);
+            if (!mr || op.a[1] <= 0 || op.a[1] > (1 << 20)) {
+                ++skipped;
+                break;
+            }
+            auto buf = std::make_shared<Buf>(op.a[1]);
+            auto h = std::static_pointer_cast<ndk::Mr>(mr->h);
+            auto call = h->register_buffer(buf->d.data(), buf->d.size(),
+                                           static_cast<ULONG>(op.a[2]), buf);
+            note_call("NdkRegisterMr", call);
+            if (call.done() && call.result() == STATUS_SUCCESS) {
+                mr->registered = true;
+                mr->buf = buf;
+                mr->flags = static_cast<uint32_t>(op.a[2]);
+                mr->ltok = h->get_local_token();
+                mr->rtok = h->get_remote_token();
+            }
+            break;
+        }
+        case Code::dereg: {
+            Obj *mr = get(op.a[0], Kind::Mr);
+            if (!mr) {
+                ++skipped;
+                break;
+            }
+            auto call = std::static_pointer_cast<ndk::Mr>(mr->h)->deregister();
+            note_call("NdkDeregisterMr", call);
+            if (call.done() && call.result() == STATUS_SUCCESS) {
+                mr->registered = false;
+                mr->buf = nullptr;
+                mr->ltok = mr->rtok = 0;
+            }
+            break;
+        }
+        case Code::frinit: {
+            Obj *mr = get(op.a[0], Kind::Mr);
+            if (!mr) {
+                ++skipped;
+                break;
+            }
+            auto call = std::static_pointer_cast<ndk::Mr>(mr->h)->initialize_fast_register(
+                static_cast<ULONG>(op.a[1]), op.a[2] != 0);
+            note_call("NdkInitializeFastRegisterMr", call);
+            const auto &info = info_[mr->ad];
+            uint64_t limit = info.MaxRegistrationSize / 4096;
+            if (call.done() && static_cast<uint64_t>(op.a[1]) > limit && mr->fast &&
+                !mr->fr_init && call.result() != STATUS_IMPLEMENTATION_LIMIT)
+                fail("status", "NdkInitializeFastRegisterMr",
+                     "AdapterPageCount " + std::to_string(op.a[1]) + " above " +
+                         std::to_string(limit) + " returned " + st(call.result()) +
+                         ", documented: STATUS_IMPLEMENTATION_LIMIT");
+            if (call.done() && call.result() == STATUS_SUCCESS)
+                mr->fr_init = true;
+            break;
+        }
+        case Code::arm: {
+            auto cq = handle<ndk::Cq>(op.a[0], Kind::Cq);
+            if (!cq) {
+                ++skipped;
+                break;
+            }
+            cq->arm(static_cast<ULONG>(op.a[1]));
+            ++statuses["NdkArmCq"]["called"];
+            break;
+        }
+        case Code::poll:
+            poll_cq(op.a[0], static_cast<ULONG>(op.a[1]), op.a[2] != 0);
+            break;
+        case Code::resize: {
+            Obj *cq = get(op.a[0], Kind::Cq);
+            if (!cq || !(info_[cq->ad].AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED)) {
+                ++skipped;
+                break;
+            }
+            auto call = std::static_pointer_cast<ndk::Cq>(cq->h)->resize(
+                static_cast<ULONG>(op.a[1]));
+            note_call("NdkResizeCq", call);
+            if (!call.done())
+                break;
+            if (static_cast<uint64_t>(op.a[1]) > info_[cq->ad].MaxCqDepth &&
+                call.result() != STATUS_INVALID_PARAMETER)
+                fail("status", "NdkResizeCq",
+                     "CqDepth " + std::to_string(op.a[1]) + " above MaxCqDepth returned " +
+                         st(call.result()) + ", documented: STATUS_INVALID_PARAMETER");
+            if (call.result() == STATUS_SUCCESS) {
+                cq->depth = static_cast<uint32_t>(op.a[1]);
+                if (cq->pending > cq->depth)
+                    cq->tainted = true;
+            }
+            break;
+        }
+        case Code::moder: {
+            Obj *cq = get(op.a[0], Kind::Cq);
+            if (!cq) {
+                ++skipped;
+                break;
+            }
+            auto h = std::static_pointer_cast<ndk::Cq>(cq->h);
+            NTSTATUS s = h->control_interrupt_moderation(static_cast<ULONG>(op.a[1]),
+                                                         static_cast<ULONG>(op.a[2]));
+            note("NdkControlCqInterruptModeration", s);
+            bool supported =
+                info_[cq->ad].AdapterFlags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED;
+            bool mix = static_cast<ULONG>(op.a[1]) == MAXULONG &&
+                       (static_cast<ULONG>(op.a[2]) == MAXULONG ||
+                        static_cast<uint64_t>(op.a[2]) > cq->depth);
+            NTSTATUS want = !supported ? STATUS_NOT_SUPPORTED
+                            : mix      ? STATUS_INVALID_PARAMETER_MIX
+                                       : s;
+            if (s != want && !(supported && !mix && s == STATUS_INSUFFICIENT_RESOURCES))
+                fail("status", "NdkControlCqInterruptModeration",
+                     "returned " + st(s) + ", documented: " + st(want));
+            break;
+        }
+        case Code::srq_mod: {
+            Obj *srq = get(op.a[0], Kind::Srq);
+            if (!srq || op.a[2] > std::max<int64_t>(op.a[1], srq->rdepth)) {
+                ++skipped;
+                break;
+            }
+            auto call = std::static_pointer_cast<ndk::Srq>(srq->h)->modify(
+                static_cast<ULONG>(op.a[1]), static_cast<ULONG>(op.a[2]));
+            note_call("NdkModifySrq", call);
+            if (!call.done())
+                break;
+            if (static_cast<uint64_t>(op.a[1]) > info_[srq->ad].MaxSrqDepth &&
+                call.result() != STATUS_INVALID_PARAMETER)
+                fail("status", "NdkModifySrq",
+                     "SrqDepth " + std::to_string(op.a[1]) + " above MaxSrqDepth returned " +
+                         st(call.result()) + ", documented: STATUS_INVALID_PARAMETER");
+            if (call.result() == STATUS_SUCCESS && op.a[1] > 0)
+                srq->rdepth = static_cast<uint32_t>(op.a[1]);
+            break;
+        }
+        case Code::badtok:
+            allowed.insert("SGE-TOKEN");
+            op_post(op);
+            break;
+        case Code::srq_recv:
+        case Code::recv:
+        case Code::send:
+        case Code::sendinv:
+        case Code::write:
+        case Code::read:
+        case Code::bind:
+        case Code::inval:
+            if (flag_slot(op.code) >= 0 && op.a[flag_slot(op.code)] & kIntendOverpost)
+                allowed.insert("POST-QUEUE-DEPTH");
+            op_post(op);
+            break;
+        case Code::flush: {
+            Obj *qp = get(op.a[0], Kind::Qp);
+            if (!qp) {
+                ++skipped;
+                break;
+            }
+            std::static_pointer_cast<ndk::Qp>(qp->h)->flush();
+            ++statuses["NdkFlush"]["called"];
+            qp->avail = 0;
+            qp->defer_open = false;
+            break;
+        }
+        case Code::connect:
+            op_connect(op);
+            break;
+        case Code::disc: {
+            Obj *c = get(op.a[0], Kind::Connector);
+            if (!c) {
+                ++skipped;
+                break;
+            }
+            auto call = std::static_pointer_cast<ndk::Connector>(c->h)->disconnect();
+            note_call("NdkDisconnect", call);
+            if (Obj *qp = get(c->conn, Kind::Qp)) {
+                qp->qstate = 2;
+                qp->avail = 0;
+                if (Obj *peer = get(qp->peer, Kind::Qp))
+                    peer->qstate = 2;
+            }
+            c->qstate = 2;
+            break;
+        }
+        case Code::conndata: {
+            Obj *c = get(op.a[0], Kind::Connector);
+            if (!c || c->no_conndata) {
+                ++skipped;
+                break;
+            }
+            auto h = std::static_pointer_cast<ndk::Connector>(c->h);
+            ULONG irl = 0, orl = 0, len = 0;
+            NTSTATUS s = h->get_connection_data(&irl, &orl, nullptr, &len);
+            note("NdkGetConnectionData", s);
+            break;
+        }
+        case Code::addr: {
+            Obj *c = get(op.a[0], Kind::Connector);
+            if (!c) {
+                ++skipped;
+                break;
+            }
+            auto h = std::static_pointer_cast<ndk::Connector>(c->h);
+            ndk::SocketAddress a;
+            note("NdkGetLocalAddress", h->get_local_address(a));
+            ndk::SocketAddress b;
+            note("NdkGetPeerAddress", h->get_peer_address(b));
+            ndk::SocketAddress tiny;
+            NTSTATUS s = h->get_peer_address(tiny, 2);
+            note("NdkGetPeerAddress", s);
+            break;
+        }
+        case Code::close:
+            op_close(op);
+            break;
+        case Code::corrupt:
+            // hidden (--inject-failure-at): the next successful transfer's destination is
+            // damaged before it is checked, to test the oracle and the shrinker
+            corrupt_pending_ = true;
+            break;
+        case Code::reset:
+            // a new epoch: judge and close everything, then two fresh adapters
+            finish();
+            if (!failure.failed()) {
+                ad_.clear();
+                host_.clear();
+                info_.clear();
+                sends_.clear();
+                open();
+            }
+            break;
+        case Code::count_:
+            break;
+        }
+    } catch (const ndk::ClosedError &e) {
+        fail("closed", op_name(op.code),
+             std::string("the consumer API refused ") + op_name(op.code) + ": " + e.what());
+    } catch (const std::exception &e) {
+        fail("exception", op_name(op.code), std::string(op_name(op.code)) + ": " + e.what());
+    }
+    pump_events();
+    check_violations(allowed);
+    current_ = nullptr;
+}
+
+// --- creates -------------------------------------------------------------------------------
+
+void World::op_create(const Op &op)
+{
+    const char *fn = "";
+    ndk::Call call;
+    Obj obj;
+    obj.id = op.a[1];
+    bool invalid = false; // documented INVALID_PARAMETER
+    auto adapter = [&](int64_t i) -> ndk::Adapter * {
+        return i >= 0 && i < static_cast<int64_t>(ad_.size()) ? ad_[i].get() : nullptr;
+    };
+    Obj *pd = nullptr;
+    if (op.code == Code::mr_create || op.code == Code::mw_create ||
+        op.code == Code::srq_create || op.code == Code::qp_create ||
+        op.code == Code::qps_create) {
+        pd = get(op.a[0], Kind::Pd);
+        if (!pd) {
+            ++skipped;
+            return;
+        }
+        obj.ad = pd->ad;
+        obj.pd = pd->id;
+    } else {
+        if (!adapter(op.a[0])) {
+            ++skipped;
+            return;
+        }
+        obj.ad = static_cast<int>(op.a[0]);
+    }
+    const NDK_ADAPTER_INFO &info = info_[obj.ad];
+    auto pdh = pd ? std::static_pointer_cast<ndk::Pd>(pd->h) : nullptr;
+    switch (op.code) {
+    case Code::cq_create:
+        fn = "NdkCreateCq";
+        obj.kind = Kind::Cq;
+        obj.depth = static_cast<uint32_t>(op.a[2]);
+        invalid = static_cast<uint64_t>(op.a[2]) > info.MaxCqDepth;
+        call = ad_[obj.ad]->create_cq(obj.depth);
+        break;
+    case Code::pd_create:
+        fn = "NdkCreatePd";
+        obj.kind = Kind::Pd;
+        call = ad_[obj.ad]->create_pd();
+        break;
+    case Code::conn_create:
+        fn = "NdkCreateConnector";
+        obj.kind = Kind::Connector;
+        call = ad_[obj.ad]->create_connector();
+        break;
+    case Code::lis_create:
+        fn = "NdkCreateListener";
+        obj.kind = Kind::Listener;
+        call = ad_[obj.ad]->create_listener();
+        break;
+    case Code::se_create:
+        fn = "NdkCreateSharedEndpoint";
+        obj.kind = Kind::Endpoint;
+        call = ad_[obj.ad]->create_shared_endpoint(
+            ndk::SocketAddress::from(host_[obj.ad], static_cast<uint16_t>(op.a[2])));
+        break;
+    case Code::mr_create:
+        fn = "NdkCreateMr";
+        obj.kind = Kind::Mr;
+        obj.fast = op.a[2] != 0;
+        call = pdh->create_mr(obj.fast);
+        break;
+    case Code::mw_create:
+        fn = "NdkCreateMw";
+        obj.kind = Kind::Mw;
+        call = pdh->create_mw();
+        break;
+    case Code::srq_create:
+        fn = "NdkCreateSrq";
+        obj.kind = Kind::Srq;
+        obj.rdepth = static_cast<uint32_t>(op.a[2]);
+        obj.rsge = static_cast<uint32_t>(op.a[3]);
+        if (op.a[4] > op.a[2]) {
+            ++skipped; // a threshold above the depth: soft refuses it (SRQ-THRESHOLD)
+            return;
+        }
+        invalid = static_cast<uint64_t>(op.a[2]) > info.MaxSrqDepth ||
+                  static_cast<uint64_t>(op.a[3]) > info.MaxReceiveRequestSge;
+        call = pdh->create_srq(obj.rdepth, obj.rsge, static_cast<ULONG>(op.a[4]));
+        break;
+    case Code::qp_create:
+    case Code::qps_create: {
+        fn = op.code == Code::qp_create ? "NdkCreateQp" : "NdkCreateQpWithSrq";
+        obj.kind = Kind::Qp;
+        Obj *rcq = get(op.a[2], Kind::Cq), *icq = get(op.a[3], Kind::Cq);
+        if (!rcq || !icq || rcq->ad != obj.ad || icq->ad != obj.ad) {
+            ++skipped;
+            return;
+        }
+        obj.rcq = rcq->id;
+        obj.icq = icq->id;
+        auto r = std::static_pointer_cast<ndk::Cq>(rcq->h);
+        auto i = std::static_pointer_cast<ndk::Cq>(icq->h);
+        if (op.code == Code::qp_create) {
+            obj.rdepth = static_cast<uint32_t>(op.a[4]);
+            obj.idepth = static_cast<uint32_t>(op.a[5]);
+            obj.rsge = static_cast<uint32_t>(op.a[6]);
+            obj.isge = static_cast<uint32_t>(op.a[7]);
+            obj.inl = static_cast<uint32_t>(op.a[8]);
+            invalid = obj.rdepth > info.MaxReceiveQueueDepth ||
+                      obj.idepth > info.MaxInitiatorQueueDepth ||
+                      obj.rsge > info.MaxReceiveRequestSge ||
+                      obj.isge > info.MaxInitiatorRequestSge || obj.inl > info.MaxInlineDataSize;
+            call = pdh->create_qp(r, i, ctx(obj.id), obj.rdepth, obj.idepth, obj.rsge, obj.isge,
+                                  obj.inl);
+        } else {
+            Obj *srq = get(op.a[4], Kind::Srq);
+            if (!srq || srq->pd != pd->id) {
+                ++skipped;
+                return;
+            }
+            obj.srq = srq->id;
+            obj.idepth = static_cast<uint32_t>(op.a[5]);
+            obj.isge = static_cast<uint32_t>(op.a[6]);
+            obj.inl = static_cast<uint32_t>(op.a[7]);
+            invalid = obj.idepth > info.MaxInitiatorQueueDepth ||
+                      obj.isge > info.MaxInitiatorRequestSge || obj.inl > info.MaxInlineDataSize;
+            call = pdh->create_qp_with_srq(r, i, std::static_pointer_cast<ndk::Srq>(srq->h),
+                                           ctx(obj.id), obj.idepth, obj.isge, obj.inl);
+        }
+        break;
+    }
+    default:
+        return;
+    }
+    note_call(fn, call);
+    if (!call.done())
+        return;
+    NTSTATUS result = call.result();
+    if (invalid && result != STATUS_INVALID_PARAMETER)
+        fail("status", fn,
+             std::string(fn) + " with a size above its NDK_ADAPTER_INFO limit returned " +
+                 st(result) + ", documented: STATUS_INVALID_PARAMETER");
+    if (result != STATUS_SUCCESS)
+        return;
+    obj.h = call.object();
+    if (!obj.h) {
+        fail("status", fn, std::string(fn) + " succeeded without an object");
+        return;
+    }
+    if (obj.kind == Kind::Endpoint) {
+        ndk::SocketAddress local;
+        note("NdkGetLocalAddress (shared endpoint)",
+             std::static_pointer_cast<ndk::SharedEndpoint>(obj.h)->get_local_address(local));
+        obj.port = local.port();
+    }
+    add(std::move(obj));
+}
+
+// --- posts ---------------------------------------------------------------------------------
+
+bool World::post_common(const Op &op, Obj &owner, int queue, NTSTATUS status, Req req,
+                        int64_t cq_id)
+{
+    const char *fn = "";
+    switch (op.code) {
+    case Code::recv: fn = "NdkReceive"; break;
+    case Code::srq_recv: fn = "NdkSrqReceive"; break;
+    case Code::send: fn = "NdkSend"; break;
+    case Code::badtok: fn = "NdkSend"; break;
+    case Code::sendinv: fn = "NdkSendAndInvalidate"; break;
+    case Code::write: fn = "NdkWrite"; break;
+    case Code::read: fn = "NdkRead"; break;
+    case Code::bind: fn = "NdkBind"; break;
+    case Code::inval: fn = "NdkInvalidate"; break;
+    default: break;
+    }
+    note(fn, status);
+    if (status != STATUS_SUCCESS) {
+        for (auto &s : req.hold)
+            s.b->mark(s.off, s.len, false);
+        return false;
+    }
+    req.cq = cq_id;
+    if (Obj *cq = get(cq_id, Kind::Cq)) {
+        if (++cq->pending > cq->depth)
+            cq->tainted = true; // the CQ may overrun: its completions may vanish
+    }
+    (queue == 0 ? owner.iq : owner.rq).push_back(op.id);
+    out_[op.id] = std::move(req);
+    return true;
+}
+
+void World::op_post(const Op &op)
+{
+    Req req;
+    req.code = op.code;
+    if (op.code == Code::srq_recv) {
+        Obj *srq = get(op.a[0], Kind::Srq);
+        if (!srq) {
+            ++skipped;
+            return;
+        }
+        NDK_SGE sge[2];
+        Span span[2];
+        int n = 0;
+        for (int k = 0; k < 2; ++k) {
+            if (op.a[3 + 2 * k] == 0 && k == 1)
+                break;
+            if (!sge_span(op.a[1], srq->pd, op.a[2 + 2 * k], op.a[3 + 2 * k], sge[n], span[n],
+                          true)) {
+                ++skipped;
+                return;
+            }
+            ++n;
+        }
+        if (srq->rq.size() >= srq->rdepth) {
+            ++skipped;
+            return;
+        }
+        for (int k = 0; k < n; ++k) {
+            span[k].b->mark(span[k].off, span[k].len, true);
+            req.hold.push_back(span[k]);
+            req.check.push_back(span[k]);
+        }
+        req.queue = 2;
+        req.srq = srq->id;
+        auto h = std::static_pointer_cast<ndk::Srq>(srq->h);
+        NTSTATUS s = h->receive(ctx(op.id), std::span(sge, n));
+        // the CQ is the receive CQ of whichever QP takes it: count it on none
+        if (post_common(op, *srq, 1, s, std::move(req), -1))
+            ++srq->avail;
+        return;
+    }
+    Obj *qp = get(op.a[0], Kind::Qp);
+    if (!qp) {
+        ++skipped;
+        return;
+    }
+    auto h = std::static_pointer_cast<ndk::Qp>(qp->h);
+    bool receive = op.code == Code::recv;
+    int slot = flag_slot(op.code);
+    int64_t intent = slot >= 0 ? op.a[slot] & kIntentMask : 0;
+    ULONG flags = slot >= 0 ? static_cast<ULONG>(op.a[slot] & ~kIntentMask) : 0;
+    Obj *cq = get(receive ? qp->rcq : qp->icq, Kind::Cq);
+    auto &queue = receive ? qp->rq : qp->iq;
+    uint32_t depth = receive ? qp->rdepth : qp->idepth;
+    // a conforming consumer: room in the queue, and in the CQ, unless the op says otherwise
+    if (receive && qp->srq >= 0) {
+        // NdkReceive on a QP with an SRQ: soft refuses it inline (QP-SRQ-RECEIVE)
+    } else if (queue.size() >= depth && !(intent & kIntendOverpost)) {
+        ++skipped;
+        return;
+    }
+    if (cq && cq->pending >= cq->depth && !(intent & kIntendOverrun) && !cq->tainted) {
+        ++skipped;
+        return;
+    }
+    if (flags & NDK_OP_FLAG_SILENT_SUCCESS && queue.size() + 2 > depth)
+        flags &= ~NDK_OP_FLAG_SILENT_SUCCESS; // keep room for a request that completes
+    req.qp = qp->id;
+    req.queue = receive ? 1 : 0;
+    req.silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    Obj *peer = get(qp->peer, Kind::Qp);
+    NTSTATUS s = STATUS_SUCCESS;
+    switch (op.code) {
+    case Code::recv: {
+        NDK_SGE sge[2];
+        Span span[2];
+        int n = 0;
+        for (int k = 0; k < 2; ++k) {
+            if (op.a[3 + 2 * k] == 0 && k == 1)
+                break;
+            if (!sge_span(op.a[1], qp->pd, op.a[2 + 2 * k], op.a[3 + 2 * k], sge[n], span[n],
+                          true)) {
+                ++skipped;
+                return;
+            }
+            span[n].b->mark(span[n].off, span[n].len, true);
+            ++n;
+        }
+        for (int k = 0; k < n; ++k) {
+            req.hold.push_back(span[k]);
+            req.check.push_back(span[k]);
+        }
+        s = h->receive(ctx(op.id), std::span(sge, n));
+        if (post_common(op, *qp, 1, s, std::move(req), qp->rcq) && qp->srq < 0)
+            ++qp->avail;
+        return;
+    }
+    case Code::send:
+    case Code::sendinv:
+    case Code::badtok: {
+        NDK_SGE sge[2];
+        Span span[2];
+        int n = 0;
+        bool inl = op.code != Code::badtok && (flags & NDK_OP_FLAG_INLINE);
+        int nspans = op.code == Code::send ? 2 : 1;
+        for (int k = 0; k < nspans; ++k) {
+            int64_t off = op.a[2 + 2 * k], len = op.a[3 + 2 * k];
+            if (len == 0 && k == 1)
+                break;
+            if (inl) {
+                if (off < 0 || len < 0 || !scratch_->free_range(off, len)) {
+                    ++skipped;
+                    return;
+                }
+                sge[n].VirtualAddress = scratch_->d.data() + off;
+                sge[n].Length = static_cast<ULONG>(len);
+                sge[n].MemoryRegionToken = 0x5eed; // ignored with INLINE (digest 2.4)
+                span[n] = Span{scratch_, static_cast<uint32_t>(off), static_cast<uint32_t>(len)};
+            } else if (!sge_span(op.a[1], qp->pd, off, len, sge[n], span[n], false)) {
+                ++skipped;
+                return;
+            }
+            if (op.code == Code::badtok)
+                sge[n].MemoryRegionToken = ~sge[n].MemoryRegionToken; // not a token of this PD
+            span[n].b->mark(span[n].off, span[n].len, true);
+            req.hold.push_back(span[n]);
+            ++n;
+        }
+        uint32_t total = 0;
+        std::vector<Span> spans(span, span + n);
+        for (auto &sp : spans)
+            total += sp.len;
+        if (total > 0 && total < 8) {
+            for (auto &sp : spans)
+                sp.b->mark(sp.off, sp.len, false);
+            ++skipped; // messages are 0 or >= 8 bytes: the first 8 name the send
+            return;
+        }
+        // fill the source: the receive names this send by its first 8 bytes
+        {
+            uint64_t pos = 0;
+            for (auto &sp : spans)
+                for (uint32_t i = 0; i < sp.len; ++i, ++pos)
+                    sp.b->d[sp.off + i] = pattern(op.id, pos);
+        }
+        if (inl) {
+            // the provider copies inline data during the call: the scratch is free after it
+            req.hold.clear();
+        }
+        if (op.code == Code::sendinv) {
+            Obj *tgt = get(op.a[5], Kind::Mw);
+            if (!tgt || tgt->bind_state != 2 || !peer || tgt->pd != peer->pd) {
+                for (auto &sp : spans)
+                    sp.b->mark(sp.off, sp.len, false);
+                ++skipped;
+                return;
+            }
+            s = h->send_and_invalidate(ctx(op.id), std::span(sge, n), flags, tgt->mw_tok);
+        } else {
+            s = h->send(ctx(op.id), std::span(sge, n), flags);
+        }
+        if (inl)
+            for (auto &sp : spans)
+                sp.b->mark(sp.off, sp.len, false);
+        if (post_common(op, *qp, 0, s, std::move(req), qp->icq)) {
+            if (qp->peer >= 0) // even a peer closed meanwhile: its close may still be pending
+                sends_[op.id] = SendRec{qp->peer, total};
+            if (peer) {
+                if (Obj *psrq = get(peer->srq, Kind::Srq)) {
+                    --psrq->avail;
+                    // the SRQ receive it takes completes on the peer's receive CQ: count it
+                    // there (SRQ receives are counted on no CQ when posted)
+                    if (Obj *prcq = get(peer->rcq, Kind::Cq))
+                        if (++prcq->pending > prcq->depth)
+                            prcq->tainted = true;
+                } else {
+                    --peer->avail;
+                }
+            }
+            if (flags & NDK_OP_FLAG_DEFER)
+                qp->defer_open = true;
+            else
+                qp->defer_open = false;
+        }
+        return;
+    }
+    case Code::write:
+    case Code::read: {
+        NDK_SGE sge;
+        Span local;
+        if (!sge_span(op.a[1], qp->pd, op.a[2], op.a[3], sge, local, op.code == Code::read)) {
+            ++skipped;
+            return;
+        }
+        // the remote side: an MR of the peer (by its remote token), or an MW bound on it
+        Obj *rmr = get(op.a[4], Kind::Mr);
+        Obj *rmw = get(op.a[4], Kind::Mw);
+        std::shared_ptr<Buf> rbuf;
+        uint64_t raddr = 0, roff = static_cast<uint64_t>(op.a[5]);
+        uint32_t rtok = 0;
+        if (rmr && rmr->registered && op.a[5] >= 0) {
+            rbuf = rmr->buf;
+            rtok = rmr->rtok;
+            raddr = reinterpret_cast<uintptr_t>(rbuf->d.data()) + roff;
+        } else if (rmw && rmw->bind_state == 2 && op.a[5] >= 0) {
+            Obj *under = get(rmw->mw_mr, Kind::Mr);
+            if (!under || !under->registered || roff + op.a[3] > rmw->mw_len) {
+                ++skipped;
+                return;
+            }
+            rbuf = under->buf;
+            roff += rmw->mw_off;
+            rtok = rmw->mw_tok;
+            raddr = reinterpret_cast<uintptr_t>(rbuf->d.data()) + roff;
+        } else {
+            ++skipped;
+            return;
+        }
+        if (!rbuf->free_range(roff, op.a[3]) ||
+            (rbuf == local.b && !(local.off + local.len <= roff || roff + op.a[3] <= local.off))) {
+            ++skipped;
+            return;
+        }
+        Span remote{rbuf, static_cast<uint32_t>(roff), static_cast<uint32_t>(op.a[3])};
+        local.b->mark(local.off, local.len, true);
+        remote.b->mark(remote.off, remote.len, true);
+        req.hold = {local, remote};
+        req.len = local.len;
+        std::vector<Span> src{op.code == Code::write ? local : remote};
+        // source: pattern of this op (the destination must hold it after a success)
+        for (uint32_t i = 0; i < src[0].len; ++i)
+            src[0].b->d[src[0].off + i] = pattern(op.id, i);
+        req.check = {op.code == Code::write ? remote : local};
+        if (op.code == Code::write)
+            s = h->write(ctx(op.id), std::span(&sge, 1), raddr, rtok, flags);
+        else
+            s = h->read(ctx(op.id), std::span(&sge, 1), raddr, rtok, flags);
+        if (post_common(op, *qp, 0, s, std::move(req), qp->icq))
+            qp->defer_open = flags & NDK_OP_FLAG_DEFER;
+        return;
+    }
+    case Code::bind: {
+        Obj *mr = get(op.a[1], Kind::Mr);
+        Obj *mw = get(op.a[2], Kind::Mw);
+        if (!mr || !mw || !mr->registered || mw->bind_state != 0 || mr->pd != qp->pd ||
+            mw->pd != qp->pd || op.a[3] < 0 || op.a[4] <= 0 ||
+            static_cast<uint64_t>(op.a[3] + op.a[4]) > mr->buf->d.size()) {
+            ++skipped;
+            return;
+        }
+        req.target = mw->id;
+        mw->bind_state = 1;
+        mw->mw_mr = mr->id;
+        mw->mw_off = static_cast<uint32_t>(op.a[3]);
+        mw->mw_len = static_cast<uint32_t>(op.a[4]);
+        mw->mw_flags = flags;
+        s = h->bind(ctx(op.id), std::static_pointer_cast<ndk::Mr>(mr->h),
+                    std::static_pointer_cast<ndk::Mw>(mw->h), mr->buf->d.data() + op.a[3],
+                    static_cast<SIZE_T>(op.a[4]), flags);
+        if (!post_common(op, *qp, 0, s, std::move(req), qp->icq))
+            mw->bind_state = 0;
+        else
+            qp->defer_open = flags & NDK_OP_FLAG_DEFER;
+        return;
+    }
+    case Code::inval: {
+        Obj *mw = get(op.a[1], Kind::Mw);
+        if (!mw || mw->bind_state != 2 || mw->pd != qp->pd) {
+            ++skipped;
+            return;
+        }
+        req.target = mw->id;
+        s = h->invalidate(ctx(op.id), *mw->h, flags);
+        if (post_common(op, *qp, 0, s, std::move(req), qp->icq))
+            qp->defer_open = flags & NDK_OP_FLAG_DEFER;
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+// --- connections ---------------------------------------------------------------------------
+
+// Modes: 0 accept + complete, 1 AcceptEx + CompleteConnectEx, 2 the passive side rejects,
+// 3 the active side rejects after the connect completed, 4 connect to a port nobody listens
+// on, 5 connect through a shared endpoint (the endpoint's id in "lis"... see below).
+void World::op_connect(const Op &op)
+{
+    Obj *c = get(op.a[0], Kind::Connector);
+    Obj *qp = get(op.a[1], Kind::Qp);
+    int mode = static_cast<int>(op.a[5]);
+    if (!c || !qp || c->ad != qp->ad || c->qstate != 0 || qp->qstate != 0) {
+        ++skipped;
+        return;
+    }
+    auto ch = std::static_pointer_cast<ndk::Connector>(c->h);
+    auto qh = std::static_pointer_cast<ndk::Qp>(qp->h);
+    ndk::PrivateData priv(std::vector<uint8_t>{'w', 'a', 'l', 'k'});
+    if (mode == 4) {
+        Obj *l = get(op.a[2], Kind::Listener);
+        int dest_ad = l ? l->ad : c->ad;
+        auto call = ch->connect(qh, ndk::SocketAddress::from(host_[c->ad], 0),
+                                ndk::SocketAddress::from(host_[dest_ad], 1), 1, 1, priv);
+        note_call("NdkConnect", call);
+        if (call.done() && call.result() == STATUS_SUCCESS) {
+            fail("status", "NdkConnect", "a connect to port 1, where nobody listens, succeeded");
+            return;
+        }
+        return;
+    }
+    Obj *l = get(op.a[2], Kind::Listener);
+    Obj *aqp = get(op.a[3], Kind::Qp);
+    if (!l || !l->listening || !aqp || aqp == qp || aqp->ad != l->ad || aqp->qstate != 0) {
+        ++skipped;
+        return;
+    }
+    ndk::Call call;
+    Obj *se = nullptr;
+    if (mode == 5) {
+        for (int64_t id : live_[static_cast<size_t>(Kind::Endpoint)]) {
+            Obj *e = get(id, Kind::Endpoint);
+            if (e->ad == c->ad) {
+                se = e;
+                break;
+            }
+        }
+        if (!se) {
+            ++skipped;
+            return;
+        }
+        call = ch->connect_with_shared_endpoint(
+            qh, std::static_pointer_cast<ndk::SharedEndpoint>(se->h),
+            ndk::SocketAddress::from(host_[l->ad], l->port), 1, 1, priv);
+        note("NdkConnectWithSharedEndpoint", call.status());
+    } else {
+        call = ch->connect(qh, ndk::SocketAddress::from(host_[c->ad], 0),
+                           ndk::SocketAddress::from(host_[l->ad], l->port), 1, 1, priv);
+        note("NdkConnect", call.status());
+    }
+    if (call.status() != STATUS_PENDING && call.status() != STATUS_SUCCESS)
+        return; // an inline failure: nothing reached the listener, both may try again
+    c->qstate = 2; // a connector and a QP carry one connection attempt in their life
+    qp->qstate = 2;
+    auto incoming = l->paused ? nullptr
+                              : std::static_pointer_cast<ndk::Listener>(l->h)->next_connection(
+                                    wait_for());
+    if (!incoming) {
+        if (!l->paused) {
+            fail("timeout", "NdkConnectEventCallback",
+                 "no connect event at listener #" + std::to_string(l->id) + " within " +
+                     std::to_string(config_.wait_seconds) + " s of a connect to it");
+            return;
+        }
+        if (wait(call, "NdkConnect"))
+            note("NdkConnect (completion)", call.result());
+        c->qstate = 0;
+        return;
+    }
+    Obj in;
+    in.kind = Kind::Connector;
+    in.ad = l->ad;
+    in.id = op.a[4];
+    in.h = incoming;
+    in.qstate = 2;
+    add(in);
+    ULONG irl = 0, orl = 0, len = 0;
+    note("NdkGetConnectionData", incoming->get_connection_data(&irl, &orl, nullptr, &len));
+    auto aqh = std::static_pointer_cast<ndk::Qp>(aqp->h);
+    if (mode == 2) {
+        note("NdkReject", incoming->reject(priv));
+        if (wait(call, "NdkConnect")) {
+            note("NdkConnect (completion)", call.result());
+            if (call.result() == STATUS_SUCCESS)
+                fail("status", "NdkConnect", "a connect the peer rejected succeeded");
+        }
+        return;
+    }
+    objs_[in.id].no_conndata = true;
+    ndk::Call accept = mode == 1 ? incoming->accept_ex(aqh, 1, 1, priv, true)
+                                 : incoming->accept(aqh, 1, 1, priv, true);
+    note(mode == 1 ? "NdkAcceptEx" : "NdkAccept", accept.status());
+    aqp->qstate = 2;
+    qp->qstate = 2;
+    if (!wait(call, "NdkConnect"))
+        return;
+    note(mode == 5 ? "NdkConnectWithSharedEndpoint (completion)" : "NdkConnect (completion)",
+         call.result());
+    if (call.result() != STATUS_SUCCESS) {
+        wait(accept, "NdkAccept");
+        return;
+    }
+    len = 0;
+    note("NdkGetConnectionData", ch->get_connection_data(&irl, &orl, nullptr, &len));
+    if (mode == 3) {
+        note("NdkReject", ch->reject(priv));
+        if (wait(accept, "NdkAccept"))
+            note("NdkAccept (completion)", accept.result());
+        return;
+    }
+    c->no_conndata = true;
+    ndk::Call complete = mode == 1 ? ch->complete_connect_ex(true) : ch->complete_connect(true);
+    note_call(mode == 1 ? "NdkCompleteConnectEx" : "NdkCompleteConnect", complete);
+    if (!wait(accept, "NdkAccept"))
+        return;
+    note(mode == 1 ? "NdkAcceptEx (completion)" : "NdkAccept (completion)", accept.result());
+    if (complete.done() && complete.result() == STATUS_SUCCESS &&
+        accept.result() == STATUS_SUCCESS) {
+        qp->qstate = aqp->qstate = 1;
+        qp->peer = aqp->id;
+        aqp->peer = qp->id;
+        qp->conn = c->id;
+        aqp->conn = in.id;
+        c->conn = qp->id;
+        objs_[in.id].conn = aqp->id;
+        c->qstate = objs_[in.id].qstate = 1;
+    }
+}
+
+// --- close ---------------------------------------------------------------------------------
+
+void World::op_close(const Op &op)
+{
+    auto it = objs_.find(op.a[0]);
+    if (it == objs_.end()) {
+        ++skipped;
+        return;
+    }
+    Obj &o = it->second;
+    static const char *fns[] = {"NdkCloseCq", "NdkClosePd", "NdkCloseMr", "NdkCloseMw",
+                                "NdkCloseSrq", "NdkCloseQp", "NdkCloseConnector",
+                                "NdkCloseListener", "NdkCloseSharedEndpoint"};
+    const char *fn = fns[static_cast<int>(o.kind)];
+    if (o.kind == Kind::Cq)
+        abandon_cq(o.id);
+    std::set<int64_t> qps;
+    if (o.kind == Kind::Qp) {
+        qps.insert(o.id);
+        if (Obj *peer = get(o.peer, Kind::Qp))
+            peer->qstate = 2;
+    }
+    if (o.kind == Kind::Connector) {
+        if (Obj *qp = get(o.conn, Kind::Qp)) {
+            qp->qstate = 2;
+            if (Obj *peer = get(qp->peer, Kind::Qp))
+                peer->qstate = 2;
+        }
+    }
+    if (o.kind == Kind::Mw) {
+        // a window still bound: nothing to do; its MR's deregistration reports DEVICE_BUSY
+    }
+    auto call = o.h->close();
+    note(fn, call.status());
+    closes_.push_back(call);
+    closed_.push_back(o.h);
+    int64_t id = o.id;
+    remove(id);
+    if (!qps.empty() && call.done()) {
+        // the QP is gone: each of its requests has completed or been flushed to its CQs
+        drain_for(qps, true);
+        for (auto rit = out_.begin(); rit != out_.end();) {
+            if (rit->second.qp == id) {
+                uint64_t rid = rit->first;
+                ++rit;
+                drop_request(rid);
+            } else {
+                ++rit;
+            }
+        }
+    }
+}
+
+// --- the end -------------------------------------------------------------------------------
+
+void World::finish()
+{
+
+    if (!failure.failed()) {
+        // release deferred chains and flush every QP: every request in flight must complete
+        for (int64_t id : live_[static_cast<size_t>(Kind::Qp)])
+            std::static_pointer_cast<ndk::Qp>(get(id, Kind::Qp)->h)->flush();
+        drain_for({}, true);
+        check_violations({});
+    }
+    // close everything (successors first), then the adapters: every close must complete
+    out_.clear();
+    objs_.clear();
+    for (auto &v : live_)
+        v.clear();
+    closed_.clear();
+    for (auto &a : ad_)
+        a->close();
+    if (!failure.failed()) {
+        for (auto &call : closes_)
+            if (!call.done()) {
+                fail("lost", "NdkCloseXxx",
+                     "a close that returned STATUS_PENDING had not completed when the adapter's "
+                     "close returned");
+                break;
+            }
+        check_violations({});
+    }
+    closes_.clear();
+}
+
+} // namespace walk
