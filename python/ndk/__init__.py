@@ -18,14 +18,15 @@ lists what it checks.
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from . import _adapter, _connection, _core, _oid
+from . import _adapter, _connection, _core, _knobs, _oid
 from ._connection import AddressResult, ConnectionData
 from ._constants import (AdapterFlag, CqNotify, MrFlag, ObjectType, Oid, OpFlag, OpType,
                          RdmaTechnology)
 from ._core import (Adapter, AdapterInfo, AdapterInfoQuery, Call, Connector, Cq, Lam, LamCall,
                     Listener, Mdl, Mr, Mw, Object, Pd, Qp, Result, ResultEx, Rule, Sge,
                     SharedEndpoint, Srq, ValidationSession, Violation)
-from ._errors import KnobsNotSupported, NdkError, ObjectClosedError, ValidationRequired
+from ._errors import (KnobsNotSupported, KnobValueError, NdkError, ObjectClosedError,
+                      ValidationRequired)
 from ._knobs import Knobs, options_text
 from ._oid import ConnectionEntry, LocalEndpointEntry, OidHeader, OidResult
 from ._status import Status
@@ -42,11 +43,12 @@ except ImportError:  # the package's sources used without a build
 __all__ = [
     "Adapter", "AdapterFlag", "AdapterInfo", "AdapterInfoQuery", "AddressResult", "Call",
     "ConnectionData", "ConnectionEntry", "Connector", "Cq", "CqNotify", "Knobs",
-    "KnobsNotSupported", "Lam", "LamCall", "Listener", "LocalEndpointEntry", "Mdl", "Mr",
-    "MrFlag", "Mw", "NdkError", "Object", "ObjectClosedError", "ObjectType", "Oid", "OidHeader",
-    "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result", "ResultEx", "Rule",
-    "Sge", "SharedEndpoint", "Srq", "Status", "ValidationRequired", "ValidationSession",
-    "Violation", "open_adapter", "providers", "rules", "set_validate_default", "validate_default",
+    "KnobsNotSupported", "KnobValueError", "Lam", "LamCall", "Listener", "LocalEndpointEntry",
+    "Mdl", "Mr", "MrFlag", "Mw", "NdkError", "Object", "ObjectClosedError", "ObjectType", "Oid",
+    "OidHeader", "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result",
+    "ResultEx", "Rule", "Sge", "SharedEndpoint", "Srq", "Status", "ValidationRequired",
+    "ValidationSession", "Violation", "open_adapter", "providers", "rules",
+    "set_validate_default", "validate_default",
 ]
 
 # Whether ndk.open_adapter validates when not told (validate=None): off, so that benchmarks,
@@ -93,7 +95,8 @@ def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
 
     Knobs are keyword arguments (see docs/knobs.md): create_mode="pending", max_cq_depth=16,
     address="192.0.2.1", ...  Raises ndk.NdkError (e.g. .status == Status.BAD_VERSION) when the
-    open fails, ndk.KnobsNotSupported when the provider has no such knob.
+    open fails, ndk.KnobsNotSupported when the provider has no such knob, ndk.KnobValueError
+    (a ValueError and an NdkError, .status INVALID_PARAMETER) when it refuses a knob's value.
 
     validate=True opens it through the validation layer (docs/validation.md), which records
     every contract violation: adapter.violations().  None (the default) means
@@ -108,8 +111,13 @@ def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
         if layer_options:
             raise ValueError(f"{', '.join(layer_options)}: an option of the validation layer, "
                              "which this adapter is opened without (pass validate=True)")
-    adapter = _core.Adapter._open(provider, options_text(knobs), (int(major), int(minor)),
-                                  validate)
+    try:
+        adapter = _core.Adapter._open(provider, options_text(knobs), (int(major), int(minor)),
+                                      validate)
+    except NdkError as error:
+        if type(error) is not NdkError:  # KnobsNotSupported is not one; subclasses stay
+            raise
+        raise _knobs.open_error(error, knobs) from None
     for hook in list(_open_hooks):
         hook(adapter)
     return adapter

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._errors import KnobNotFound, KnobsNotSupported
+from ._errors import KnobNotFound, KnobsNotSupported, KnobValueError, NdkError
 from ._status import Status
 
 if TYPE_CHECKING:
@@ -40,16 +40,37 @@ def options_text(knobs: Mapping[str, Any]) -> str:
 def set_knob(adapter: Adapter, key: str, value: Any) -> str:
     """Set knob ``key`` of ``adapter``'s provider to ``value``; return the provider's reply text.
 
-    Raises ndk.KnobsNotSupported when the provider has no such knob (or no knobs), ValueError
-    when it rejects the value.
+    Raises ndk.KnobsNotSupported when the provider has no such knob (or no knobs),
+    ndk.KnobValueError (a ValueError, as at ndk.open_adapter) when it rejects the value.
     """
     status, reply = adapter._set_knob(key, knob_text(value))
     if status == Status.NOT_SUPPORTED:
         raise KnobsNotSupported(
             f"provider {adapter.provider!r} has no knob {key!r}" + (f": {reply}" if reply else ""))
     if status != Status.SUCCESS:
-        raise ValueError(reply or f"knob {key}={value!r} rejected: {Status(status)}")
+        raise KnobValueError(status, reply or f"knob {key}={value!r} rejected: {Status(status)}")
     return reply
+
+
+def knob_names(adapter: Adapter) -> list[str]:
+    """The knobs the provider lists (its read-only knob ``knobs``), or [] if it lists none."""
+    status, text = adapter._get_knob("knobs")
+    if status != Status.SUCCESS:
+        return []
+    return [name for name in text.replace(",", "\n").split() if name]
+
+
+def open_error(error: NdkError, knobs: Mapping[str, Any]) -> NdkError:
+    """The exception ndk.open_adapter raises for the NdkError `error` of an open with `knobs`:
+    a refused knob value is a KnobValueError (a ValueError, as for ``adapter.knobs.x = value``);
+    an address another open adapter owns says how to free it."""
+    if knobs and error.status == Status.INVALID_PARAMETER and \
+            not str(error).startswith("OpenNDKAdapterHandler"):
+        return KnobValueError(error.status, str(error))
+    if error.status == Status.ADDRESS_ALREADY_EXISTS:
+        return NdkError(error.status, f"{error}; another open adapter has it: close that one "
+                        "first (ad.close(), or open it as `with ndk.open_adapter(...) as ad:`)")
+    return error
 
 
 def get_knob(adapter: Adapter, key: str) -> str:
@@ -95,10 +116,15 @@ class Knobs:
         """Disarm every failure armed with fail()."""
         self._set("clear_failures", "1")
 
+    def __dir__(self) -> list[str]:
+        """Every knob the provider lists (soft: its read-only knob ``knobs``), and the methods."""
+        return sorted(set(knob_names(self._adapter)) | {"fail", "clear_failures"})
+
     def __repr__(self) -> str:
+        """Every knob the provider lists, with its value where it has one to read."""
         shown = []
-        for key in ("create_mode", "request_mode", "close_mode", "seed"):
+        keys = knob_names(self._adapter) or ["create_mode", "request_mode", "close_mode", "seed"]
+        for key in keys:
             status, value = self._adapter._get_knob(key)
-            if status == Status.SUCCESS:
-                shown.append(f"{key}={value!r}")
+            shown.append(f"{key}={value.strip()!r}" if status == Status.SUCCESS else key)
         return f"<ndk.Knobs of {self._adapter.provider!r}: {', '.join(shown)}>"

@@ -49,8 +49,9 @@ def functions():
             for name, member in vars(owner).items():
                 if isinstance(member, staticmethod):
                     yield cls_name, name, member.__func__, True
+                # (Operators answer NotImplemented to a wrong type, by design.)
                 elif (callable(member) and parameters(member) is not None
-                      and name not in ("__eq__", "__ne__", "__hash__")):  # operators: NotImplemented
+                      and name not in ("__eq__", "__ne__", "__hash__")):
                     yield cls_name, name, member, name == "__init__"
     for name in dir(_core.raw):
         f = getattr(_core.raw, name)

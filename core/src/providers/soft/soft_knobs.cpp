@@ -165,6 +165,21 @@ bool is_fallible_function(const std::string &name)
 
 Knobs::Knobs() : rng_(0), info_(default_info()) {}
 
+std::vector<std::string> Knobs::names()
+{
+    std::vector<std::string> names = {"create_mode", "request_mode", "close_mode", "seed",
+                                      "fail", "clear_failures"};
+    for (const auto &field : kInfoFields)
+        names.push_back(field.name);
+    for (const auto &cap : kCaps)
+        names.push_back(cap.name);
+    for (const char *name : {"provider_version", "adapter_not_ready", "address", "progress",
+                             "rnr_timeout_ms", "connect_timeout_ms", "ephemeral_ports",
+                             "misbehave"})
+        names.push_back(name);
+    return names;
+}
+
 NTSTATUS Knobs::apply(const std::string &options, std::string &error)
 {
     std::string normalized = options;

@@ -18,6 +18,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 #include <utility>
 
 namespace ndk::soft {
@@ -47,6 +48,8 @@ public:
     NTSTATUS get(const std::string &key, std::string &value) const;
     // Apply "key=value" lines (or ';'-separated pairs).
     NTSTATUS apply(const std::string &options, std::string &error);
+    // The name of every knob set() or get() knows, in docs/knobs.md's order.
+    static std::vector<std::string> names();
 
     // True when this call should return STATUS_PENDING and complete later.
     bool should_pend(CallKind kind);

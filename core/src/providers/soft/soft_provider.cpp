@@ -144,12 +144,23 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
         }
         if (std::strcmp(key, "step") == 0)
             return step(*miniport, nullptr, reply, reply_length);
+        if (std::strcmp(key, "knobs") == 0) { // read only: every knob's name, one a line
+            for (const auto &name : Knobs::names())
+                text += name + "\n";
+            text += "step\nhold\nrelease\nheld\n";
+            copy_reply_text(text, reply, reply_length);
+            return STATUS_SUCCESS;
+        }
         NTSTATUS status = miniport->knobs.get(key, text);
         copy_reply_text(text, reply, reply_length);
         return status;
     }
     if (std::strcmp(key, "address") == 0) {
         copy_reply_text("the address is set when the adapter is opened", reply, reply_length);
+        return STATUS_INVALID_PARAMETER;
+    }
+    if (std::strcmp(key, "knobs") == 0) {
+        copy_reply_text("knobs lists the knobs; it is read only", reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }
     if (std::strcmp(key, "step") == 0)

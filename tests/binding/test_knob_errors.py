@@ -1,0 +1,56 @@
+"""Knob errors and listing (issue 16): a refused value is the same exception at open and at run
+time, the soft provider lists its knobs for dir() and repr(), and a taken address says how to
+free it."""
+
+import pytest
+
+import ndk
+from ndk import Status
+
+
+def test_a_refused_knob_value_is_a_value_error_at_open_and_at_run_time():
+    refused = "max_cq_depth=x: expected an unsigned integer"
+    with pytest.raises(ValueError, match=refused) as at_open:
+        ndk.open_adapter("soft", max_cq_depth="x")
+    assert isinstance(at_open.value, ndk.KnobValueError)
+    assert isinstance(at_open.value, ndk.NdkError)  # what an open raised before
+    assert at_open.value.status == Status.INVALID_PARAMETER
+    with ndk.open_adapter("soft") as ad:
+        with pytest.raises(ValueError, match=refused) as later:
+            ad.knobs.max_cq_depth = "x"
+        assert type(later.value) is type(at_open.value)
+        assert later.value.status == Status.INVALID_PARAMETER
+    with pytest.raises(ndk.KnobsNotSupported):  # an unknown knob stays what it was
+        ndk.open_adapter("soft", no_such_knob=1)
+    with pytest.raises(ndk.NdkError) as version:  # not a knob: a plain NdkError
+        ndk.open_adapter("soft", version=(9, 0))
+    assert type(version.value) is ndk.NdkError
+
+
+def test_dir_and_repr_show_every_knob_the_provider_lists():
+    with ndk.open_adapter("soft", create_mode="pending") as ad:
+        listed = ad._get_knob("knobs")[1].split()
+        names = dir(ad.knobs)
+        for knob in ("create_mode", "request_mode", "close_mode", "seed", "fail", "progress",
+                     "misbehave", "max_cq_depth", "max_qp_count", "address", "step", "hold",
+                     "rnr_timeout_ms", "ephemeral_ports", "provider_version"):
+            assert knob in listed and knob in names
+        assert len(names) >= 25 and "clear_failures" in names
+        text = repr(ad.knobs)
+        assert text.startswith("<ndk.Knobs of 'soft': ")
+        assert "create_mode='pending'" in text and "max_cq_depth='" in text
+        for knob in listed:
+            assert knob in text
+        with pytest.raises(ValueError, match="read only"):
+            ad.knobs.knobs = "x"
+
+
+def test_a_taken_address_says_to_close_the_first_adapter():
+    with ndk.open_adapter("soft", address="192.0.2.201"):
+        with pytest.raises(ndk.NdkError) as error:
+            ndk.open_adapter("soft", address="192.0.2.201")
+        assert error.value.status == Status.ADDRESS_ALREADY_EXISTS
+        assert "address already owned by another soft adapter: 192.0.2.201" in str(error.value)
+        assert "ad.close()" in str(error.value) and "with ndk.open_adapter(" in str(error.value)
+    ndk.open_adapter("soft", address="192.0.2.201").close()  # free again once closed
+
