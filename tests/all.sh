@@ -18,6 +18,8 @@ echo "== ctest: build/ (RelWithDebInfo)"
 ctest --test-dir build --output-on-failure -j "$jobs" -LE vm
 echo "== ctest: build-asan/ (ASan + UBSan)"
 ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|scenario'
+echo "== ndk walk: build-asan/ (ASan + UBSan), a fixed seed, then a random one (docs/walk.md)"
+bash tests/walk/ci-walk.sh build-asan
 echo "== ctest: build-tsan/ (TSan, C++ suites)"
 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L unit -E '^python_'
 if [[ ${NDK_VM:-0} == 1 ]]; then

@@ -11,6 +11,7 @@
 #   NDK_VERBS_CROSSCHECK=1   also run the soft provider (0: the devices only)
 #   NDK_VERBS_PYTEST_ARGS    extra pytest arguments, e.g. "-x"
 #   NDK_VERBS_KEYWORD        a pytest -k expression selecting scenarios
+#   NDK_VERBS_WALK_SECONDS=60  ndk walk per device afterwards (0: none); NDK_VERBS_WALK_SEED=1
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-${NDK_BUILD_DIR:-build}}
@@ -47,4 +48,15 @@ NDK_PROVIDER_SETUP="bash $PWD/tests/vm/give-addresses.sh" \
     --junit "$results/conformance.xml" --html "$results/conformance.html" -- "${pytest_args[@]}"
 rc=$?
 echo "run-verbs: $((SECONDS - start)) s for ${providers[*]}"
+# The random walker on each device (docs/walk.md), bounded; its summary is printed and its
+# findings (with the shrunk scenario in $results/walk) go to the quirk table or the known
+# failures (python/ndk/quirks.py, docs/semantics.md): they do not change this lane's exit code.
+if [[ ${NDK_VERBS_WALK_SECONDS:-60} != 0 ]]; then
+  for dev in $devices; do
+    echo "run-verbs: ndk walk --provider verbs:$dev --seconds ${NDK_VERBS_WALK_SECONDS:-60}"
+    /usr/bin/python3 -m ndk walk --provider "verbs:$dev" --seconds "${NDK_VERBS_WALK_SECONDS:-60}" \
+      --seed "${NDK_VERBS_WALK_SEED:-1}" --out "$results/walk" --shrink-seconds 120 ||
+      echo "run-verbs: ndk walk on verbs:$dev reported a failure (above)"
+  done
+fi
 exit $rc

@@ -13,7 +13,7 @@ if [[ ! -f $build/build.ninja ]]; then
   bash tests/setup.sh default >/dev/null
   [[ -f $build/build.ninja ]] || cmake --preset default -B "$build" >/dev/null
 fi
-cmake --build "$build" --target _core ndk_verbs_provider >/dev/null
+cmake --build "$build" --target _core ndk_verbs_provider ndk_walk >/dev/null
 echo "== verbs lane: guest with rxe0 + siw0 (tests/vm/ndk-vm.sh)"
 rc=0
 bash tests/vm/ndk-vm.sh -- bash tests/vm/run-verbs.sh "$build" || rc=$?

@@ -460,7 +460,7 @@ struct Gen {
         if (cq < 0)
             return std::nullopt;
         Obj &c = *w.get(cq, Kind::Cq);
-        switch (r(6)) {
+        switch (r(12)) {
         case 0:
             return make(Code::arm, {cq, static_cast<int64_t>(r(3))});
         case 1:
@@ -572,7 +572,7 @@ Op World::generate(std::mt19937_64 &rng, uint64_t id)
         {6, [&] { return g.rdma(false); }},
         {2, [&] { return g.bind(); }},
         {1, [&] { return g.inval(); }},
-        {3, [&] { return g.connect(); }},
+        {5, [&] { return g.connect(); }},
         {20, [&] { return g.cq_op(); }},
         {3, [&] { return g.misc(); }},
         {2, [&] { return g.close(); }},
