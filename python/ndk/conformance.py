@@ -38,6 +38,7 @@ PLUGIN = "ndk.testing"  # the pytest plugin the scenarios need (fixtures, marker
 # among failures the first (a failing call followed by a teardown error stays "failed").
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 2}
 _MESSAGE_LIMIT = 200
+MAX_WORKER_RESTARTS = 1000  # crashed workers xdist replaces in a run (-n) before it gives up
 
 
 class ScenariosNotFound(Exception):
@@ -106,6 +107,12 @@ class ResultCollector:
         ordered = sorted(enumerate(self._results.items()),
                          key=lambda entry: (self._order.get(entry[1][0], -1), entry[0]))
         return [Record(nodeid=nodeid, **fields) for _, (nodeid, fields) in ordered]
+
+    @property
+    def not_run(self) -> list[str]:
+        """Node IDs collected but never reported: the run stopped early (``-x``, an interrupt,
+        or xdist giving up after too many crashed workers)."""
+        return [nodeid for nodeid in self._order if nodeid not in self._results]
 
     def pytest_configure(self, config: pytest.Config) -> None:
         self._config = config
@@ -251,6 +258,11 @@ def pytest_args(
         args += ["-k", keyword]
     if workers not in (None, 0, "0"):
         args += ["-n", str(workers)]
+        if not any(a.startswith(("--max-worker-restart", "--maxworkerrestart")) for a in extra_args):
+            # xdist stops replacing crashed workers after 4 per worker, and then leaves the
+            # rest of the scenarios unrun: a provider that crashes often must still get a
+            # whole report.
+            args.append(f"--max-worker-restart={MAX_WORKER_RESTARTS}")
     if timeout:
         args += [f"--timeout={timeout:g}", "--timeout-method=signal"]
     return args + list(extra_args)
@@ -317,11 +329,15 @@ def conclude(
     out: TextIO,
     junit: str | None = None,
     html: str | None = None,
+    not_run: Sequence[str] = (),
 ) -> int:
     """Print the summary for a finished pytest run and return the runner's exit code; add the
     violations to the ``junit`` file pytest wrote, write the ``html`` report.
 
-    0: something ran and nothing failed; 1: failures or errors (collection errors included);
+    ``not_run``: collected scenarios that never ran (a warning after the report).
+
+    0: something ran and nothing failed; 1: failures or errors (collection errors included,
+    crashes and timeouts too), or scenarios that did not run in a run that otherwise passed;
     5: nothing collected; pytest's own code for usage and internal errors and interruptions.
     """
     if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
@@ -337,7 +353,12 @@ def conclude(
         Path(html).parent.mkdir(parents=True, exist_ok=True)
         Path(html).write_text(format_html(records, providers, wall_seconds), encoding="utf-8")
     print("\n" + format_report(records, providers, wall_seconds), file=out)
-    if any(r.outcome in FAILING for r in records) or code == pytest.ExitCode.TESTS_FAILED:
+    if not_run:
+        shown = ", ".join(not_run[:3]) + (f" and {len(not_run) - 3} more" if len(not_run) > 3 else "")
+        print(f"warning: {len(not_run)} collected scenario(s) did not run (the run stopped "
+              f"early): {shown}", file=out)
+    if (any(r.outcome in FAILING for r in records) or code == pytest.ExitCode.TESTS_FAILED
+            or (not_run and code == pytest.ExitCode.OK)):
         return int(pytest.ExitCode.TESTS_FAILED)
     return int(code)
 
@@ -388,4 +409,4 @@ def run(
     wall = time.monotonic() - started
     where = f"{directory}" + (f" matching -k {keyword!r}" if keyword else "")
     return conclude(code, collector.records, collector.providers or list(providers), wall, where,
-                    sys.stdout, junit=junit, html=html)
+                    sys.stdout, junit=junit, html=html, not_run=collector.not_run)

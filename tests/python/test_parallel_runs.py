@@ -224,3 +224,19 @@ def test_the_report_counts_crashes_and_timeouts_apart():
     assert format_family_counts(plain, ["soft"]).splitlines()[0] == (
         "scenarios per family (passed/failed/skipped):")
     assert format_provider_totals(plain, ["soft"]) == ""
+
+
+def test_scenarios_that_did_not_run_are_named_and_fail_the_run(capsys):
+    from ndk import conformance
+
+    records = [Record("t.py::a[soft]", "CQ-X", "soft", "passed", None, 0.1)]
+    code = conformance.conclude(0, records, ["soft"], 1.0, "here", sys.stdout,
+                                not_run=["t.py::b[soft]", "t.py::c[soft]"])
+    assert code == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "warning: 2 collected scenario(s) did not run (the run stopped early): t.py::b[soft], "
+        "t.py::c[soft]")
+    assert "--max-worker-restart=1000" in conformance.pytest_args("s", [], workers=2)
+    assert "--max-worker-restart=1000" not in conformance.pytest_args(
+        "s", [], workers=2, extra_args=["--max-worker-restart=3"])
+    assert not any(a.startswith("--max") for a in conformance.pytest_args("s", []))
