@@ -101,7 +101,7 @@ std::string adapter_repr(const Adapter &a)
 void close_adapter(Adapter &a)
 {
     {
-        pyb::gil_scoped_release release;
+        ReleasedGil released_gil;
         a.close();
     }
     drop_contexts(a);
@@ -191,7 +191,7 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
              "Lets go of every context object the adapter's requests and QPs still held.")
         .def("__enter__", [](std::shared_ptr<Adapter> a) { return a; })
         .def("__exit__", [](Adapter &a, pyb::args) { close_adapter(a); })
-        .def("query_info", &Adapter::query_info,
+        .def("query_info", &Adapter::query_info, pyb::call_guard<ReleasedGil>(),
              "NdkQueryAdapterInfo with a full buffer; raises ndk.NdkError on failure.")
         .def(
             "query_adapter_info",
@@ -199,8 +199,10 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
                 NDK_ADAPTER_INFO info{};
                 AdapterInfoQuery q{};
                 q.buffer_size = buffer_size;
-                q.status = a.query_adapter_info(buffer_size >= sizeof info ? &info : nullptr,
+                q.status = released([&] {
+                    return a.query_adapter_info(buffer_size >= sizeof info ? &info : nullptr,
                                                 &q.buffer_size);
+                });
                 if (q.status == STATUS_SUCCESS)
                     q.info = info;
                 return q;
@@ -223,23 +225,24 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
             "create_cq",
             [](Adapter &a, ULONG cq_depth, pyb::object affinity) {
                 if (affinity.is_none())
-                    return a.create_cq(cq_depth);
+                    return released([&] { return a.create_cq(cq_depth); });
                 GROUP_AFFINITY g = affinity_of(affinity);
-                return a.create_cq(cq_depth, &g);
+                return released([&] { return a.create_cq(cq_depth, &g); });
             },
             pyb::arg("cq_depth"), pyb::arg("affinity") = pyb::none(),
             "NdkCreateCq -> Call.  affinity: a CPU mask, or (mask, group).  Documented: SUCCESS; "
             "PENDING; INVALID_PARAMETER (cq_depth > MaxCqDepth); INSUFFICIENT_RESOURCES.")
-        .def("create_pd", &Adapter::create_pd,
+        .def("create_pd", &Adapter::create_pd, pyb::call_guard<ReleasedGil>(),
              "NdkCreatePd -> Call.  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES.")
-        .def("create_connector", &Adapter::create_connector,
+        .def("create_connector", &Adapter::create_connector, pyb::call_guard<ReleasedGil>(),
              "NdkCreateConnector -> Call.  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES.")
-        .def("create_listener", &Adapter::create_listener,
+        .def("create_listener", &Adapter::create_listener, pyb::call_guard<ReleasedGil>(),
              "NdkCreateListener -> Call.  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES.")
         .def(
             "create_shared_endpoint",
             [](Adapter &a, std::pair<std::string, uint16_t> address) {
-                return a.create_shared_endpoint(SocketAddress::from(address.first, address.second));
+                auto local = SocketAddress::from(address.first, address.second);
+                return released([&] { return a.create_shared_endpoint(local); });
             },
             pyb::arg("address"),
             "NdkCreateSharedEndpoint((host, port)) -> Call.  Documented: SUCCESS; PENDING; "
@@ -255,7 +258,7 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
                 ULONG written = 0, needed = 0;
                 NDIS_STATUS status;
                 {
-                    pyb::gil_scoped_release release;
+                    ReleasedGil released_gil;
                     status = a.query_oid(oid, buffer_length ? buffer.data() : nullptr,
                                          buffer_length, &written, &needed);
                 }
@@ -277,7 +280,7 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
                 std::string bytes = copy.cast<std::string>();
                 if (bytes.size() > MAXULONG)
                     throw pyb::value_error("OID data longer than a ULONG counts");
-                pyb::gil_scoped_release release;
+                ReleasedGil released_gil;
                 return Status{a.set_oid(oid, bytes.empty() ? nullptr : bytes.data(),
                                         static_cast<ULONG>(bytes.size()))};
             },
@@ -289,13 +292,13 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
         .def("_set_knob",
              [](Adapter &a, const std::string &key, const std::string &value) {
                  std::string reply;
-                 NTSTATUS status = a.set_knob(key, value, reply);
+                 NTSTATUS status = released([&] { return a.set_knob(key, value, reply); });
                  return std::make_pair(Status{status}, reply);
              })
         .def("_get_knob",
              [](Adapter &a, const std::string &key) {
                  std::string value;
-                 NTSTATUS status = a.get_knob(key, value);
+                 NTSTATUS status = released([&] { return a.get_knob(key, value); });
                  return std::make_pair(Status{status}, value);
              })
         .def("__repr__", &adapter_repr);

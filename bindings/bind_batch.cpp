@@ -174,7 +174,7 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
                      std::optional<UINT32> remote_token, const pyb::object &request_context)
 {
     Op op = op_of(op_object);
-    qp.check_open();
+    auto in_call = qp.enter(); // the QP is not closed under the posts (InCall)
     NDK_QP *raw = qp.ndk();
     size_t posted = 0;
     NTSTATUS status = STATUS_SUCCESS;
@@ -203,7 +203,7 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
         for (auto &r : list)
             r.request_context = reinterpret_cast<uintptr_t>(held.value());
         {
-            pyb::gil_scoped_release release;
+            ReleasedGil released_gil;
             for (; posted < list.size(); ++posted)
                 if ((status = post_one(raw, op, list[posted], flags)) != STATUS_SUCCESS)
                     break;
@@ -222,7 +222,7 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
         auto info = contiguous_buffer(pyb::reinterpret_borrow<pyb::buffer>(requests));
         check_record_type(requests, *info, "request", "ndk.Qp.post_many(): requests");
         auto [list, n] = records<const Request>(*info, "post_many");
-        pyb::gil_scoped_release release;
+        ReleasedGil released_gil;
         for (; posted < n; ++posted)
             if ((status = post_one(raw, op, list[posted], flags)) != STATUS_SUCCESS)
                 break;
@@ -233,7 +233,6 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
 size_t poll_into(Cq &cq, const pyb::buffer &out, size_t min_results, const pyb::object &timeout,
                  size_t offset)
 {
-    using Clock = std::chrono::steady_clock;
     auto info = contiguous_buffer(out, true);
     check_record_type(out, *info, "result", "ndk.Cq.poll_into(): out");
     auto [array, n] = records<NDK_RESULT_EX>(*info, "poll_into");
@@ -245,19 +244,10 @@ size_t poll_into(Cq &cq, const pyb::buffer &out, size_t min_results, const pyb::
         throw pyb::value_error("poll_into: min_results is larger than the room in the array");
     auto limit = min_results == 0 ? std::chrono::duration<double>(0) : timeout_of(timeout);
     size_t got = 0;
-    {
-        pyb::gil_scoped_release release;
-        auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(limit);
-        for (unsigned polls = 0;; ++polls) {
-            got += cq.get_results_into(std::span(array + got, n - got));
-            if (got >= min_results || got == n)
-                break;
-            if (Clock::now() >= deadline)
-                break;
-            if (polls > 200)
-                std::this_thread::sleep_for(std::chrono::microseconds(20));
-        }
-    }
+    poll_interruptibly(limit, [&] {
+        got += cq.get_results_into(std::span(array + got, n - got));
+        return got >= min_results || got == n;
+    });
     // The array keeps the raw values; the objects they stood for are let go (contexts.hpp).
     forget_contexts(cq, std::span<const NDK_RESULT_EX>(array, got));
     return got;

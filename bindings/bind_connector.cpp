@@ -51,7 +51,7 @@ pyb::tuple address_query(Length address_length, Get get)
     SocketAddress a;
     NTSTATUS status;
     {
-        pyb::gil_scoped_release release;
+        ReleasedGil released_gil;
         status = get(a, address_length);
     }
     return pyb::make_tuple(Status{status}, a.length,
@@ -68,7 +68,7 @@ pyb::tuple connection_data(Connector &c, ULONG private_data_length)
     ULONG inbound = 0, outbound = 0, length = private_data_length;
     NTSTATUS status;
     {
-        pyb::gil_scoped_release release;
+        ReleasedGil released_gil;
         status = c.get_connection_data(&inbound, &outbound,
                                        private_data_length ? buffer.data() : nullptr, &length);
     }
@@ -95,9 +95,11 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
             [](Connector &c, const std::shared_ptr<Qp> &qp, const Address &src,
                const Address &dest, ULONG inbound_read_limit, ULONG outbound_read_limit,
                const Bytes &private_data, Length private_data_length) {
-                return c.connect(qp, address_of(src), address_of(dest), inbound_read_limit,
-                                 outbound_read_limit,
-                                 private_data_of(private_data, private_data_length));
+                auto from = address_of(src), to = address_of(dest);
+                auto data = private_data_of(private_data, private_data_length);
+                return released([&] {
+                    return c.connect(qp, from, to, inbound_read_limit, outbound_read_limit, data);
+                });
             },
             pyb::arg("qp").none(false), pyb::arg("src_address"), pyb::arg("dest_address"),
             pyb::arg("inbound_read_limit"), pyb::arg("outbound_read_limit"),
@@ -109,9 +111,13 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
                const std::shared_ptr<SharedEndpoint> &shared_endpoint, const Address &dest,
                ULONG inbound_read_limit, ULONG outbound_read_limit, const Bytes &private_data,
                Length private_data_length) {
-                return c.connect_with_shared_endpoint(
-                    qp, shared_endpoint, address_of(dest), inbound_read_limit,
-                    outbound_read_limit, private_data_of(private_data, private_data_length));
+                auto to = address_of(dest);
+                auto data = private_data_of(private_data, private_data_length);
+                return released([&] {
+                    return c.connect_with_shared_endpoint(qp, shared_endpoint, to,
+                                                          inbound_read_limit, outbound_read_limit,
+                                                          data);
+                });
             },
             pyb::arg("qp").none(false), pyb::arg("shared_endpoint").none(false),
             pyb::arg("dest_address"), pyb::arg("inbound_read_limit"),
@@ -119,13 +125,13 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
             pyb::arg("private_data_length") = pyb::none(),
             "NdkConnectWithSharedEndpoint with every argument explicit (see "
             "connect_with_shared_endpoint).")
-        .def("complete_connect", &Connector::complete_connect,
+        .def("complete_connect", &Connector::complete_connect, pyb::call_guard<ReleasedGil>(),
              pyb::arg("disconnect_event") = true,
              "NdkCompleteConnect -> Call, after connect completed: finish establishment.  "
              "disconnect_event: register the disconnect callback (events: wait_disconnect).  "
              "Documented: SUCCESS; PENDING; CONNECTION_INVALID (not connecting, i/a); "
              "CONNECTION_ABORTED (the peer abandoned); IO_TIMEOUT (i/a).")
-        .def("complete_connect_ex", &Connector::complete_connect_ex,
+        .def("complete_connect_ex", &Connector::complete_connect_ex, pyb::call_guard<ReleasedGil>(),
              pyb::arg("disconnect_event") = true,
              "NdkCompleteConnectEx (NDKPI 2.1) -> Call: complete_connect with the _EX disconnect "
              "callback, which reports a ProviderDisconnectReason.  Same statuses.")
@@ -134,9 +140,11 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
             [](Connector &c, const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
                ULONG outbound_read_limit, const Bytes &private_data, Length private_data_length,
                bool disconnect_event) {
-                return c.accept(qp, inbound_read_limit, outbound_read_limit,
-                                private_data_of(private_data, private_data_length),
-                                disconnect_event);
+                auto data = private_data_of(private_data, private_data_length);
+                return released([&] {
+                    return c.accept(qp, inbound_read_limit, outbound_read_limit, data,
+                                    disconnect_event);
+                });
             },
             pyb::arg("qp").none(false), pyb::arg("inbound_read_limit"),
             pyb::arg("outbound_read_limit"), pyb::arg("private_data") = pyb::none(),
@@ -147,9 +155,11 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
             [](Connector &c, const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
                ULONG outbound_read_limit, const Bytes &private_data, Length private_data_length,
                bool disconnect_event) {
-                return c.accept_ex(qp, inbound_read_limit, outbound_read_limit,
-                                   private_data_of(private_data, private_data_length),
-                                   disconnect_event);
+                auto data = private_data_of(private_data, private_data_length);
+                return released([&] {
+                    return c.accept_ex(qp, inbound_read_limit, outbound_read_limit, data,
+                                       disconnect_event);
+                });
             },
             pyb::arg("qp").none(false), pyb::arg("inbound_read_limit"),
             pyb::arg("outbound_read_limit"), pyb::arg("private_data") = pyb::none(),
@@ -159,7 +169,7 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
             "reject",
             [](Connector &c, const Bytes &private_data, Length private_data_length) {
                 PrivateData data = private_data_of(private_data, private_data_length);
-                pyb::gil_scoped_release release;
+                ReleasedGil released_gil;
                 return Status{c.reject(data)};
             },
             pyb::arg("private_data") = pyb::none(), pyb::arg("private_data_length") = pyb::none(),
@@ -189,7 +199,7 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
             },
             pyb::arg("address_length") = pyb::none(),
             "One NdkGetPeerAddress call -> (status, *pAddressLength, (host, port) or None).")
-        .def("disconnect", &Connector::disconnect,
+        .def("disconnect", &Connector::disconnect, pyb::call_guard<ReleasedGil>(),
              "NdkDisconnect -> Call.  Completes once the peer's disconnect arrived and all DMA "
              "on the QP finished (digest 3.6); the QP is then flushed.  Documented: SUCCESS; "
              "PENDING; IO_TIMEOUT (i/a); other.")
@@ -212,7 +222,10 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
     object_class<Listener>(m, "Listener", "NDK_LISTENER (digest 1.9).")
         .def(
             "listen",
-            [](Listener &l, const Address &address) { return l.listen(address_of(address)); },
+            [](Listener &l, const Address &address) {
+                auto local = address_of(address);
+                return released([&] { return l.listen(local); });
+            },
             pyb::arg("address"),
             "NdkListen((host, port)) -> Call.  Port 0 picks a free port (read it with "
             "get_local_address).  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES; "
@@ -221,20 +234,23 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
             "get_local_address",
             [](Listener &l) {
                 SocketAddress a;
-                NTSTATUS status = l.get_local_address(a);
+                NTSTATUS status = released([&] { return l.get_local_address(a); });
                 if (status != STATUS_SUCCESS)
                     throw Error(status, "NdkGetLocalAddress");
                 return std::make_pair(a.host(), a.port());
             },
             "NdkGetLocalAddress -> (host, port); raises ndk.NdkError on failure.")
-        .def("control_connect_events", &Listener::control_connect_events, pyb::arg("pause"),
+        .def("control_connect_events", &Listener::control_connect_events, pyb::call_guard<ReleasedGil>(), pyb::arg("pause"),
              "NdkControlConnectEvents: while paused, incoming requests see no listener.")
         .def(
             "next_connection",
             [](Listener &l, pyb::object timeout) {
-                auto wait = timeout_of(timeout);
-                pyb::gil_scoped_release release;
-                return l.next_connection(wait);
+                std::shared_ptr<Connector> connector;
+                wait_interruptibly(timeout_of(timeout), [&](std::chrono::duration<double> slice) {
+                    connector = l.next_connection(slice);
+                    return connector != nullptr;
+                });
+                return connector;
             },
             pyb::arg("timeout") = pyb::none(),
             "The ndk.Connector of the next incoming connection request "

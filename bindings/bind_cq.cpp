@@ -136,33 +136,13 @@ template <class R, class Poll>
 auto wait_for_results(const Cq &cq, ULONG n, const pyb::object &timeout, const char *what,
                       Poll poll)
 {
-    using Clock = std::chrono::steady_clock;
-    auto limit = timeout_of(timeout);
     std::vector<R> got;
     got.reserve(std::min<ULONG>(n, 4096));
-    {
-        pyb::gil_scoped_release release;
-        auto start = Clock::now();
-        auto deadline = start + std::chrono::duration_cast<Clock::duration>(limit);
-        auto next_signal_check = start + std::chrono::milliseconds(100);
-        for (unsigned polls = 0; got.size() < n; ++polls) {
-            if (poll(got, static_cast<ULONG>(n - got.size())) > 0)
-                continue;
-            auto now = Clock::now();
-            if (now >= deadline)
-                break;
-            if (now >= next_signal_check) { // Ctrl-C must still reach a long wait
-                pyb::gil_scoped_acquire acquire;
-                if (PyErr_CheckSignals() != 0)
-                    throw pyb::error_already_set();
-                next_signal_check = now + std::chrono::milliseconds(100);
-            }
-            if (polls < 200)
-                std::this_thread::yield();
-            else
-                std::this_thread::sleep_for(std::chrono::microseconds(30));
-        }
-    }
+    poll_interruptibly(timeout_of(timeout), [&] {
+        if (got.size() < n)
+            poll(got, static_cast<ULONG>(n - got.size()));
+        return got.size() >= n;
+    });
     auto results = results_of(cq, std::span<const R>(got));
     if (got.size() < n) {
         pyb::list arrived = pyb::cast(results);
@@ -206,7 +186,7 @@ std::vector<ResultObject> get_results(Cq &cq, ULONG n)
 {
     std::vector<NDK_RESULT> raw;
     {
-        pyb::gil_scoped_release release;
+        ReleasedGil released_gil;
         raw = cq.get_results(n);
     }
     return results_of(cq, std::span<const NDK_RESULT>(raw));
@@ -216,7 +196,7 @@ std::vector<ResultExObject> get_results_ex(Cq &cq, ULONG n)
 {
     std::vector<NDK_RESULT_EX> raw;
     {
-        pyb::gil_scoped_release release;
+        ReleasedGil released_gil;
         raw = cq.get_results_ex(n);
     }
     return results_of(cq, std::span<const NDK_RESULT_EX>(raw));
@@ -264,12 +244,12 @@ comes back as that int; docs/architecture.md, "Contexts").  A value: ==, hash, p
                                    "type_specific_completion_output"});
 
     object_class<Cq>(m, "Cq", "NDK_CQ: a completion queue (digest 1.3).")
-        .def("resize_cq", &Cq::resize, pyb::arg("cq_depth"),
+        .def("resize_cq", &Cq::resize, pyb::call_guard<ReleasedGil>(), pyb::arg("cq_depth"),
              "NdkResizeCq -> Call.  Documented: SUCCESS; PENDING; INVALID_PARAMETER (cq_depth > "
              "MaxCqDepth); INSUFFICIENT_RESOURCES.  Needs NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED.")
-        .def("arm_cq", &Cq::arm, pyb::arg("type"), pyb::call_guard<pyb::gil_scoped_release>(),
+        .def("arm_cq", &Cq::arm, pyb::arg("type"), pyb::call_guard<ReleasedGil>(),
              "NdkArmCq(NDK_CQ_NOTIFY_ERRORS / ANY / SOLICITED).")
-        .def("arm", &Cq::arm, pyb::arg("type"), pyb::call_guard<pyb::gil_scoped_release>(),
+        .def("arm", &Cq::arm, pyb::arg("type"), pyb::call_guard<ReleasedGil>(),
              "Alias of arm_cq.")
         .def("get_cq_results", &get_results, pyb::arg("n") = 1,
              "NdkGetCqResults: up to n NDK_RESULTs (non-blocking).")
@@ -287,7 +267,9 @@ comes back as that int; docs/architecture.md, "Contexts").  A value: ==, hash, p
         .def(
             "control_cq_interrupt_moderation",
             [](Cq &cq, ULONG moderation_interval, ULONG moderation_count) {
-                return Status{cq.control_interrupt_moderation(moderation_interval, moderation_count)};
+                return Status{released([&] {
+                    return cq.control_interrupt_moderation(moderation_interval, moderation_count);
+                })};
             },
             pyb::arg("moderation_interval"), pyb::arg("moderation_count"),
             "NdkControlCqInterruptModeration -> Status (never PENDING).  Documented: SUCCESS; "

@@ -19,7 +19,9 @@ struct LamCall : Call {
 LamCall build(Adapter &a, const PyMdl &mdl, std::optional<SIZE_T> length,
               std::optional<ULONG> lam_size)
 {
-    auto [call, lam] = a.build_lam(mdl.chain, length.value_or(mdl.total), lam_size, mdl.keepalive);
+    auto [call, lam] = released([&] {
+        return a.build_lam(mdl.chain, length.value_or(mdl.total), lam_size, mdl.keepalive);
+    });
     return LamCall(call, lam);
 }
 
@@ -73,7 +75,11 @@ buffer stays alive while mapped; release() (or dropping the Lam) calls NdkReleas
             },
             "AdapterPageCount (the pages in adapter_page_array).")
         .def_property_readonly("mapped", &Lam::mapped, "Built successfully and not released.")
-        .def("release", &Lam::release,
+        .def("release",
+             [](Lam &lam) {
+                 released([&] { lam.release(); });
+                 let_go_now(); // the buffer is usable again when this returns
+             },
              "NdkReleaseLAM (once; nothing if not mapped).  No work request may still use it.")
         .def("__repr__", &lam_repr);
 

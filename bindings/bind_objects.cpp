@@ -10,7 +10,9 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 namespace ndk::py {
 namespace {
@@ -18,6 +20,25 @@ namespace {
 pyb::tuple sge_state(const NDK_SGE &s)
 {
     return pyb::make_tuple(context_value(s.VirtualAddress), s.Length, s.MemoryRegionToken);
+}
+
+// NdkCloseXxx with the GIL released (the provider may block, e.g. under knob hold).  What the
+// object held for the provider (an MR's registered buffer) is let go as the close completes
+// (Object::held_until_closed); a buffer dropped meanwhile without the GIL is released here, so
+// `mr.close(); buf.clear()` works once the close returned SUCCESS.
+Call close_object(Object &object)
+{
+    Call call = released([&] { return object.close(); });
+    let_go_now();
+    return call;
+}
+
+// NdkDeregisterMr, letting go of the buffer the same way once it returned SUCCESS.
+Call deregister_mr(Mr &mr)
+{
+    Call call = released([&] { return mr.deregister(); });
+    let_go_now();
+    return call;
 }
 
 // Whether a create's qp_context stays held: the create returned SUCCESS or PENDING.
@@ -31,7 +52,7 @@ Status srq_receive(Srq &srq, const std::vector<NDK_SGE> &sgl, const pyb::object 
     HeldContext held(srq, request_context);
     NTSTATUS status;
     {
-        pyb::gil_scoped_release release;
+        ReleasedGil released_gil;
         status = srq.receive(held.value(), sgl);
     }
     held.posted(status == STATUS_SUCCESS ? 1 : 0);
@@ -109,7 +130,7 @@ The buffer stays alive as long as the Mdl (and any registration using it).
         .def("__len__", [](const PyMdl &mdl) { return mdl.chain.size(); });
 
     pyb::class_<Object, std::shared_ptr<Object>>(m, "Object", "Base of every NDK object handle.")
-        .def("close", &Object::close,
+        .def("close", &close_object,
              "NdkCloseXxx -> Call.  SUCCESS (closed, no callback) or PENDING (the completion "
              "comes once successors are closed and requests completed, digest 3.1).")
         .def_property_readonly("is_open", &Object::is_open)
@@ -124,7 +145,7 @@ The buffer stays alive as long as the Mdl (and any registration using it).
         .def("__enter__", [](std::shared_ptr<Object> o) { return o; })
         .def("__exit__", [](Object &o, pyb::args) {
             if (o.is_open())
-                o.close();
+                close_object(o);
         });
 
 }
@@ -132,18 +153,18 @@ The buffer stays alive as long as the Mdl (and any registration using it).
 void bind_objects(pyb::module_ &m)
 {
     object_class<Pd>(m, "Pd", "NDK_PD: a protection domain (digest 1.2).")
-        .def("create_mr", &Pd::create_mr, pyb::arg("fast_register") = false,
+        .def("create_mr", &Pd::create_mr, pyb::call_guard<ReleasedGil>(), pyb::arg("fast_register") = false,
              "NdkCreateMr -> Call.  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES.")
-        .def("create_mw", &Pd::create_mw,
+        .def("create_mw", &Pd::create_mw, pyb::call_guard<ReleasedGil>(),
              "NdkCreateMw -> Call.  Documented: SUCCESS; PENDING; INSUFFICIENT_RESOURCES.")
         .def(
             "create_srq",
             [](Pd &pd, ULONG srq_depth, ULONG max_receive_request_sge, ULONG notify_threshold,
                pyb::object affinity) {
                 if (affinity.is_none())
-                    return pd.create_srq(srq_depth, max_receive_request_sge, notify_threshold);
+                    return released([&] { return pd.create_srq(srq_depth, max_receive_request_sge, notify_threshold); });
                 GROUP_AFFINITY g = affinity_of(affinity);
-                return pd.create_srq(srq_depth, max_receive_request_sge, notify_threshold, &g);
+                return released([&] { return pd.create_srq(srq_depth, max_receive_request_sge, notify_threshold, &g); });
             },
             pyb::arg("srq_depth"), pyb::arg("max_receive_request_sge") = 1,
             pyb::arg("notify_threshold") = 0, pyb::arg("affinity") = pyb::none(),
@@ -156,10 +177,12 @@ void bind_objects(pyb::module_ &m)
                ULONG initiator_queue_depth, ULONG max_receive_request_sge,
                ULONG max_initiator_request_sge, ULONG inline_data_size) {
                 HeldContext held(pd, qp_context, "qp_context");
-                Call call = pd.create_qp(receive_cq, initiator_cq, held.value(),
+                Call call = released([&] {
+                    return pd.create_qp(receive_cq, initiator_cq, held.value(),
                                          receive_queue_depth, initiator_queue_depth,
                                          max_receive_request_sge, max_initiator_request_sge,
                                          inline_data_size);
+                });
                 held.posted(created_or_pending(call));
                 return call;
             },
@@ -177,9 +200,11 @@ void bind_objects(pyb::module_ &m)
                ULONG initiator_queue_depth, ULONG max_initiator_request_sge,
                ULONG inline_data_size) {
                 HeldContext held(pd, qp_context, "qp_context");
-                Call call = pd.create_qp_with_srq(receive_cq, initiator_cq, srq, held.value(),
-                                                  initiator_queue_depth,
-                                                  max_initiator_request_sge, inline_data_size);
+                Call call = released([&] {
+                    return pd.create_qp_with_srq(receive_cq, initiator_cq, srq, held.value(),
+                                                 initiator_queue_depth, max_initiator_request_sge,
+                                                 inline_data_size);
+                });
                 held.posted(created_or_pending(call));
                 return call;
             },
@@ -188,7 +213,7 @@ void bind_objects(pyb::module_ &m)
             pyb::arg("max_initiator_request_sge") = 1, pyb::arg("inline_data_size") = 0,
             "NdkCreateQpWithSrq -> Call.  qp_context: as for create_qp.  Documented: SUCCESS; PENDING; INVALID_PARAMETER; "
             "INSUFFICIENT_RESOURCES.")
-        .def("get_privileged_memory_region_token", &Pd::get_privileged_memory_region_token,
+        .def("get_privileged_memory_region_token", &Pd::get_privileged_memory_region_token, pyb::call_guard<ReleasedGil>(),
              "NdkGetPrivilegedMemoryRegionToken: the token for BuildLAM logical addresses.")
         .def("__repr__", [](const Pd &pd) { return object_repr(pd, "Pd"); });
 
@@ -200,27 +225,34 @@ void bind_objects(pyb::module_ &m)
                     contiguous_buffer(buffer, (flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE) != 0);
                 void *address = info->ptr;
                 auto length = static_cast<SIZE_T>(info->size * info->itemsize);
-                return mr.register_buffer(address, length, flags, keep_alive(std::move(info)));
+                auto keepalive = keep_alive(std::move(info));
+                return released([&] {
+                    return mr.register_buffer(address, length, flags, std::move(keepalive));
+                });
             },
             pyb::arg("buffer"), pyb::arg("flags") = 0,
             "NdkRegisterMr over a Python buffer -> Call.  The buffer stays alive (and cannot be "
-            "resized) while registered.  Write access flags need a writable buffer.")
+            "resized) while registered: until deregister_mr or the MR's close completes.  Write access flags need a writable buffer.")
         .def(
             "register_mr",
             [](Mr &mr, const PyMdl &mdl, std::optional<SIZE_T> length, ULONG flags) {
-                return mr.register_mdl(mdl.chain, length.value_or(mdl.total), flags);
+                // The registration holds the Mdl's buffer, not only the ndk.Mdl object does.
+                return released([&] {
+                    return mr.register_mdl(mdl.chain, length.value_or(mdl.total), flags,
+                                           mdl.keepalive);
+                });
             },
             pyb::arg("mdl"), pyb::arg("length") = pyb::none(), pyb::arg("flags") = 0,
             "NdkRegisterMr(Mdl, Length, Flags) -> Call.  Documented: SUCCESS; PENDING; "
             "INVALID_PARAMETER (MDL range not virtually contiguous); INSUFFICIENT_RESOURCES.")
-        .def("deregister_mr", &Mr::deregister,
+        .def("deregister_mr", &deregister_mr,
              "NdkDeregisterMr -> Call.  Documented: SUCCESS; PENDING.")
-        .def("initialize_fast_register_mr", &Mr::initialize_fast_register,
+        .def("initialize_fast_register_mr", &Mr::initialize_fast_register, pyb::call_guard<ReleasedGil>(),
              pyb::arg("adapter_page_count"), pyb::arg("remote_access") = false,
              "NdkInitializeFastRegisterMr -> Call.  Documented: SUCCESS; PENDING; "
              "IMPLEMENTATION_LIMIT (adapter_page_count not supported).")
-        .def("get_local_token_from_mr", &Mr::get_local_token, "NdkGetLocalTokenFromMr.")
-        .def("get_remote_token_from_mr", &Mr::get_remote_token, "NdkGetRemoteTokenFromMr.")
+        .def("get_local_token_from_mr", &Mr::get_local_token, pyb::call_guard<ReleasedGil>(), "NdkGetLocalTokenFromMr.")
+        .def("get_remote_token_from_mr", &Mr::get_remote_token, pyb::call_guard<ReleasedGil>(), "NdkGetRemoteTokenFromMr.")
         .def_property_readonly("local_token", &Mr::get_local_token)
         .def_property_readonly("remote_token", &Mr::get_remote_token)
         .def_property_readonly("fast_register", &Mr::fast_register)
@@ -237,7 +269,7 @@ void bind_objects(pyb::module_ &m)
                 NDK_SGE sge{};
                 sge.VirtualAddress = reinterpret_cast<PVOID>(mr.registered_address() + offset);
                 sge.Length = length;
-                sge.MemoryRegionToken = mr.get_local_token();
+                sge.MemoryRegionToken = released([&] { return mr.get_local_token(); });
                 return sge;
             },
             pyb::arg("offset"), pyb::arg("length"),
@@ -251,12 +283,12 @@ void bind_objects(pyb::module_ &m)
         });
 
     object_class<Mw>(m, "Mw", "NDK_MW: a memory window (digest 1.5).")
-        .def("get_remote_token_from_mw", &Mw::get_remote_token, "NdkGetRemoteTokenFromMw.")
+        .def("get_remote_token_from_mw", &Mw::get_remote_token, pyb::call_guard<ReleasedGil>(), "NdkGetRemoteTokenFromMw.")
         .def_property_readonly("remote_token", &Mw::get_remote_token)
         .def("__repr__", [](const Mw &mw) { return object_repr(mw, "Mw"); });
 
     object_class<Srq>(m, "Srq", "NDK_SRQ: a shared receive queue (digest 1.6).")
-        .def("modify_srq", &Srq::modify, pyb::arg("srq_depth") = 0,
+        .def("modify_srq", &Srq::modify, pyb::call_guard<ReleasedGil>(), pyb::arg("srq_depth") = 0,
              pyb::arg("notify_threshold") = 0,
              "NdkModifySrq -> Call (0 keeps the depth / the threshold and arming).  Documented: "
              "SUCCESS; PENDING; INVALID_PARAMETER (srq_depth > MaxSrqDepth).")

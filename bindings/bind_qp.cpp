@@ -23,7 +23,7 @@ Status post(const Qp &qp, const Context &request_context, Post &&issue)
     HeldContext held(qp, request_context);
     NTSTATUS status;
     {
-        pyb::gil_scoped_release release;
+        ReleasedGil released_gil;
         status = issue(held.value());
     }
     held.posted(status == STATUS_SUCCESS ? 1 : 0);
@@ -60,7 +60,7 @@ object, returned in the result: an int as is (0, the default, is NULL), any othe
 included, as the same object, held until its completion is retrieved (docs/architecture.md,
 "Contexts"); flags are ndk.OpFlag values.
 )doc")
-        .def("flush", &Qp::flush, pyb::call_guard<pyb::gil_scoped_release>(),
+        .def("flush", &Qp::flush, pyb::call_guard<ReleasedGil>(),
              "NdkFlush: pending requests on both queues complete with STATUS_CANCELLED.")
         .def(
             "receive",

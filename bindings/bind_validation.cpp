@@ -70,7 +70,7 @@ auto rule_key(const Rule &r)
 // layer's locks, which a provider thread may hold.
 std::vector<Violation> violations_of(Session &session)
 {
-    pyb::gil_scoped_release release;
+    ReleasedGil released_gil;
     return session.violations();
 }
 
@@ -206,7 +206,7 @@ the adapter: violations() still answers after the adapter was closed or collecte
         .def("violations", &violations_of,
              "Every violation recorded so far, oldest first (also judges the calls still "
              "waiting for a completion against validate_timeout_ms).")
-        .def("clear", &Session::clear, pyb::call_guard<pyb::gil_scoped_release>(),
+        .def("clear", &Session::clear, pyb::call_guard<ReleasedGil>(),
              "Forget the violations recorded so far.")
         .def("__repr__", [](Session &) { return std::string("<ndk.ValidationSession>"); });
 }
@@ -233,7 +233,7 @@ void bind_validation_adapter(pyb::class_<Adapter, std::shared_ptr<Adapter>> &ada
             "clear_violations",
             [](const Adapter &a) {
                 if (auto session = a.validation()) {
-                    pyb::gil_scoped_release release;
+                    ReleasedGil released_gil;
                     session->clear();
                 }
             },
@@ -255,7 +255,7 @@ released around the provider call.
         [](const std::shared_ptr<Cq> &cq, ULONG notify_type) {
             require_validated(*cq, "arm_cq");
             NDK_CQ *ndk = cq->ndk();
-            pyb::gil_scoped_release release;
+            ReleasedGil released_gil;
             ndk->Dispatch->NdkArmCq(ndk, notify_type);
         },
         pyb::arg("cq").none(false), pyb::arg("notify_type"),
@@ -268,7 +268,7 @@ released around the provider call.
             NDK_CQ *ndk = cq->ndk();
             std::vector<NDK_RESULT> results(n);
             {
-                pyb::gil_scoped_release release;
+                ReleasedGil released_gil;
                 ULONG got = n ? ndk->Dispatch->NdkGetCqResults(ndk, results.data(), n) : 0;
                 results.resize(std::min(got, n));
             }
@@ -285,7 +285,7 @@ released around the provider call.
             NDK_CQ *ndk = cq->ndk();
             std::vector<NDK_RESULT_EX> results(n);
             {
-                pyb::gil_scoped_release release;
+                ReleasedGil released_gil;
                 ULONG got = n ? ndk->Dispatch->NdkGetCqResultsEx(ndk, results.data(), n) : 0;
                 results.resize(std::min(got, n));
             }
@@ -323,7 +323,7 @@ released around the provider call.
             ULONG inbound = 0, outbound = 0, length = private_data_length;
             NTSTATUS status;
             {
-                pyb::gil_scoped_release release;
+                ReleasedGil released_gil;
                 status = ndk->Dispatch->NdkGetConnectionData(ndk, &inbound, &outbound, nullptr,
                                                              &length);
             }

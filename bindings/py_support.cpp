@@ -518,12 +518,20 @@ void name_argument_errors(pyb::module_ &m)
             walk_namespace(item.second.attr("__dict__"));
 }
 
+void let_go_now()
+{
+    release_parked();
+    release_deferred();
+}
+
 bool wait_released(const Call &call, double seconds)
 {
-    pyb::gil_scoped_release release;
-    if (seconds < 0)
-        return call.wait();
-    return call.wait(Call::Seconds(seconds));
+    std::optional<std::chrono::duration<double>> timeout;
+    if (seconds >= 0)
+        timeout = Call::Seconds(seconds);
+    return wait_interruptibly(timeout, [&](std::chrono::duration<double> slice) {
+        return call.wait(slice);
+    });
 }
 
 } // namespace ndk::py

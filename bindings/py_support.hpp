@@ -7,6 +7,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include "gil.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -63,19 +65,28 @@ void name_argument_errors(pyb::module_ &m);
 // negative or NaN timeout is a ValueError.
 std::chrono::duration<double> timeout_of(const pyb::object &timeout);
 
-// The next event of `queue`, waiting at most `timeout` with the GIL released.
+// The next event of `queue`, waiting at most `timeout` with the GIL released (gil.hpp:
+// Ctrl-C interrupts it).
 template <class T>
 std::optional<T> pop_released(EventQueue<T> &queue, const pyb::object &timeout)
 {
-    auto wait = timeout_of(timeout);
-    pyb::gil_scoped_release release;
-    return queue.pop(wait);
+    std::optional<T> event;
+    wait_interruptibly(timeout_of(timeout), [&](std::chrono::duration<double> slice) {
+        event = queue.pop(slice);
+        return event.has_value();
+    });
+    return event;
 }
 
 // A GROUP_AFFINITY from Python: an int mask (group 0) or a (mask, group) pair.
 GROUP_AFFINITY affinity_of(const pyb::object &affinity);
 
-// Wait on a Call, with the GIL released.  seconds < 0: forever.
+// Free, with the GIL, what calls made with the GIL released let go of (the consumer's parked
+// references, then Python buffers they held): after a close, deregister or LAM release, the
+// buffer can be resized again as soon as the call returns.
+void let_go_now();
+
+// Wait on a Call, with the GIL released (Ctrl-C interrupts it).  seconds < 0: forever.
 bool wait_released(const Call &call, double seconds);
 // TimeoutError for the ndk.Call `call` that did not complete within `timeout`: names its NDK
 // function (set on every Call a bound function returns) and what was awaited.

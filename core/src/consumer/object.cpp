@@ -121,8 +121,8 @@ void Object::issue_close(Call call)
         call.on_complete([adapter = adapter_, context = event_context_](NTSTATUS) {
             adapter->release_event_context(context); // no event may follow the close (3.1)
         });
-    if (auto held = held_until_closed())
-        call.on_complete([held](NTSTATUS) {});
+    if (auto held = held_until_closed()) // dropped as the close completes, on its thread
+        call.on_complete([held = std::move(held)](NTSTATUS) mutable { held.reset(); });
     closing();
     void *context = call.context();
     NTSTATUS status = close_function_(header_, Call::close_completion, context);
