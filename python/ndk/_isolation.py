@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable
 
 import pytest
 
-from ._report import CRASHED, DETAIL_ATTR, FATE_ATTR, TIMEOUT
+from ._report import CRASHED, DETAIL_ATTR, DIED_ATTR, FATE_ATTR, TIMEOUT
 from ._selection import WHERE_KEY, provider_of, rule_of
 
 DIR_KEY = "ndk_isolation_dir"  # workerinput entry: the controller's shared folder
@@ -488,6 +488,7 @@ class Isolation:
         detail = f"{what}; {last_call(state)}" if state is not None else what
         setattr(report, FATE_ATTR, fate)
         setattr(report, DETAIL_ATTR, detail)
+        setattr(report, DIED_ATTR, True)
         report.when = "call"  # the test's failure (xdist says "???": no phase known)
         report.location = (crashitem.split("::")[0], None, crashitem.split("::", 1)[-1])
         lines = [f"worker {worker!r} {what}, running {crashitem}", "",

@@ -27,7 +27,7 @@ from typing import Any, Callable, TextIO
 
 import pytest
 
-from ._report import CRASHED, FAILING, FATE_ATTR, UNMARKED, family_of, format_seconds, rule_sort_key
+from ._report import DIED_ATTR, FAILING, UNMARKED, family_of, format_seconds, rule_sort_key
 from ._selection import collected_where, rule_of
 
 MODES = ("auto", "live", "plain", "off")
@@ -148,7 +148,7 @@ class ConformanceProgress:
         self._worst[report.nodeid] = worst
         # A test's last report is its teardown's; a crashed one's (xdist's, for a worker that
         # died) is the only one after the phases it finished.
-        if report.when != "teardown" and getattr(report, FATE_ATTR, None) != CRASHED:
+        if report.when != "teardown" and not getattr(report, DIED_ATTR, False):
             return
         family = self._family[report.nodeid]
         counts = self.counts[family]

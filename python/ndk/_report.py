@@ -25,6 +25,8 @@ FATE_ATTR = "ndk_fate"
 DETAIL_ATTR = "ndk_fate_detail"
 CRASHED = "crashed"
 TIMEOUT = "timeout"
+# Set (True) on the report xdist makes for a test whose worker died: no teardown report follows.
+DIED_ATTR = "ndk_worker_died"
 FATE_LABELS = {CRASHED: "CRASH", TIMEOUT: "TIMEOUT"}  # matrix cell / failure line
 
 

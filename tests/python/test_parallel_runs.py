@@ -61,6 +61,12 @@ FATES = {
         @pytest.mark.rule("FATE-HANG")
         def test_hangs(adapter):
             time.sleep(3600)
+
+        @pytest.mark.rule("FATE-STUCK")
+        def test_stuck(adapter):
+            # As native code that never returns: the timeout's SIGALRM cannot stop it.
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+            time.sleep(3600)
         """,
 }
 
@@ -110,20 +116,24 @@ def test_a_crash_and_a_hang_are_reported_and_the_run_goes_on(scenarios, pytester
     out = result.stdout.str()
     assert result.ret == 1, out
     result.stdout.fnmatch_lines([
+        "FATE  1 passed, 3 failed, 0 skipped  [[]4/4, *",  # the progress counted every test
         "FATE-CRASH  CRASH",
         "FATE-HANG   TIMEOUT",
         "FATE-PASS   pass",
+        "FATE-STUCK  TIMEOUT",
         "scenarios per family (passed/failed/skipped/crashed/timed out):",
-        "  FATE    1/0/0/1/1",
+        "  FATE    1/0/0/1/2",
         "failures:",
         "  CRASH    test_f.py::test_crashes[soft]: crashed: killed by SIGABRT (signal 6); "
         "no NDK call recorded",
         "  TIMEOUT  test_f.py::test_hangs[soft]: timeout: Timeout >2.0s in call; no NDK call "
         "recorded",
+        "  TIMEOUT  test_f.py::test_stuck[soft]: timeout: still running 5 s after its --timeout "
+        "of 2 s (not interruptible), worker ended; no NDK call recorded",
         "per provider:",
-        "  soft: 1 passed, 0 failed, 1 crashed, 1 timed out, 0 skipped, test phases *",
+        "  soft: 1 passed, 0 failed, 1 crashed, 2 timed out, 0 skipped, test phases *",
     ])
-    assert result.outlines[-1].startswith("conformance: 1 passed, 0 failed, 1 crashed, 1 timed "
+    assert result.outlines[-1].startswith("conformance: 1 passed, 0 failed, 1 crashed, 2 timed "
                                           "out, 0 skipped in ")
     # pytest's own account names the signal too, with the traceback faulthandler wrote.
     assert "worker 'gw" in out and "crashed: killed by SIGABRT (signal 6), running " in out
@@ -132,7 +142,8 @@ def test_a_crash_and_a_hang_are_reported_and_the_run_goes_on(scenarios, pytester
     suite = ET.parse(junit).getroot().find("testsuite")
     summary = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert summary == {"ndk-crashed soft": "count=1 scenarios=test_f.py::test_crashes[soft]",
-                       "ndk-timeout soft": "count=1 scenarios=test_f.py::test_hangs[soft]"}
+                       "ndk-timeout soft": "count=2 scenarios=test_f.py::test_hangs[soft] "
+                                           "test_f.py::test_stuck[soft]"}
     failures = {case.get("name"): case.find("failure").get("message")
                 for case in suite.iter("testcase") if case.find("failure") is not None}
     assert failures["test_crashes[soft]"].startswith("crashed: killed by SIGABRT")
@@ -141,13 +152,13 @@ def test_a_crash_and_a_hang_are_reported_and_the_run_goes_on(scenarios, pytester
 
 
 def test_a_timeout_in_a_serial_run(scenarios, pytester, fake_ndk_env):
-    directory = scenarios(test_h=FATES["test_f"].replace("@pytest.mark.rule(\"FATE-CRASH\")",
-                                                         "@pytest.mark.skip")
-                          )
+    serial = FATES["test_f"].replace('@pytest.mark.rule("FATE-CRASH")', "@pytest.mark.skip")
+    directory = scenarios(test_h=serial.replace('@pytest.mark.rule("FATE-STUCK")',
+                                                "@pytest.mark.skip"))
     result = run_ndk(pytester, "conformance", "--scenarios", str(directory), "--progress", "off",
                      "--timeout", "1")
     assert result.ret == 1, result.stdout.str()
-    assert result.outlines[-1].startswith("conformance: 1 passed, 0 failed, 1 timed out, 1 skipped")
+    assert result.outlines[-1].startswith("conformance: 1 passed, 0 failed, 1 timed out, 2 skipped")
 
 
 def test_provider_setup_refuses_workers(scenarios, pytester, fake_ndk_env):
