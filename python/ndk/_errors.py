@@ -8,6 +8,8 @@ hash alike), and every one survives pickle (e.g. across multiprocessing or pytes
 class _ValueSemantics:
     """Equality, hashing and pickling by class and arguments (a mixin of the exceptions below)."""
 
+    args: tuple[object, ...]  # BaseException's, which every class using the mixin derives from
+
     def __eq__(self, other):
         if type(self) is not type(other):
             return NotImplemented
