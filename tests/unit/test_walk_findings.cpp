@@ -139,3 +139,41 @@ TEST(WalkFindings, AModerationTimerRacingTheCloseCompletionDoesNotCallBack)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(errors(adapter), std::vector<std::string>{});
 }
+
+// A CQ's moderation timer that fires after the CQ was closed and destroyed, while another
+// object lives at its address: the soft provider took that object for the CQ and called
+// through its memory (the walker's crash in NdkSrqNotificationCallback / a CQ callback with a
+// garbage pointer).  The rounds free CQs with a timer pending and fill the memory with SRQs and
+// CQs of their own; a crash or a violation fails the test.  A smoke test: the allocator does
+// not reliably hand a freed CQ's memory to another type here; the walker hit it within 2M
+// operations (ndk_walk run --seed 12, or 15, --seconds 10, before the fix).
+TEST(WalkFindings, AModerationTimerOutlivingItsCqTouchesNoOtherObject)
+{
+    RawAdapter adapter("", {2, 0}, "soft", true);
+    NDK_PD *pd = adapter.pd();
+    Region sink(adapter, pd, 4096, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    NDK_SGE sge = sink.sge(0, 64);
+    for (int round = 0; round < 300; ++round) {
+        NDK_CQ *cq = adapter.cq(8, &adapter.record());
+        NDK_QP *qp = adapter.qp(pd, cq, cq);
+        ASSERT_TRUE(cq && qp);
+        ASSERT_STATUS(STATUS_SUCCESS,
+                      cq->Dispatch->NdkControlCqInterruptModeration(cq, 100 + round % 200, 1000));
+        cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
+        ASSERT_STATUS(STATUS_SUCCESS, qp->Dispatch->NdkReceive(qp, nullptr, &sge, 1));
+        qp->Dispatch->NdkFlush(qp); // the timer runs
+        ASSERT_STATUS(STATUS_SUCCESS, qp->Dispatch->NdkCloseQp(&qp->Header, nullptr, nullptr));
+        ASSERT_STATUS(STATUS_SUCCESS, cq->Dispatch->NdkCloseCq(&cq->Header, nullptr, nullptr));
+        // new objects, likely at the freed addresses, with callbacks of their own
+        NDK_SRQ *srq = adapter.srq(pd, 8, 1, 0, &adapter.record());
+        NDK_CQ *other = adapter.cq(8, &adapter.record());
+        ASSERT_TRUE(srq && other);
+        ASSERT_STATUS(STATUS_SUCCESS,
+                      other->Dispatch->NdkControlCqInterruptModeration(other, 100000, 1000));
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        ASSERT_STATUS(STATUS_SUCCESS, srq->Dispatch->NdkCloseSrq(&srq->Header, nullptr, nullptr));
+        ASSERT_STATUS(STATUS_SUCCESS,
+                      other->Dispatch->NdkCloseCq(&other->Header, nullptr, nullptr));
+    }
+    EXPECT_EQ(errors(adapter), std::vector<std::string>{});
+}

@@ -3,6 +3,7 @@
 #include "soft_objects.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <unistd.h>
 
 namespace ndk::soft {
@@ -73,9 +74,17 @@ bool moderated(SoftCq &cq, bool expired)
     if (interval_controls(cq) && cq.moderation_timer == 0) {
         SoftAdapter &adapter = cq.adapter();
         auto interval = std::chrono::microseconds(cq.moderation_interval);
-        cq.moderation_timer = adapter.engine().post_after(interval, [&adapter, cq = &cq] {
+        // The timer outlives its CQ when the CQ closes first; another object may then live at
+        // the CQ's address (exists() alone would take it for the CQ and call through its
+        // memory).  The serial, unique across CQs, says whether the CQ there is still ours.
+        static std::atomic<uint64_t> serials{0};
+        uint64_t serial = ++serials;
+        cq.moderation_serial = serial;
+        cq.moderation_timer = adapter.engine().post_after(interval, [&adapter, cq = &cq, serial] {
             std::lock_guard lock(adapter.mu());
-            if (adapter.exists(cq) && cq->moderation_timer != 0) {
+            const SoftObject *object = cq;
+            if (adapter.exists(object) && object->type() == NdkObjectTypeCq &&
+                cq->moderation_serial == serial && cq->moderation_timer != 0) {
                 cq->moderation_timer = 0;
                 satisfy_arm(*cq, true);
             }

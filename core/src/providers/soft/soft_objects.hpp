@@ -70,6 +70,7 @@ public:
     NTSTATUS error = STATUS_SUCCESS;
     bool error_reported = false;
     uint64_t moderation_timer = 0; // interval moderation: fires a deferred notification
+    uint64_t moderation_serial = 0; // which timer is this CQ's (unique across all CQs)
 };
 
 class SoftPd : public SoftTyped<NDK_PD, NdkObjectTypePd, NDK_PD_DISPATCH, &kPdDispatch> {
