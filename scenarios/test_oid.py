@@ -362,11 +362,15 @@ def test_statistics_connect_accept_active(pair: tuple[ndk.Adapter, ndk.Adapter])
 @pytest.mark.digest("3.7")
 def test_statistics_loopback_counts_both_ends(adapter: ndk.Adapter) -> None:
     """docs/semantics.md: OID-COUNTERS: a loopback connection is established actively and
-    passively on the same miniport: Connect 1, Accept 1, ActiveConnection 2."""
+    passively on the same miniport: Connect 1, Accept 1, ActiveConnection 2; 0 once the
+    active end closed and the passive end had its disconnect event."""
     a, b = establish(adapter, adapter, (SERVER, 7432))
     got = counters(adapter)
     assert (got["Connect"], got["Accept"], got["ActiveConnection"]) == (1, 1, 2)
     assert a.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
+    # The passive end is down once it learns the peer left (its disconnect event, which a
+    # real device delivers later: rdma_cm's DISCONNECTED).
+    assert b.connector.wait_disconnect(timeout=TIMEOUT) is not None
     assert counters(adapter)["ActiveConnection"] == 0
 
 
