@@ -20,7 +20,7 @@ export PYTHONPATH=$build/python:$PWD/tests/vm PYTHONDONTWRITEBYTECODE=1 NDK_REPE
 sysctl -qw net.ipv4.ip_local_port_range="49152 65535" 2>/dev/null || true
 bash tests/vm/give-addresses.sh "$provider" || exit 1
 start=$SECONDS
-/usr/bin/python3 -m pytest -p no:cacheprovider -p repeat_plugin --color=no -q --tb=short \
+/usr/bin/python3 -m pytest -p no:cacheprovider -p ndk.testing -p repeat_plugin --color=no -q --tb=short \
   -p timeout --timeout="${NDK_VM_TEST_TIMEOUT:-60}" -o console_output_style=classic \
   --ndk-provider "$provider" ${NDK_REPEAT_PYTEST_ARGS:-} "$@" # word list on purpose
 rc=$?
