@@ -211,3 +211,32 @@ TEST(ConsumerContract, RegisteredMemoryIsHeldUntilDeregisteredOrClosed)
 }
 
 } // namespace
+
+namespace {
+
+// A CQ whose close pends on its QP while the handles go (a random walk's sequence): the close
+// completions release the CQ's event context and the adapter's last reference goes meanwhile.
+TEST(ConsumerContract, PendingClosesAcrossManyRoundsStaySafe)
+{
+    for (int round = 0; round < 300; ++round) {
+        auto adapter = ndk::Adapter::open("soft", "", {2, 0}, true);
+        auto cq = made<ndk::Cq>(adapter->create_cq(8));
+        auto pd = made<ndk::Pd>(adapter->create_pd());
+        ASSERT_TRUE(cq && pd);
+        auto qp = made<ndk::Qp>(pd->create_qp(cq, cq, nullptr, 4, 4, 1, 1, 0));
+        ASSERT_TRUE(qp);
+        cq->control_interrupt_moderation(1, 1);
+        cq->arm(NDK_CQ_NOTIFY_ANY);
+        qp->flush();
+        ndk::Call cq_close = cq->close(); // pends: the QP still uses the CQ
+        std::this_thread::sleep_for(std::chrono::microseconds(100 + round % 150));
+        qp->close();
+        cq.reset();
+        qp.reset();
+        pd.reset();
+        adapter.reset(); // the last references may now be in completions
+        EXPECT_TRUE(cq_close.wait(Seconds(5)));
+    }
+}
+
+} // namespace

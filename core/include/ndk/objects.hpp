@@ -182,7 +182,8 @@ public:
     {
         return std::static_pointer_cast<T>(find_event_context(typeid(T), context));
     }
-    void release_event_context(void *context);
+    // Let it go (a completion may call this: it needs no adapter reference).
+    static void forget_event_context(void *context);
     // Release it if `create` fails: no object will own it.
     void release_on_failure(const Call &create, void *context);
 

@@ -170,8 +170,13 @@ void Adapter::finish_close(std::vector<Call> closes)
 
 void *Adapter::add_event_context(const std::type_info &type, std::shared_ptr<void> sink)
 {
-    void *context = ContextTable::instance().add_entry(std::type_index(type), std::move(sink));
+    auto &table = ContextTable::instance();
+    void *context = table.add_entry(std::type_index(type), std::move(sink));
     std::lock_guard lock(mu_);
+    // Contexts forgotten as their objects closed leave the list now and then, so a long-lived
+    // adapter's list stays as long as its open objects.
+    if (event_contexts_.size() >= 64 && event_contexts_.size() % 64 == 0)
+        std::erase_if(event_contexts_, [&table](void *c) { return !table.contains(c); });
     event_contexts_.insert(context);
     return context;
 }
@@ -181,21 +186,17 @@ std::shared_ptr<void> Adapter::find_event_context(const std::type_info &type, vo
     return ContextTable::instance().find_entry(std::type_index(type), context, false);
 }
 
-void Adapter::release_event_context(void *context)
-{
-    {
-        std::lock_guard lock(mu_);
-        event_contexts_.erase(context);
-    }
-    ContextTable::instance().erase(context);
-}
-
 void Adapter::release_on_failure(const Call &create, void *context)
 {
-    create.on_complete([self = shared_from_this(), context](NTSTATUS status) {
+    create.on_complete([context](NTSTATUS status) {
         if (status != STATUS_SUCCESS)
-            self->release_event_context(context);
+            forget_event_context(context);
     });
+}
+
+void Adapter::forget_event_context(void *context)
+{
+    ContextTable::instance().erase(context); // the adapter's list drops it when it prunes
 }
 
 void Adapter::track(const std::shared_ptr<Object> &object)

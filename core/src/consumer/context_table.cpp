@@ -33,6 +33,12 @@ std::shared_ptr<void> ContextTable::find_entry(std::type_index type, void *handl
     return found; // a taken entry is released by the caller, outside the lock
 }
 
+bool ContextTable::contains(void *handle)
+{
+    std::lock_guard lock(mu_);
+    return entries_.count(reinterpret_cast<uintptr_t>(handle)) != 0;
+}
+
 void ContextTable::erase(void *handle)
 {
     std::shared_ptr<void> gone;

@@ -42,6 +42,7 @@ public:
         return std::static_pointer_cast<T>(find_entry(std::type_index(typeid(T)), handle, true));
     }
     void erase(void *handle);
+    bool contains(void *handle);
     std::shared_ptr<void> find_entry(std::type_index type, void *handle, bool take);
 
     // How many provider calls carried a context that matched nothing (late, repeated or

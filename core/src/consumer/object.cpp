@@ -117,10 +117,12 @@ Call Object::close()
 
 void Object::issue_close(Call call)
 {
+    // No event may follow the close (3.1).  The completion holds no reference to the adapter:
+    // it may run on the provider's thread and be freed wherever completions are, and a last
+    // adapter reference must never go there (its close would run on that thread).
     if (event_context_)
-        call.on_complete([adapter = adapter_, context = event_context_](NTSTATUS) {
-            adapter->release_event_context(context); // no event may follow the close (3.1)
-        });
+        call.on_complete(
+            [context = event_context_](NTSTATUS) { Adapter::forget_event_context(context); });
     if (auto held = held_until_closed()) // dropped as the close completes, on its thread
         call.on_complete([held = std::move(held)](NTSTATUS) mutable { held.reset(); });
     closing();
