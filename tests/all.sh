@@ -18,7 +18,7 @@ echo "== ctest: build/ (RelWithDebInfo)"
 ctest --test-dir build --output-on-failure -j "$jobs" -LE vm
 echo "== ctest: build-asan/ (ASan + UBSan)"
 ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|scenario'
-echo "== ndk walk: build-asan/ (ASan + UBSan), a fixed seed, then a random one (docs/walk.md)"
+echo "== ndk walk: build-asan/ (ASan + UBSan), seeds 1 and 2 (docs/walk.md)"
 bash tests/walk/ci-walk.sh build-asan
 echo "== ctest: build-tsan/ (TSan, C++ suites)"
 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L unit -E '^python_'
