@@ -91,6 +91,38 @@ TEST(Validation, ACallOnAClosedCqIsReportedAndNotForwarded)
     EXPECT_TRUE(reported(adapter, "OBJECT-CLOSED-CALL"));
 }
 
+// Found by tests/binding/test_state_machine.py: a CQ closed, a new CQ created (the soft
+// provider may put it where the closed one was), then the closed CQ passed to NdkCreateQp.  The
+// layer forwarded the closed CQ's real pointer, and the provider built the QP on the new CQ.
+TEST(Validation, AClosedObjectPassedAsAnArgumentIsReportedAndNotForwarded)
+{
+    RawAdapter adapter("", {2, 0}, "soft", true);
+    NDK_PD *pd = adapter.pd();
+    NDK_CQ *closed = adapter.cq(16);
+    adapter.close_now(closed);
+    NDK_CQ *fresh = adapter.cq(16);
+    NDK_QP *qp = nullptr;
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  pd->Dispatch->NdkCreateQp(pd, closed, fresh, nullptr, 16, 16, 4, 4, 0,
+                                            Record::create, &adapter.record(), &qp));
+    EXPECT_EQ(qp, nullptr);
+    EXPECT_TRUE(reported(adapter, "OBJECT-CLOSED-CALL"));
+    NDK_SRQ *srq = adapter.srq(pd);
+    adapter.close_now(srq);
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  pd->Dispatch->NdkCreateQpWithSrq(pd, fresh, fresh, srq, nullptr, 16, 4, 0,
+                                                   Record::create, &adapter.record(), &qp));
+    EXPECT_EQ(qp, nullptr);
+    size_t closed_calls = 0;
+    for (const auto &v : adapter.session()->violations())
+        closed_calls += v.rule == "OBJECT-CLOSED-CALL";
+    EXPECT_EQ(closed_calls, 2u);
+    // The open arguments still work.
+    NDK_QP *open_qp = adapter.qp(pd, fresh, fresh);
+    ASSERT_NE(open_qp, nullptr);
+    adapter.close_now(open_qp);
+}
+
 TEST(Validation, PostingPastTheQueueDepthIsReported)
 {
     Pair pair("", "", true);

@@ -372,4 +372,26 @@ T *real_of(T *face)
     return face == nullptr ? nullptr : reinterpret_cast<T *>(Shadow::of(face).real());
 }
 
+// Objects passed as arguments (the CQs and SRQ of a CreateQp, the QP of a Connect or Accept,
+// the MR and MW of a Bind) whose close was called: OBJECT-CLOSED-CALL on each, and true, so
+// the call is not forwarded.  Their real objects may be gone, their memory taken by a new
+// object of the provider; real_of() would hand the provider that one.
+template <class... T>
+bool closed_argument(const char *call, T *...faces)
+{
+    bool closed = false;
+    auto check = [&](const void *face) {
+        if (face == nullptr)
+            return;
+        Shadow &shadow = Shadow::of(face);
+        if (shadow.state() == State::Open)
+            return;
+        shadow.report("OBJECT-CLOSED-CALL", call,
+                      "passed as an argument after its close was called; not forwarded");
+        closed = true;
+    };
+    (check(faces), ...);
+    return closed;
+}
+
 } // namespace ndk::validate

@@ -80,7 +80,8 @@ constexpr std::array kRules{
          "CQ; judged when a later request of its queue completed and its QP is closed."},
     // The consumer's side.
     Rule{"OBJECT-CLOSED-CALL", C, E, "3.1",
-         "No call on an object whose close was called (the call is not forwarded)."},
+         "No call on an object whose close was called, nor such an object passed as an "
+         "argument (the call is not forwarded)."},
     Rule{"CQ-CONCURRENT-CALL", C, E, "3.2",
          "NdkGetCqResults, NdkGetCqResultsEx and NdkArmCq are never called concurrently on one "
          "CQ."},

@@ -55,6 +55,8 @@ NTSTATUS connect(NDK_CONNECTOR *face, NDK_QP *qp, const PSOCKADDR src, ULONG src
     ConnectorShadow &c = connector_of(face);
     if (!c.usable("NdkConnect"))
         return STATUS_INVALID_DEVICE_STATE;
+    if (closed_argument("NdkConnect", qp))
+        return STATUS_INVALID_PARAMETER;
     check_private_data(c, "NdkConnect", data, data_length);
     auto on_done = link(c, {&Shadow::of(qp)});
     return run_request(c.adapter(), &c, "NdkConnect", completion, context,
@@ -76,6 +78,8 @@ NTSTATUS connect_with_shared_endpoint(NDK_CONNECTOR *face, NDK_QP *qp,
     const char *call = "NdkConnectWithSharedEndpoint";
     if (!c.usable(call))
         return STATUS_INVALID_DEVICE_STATE;
+    if (closed_argument(call, qp, endpoint))
+        return STATUS_INVALID_PARAMETER;
     check_private_data(c, call, data, data_length);
     auto on_done = link(c, {&Shadow::of(qp), &Shadow::of(endpoint)});
     return run_request(c.adapter(), &c, call, completion, context,
@@ -162,6 +166,8 @@ NTSTATUS accept_as(const char *call, NDK_CONNECTOR *face, NDK_QP *qp, ULONG irl,
     ConnectorShadow &c = connector_of(face);
     if (!c.usable(call))
         return STATUS_INVALID_DEVICE_STATE;
+    if (closed_argument(call, qp))
+        return STATUS_INVALID_PARAMETER;
     check_private_data(c, call, data, data_length);
     c.established = true;
     set_disconnect(c, event, event_context);

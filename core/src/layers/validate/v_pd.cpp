@@ -100,6 +100,8 @@ NTSTATUS create_qp(NDK_PD *face, NDK_CQ *receive_cq, NDK_CQ *initiator_cq, PVOID
     Shadow &pd = pd_of(face);
     if (!pd.usable("NdkCreateQp"))
         return STATUS_INVALID_DEVICE_STATE;
+    if (closed_argument("NdkCreateQp", receive_cq, initiator_cq))
+        return STATUS_INVALID_PARAMETER; // docs/semantics.md QP-OBJECTS: a closed CQ
     LayerAdapter &a = pd.adapter();
     QpShadow &qp = new_qp(pd, qp_context, initiator_depth, receive_depth);
     auto link = link_qp(qp, receive_cq, initiator_cq, nullptr);
@@ -125,6 +127,8 @@ NTSTATUS create_qp_with_srq(NDK_PD *face, NDK_CQ *receive_cq, NDK_CQ *initiator_
     Shadow &pd = pd_of(face);
     if (!pd.usable("NdkCreateQpWithSrq"))
         return STATUS_INVALID_DEVICE_STATE;
+    if (closed_argument("NdkCreateQpWithSrq", receive_cq, initiator_cq, srq))
+        return STATUS_INVALID_PARAMETER;
     LayerAdapter &a = pd.adapter();
     QpShadow &qp = new_qp(pd, qp_context, initiator_depth, 0); // receives go to the SRQ
     qp.srq = srq ? &Shadow::as<SrqShadow>(srq) : nullptr;

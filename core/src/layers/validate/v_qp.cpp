@@ -52,6 +52,8 @@ NTSTATUS receive(NDK_QP *face, PVOID context, const NDK_SGE *sgl, ULONG count)
 NTSTATUS bind(NDK_QP *face, PVOID context, NDK_MR *mr, NDK_MW *mw, PVOID address, SIZE_T length,
               ULONG flags)
 {
+    if (closed_argument("NdkBind", mr, mw))
+        return STATUS_INVALID_PARAMETER; // a bad Bind argument (POST-CHECKS)
     return post(face, true, "NdkBind", context, flags, nullptr, 0, [&](NDK_QP *real, PVOID h) {
         return real->Dispatch->NdkBind(real, h, real_of(mr), real_of(mw), address, length,
                                        flags);
@@ -62,6 +64,8 @@ NTSTATUS fast_register(NDK_QP *face, PVOID context, NDK_MR *mr, ULONG pages,
                        const NDK_LOGICAL_ADDRESS *page_array, ULONG fbo, SIZE_T length,
                        PVOID base, ULONG flags)
 {
+    if (closed_argument("NdkFastRegister", mr))
+        return STATUS_INVALID_PARAMETER;
     return post(face, true, "NdkFastRegister", context, flags, nullptr, 0,
                 [&](NDK_QP *real, PVOID h) {
                     return real->Dispatch->NdkFastRegister(real, h, real_of(mr), pages,
@@ -71,6 +75,8 @@ NTSTATUS fast_register(NDK_QP *face, PVOID context, NDK_MR *mr, ULONG pages,
 
 NTSTATUS invalidate(NDK_QP *face, PVOID context, NDK_OBJECT_HEADER *mr_or_mw, ULONG flags)
 {
+    if (closed_argument("NdkInvalidate", mr_or_mw))
+        return STATUS_INVALID_PARAMETER;
     return post(face, true, "NdkInvalidate", context, flags, nullptr, 0,
                 [&](NDK_QP *real, PVOID h) {
                     return real->Dispatch->NdkInvalidate(real, h, real_of(mr_or_mw), flags);
