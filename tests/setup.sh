@@ -16,7 +16,7 @@ packages=(
   python3 python3-dev python3-pytest python3-pybind11 pybind11-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev librdmacm-dev
-  python3-numpy libfabric-bin python3-rich python3-matplotlib
+  python3-numpy libfabric-bin python3-rich python3-hypothesis python3-matplotlib
   python3-pytest-xdist python3-pytest-timeout python3-execnet
   mypy
 )
