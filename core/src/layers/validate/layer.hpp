@@ -271,6 +271,11 @@ public:
     void judge_overdue();
     // The adapter's close returned: nothing may complete any more.
     void closed();
+    // The adapter's close began: from now on it closes whatever the consumer left open, and
+    // those objects get no close completion, so a pending antecedent close that completes
+    // during it is not judged against them (CLOSE-ANTECEDENT-OPEN).
+    void closing() { closing_.store(true, std::memory_order_release); }
+    bool is_closing() const { return closing_.load(std::memory_order_acquire); }
 
     // work_tracking.cpp
     PVOID post_begin(WorkQueue &queue, Shadow &owner, const char *function, PVOID context,
@@ -306,6 +311,7 @@ private:
     std::deque<CallRecord> calls_;
     unsigned counters_[NdkObjectTypeMax + 1] = {};
     bool closed_ = false;
+    std::atomic<bool> closing_{false};
 
     // work_tracking.cpp, under wr_mu_
     uint32_t alloc_record();

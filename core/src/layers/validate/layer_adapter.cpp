@@ -161,13 +161,16 @@ void Shadow::remove_successor(Shadow &successor)
 void Shadow::check_successors_closed(const char *call)
 {
     std::vector<Shadow *> open;
+    // The adapter's close closes the successors the consumer left open, without a close
+    // completion the layer could see: their order against this one is not observable.
+    bool adapter_closing = adapter_.is_closing();
     {
         std::lock_guard lock(mu_);
         for (Shadow *successor : successors_) {
             // A successor whose close is under way (called, not yet completed) is not judged:
             // the layer cannot tell the provider's order of events from its own there.
             State state = successor->state();
-            if (state == State::Open ||
+            if ((state == State::Open && !adapter_closing) ||
                 (state == State::Completing && !successor->close_held.load()))
                 open.push_back(successor);
         }

@@ -135,6 +135,7 @@ void ValidatedMiniport::close_adapter(NDK_ADAPTER *adapter)
                 found = a.get();
     }
     LayerAdapter &layer = *found;
+    layer.closing();
     inner_entry().Characteristics.CloseNDKAdapterHandler(inner_handle_, layer.real());
     layer.closed();
 }
