@@ -17,7 +17,7 @@ std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
     const NDK_HARNESS_PROVIDER &entry = provider->entry();
     if (!options.empty() && entry.ControlMiniport == nullptr)
         throw KnobError(STATUS_NOT_SUPPORTED, "provider '" + provider_name + "' has no knobs");
-    char error[512] = {};
+    char error[4096] = {}; // a knob error may list every valid value
     NDIS_HANDLE miniport = nullptr;
     NDIS_STATUS status = provider->create_miniport(options.empty() ? nullptr : options.c_str(),
                                                    error, sizeof error, &miniport);

@@ -1,5 +1,6 @@
 #include "ndk/objects.hpp"
 
+#include "arguments.hpp"
 #include "wrap.hpp"
 
 namespace ndk {
@@ -61,6 +62,7 @@ Call Pd::create_qp(const std::shared_ptr<Cq> &receive_cq, const std::shared_ptr<
                    ULONG inline_data_size)
 {
     auto in_call = enter();
+    auto in_arguments = enter_arguments({receive_cq.get(), initiator_cq.get()});
     std::vector<std::shared_ptr<Object>> holds{shared_from_this(), receive_cq, initiator_cq};
     Call call = Call::begin(wrapper<Qp>(adapter(), holds));
     NDK_QP *qp = nullptr;
@@ -81,6 +83,7 @@ Call Pd::create_qp_with_srq(const std::shared_ptr<Cq> &receive_cq,
                             ULONG inline_data_size)
 {
     auto in_call = enter();
+    auto in_arguments = enter_arguments({receive_cq.get(), initiator_cq.get(), srq.get()});
     std::vector<std::shared_ptr<Object>> holds{shared_from_this(), receive_cq, initiator_cq, srq};
     Call call = Call::begin(wrapper<Qp>(adapter(), holds));
     NDK_QP *qp = nullptr;
