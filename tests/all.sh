@@ -22,6 +22,9 @@ echo "== ndk walk: build-asan/ (ASan + UBSan), seeds 1 and 2 (docs/walk.md)"
 bash tests/walk/ci-walk.sh build-asan
 echo "== ctest: build-tsan/ (TSan, C++ suites)"
 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L unit -E '^python_'
+echo "== fuzz_dispatch: libFuzzer on the dispatch surface, build-fuzz/ (clang, ASan + UBSan)"
+# 240 s: about 0.2-0.4M executions on two shared cores (docs/testing.md, "The dispatch fuzzer").
+bash tests/fuzz/run.sh "${NDK_FUZZ_SECONDS:-240}"
 if [[ ${NDK_VM:-0} == 1 ]]; then
   echo "== verbs lane: scenarios on rxe0 and siw0 in a QEMU guest (NDK_VM=1)"
   bash tests/vm/verbs-lane.sh build

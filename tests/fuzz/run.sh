@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The dispatch fuzzer (docs/testing.md): configure and build build-fuzz/ (clang, libFuzzer,
+# ASan + UBSan) when needed, run fuzz_dispatch for SECONDS (default 240) over a copy of the
+# checked-in corpus (tests/fuzz/corpus/dispatch), print executions, execs/s and run time, and
+# exit non-zero on any crash, sanitizer report, provider violation, leak or timeout.
+#
+#   tests/fuzz/run.sh [SECONDS]          NDK_FUZZ_DIR=build-fuzz  NDK_FUZZ_ARGS="-fork=2 ..."
+#
+# A finding leaves its input as build-fuzz/fuzz-artifacts/crash-* (or timeout-*, leak-*):
+# reproduce it with build-fuzz/bin/fuzz_dispatch FILE (NDK_FUZZ_TRACE=1 prints each call).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-240}
+dir=${NDK_FUZZ_DIR:-build-fuzz}
+
+# clang brings libFuzzer (libclang-rt-14-dev); installed here, not in tests/setup.sh, so that
+# a normal set-up does not pull in the compiler.
+if ! command -v clang++ >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null |
+    grep -q "install ok installed"; then
+  echo "fuzz: installing clang"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >/dev/null
+fi
+if [[ ! -f $dir/build.ninja ]]; then
+  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DNDK_FUZZ=ON -DNDK_SANITIZE=address,undefined >/dev/null
+fi
+cmake --build "$dir" --target fuzz_dispatch
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r tests/fuzz/corpus/dispatch "$work/corpus"
+artifacts="$dir/fuzz-artifacts"
+mkdir -p "$artifacts"
+log="$work/fuzz.log"
+echo "== fuzz_dispatch for ${seconds} s (corpus: $(ls tests/fuzz/corpus/dispatch | wc -l) seeds)"
+start=$SECONDS
+status=0
+# -max_len bounds the calls of one input; -timeout catches a hang (every wait in the target is
+# bounded, so an input that runs 10 s is stuck); leaks are detected (-detect_leaks=1 is the
+# default with ASan): every input closes its adapters.
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=malloc_context_size=8 \
+  "$dir/bin/fuzz_dispatch" -max_total_time="$seconds" -max_len=160 -timeout=10 -rss_limit_mb=4096 \
+  -print_final_stats=1 -artifact_prefix="$artifacts/" ${NDK_FUZZ_ARGS:-} "$work/corpus" \
+  >"$log" 2>&1 || status=$?
+elapsed=$((SECONDS - start))
+grep -E '^(==[0-9]+==|SUMMARY|fuzz_dispatch:|#[0-9]+ +DONE)' "$log" | tail -40 || true
+execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
+rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log" | tail -1)
+echo "fuzz: ${execs:-?} executions, ${rate:-?} execs/s, ${elapsed} s"
+if ((status != 0)); then
+  tail -60 "$log"
+  echo "fuzz: FAILED (exit $status); reproduce with $dir/bin/fuzz_dispatch $(ls -t "$artifacts" | head -1 | sed "s|^|$artifacts/|")"
+  exit 1
+fi
