@@ -50,8 +50,9 @@ TEST(FuzzFindings, AnAntecedentCloseStillWaitsForItsSuccessorsClose)
     ASSERT_STATUS(STATUS_PENDING, close_with(cq, cq_closed));
     Record &qp_closed = adapter.record();
     NTSTATUS s = close_with(qp, qp_closed);
-    if (s == STATUS_PENDING)
+    if (s == STATUS_PENDING) {
         ASSERT_TRUE(qp_closed.wait());
+    }
     ASSERT_TRUE(cq_closed.wait());
     EXPECT_EQ(provider_errors(adapter), std::vector<std::string>{});
     adapter.close();
