@@ -1,6 +1,6 @@
 // Regressions for what the libFuzzer target tests/fuzz/fuzz_dispatch found (docs/testing.md),
 // each reduced to the calls that showed it.
-#include "support.hpp"
+#include "connection_support.hpp"
 
 using namespace ndktest;
 
@@ -57,4 +57,37 @@ TEST(FuzzFindings, AnAntecedentCloseStillWaitsForItsSuccessorsClose)
     EXPECT_EQ(provider_errors(adapter), std::vector<std::string>{});
     adapter.close();
     EXPECT_EQ(provider_errors(adapter), std::vector<std::string>{});
+}
+
+// A Connect refused inside the provider (no listener) holds no QP, though its completion may
+// still be on its way: a QP closed meanwhile closes at once.  The layer judged the connector
+// as the QP's successor from the Connect call on and reported CLOSE-ANTECEDENT-OPEN; the link
+// now counts only once the Connect succeeded.
+TEST(FuzzFindings, AQpClosedWhileItsRefusedConnectCompletesIsNotJudged)
+{
+    for (int round = 0; round < 20; ++round) {
+        RawAdapter adapter("address=192.0.2.1", {2, 0}, "soft", true);
+        NDK_CONNECTOR *connector = adapter.connector();
+        NDK_CQ *cq = adapter.cq(8);
+        NDK_PD *pd = adapter.pd();
+        NDK_QP *qp = adapter.qp(pd, cq, cq);
+        ASSERT_TRUE(connector && qp);
+        sockaddr_in src = ipv4("192.0.2.1", 0);
+        sockaddr_in dst = ipv4("192.0.2.1", 4791); // nobody listens there
+        Record &connected = adapter.record();
+        NTSTATUS s = connector->Dispatch->NdkConnect(
+            connector, qp, reinterpret_cast<PSOCKADDR>(&src), sizeof src,
+            reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, 4, 4, nullptr, 0, Record::request,
+            &connected);
+        ASSERT_TRUE(s == STATUS_PENDING || s == STATUS_CONNECTION_REFUSED) << std::hex << s;
+        Record &qp_closed = adapter.record();
+        if (close_with(qp, qp_closed) == STATUS_PENDING) {
+            ASSERT_TRUE(qp_closed.wait());
+        }
+        if (s == STATUS_PENDING) {
+            ASSERT_TRUE(connected.wait());
+        }
+        EXPECT_EQ(provider_errors(adapter), std::vector<std::string>{});
+        adapter.close();
+    }
 }

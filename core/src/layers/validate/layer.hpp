@@ -89,7 +89,11 @@ public:
 
     // Antecedent -> successor pairs of digest 3.1 (CQ->QP, SRQ->QP, QP->connector,
     // shared endpoint->connector, listener->accepted connector).
-    void add_successor(Shadow &successor);
+    // A tentative successor (the connector of a Connect or Accept still pending) is not
+    // judged until confirm_successor: the request may already have failed inside the
+    // provider, which then holds nothing, and only its completion tells the layer so.
+    void add_successor(Shadow &successor, bool tentative = false);
+    void confirm_successor(Shadow &successor);
     void remove_successor(Shadow &successor);
     // Called when this object's close completed: CLOSE-ANTECEDENT-OPEN if a successor is open.
     void check_successors_closed(const char *call);
@@ -113,6 +117,7 @@ private:
     std::atomic<State> state_{State::Open};
     mutable std::mutex mu_;
     std::vector<Shadow *> successors_;
+    std::vector<Shadow *> tentative_successors_;
 };
 
 // One queue of work requests (a QP's initiator or receive queue, or an SRQ): what was posted

@@ -144,18 +144,30 @@ bool Shadow::accepts_callback(const char *callback)
     return true;
 }
 
-void Shadow::add_successor(Shadow &successor)
+void Shadow::add_successor(Shadow &successor, bool tentative)
 {
     std::lock_guard lock(mu_);
+    (tentative ? tentative_successors_ : successors_).push_back(&successor);
+}
+
+void Shadow::confirm_successor(Shadow &successor)
+{
+    std::lock_guard lock(mu_);
+    auto it = std::find(tentative_successors_.begin(), tentative_successors_.end(), &successor);
+    if (it == tentative_successors_.end())
+        return;
+    tentative_successors_.erase(it);
     successors_.push_back(&successor);
 }
 
 void Shadow::remove_successor(Shadow &successor)
 {
     std::lock_guard lock(mu_);
-    auto it = std::find(successors_.begin(), successors_.end(), &successor);
-    if (it != successors_.end())
-        successors_.erase(it);
+    for (auto *list : {&successors_, &tentative_successors_}) {
+        auto it = std::find(list->begin(), list->end(), &successor);
+        if (it != list->end())
+            list->erase(it);
+    }
 }
 
 void Shadow::check_successors_closed(const char *call)

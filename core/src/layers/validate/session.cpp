@@ -134,6 +134,8 @@ void ValidatedMiniport::close_adapter(NDK_ADAPTER *adapter)
             if (a->face() == adapter)
                 found = a.get();
     }
+    if (found == nullptr) // not an adapter of this miniport: nothing of ours to close
+        return;
     LayerAdapter &layer = *found;
     layer.closing();
     inner_entry().Characteristics.CloseNDKAdapterHandler(inner_handle_, layer.real());

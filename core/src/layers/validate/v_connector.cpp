@@ -35,16 +35,19 @@ void disconnect_event_ex(PVOID context, ULONG reason)
         c.disconnect_ex(c.disconnect_context, reason);
 }
 
-// `antecedents` become the connector's for as long as the call has not failed (digest 3.1).
+// `antecedents` become the connector's once the call succeeded (digest 3.1); until then the
+// link is tentative: a Connect refused inside the provider holds no QP, though its completion
+// may still be on its way when the consumer closes the QP.
 std::function<void(NTSTATUS)> link(ConnectorShadow &c, std::vector<Shadow *> antecedents)
 {
     for (Shadow *a : antecedents)
-        a->add_successor(c);
+        a->add_successor(c, /*tentative=*/true);
     return [&c, antecedents](NTSTATUS status) {
-        if (status == STATUS_SUCCESS)
-            return;
         for (Shadow *a : antecedents)
-            a->remove_successor(c);
+            if (status == STATUS_SUCCESS)
+                a->confirm_successor(c);
+            else
+                a->remove_successor(c);
     };
 }
 
