@@ -27,7 +27,7 @@ bool finalizing()
 // released), it does nothing.
 ReleasedGil::ReleasedGil() : state_(PyGILState_Check() ? PyEval_SaveThread() : nullptr) {}
 
-ReleasedGil::~ReleasedGil()
+ReleasedGil::~ReleasedGil() noexcept(false)
 {
     if (state_ == nullptr)
         return;

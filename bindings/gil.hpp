@@ -23,7 +23,10 @@ inline constexpr std::chrono::milliseconds kSlice{50};
 class ReleasedGil {
 public:
     ReleasedGil();
-    ~ReleasedGil();
+    // noexcept(false): finalization may begin between the check and taking the GIL back, and
+    // CPython then ends the thread with a forced unwind (pthread_exit) from inside this
+    // destructor; it must pass through (pybind11 rethrows it), not terminate the process.
+    ~ReleasedGil() noexcept(false);
     ReleasedGil(const ReleasedGil &) = delete;
     ReleasedGil &operator=(const ReleasedGil &) = delete;
 
