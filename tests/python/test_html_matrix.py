@@ -4,6 +4,7 @@ a mark where providers differ, and a legend; the report stays self-contained."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -135,9 +136,12 @@ def test_a_browser_draws_the_picture(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(format_html(RECORDS, PROVIDERS, 1.0), encoding="utf-8")
     shot = tmp_path / "shot.png"
+    # Not under the sanitizer runtime CTest preloads for the ASan run: the browser is not ours.
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS",
+                                                            "UBSAN_OPTIONS")}
     subprocess.run(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
                     "--hide-scrollbars", "--window-size=900,500", f"--screenshot={shot}",
-                    page.as_uri()], capture_output=True, timeout=120, check=True)
+                    page.as_uri()], capture_output=True, timeout=120, check=True, env=env)
     pixels = image.imread(shot)  # rows x columns x RGB(A), floats 0..1
     assert pixels.shape[0] == 500 and pixels.shape[1] == 900
     seen = {tuple(round(float(c) * 255) for c in px[:3]) for row in pixels[::2] for px in row[::2]}
