@@ -4,6 +4,7 @@ reduce to a small pytest scenario which, run on its own, fails the same way."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,22 @@ def test_short_walk_is_clean(tmp_path):
     assert result["ops"] == 3000
     summary = walk.format_summary(result)
     assert "ops/s" in summary and "NdkCreateQp" in summary and "clean" in summary
+
+
+FINDINGS = sorted(
+    (Path(__file__).resolve().parents[1] / "walk" / "findings").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("trace", FINDINGS, ids=[p.stem for p in FINDINGS])
+def test_fixed_finding_replays_clean(trace, tmp_path):
+    """Each trace in tests/walk/findings once failed with the signature its header records
+    (its detail says where the fault was: provider, layer or the walker's own model); replayed
+    now, it must run clean."""
+    header, ops = walk.read_trace(trace)
+    assert header["signature"] and ops
+    result = walk.walk(replay=trace, out=tmp_path, shrink=False)
+    assert result["failure"] is None, (header["signature"], result["failure"])
+    assert result["ops"] == len(ops)
 
 
 def test_provider_violation_shrinks_to_a_scenario(tmp_path):

@@ -707,8 +707,11 @@ void World::op_post(const Op &op)
             if (qp->peer >= 0) // even a peer closed meanwhile: its close may still be pending
                 sends_[op.id] = SendRec{qp->peer, total};
             if (peer) {
-                if (Obj *psrq = get(peer->srq, Kind::Srq)) {
-                    --psrq->avail;
+                if (peer->srq >= 0) {
+                    // An SRQ whose close pended (the peer QP still uses it) still hands out
+                    // its receives: only the live object counts them.
+                    if (Obj *psrq = get(peer->srq, Kind::Srq))
+                        --psrq->avail;
                     // the SRQ receive it takes completes on the peer's receive CQ: count it
                     // there (SRQ receives are counted on no CQ when posted)
                     if (Obj *prcq = get(peer->rcq, Kind::Cq))
