@@ -38,10 +38,6 @@ _NO_LAM = (
     "user-space verbs cannot map pages to device addresses (ib_dma_map_* is kernel-only): "
     "NdkBuildLAM returns STATUS_NOT_SUPPORTED, so no fast registration or privileged-token "
     "logical address exists")
-_REFUSAL_SPENDS_QP = (
-    "rdma_cm reports a paused listener's refusal and a peer's NdkReject alike (REJECTED): "
-    "the provider cannot tell the peer was never reached, so the QP is spent")
-
 _NO_DISCONNECT_REASON = (
     "rdma_cm does not carry why a connection ended (RDMA_CM_EVENT_DISCONNECTED has no reason): "
     "ProviderDisconnectReason is 0, 'not provided' (digest 1.11)")
@@ -149,7 +145,6 @@ QUIRKS: dict[str, dict[str, str]] = {
         "OID-STATISTICS-RDMA-READ-WRITE": _NO_OCTET_COUNTERS,
         "ADAPTER-ADDRESS-UNIQUE": _DEVICE_IS_SHARED,
         "ENDPOINT-INVALID-ADDRESS": _DEVICE_IS_SHARED,
-        "CONNECT-REFUSED-PAUSED": _REFUSAL_SPENDS_QP,
         **{rule: _NO_LAM for rule in _LAM_RULES},
         "DISCONNECT-EVENT-EX": _NO_DISCONNECT_REASON,
         "DISCONNECT-CLOSE": _NO_DISCONNECT_REASON,
@@ -220,6 +215,28 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
             "guest; the limit hit is not established"),
     },
 }
+
+
+# What the random walker meets on a device because of a quirk above: a failure signature
+# (docs/walk.md) -> the reason.  `ndk walk --past-known` (the VM lane) records such a walk as
+# known and walks on with the next seed; the evidence is in docs/semantics.md, "Quirks of the
+# verbs provider" (the walker's shrunk traces showed each).  A signature is coarse: a new
+# fault that fails the same way on that device is counted as known too.
+WALK_KNOWN: dict[str, dict[str, str]] = {
+    "verbs:rxe": {
+        # a receive posted on a QP already flushed (or failed) never completes
+        "lost:recv": _RECEIVE_AFTER_ERROR_RXE,
+    },
+    "verbs:siw": {
+        # a Write into a region that refuses it completes SUCCESS; the bytes never land
+        "data:write": _ERROR_NOT_SIGNALLED_SIW,
+    },
+}
+
+
+def walk_known(provider: str | None, signature: str | None) -> str | None:
+    """The quirk that explains a walk of ``provider`` failing with ``signature``, or None."""
+    return _lookup(WALK_KNOWN, provider, signature)
 
 
 def quirk_keys(provider: str) -> list[str]:

@@ -94,3 +94,27 @@ def test_pattern_matches_the_engine():
     # the first 8 bytes name the op; the rest is the engine's hash (tests/walk/world.hpp)
     assert walk.pattern_bytes(0x0102030405060708, 0, 8) == bytes([8, 7, 6, 5, 4, 3, 2, 1])
     assert len(set(walk.pattern_bytes(7, 8, 64))) > 16
+
+
+def test_walk_past_known_moves_to_the_next_seed(monkeypatch, tmp_path):
+    """--past-known: a walk failing as the quirk table says the provider fails is recorded as
+    known and the next seed walks on; the first unknown failure (or clean walk) ends it."""
+    outcomes = {7: {"signature": "data:write", "op": 3, "detail": "d"},
+                8: {"signature": "lost:send", "op": 5, "detail": "d"}}
+    seeds = []
+
+    def fake_walk(provider="soft", seconds=10.0, seed=None, out=".", shrink=True,
+                  shrink_seconds=120.0, replay=None):
+        if replay:  # the unknown failure's trace is shrunk
+            return {"shrunk": f"{replay}.min", "shrunk_ops": 2}
+        assert not shrink  # a known failure is not worth the shrinker's time
+        seeds.append(seed)
+        return {"provider": provider, "seed": seed, "ops": 10, "seconds": 0.1,
+                "failure": outcomes.get(seed), "trace": f"walk-{seed}.jsonl"}
+
+    monkeypatch.setattr(walk, "walk", fake_walk)
+    results = walk.walk_past_known("verbs:siw0", 30, 7, tmp_path)
+    assert seeds == [7, 8]
+    assert "iWARP" in results[0]["known"]
+    assert "known" not in results[1] and results[1]["shrunk"] == "walk-8.jsonl.min"
+    assert walk.walk_past_known("soft", 30, 7, tmp_path)[0].get("known") is None

@@ -48,3 +48,17 @@ def test_every_known_failure_names_a_rule_and_is_listed_in_the_semantics_doc():
 def test_quirk_keys_go_from_device_to_kind_to_provider():
     assert quirks.quirk_keys("verbs:siw0") == ["verbs:siw0", "verbs:siw", "verbs"]
     assert quirks.quirk_keys("soft") == ["soft"]
+
+
+def test_walk_known_signatures_resolve_by_device_kind():
+    assert quirks.walk_known("verbs:siw0", "data:write") == quirks._ERROR_NOT_SIGNALLED_SIW
+    assert quirks.walk_known("verbs:rxe0", "lost:recv") == quirks._RECEIVE_AFTER_ERROR_RXE
+    # a quirk of one device is not another's, and the reference provider has none
+    assert quirks.walk_known("verbs:rxe0", "data:write") is None
+    assert quirks.walk_known("soft", "lost:recv") is None
+    for table in quirks.WALK_KNOWN.values():
+        for signature, reason in table.items():
+            kind, _, key = signature.partition(":")
+            assert kind in {"violation", "data", "lost", "timeout", "status", "unknown_completion",
+                            "closed", "open", "exception"} and key
+            assert reason

@@ -48,6 +48,21 @@ NDK_PROVIDER_SETUP="bash $PWD/tests/vm/give-addresses.sh" \
     --junit "$results/conformance.xml" --html "$results/conformance.html" -- "${pytest_args[@]}"
 rc=$?
 echo "run-verbs: $((SECONDS - start)) s for ${providers[*]}"
+# The walker's fixed findings on the verbs provider (tests/walk/findings/verbs, docs/walk.md):
+# each trace replayed on every device must run clean, or the lane fails.
+for dev in $devices; do
+  for trace in tests/walk/findings/verbs/*.jsonl; do
+    sed "1s/\"provider\": \"[^\"]*\"/\"provider\": \"verbs:$dev\"/" "$trace" >"$results/replay.jsonl"
+    failure=$("$build/bin/ndk_walk" replay "$results/replay.jsonl" --out "$results/walk" 2>/dev/null |
+      /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["failure"] or "")' 2>&1)
+    if [[ -n $failure ]]; then
+      echo "run-verbs: finding $(basename "$trace") recurs on verbs:$dev: $failure"
+      rc=1
+    else
+      echo "run-verbs: finding $(basename "$trace") replays clean on verbs:$dev"
+    fi
+  done
+done
 # The random walker on each device (docs/walk.md), bounded; its summary is printed and its
 # findings (with the shrunk scenario in $results/walk) go to the quirk table or the known
 # failures (python/ndk/quirks.py, docs/semantics.md): they do not change this lane's exit code.
@@ -55,7 +70,7 @@ if [[ ${NDK_VERBS_WALK_SECONDS:-60} != 0 ]]; then
   for dev in $devices; do
     echo "run-verbs: ndk walk --provider verbs:$dev --seconds ${NDK_VERBS_WALK_SECONDS:-60}"
     /usr/bin/python3 -m ndk walk --provider "verbs:$dev" --seconds "${NDK_VERBS_WALK_SECONDS:-60}" \
-      --seed "${NDK_VERBS_WALK_SEED:-1}" --out "$results/walk" --shrink-seconds 120 ||
+      --seed "${NDK_VERBS_WALK_SEED:-1}" --out "$results/walk" --shrink-seconds 60 --past-known ||
       echo "run-verbs: ndk walk on verbs:$dev reported a failure (above)"
   done
 fi

@@ -54,7 +54,9 @@ void VConnector::on_event(rdma_cm_event_type event, int status, const std::vecto
                 param.retry_count = 7;
                 param.rnr_retry_count = 7;
                 param.qp_num = qp->qp->qp_num;
-                if (rdma_connect(id, &param) != 0) {
+                if (int error = qp->reset_if_flushed(); error != 0) {
+                    fail_connect(errno_status(error), false);
+                } else if (rdma_connect(id, &param) != 0) {
                     // iWARP connects its TCP stream here: no route shows up now (VERBS-CM)
                     int error = errno;
                     fail_connect(error == ENETUNREACH || error == EHOSTUNREACH
@@ -83,9 +85,10 @@ void VConnector::on_event(rdma_cm_event_type event, int status, const std::vecto
                 // a reject's private data stays readable (CONN-REFUSED).
                 peer_data = data;
                 have_peer_data = true;
+                // The connector is spent (CONN-RETRY); the QP never carried a connection and
+                // may take another, as on soft (the walker met an Accept refused with
+                // CONNECTION_ACTIVE on a QP whose Connect had found no listener).
                 fail_connect(STATUS_CONNECTION_REFUSED, true);
-                if (qp != nullptr)
-                    qp->bound = true; // spent with the connector (CONN-RETRY)
             } else if (state == State::Accepting) {
                 aborted = true; // the active side rejected after our accept
                 state = State::Done;

@@ -271,8 +271,8 @@ NTSTATUS accept_common(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, ULONG Inbou
         return STATUS_CONNECTION_ACTIVE;
     c->inbound = std::min({InboundReadLimit, info.MaxInboundReadLimit, c->peer_inbound});
     c->outbound = std::min({OutboundReadLimit, info.MaxOutboundReadLimit, c->peer_outbound});
-    int error = 0;
-    if (!adapter.device().iwarp) { // RoCE: ready to receive and send before the REP goes out
+    int error = qp->reset_if_flushed();
+    if (error == 0 && !adapter.device().iwarp) { // RoCE: ready to send before the REP goes out
         error = qp->modify_from_cm(c->id, IBV_QPS_RTR);
         if (error == 0)
             error = qp->modify_from_cm(c->id, IBV_QPS_RTS);

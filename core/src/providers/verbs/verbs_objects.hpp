@@ -189,13 +189,22 @@ struct VQp : NdkObject<NDK_QP> {
     RequestQueue sends, receives{kReceiveTag};
     std::vector<VMw *> windows; // bound through this QP (VMw::release_qp)
 
-    // Move to the error state: everything queued completes with IBV_WC_WR_FLUSH_ERR.
+    bool flushed = false;  // in IBV_QPS_ERR since a flush (reset_if_flushed takes it back)
+    // Move to the error state: everything queued completes with IBV_WC_WR_FLUSH_ERR.  Lock held.
     void flush();
+    // A QP flushed before it carried a connection goes back to INIT (through RESET) before a
+    // connection uses it: NDK's flush cancels requests, it does not spoil the QP for the
+    // Connect or Accept that may follow (docs/semantics.md, VERBS-FLUSH-BEFORE-CONNECT).
+    // Lock held; an errno, 0 on success.
+    int reset_if_flushed();
     // Modify to `state` with the attributes rdma_cm computes for the connection `id`.
     int modify_from_cm(rdma_cm_id *id, ibv_qp_state state);
 
 protected:
     void destroy_resources() override;
+
+private:
+    void cancel_posted(); // lock not held
 };
 
 // ---- connection management -----------------------------------------------------------------

@@ -6,14 +6,52 @@
 #include "verbs_objects.hpp"
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 namespace ndk::verbs {
 
 VQp::VQp(VerbsAdapter &adapter, VPd &pd) : NdkObject(adapter, kType, &kQpDispatch), pd(pd) {}
 
+// ibv_destroy_qp drops what is still posted without a completion, and a completion that
+// arrives for a QP already gone has nobody to report to (poll_device); an NDK close must
+// cancel what is posted (digest 3.1).  So: flush, and move the flushed completions into the
+// CQs' results while the QP still names them.  siw flushes inside the modify, rxe in its
+// tasks shortly after; a device that never flushes costs the close kCancelWait.
+void VQp::cancel_posted()
+{
+    constexpr auto kCancelWait = std::chrono::milliseconds(500);
+    {
+        std::lock_guard lock(adapter().mu());
+        flush();
+    }
+    auto deadline = std::chrono::steady_clock::now() + kCancelWait;
+    for (;;) {
+        {
+            std::lock_guard lock(adapter().mu());
+            bool waiting = false;
+            if (receive_cq != nullptr && receive_cq->error == STATUS_SUCCESS) {
+                receive_cq->drain_device();
+                waiting = srq == nullptr && !receives.pending.empty();
+            }
+            if (initiator_cq != nullptr && initiator_cq->error == STATUS_SUCCESS) {
+                initiator_cq->drain_device();
+                for (const auto &[id, request] : sends.pending)
+                    waiting = waiting || (request.signaled && !request.done);
+            }
+            if (!waiting)
+                return;
+        }
+        if (std::chrono::steady_clock::now() > deadline)
+            return;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
+
 void VQp::destroy_resources()
 {
     if (qp != nullptr) {
+        cancel_posted();
         {
             std::lock_guard lock(adapter().mu());
             adapter().qps().erase(qp->qp_num);
@@ -30,11 +68,17 @@ void VQp::flush()
 {
     if (qp == nullptr)
         return;
+    // Nothing posted on a QP that never connected: nothing to cancel, and the error state
+    // would only spoil it for a connection (siw has no way out of IBV_QPS_ERR:
+    // VERBS-FLUSH-BEFORE-CONNECT).
+    if (state == State::Idle && sends.pending.empty() && receives.pending.empty())
+        return;
     // Again when already flushed: moving to the error state again flushes what was posted
     // since (rxe flushes on every transition to IBV_QPS_ERR).
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
-    ibv_modify_qp(qp, &attr, IBV_QP_STATE); // NdkFlush is VOID: nothing to report
+    if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0) // NdkFlush is VOID: nothing to report
+        flushed = true;
 }
 
 int VQp::modify_from_cm(rdma_cm_id *id, ibv_qp_state state)
@@ -66,6 +110,22 @@ int to_init(VQp &qp)
     }
     return ibv_modify_qp(qp.qp, &attr, mask) == 0 ? 0 : errno;
 }
+
+} // namespace
+
+int VQp::reset_if_flushed()
+{
+    if (!flushed || state == State::Connected || state == State::Disconnected)
+        return 0; // never connected yet: Idle, or Connecting through the connector now
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_RESET;
+    if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) != 0)
+        return errno;
+    flushed = false;
+    return to_init(*this);
+}
+
+namespace {
 
 NTSTATUS make_qp(VPd *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq, PVOID QPContext,
                  ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth, ULONG MaxReceiveRequestSge,
