@@ -174,6 +174,7 @@ def write_scenario(trace: str | os.PathLike, path: str | os.PathLike | None = No
 
 MASK = (1 << 64) - 1
 KINTENT = (1 << 29) | (1 << 28)
+PAGE = 4096
 
 
 def pattern(op: int, off: int) -> int:
@@ -189,6 +190,14 @@ def pattern(op: int, off: int) -> int:
 
 def pattern_bytes(op: int, start: int, n: int) -> bytes:
     return bytes(pattern(op, i) for i in range(start, start + n))
+
+
+def page_buffer(size: int) -> Any:
+    """``size`` writable bytes starting on a page, as the engine's buffers do, so that an FBO
+    (NdkBuildLAM) is the same as in the walk that wrote the trace."""
+    import mmap
+
+    return mmap.mmap(-1, max(size, 1))
 
 
 class WalkFailure(AssertionError):
@@ -216,6 +225,10 @@ class Model:
         self.mw_token: dict[int, int] = {}
         self.mw_window: dict[int, tuple[int, int]] = {}
         self.listen_port: dict[int, int] = {}
+        self.lams: dict[int, dict] = {}           # LAM id -> its mapping and buffer region
+        self.fr: dict[int, dict] = {}             # fast-register MR id -> its last mapping
+        self.mapped: set[int] = set()             # fast-register MRs mapped now
+        self.stale: set[int] = set()              # ... whose LAM was released
         self.corrupt_pending = False
         self.allowed: set[str] = set()
 
@@ -330,7 +343,7 @@ class Model:
 
     # memory
     def reg(self, i, mr, size, flags):
-        buf = bytearray(size)
+        buf = page_buffer(size)
         call = self._done(self._o(mr).register(buf, flags=flags))
         if call.wait(0) == self.ndk.Status.SUCCESS:
             self.bufs[mr] = buf
@@ -371,27 +384,68 @@ class Model:
         self._check()
 
     # posts
+    def _pieces(self, mr, off, n):
+        """(buffer, offset, length) of bytes [off, off + n) of MR ``mr``: its registered buffer,
+        or for a fast-registered MR the LAM pages x FBO of its mapping (tests/walk/world.hpp)."""
+        fr = self.fr.get(mr)
+        if fr is None:
+            return [(self.bufs[mr], off, n)]
+        out: list = []
+        at = fr["fbo"] + off
+        while n > 0:
+            j, within = divmod(at, PAGE)
+            k = min(n, PAGE - within)
+            start = fr["map"][j] + within
+            if out and out[-1][0] is fr["buf"] and out[-1][1] + out[-1][2] == start:
+                out[-1] = (fr["buf"], out[-1][1], out[-1][2] + k)
+            else:
+                out.append((fr["buf"], start, k))
+            at += k
+            n -= k
+        return out
+
+    def _sge(self, mr, off, n):
+        fr = self.fr.get(mr)
+        if fr is None:
+            return self._o(mr).sge(off, n)
+        return self.ndk.Sge(fr["base"] + off, n, self._o(mr).local_token)
+
     def _sgl(self, mr, spans):
-        return [self._o(mr).sge(off, n) for off, n in spans if n or len(spans) == 1]
+        return [self._sge(mr, off, n) for off, n in spans if n or len(spans) == 1]
+
+    def _dest(self, mr, spans):
+        return [p for off, n in spans for p in self._pieces(mr, off, n)]
+
+    @staticmethod
+    def _fill_pieces(pieces, op):
+        pos = 0
+        for buf, off, n in pieces:
+            buf[off:off + n] = pattern_bytes(op, pos, n)
+            pos += n
 
     def _fill(self, mr, spans, op):
-        pos = 0
-        for off, n in spans:
-            self.bufs[mr][off:off + n] = pattern_bytes(op, pos, n)
-            pos += n
+        self._fill_pieces(self._dest(mr, spans), op)
+
+    def _post(self, i, status, req, flags=0, on_ok=None, on_fail=None):
+        """A post: in flight when it returned SUCCESS.  on_ok runs at its success (at once for
+        a silent success, undone by on_fail if it fails after all)."""
+        if status != self.ndk.Status.SUCCESS:
+            return
+        req.update(silent=bool(flags & 1), on_ok=on_ok, on_fail=on_fail)
+        if req["silent"] and on_ok:
+            on_ok()
+        self.out[i] = req
 
     def srq_recv(self, i, srq, mr, off0, len0, off1, len1):
         spans = [(off0, len0)] + ([(off1, len1)] if len1 else [])
         status = self._o(srq).srq_receive(self._sgl(mr, spans), request_context=i)
-        if status == self.ndk.Status.SUCCESS:
-            self.out[i] = dict(kind="recv", mr=mr, spans=spans)
+        self._post(i, status, dict(kind="recv", dest=self._dest(mr, spans)))
         self._check()
 
     def recv(self, i, qp, mr, off0, len0, off1, len1):
         spans = [(off0, len0)] + ([(off1, len1)] if len1 else [])
         status = self._o(qp).receive(self._sgl(mr, spans), request_context=i)
-        if status == self.ndk.Status.SUCCESS:
-            self.out[i] = dict(kind="recv", mr=mr, spans=spans, qp=qp)
+        self._post(i, status, dict(kind="recv", dest=self._dest(mr, spans), qp=qp))
         self._check()
 
     def send(self, i, qp, mr, off0, len0, off1, len1, flags):
@@ -415,62 +469,125 @@ class Model:
             sgl = self._sgl(mr, spans)
         status = self._o(qp).send(sgl, flags=flags, request_context=i)
         if status == self.ndk.Status.SUCCESS:
-            self.out[i] = dict(kind="send", silent=bool(flags & 1))
             self.sends[i] = (self.qp_of[qp]["peer"], total)
+        self._post(i, status, dict(kind="send"), flags)
         self._check()
 
     def sendinv(self, i, qp, mr, off0, len0, flags, tgt):
         flags &= ~KINTENT
         self._fill(mr, [(off0, len0)], i)
-        status = self._o(qp).send_and_invalidate(self._sgl(mr, [(off0, len0)]),
-                                                 self.mw_token[tgt], flags=flags,
-                                                 request_context=i)
+        fast = self.kind.get(tgt) == "mr"   # a fast-register MR the peer mapped
+        token = self._o(tgt).remote_token if fast else self.mw_token[tgt]
+        status = self._o(qp).send_and_invalidate(self._sgl(mr, [(off0, len0)]), token,
+                                                 flags=flags, request_context=i)
         if status == self.ndk.Status.SUCCESS:
-            self.out[i] = dict(kind="send", silent=bool(flags & 1))
             self.sends[i] = (self.qp_of[qp]["peer"], len0)
+        self._post(i, status, dict(kind="send"), flags,
+                   on_ok=(lambda: self.mapped.discard(tgt)) if fast else None)
         self._check()
 
     def _remote(self, rmr, roff, n):
+        """(address, token, destination pieces) of a remote MR, fast-registered MR or MW."""
         if self.kind.get(rmr) == "mw":
             under, off = self.mw_window[rmr]
             obj = self._o(under)
-            return obj.address + off + roff, self.mw_token[rmr], under, off + roff
+            return obj.address + off + roff, self.mw_token[rmr], [(self.bufs[under], off + roff, n)]
+        if rmr in self.fr:
+            return (self.fr[rmr]["base"] + roff, self._o(rmr).remote_token,
+                    self._pieces(rmr, roff, n))
         obj = self._o(rmr)
-        return obj.address + roff, obj.remote_token, rmr, roff
+        return obj.address + roff, obj.remote_token, [(self.bufs[rmr], roff, n)]
+
+    def _want(self, rmr):
+        # an access through a fast-registered MR whose LAM was released fails (docs/walk.md)
+        return self.ndk.Status.ACCESS_VIOLATION if rmr in self.stale else None
 
     def write(self, i, qp, mr, off0, len0, rmr, roff, flags):
         flags &= ~KINTENT
-        address, token, under, off = self._remote(rmr, roff, len0)
+        address, token, dest = self._remote(rmr, roff, len0)
         self._fill(mr, [(off0, len0)], i)
         status = self._o(qp).write(self._sgl(mr, [(off0, len0)]), address, token, flags=flags,
                                    request_context=i)
-        if status == self.ndk.Status.SUCCESS:
-            self.out[i] = dict(kind="write", mr=under, spans=[(off, len0)], silent=bool(flags & 1))
+        self._post(i, status, dict(kind="write", dest=dest, want=self._want(rmr)), flags)
         self._check()
 
     def read(self, i, qp, mr, off0, len0, rmr, roff, flags):
         flags &= ~KINTENT
-        address, token, under, off = self._remote(rmr, roff, len0)
-        self._fill(under, [(off, len0)], i)
+        address, token, source = self._remote(rmr, roff, len0)
+        self._fill_pieces(source, i)
         status = self._o(qp).read(self._sgl(mr, [(off0, len0)]), address, token, flags=flags,
                                   request_context=i)
-        if status == self.ndk.Status.SUCCESS:
-            self.out[i] = dict(kind="read", mr=mr, spans=[(off0, len0)], silent=bool(flags & 1))
+        invalidate = flags & self.ndk.OpFlag.RDMA_READ_LOCAL_INVALIDATE
+        self._post(i, status, dict(kind="read", dest=self._dest(mr, [(off0, len0)]),
+                                   want=self._want(rmr)), flags,
+                   on_ok=(lambda: self.mapped.discard(mr)) if invalidate else None)
         self._check()
 
     def bind(self, i, qp, mr, mw, off, len, flags):
         flags &= ~KINTENT
         status = self._o(qp).bind(self._o(mr), self._o(mw), self._o(mr).address + off, len,
                                   flags=flags, request_context=i)
-        if status == self.ndk.Status.SUCCESS:
-            self.out[i] = dict(kind="bind", mw=mw, window=(mr, off), silent=bool(flags & 1))
+        self._post(i, status, dict(kind="bind", mw=mw, window=(mr, off)), flags)
         self._check()
 
     def inval(self, i, qp, tgt, flags):
         flags &= ~KINTENT
         status = self._o(qp).invalidate(self._o(tgt), flags=flags, request_context=i)
-        if status == self.ndk.Status.SUCCESS:
-            self.out[i] = dict(kind="inval", silent=bool(flags & 1))
+        fast = self.kind.get(tgt) == "mr"
+        self._post(i, status, dict(kind="inval", want=self.ndk.Status.SUCCESS if fast else None),
+                   flags, on_ok=(lambda: self.mapped.discard(tgt)) if fast else None,
+                   on_fail=(lambda: self.mapped.add(tgt)) if fast else None)
+        self._check()
+
+    # logical address mappings and fast registers
+    def lam(self, i, ad, new, mr, off, len, small):
+        """NdkBuildLAM over [off, off + len) of MR ``mr``'s buffer (-1: a new buffer); small:
+        a *pLAMSize with no room for a page (BUFFER_TOO_SMALL, digest 1.1)."""
+        buf = self.bufs[mr] if mr >= 0 else page_buffer(off + len)
+        call = self._done(self.adapters[ad].build_lam(self.ndk.Mdl(buf, [(off, len)]),
+                                                      lam_size=16 if small else None))
+        status = call.wait(0)
+        if small and status != self.ndk.Status.BUFFER_TOO_SMALL:
+            raise WalkFailure(f"NdkBuildLAM with no room for a page gave {status}, documented: "
+                              "STATUS_BUFFER_TOO_SMALL")
+        if not small and status == self.ndk.Status.SUCCESS:
+            lam = call.lam
+            pages = list(lam.adapter_page_array)
+            self.lams[new] = dict(lam=lam, ad=ad, buf=buf, off=off, fbo=lam.fbo, pages=pages,
+                                  count=lam.adapter_page_count)
+        self._check()
+
+    def lamrel(self, i, lam):
+        """NdkReleaseLAM: an MR it maps stays fast-registered, its accesses fail."""
+        self.lams.pop(lam)["lam"].release()
+        self.stale.update(mr for mr, fr in self.fr.items() if fr["lam"] == lam)
+        self._check()
+
+    def fastreg(self, i, qp, mr, lam, page, n, fbo, len, flags, order):
+        flags &= ~KINTENT
+        ndk = self.ndk
+        m = self.lams[lam]
+        count = m["count"]
+        index = [((page + n - 1 - j) if order else (page + j)) % count for j in range(n)]
+        base = ((i & 0xFFF) + 1) * PAGE + fbo
+        status = self._o(qp).fast_register(self._o(mr), [m["pages"][k] for k in index], fbo, len,
+                                           base, flags=flags, request_context=i)
+        foreign = m["ad"] != self.pd_of[self.qp_of[qp]["pd"]]
+        if mr in self.mapped:   # mapped already: INVALID_DEVICE_REQUEST (docs/semantics.md)
+            self._post(i, status, dict(kind="fastreg", want=ndk.Status.INVALID_DEVICE_REQUEST))
+        elif foreign:           # another adapter's logical pages: ACCESS_VIOLATION
+            self._post(i, status, dict(kind="fastreg", want=ndk.Status.ACCESS_VIOLATION))
+        else:
+            mapping = dict(base=base, fbo=fbo, buf=m["buf"], lam=lam,
+                           map=[m["off"] - m["fbo"] + k * PAGE for k in index])
+
+            def on_ok():
+                self.fr[mr] = mapping
+                self.mapped.add(mr)
+                self.stale.discard(mr)
+
+            self._post(i, status, dict(kind="fastreg", want=ndk.Status.SUCCESS), flags,
+                       on_ok=on_ok, on_fail=lambda: self.mapped.discard(mr))
         self._check()
 
     def badtok(self, i, qp, mr, off0, len0):
@@ -496,15 +613,20 @@ class Model:
         req = self.out.pop(i, None)
         if req is None:
             raise WalkFailure(f"a result for request #{i} that is not in flight")
+        want = req.get("want")
+        if want is not None and r.status not in (want, self.ndk.Status.CANCELLED):
+            raise WalkFailure(f"{req['kind']} #{i} completed {r.status}, the model expects "
+                              f"{want} (or STATUS_CANCELLED)")
         if r.status != self.ndk.Status.SUCCESS:
             self.sends.pop(i, None)
+            if req.get("silent") and req.get("on_fail"):
+                req["on_fail"]()
             return
+        if not req.get("silent") and req.get("on_ok"):
+            req["on_ok"]()
         kind = req["kind"]
         if kind in ("write", "read") or (kind == "recv" and r.bytes_transferred):
-            buf = self.bufs.get(req["mr"])
-            if buf is None:
-                return
-            got = b"".join(bytes(buf[off:off + n]) for off, n in req["spans"])
+            got = b"".join(bytes(buf[off:off + n]) for buf, off, n in req["dest"])
             if kind == "recv":
                 got = got[:r.bytes_transferred]
             if self.corrupt_pending and got:

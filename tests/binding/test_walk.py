@@ -35,6 +35,18 @@ def test_short_walk_is_clean(tmp_path):
     assert "ops/s" in summary and "NdkCreateQp" in summary and "clean" in summary
 
 
+def test_short_walk_fast_registers(tmp_path):
+    """NdkBuildLAM, NdkFastRegister and the fast-registered token's remote use are walked:
+    a short walk's statuses include their successes (docs/walk.md)."""
+    result = walk.walk(ops=20000, seed=11, out=tmp_path, shrink=False)
+    assert result["failure"] is None, result["failure"]
+    statuses = result["statuses"]
+    assert statuses["NdkBuildLAM"].get("STATUS_SUCCESS", 0) > 0
+    assert statuses["NdkFastRegister"].get("STATUS_SUCCESS", 0) > 0
+    assert statuses["NdkFastRegister (completion)"].get("STATUS_SUCCESS", 0) > 0
+    assert statuses["NdkReleaseLAM"]["called"] > 0
+
+
 FINDINGS = sorted(
     (Path(__file__).resolve().parents[1] / "walk" / "findings").glob("*.jsonl"))
 

@@ -42,6 +42,21 @@ struct Gen {
     // A free range of `len` bytes in the buffer of MR `mr` (offset, or -1).
     int64_t free_at(Obj &mr, int64_t len)
     {
+        if (mr.fast) {
+            // an offset from the fast registration's BaseVirtualAddress whose bytes are free
+            if (mr.fr_state != 2 || len > static_cast<int64_t>(mr.fr_len))
+                return -1;
+            for (int tries = 0; tries < 6; ++tries) {
+                int64_t off = static_cast<int64_t>(r(mr.fr_len - len + 1));
+                std::vector<Span> spans;
+                bool ok = fr_spans(mr, off, len, spans);
+                for (auto &sp : spans)
+                    ok = ok && sp.b->free_range(sp.off, sp.len);
+                if (ok)
+                    return off;
+            }
+            return -1;
+        }
         if (!mr.buf || len > static_cast<int64_t>(mr.buf->d.size()))
             return -1;
         int64_t chunks = static_cast<int64_t>(mr.buf->busy.size());
@@ -179,6 +194,21 @@ struct Gen {
         return make(Code::reg, {mr, chance(0.5) ? 4096 : 16384, flags[r(6)]});
     }
 
+    // An MR of PD `pd` whose local token may name an SGE: registered with `flags`, or a
+    // fast-register MR mapped (not over a released LAM) with the matching access (1.7, 2.4);
+    // access 0 read, 1 write, 2 read sink.
+    bool local_ok(Obj &m, int64_t pd, uint32_t flags, int access = 0)
+    {
+        if (m.pd != pd)
+            return false;
+        if (!m.fast)
+            return m.registered && (m.flags & flags) == flags;
+        bool sink_flag = !(info(m.ad).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+        return m.fr_state == 2 && !m.fr_stale && m.fr_len >= 16 && chance(0.5) &&
+               (access == 0 || (m.fr_flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE)) &&
+               (access != 2 || !sink_flag || (m.fr_flags & NDK_OP_FLAG_RDMA_READ_SINK));
+    }
+
     bool connected(Obj &q)
     {
         Obj *peer = w.get(q.peer, Kind::Qp);
@@ -198,6 +228,8 @@ struct Gen {
     bool sges(Obj &mr, int64_t total, int n, int64_t out[4])
     {
         out[0] = out[1] = out[2] = out[3] = 0;
+        if (mr.fast)
+            n = 1;
         int64_t first = n == 2 && total >= 16 ? total / 2 : total;
         out[0] = free_at(mr, std::max<int64_t>(first, 1));
         out[1] = first;
@@ -243,7 +275,7 @@ struct Gen {
         if (intent(q, true) < 0)
             return std::nullopt;
         int64_t mr = pick(Kind::Mr, [&](Obj &m) {
-            return m.pd == q.pd && m.registered && (m.flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            return local_ok(m, q.pd, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, 1);
         });
         if (mr < 0)
             return std::nullopt;
@@ -261,7 +293,7 @@ struct Gen {
             return std::nullopt;
         Obj &s = *w.get(srq, Kind::Srq);
         int64_t mr = pick(Kind::Mr, [&](Obj &m) {
-            return m.pd == s.pd && m.registered && (m.flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+            return local_ok(m, s.pd, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, 1);
         });
         if (mr < 0)
             return std::nullopt;
@@ -312,8 +344,12 @@ struct Gen {
             Obj *peer = w.get(q.peer, Kind::Qp);
             if (!peer)
                 return std::nullopt;
-            int64_t tgt = pick(Kind::Mw, [&](Obj &m) { return m.pd == peer->pd && m.bind_state == 2; });
-            int64_t mr = pick(Kind::Mr, [&](Obj &m) { return m.pd == q.pd && m.registered; });
+            int64_t tgt = chance(0.5) ? pick(Kind::Mr, [&](Obj &m) {
+                return m.fast && m.pd == peer->pd && m.fr_state == 2 && m.uses == 0;
+            }) : -1;
+            if (tgt < 0)
+                tgt = pick(Kind::Mw, [&](Obj &m) { return m.pd == peer->pd && m.bind_state == 2; });
+            int64_t mr = pick(Kind::Mr, [&](Obj &m) { return local_ok(m, q.pd, 0); });
             if (tgt < 0 || mr < 0)
                 return std::nullopt;
             int64_t s[4];
@@ -325,7 +361,7 @@ struct Gen {
             int64_t off = static_cast<int64_t>(r(w.scratch_->d.size() / kChunk - 8)) * kChunk;
             return make(Code::send, {qp, -1, off, total, 0, 0, flags | NDK_OP_FLAG_INLINE});
         }
-        int64_t mr = pick(Kind::Mr, [&](Obj &m) { return m.pd == q.pd && m.registered; });
+        int64_t mr = pick(Kind::Mr, [&](Obj &m) { return local_ok(m, q.pd, 0); });
         if (mr < 0)
             return std::nullopt;
         int64_t s[4];
@@ -348,8 +384,12 @@ struct Gen {
         if (bits < 0 || !peer)
             return std::nullopt;
         bool sink_flag = !(info(q.ad).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+        bool local_inval = !write && chance(0.15) &&
+                           (info(q.ad).AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED);
         int64_t mr = pick(Kind::Mr, [&](Obj &m) {
-            if (m.pd != q.pd || !m.registered)
+            if (m.fast)
+                return local_ok(m, q.pd, 0, write ? 0 : 2) && (!local_inval || m.uses == 0);
+            if (local_inval || m.pd != q.pd || !m.registered)
                 return false;
             if (!write && !(m.flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
                 return false;
@@ -360,8 +400,28 @@ struct Gen {
         if (mr < 0)
             return std::nullopt;
         int64_t len = range(1, 1024);
+        Obj &lm = *w.get(mr, Kind::Mr);
+        if (lm.fast)
+            len = std::min<int64_t>(len, lm.fr_len);
         int64_t remote = -1, roff = 0;
-        if (chance(0.3)) {
+        if (chance(0.4)) {
+            // a fast-register MR the peer mapped (now and then one whose LAM was released:
+            // the access must fail)
+            int64_t need = write ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE : NDK_OP_FLAG_ALLOW_REMOTE_READ;
+            remote = pick(Kind::Mr, [&](Obj &m) {
+                return m.fast && m.pd == peer->pd && m.fr_state == 2 &&
+                       ((m.fr_flags & need) == need || chance(0.02)) &&
+                       (!m.fr_stale || chance(0.05));
+            });
+            if (remote >= 0) {
+                Obj &m = *w.get(remote, Kind::Mr);
+                len = std::min<int64_t>(len, m.fr_len);
+                roff = free_at(m, len);
+                if (roff < 0)
+                    return std::nullopt;
+            }
+        }
+        if (remote < 0 && chance(0.3)) {
             remote = pick(Kind::Mw, [&](Obj &m) {
                 return m.pd == peer->pd && m.bind_state == 2 &&
                        (m.mw_flags & (write ? NDK_OP_FLAG_ALLOW_REMOTE_WRITE : NDK_OP_FLAG_ALLOW_REMOTE_READ));
@@ -393,18 +453,30 @@ struct Gen {
         if (off < 0)
             return std::nullopt;
         int64_t flags = post_flags(q, false) | bits;
+        if (local_inval)
+            flags |= NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
         return make(write ? Code::write : Code::read, {qp, mr, off, len, remote, roff, flags});
+    }
+
+    // A QP for an initiator post and the post's intent bits (nullptr: none now).
+    Obj *initiator_post(int64_t &bits)
+    {
+        int64_t qp = qp_for_post(false);
+        if (qp < 0)
+            return nullptr;
+        Obj *q = w.get(qp, Kind::Qp);
+        bits = intent(*q, false);
+        return bits < 0 ? nullptr : q;
     }
 
     std::optional<Op> bind()
     {
-        int64_t qp = qp_for_post(false);
-        if (qp < 0)
+        int64_t bits = 0;
+        Obj *poster = initiator_post(bits);
+        if (!poster)
             return std::nullopt;
-        Obj &q = *w.get(qp, Kind::Qp);
-        int64_t bits = intent(q, false);
-        if (bits < 0)
-            return std::nullopt;
+        Obj &q = *poster;
+        int64_t qp = q.id;
         int64_t mw = pick(Kind::Mw, [&](Obj &m) { return m.pd == q.pd && m.bind_state == 0; });
         int64_t mr = pick(Kind::Mr, [&](Obj &m) {
             return m.pd == q.pd && m.registered && (m.flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
@@ -430,10 +502,115 @@ struct Gen {
             return std::nullopt;
         Obj &q = *w.get(qp, Kind::Qp);
         int64_t bits = intent(q, false);
-        int64_t mw = pick(Kind::Mw, [&](Obj &m) { return m.pd == q.pd && m.bind_state == 2; });
+        int64_t mw = chance(0.5) ? pick(Kind::Mr, [&](Obj &m) {
+            return m.fast && m.pd == q.pd && m.fr_state == 2 && m.uses == 0;
+        }) : -1;
+        if (mw < 0)
+            mw = pick(Kind::Mw, [&](Obj &m) { return m.pd == q.pd && m.bind_state == 2; });
         if (bits < 0 || mw < 0)
             return std::nullopt;
         return make(Code::inval, {qp, mw, bits});
+    }
+
+    // NdkBuildLAM over a region of a registered MR's buffer (either adapter's) or of a new
+    // buffer; now and then with no room for the page array (BUFFER_TOO_SMALL).
+    std::optional<Op> lam()
+    {
+        int ad = static_cast<int>(r(nad()));
+        int n = 0;
+        for (auto &[id, l] : w.lams_)
+            n += l.ad == ad;
+        if (n >= 4)
+            return std::nullopt;
+        int64_t mr = chance(0.5) ? pick(Kind::Mr, [](Obj &m) { return !m.fast && m.registered; })
+                                 : -1;
+        int64_t off, len;
+        if (mr >= 0) {
+            int64_t size = static_cast<int64_t>(w.get(mr, Kind::Mr)->buf->d.size());
+            off = static_cast<int64_t>(r(size / 2));
+            len = range(std::min<int64_t>(512, size - off), size - off);
+        } else {
+            off = static_cast<int64_t>(r(4096));
+            len = chance(0.2) ? range(1, 512) : range(512, 3 * 4096);
+        }
+        return make(Code::lam, {ad, static_cast<int64_t>(id), mr, off, len, chance(0.05)});
+    }
+
+    std::optional<Op> lamrel()
+    {
+        std::vector<int64_t> idle;
+        for (auto &[id, l] : w.lams_)
+            if (l.uses == 0)
+                idle.push_back(id);
+        if (idle.empty() || !chance(0.25))
+            return std::nullopt;
+        return make(Code::lamrel, {idle[r(idle.size())]});
+    }
+
+    // NdkFastRegister of an initialized fast-register MR onto pages of a LAM of the QP's
+    // adapter.  Now and then on purpose: an MR already mapped, the other adapter's LAM, more
+    // pages than the MR was initialized for, remote flags without RemoteAccess.
+    std::optional<Op> fastreg()
+    {
+        bool again = chance(0.03);
+        int64_t bits = 0;
+        Obj *poster = initiator_post(bits);
+        if (!poster)
+            return std::nullopt;
+        Obj &q = *poster;
+        int64_t mr = pick(Kind::Mr, [&](Obj &m) {
+            return m.fast && m.fr_init && m.pd == q.pd &&
+                   (again ? m.fr_state == 2 : m.fr_state == 0 && m.uses == 0);
+        });
+        if (mr < 0)
+            return std::nullopt;
+        Obj &m = *w.get(mr, Kind::Mr);
+        bool foreign = !again && chance(0.03);
+        std::vector<int64_t> lams;
+        for (auto &[id, l] : w.lams_)
+            if ((l.ad == q.ad) != foreign)
+                lams.push_back(id);
+        if (lams.empty())
+            return std::nullopt;
+        int64_t lam = lams[r(lams.size())];
+        const LamRec &l = w.lams_.at(lam);
+        int64_t pages = static_cast<int64_t>(l.pages.size());
+        int64_t n = range(1, std::min<int64_t>(pages, m.fr_pages));
+        if (chance(0.03))
+            n = m.fr_pages + 1; // above what the MR was initialized for: INVALID_PARAMETER
+        int64_t first = static_cast<int64_t>(r(std::max<int64_t>(pages - n, 0) + 1));
+        int order = n > 1 && chance(0.2);
+        int64_t flags = post_flags(q, false) | bits;
+        if (m.fr_remote || chance(0.02)) {
+            if (chance(0.8))
+                flags |= NDK_OP_FLAG_ALLOW_REMOTE_READ;
+            if (chance(0.7))
+                flags |= NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+        }
+        if (chance(0.6))
+            flags |= NDK_OP_FLAG_ALLOW_LOCAL_WRITE;
+        if (chance(0.5))
+            flags |= NDK_OP_FLAG_RDMA_READ_SINK;
+        // FBO and Length: the mapped bytes must lie inside the LAM's region (the walker's
+        // memory); the LAM's own FBO from its first page maps exactly the region
+        std::vector<int64_t> map;
+        for (int64_t j = 0; j < n; ++j)
+            map.push_back(l.page_start(fr_page(l, first, n, order, j)));
+        for (int tries = 0; tries < 8; ++tries) {
+            int64_t fbo = first == 0 && !order && chance(0.5) ? l.fbo : static_cast<int64_t>(r(4096));
+            int64_t most = n * 4096 - fbo;
+            int64_t len = chance(0.3) ? most : range(1, most);
+            std::vector<Span> spans;
+            if (tries == 7 || map_spans(l.buf, map, static_cast<uint32_t>(fbo), l.off,
+                                        l.off + l.len, 0, len, spans))
+                return make(Code::fastreg, {q.id, mr, lam, first, n, fbo, len, flags, order});
+            len = range(1, std::max<int64_t>(1, std::min<int64_t>(most, 256)));
+            spans.clear();
+            if (map_spans(l.buf, map, static_cast<uint32_t>(fbo), l.off, l.off + l.len, 0, len,
+                          spans))
+                return make(Code::fastreg, {q.id, mr, lam, first, n, fbo, len, flags, order});
+        }
+        return std::nullopt;
     }
 
     std::optional<Op> connect()
@@ -572,6 +749,9 @@ Op World::generate(std::mt19937_64 &rng, uint64_t id)
         {6, [&] { return g.rdma(false); }},
         {2, [&] { return g.bind(); }},
         {1, [&] { return g.inval(); }},
+        {2, [&] { return g.lam(); }},
+        {1, [&] { return g.lamrel(); }},
+        {4, [&] { return g.fastreg(); }},
         {5, [&] { return g.connect(); }},
         {20, [&] { return g.cq_op(); }},
         {3, [&] { return g.misc(); }},

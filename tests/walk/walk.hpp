@@ -47,6 +47,9 @@ namespace walk {
     X(reg, "mr", "size", "flags")                                                                  \
     X(dereg, "mr")                                                                                 \
     X(frinit, "mr", "pages", "remote")                                                             \
+    X(lam, "ad", "new", "mr", "off", "len", "small")                                               \
+    X(lamrel, "lam")                                                                               \
+    X(fastreg, "qp", "mr", "lam", "page", "n", "fbo", "len", "flags", "order")                     \
     X(arm, "cq", "type")                                                                           \
     X(poll, "cq", "n", "ex")                                                                       \
     X(resize, "cq", "depth")                                                                       \

@@ -74,6 +74,8 @@ bool type_matches(Code code, int type)
         return type == NdkOperationTypeBind;
     case Code::inval:
         return type == NdkOperationTypeInvalidate;
+    case Code::fastreg:
+        return type == NdkOperationTypeFastRegister;
     default:
         return true;
     }
@@ -218,17 +220,41 @@ void World::check_violations(const std::set<std::string> &allowed)
 // --- requests ------------------------------------------------------------------------------
 
 bool World::sge_span(int64_t mr_id, int64_t pd, int64_t off, int64_t len, NDK_SGE &sge,
-                     Span &span, bool need_write)
+                     std::vector<Span> &spans, int access, Req &req)
 {
-    (void)need_write;
     Obj *mr = get(mr_id, Kind::Mr);
-    if (!mr || !mr->registered || mr->pd != pd || off < 0 || len < 0 ||
-        !mr->buf->free_range(off, len))
+    if (!mr || mr->pd != pd || off < 0 || len < 0)
         return false;
-    sge.VirtualAddress = mr->buf->d.data() + off;
+    std::vector<Span> got;
+    if (mr->fast) {
+        // a fast-registered MR: its local token names [BaseVirtualAddress, + Length) (2.4)
+        bool sink_flag = !(info_[mr->ad].AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED);
+        if (mr->fr_state != 2 || mr->fr_stale ||
+            (access >= 1 && !(mr->fr_flags & NDK_OP_FLAG_ALLOW_LOCAL_WRITE)) ||
+            (access == 2 && sink_flag && !(mr->fr_flags & NDK_OP_FLAG_RDMA_READ_SINK)) ||
+            !fr_spans(*mr, off, len, got))
+            return false;
+        sge.VirtualAddress = reinterpret_cast<void *>(static_cast<uintptr_t>(mr->fr_base + off));
+        req.frs.push_back(mr->id);
+        switch (req.code) {
+        case Code::recv: req.tally = "NdkReceive into a fast-registered SGE (completion)"; break;
+        case Code::srq_recv: req.tally = "NdkSrqReceive into a fast-registered SGE (completion)"; break;
+        case Code::read: req.tally = "NdkRead into a fast-registered SGE (completion)"; break;
+        case Code::write: req.tally = "NdkWrite from a fast-registered SGE (completion)"; break;
+        default: req.tally = "NdkSend from a fast-registered SGE (completion)"; break;
+        }
+    } else {
+        if (!mr->registered)
+            return false;
+        got.push_back(Span{mr->buf, static_cast<uint32_t>(off), static_cast<uint32_t>(len)});
+        sge.VirtualAddress = mr->buf->d.data() + off;
+    }
+    for (const auto &sp : got)
+        if (!sp.b->free_range(sp.off, sp.len))
+            return false;
     sge.Length = static_cast<ULONG>(len);
     sge.MemoryRegionToken = mr->ltok;
-    span = Span{mr->buf, static_cast<uint32_t>(off), static_cast<uint32_t>(len)};
+    spans.insert(spans.end(), got.begin(), got.end());
     return true;
 }
 
@@ -239,6 +265,12 @@ void World::drop_request(uint64_t id)
         return;
     for (auto &s : it->second.hold)
         s.b->mark(s.off, s.len, false);
+    for (int64_t mr : it->second.frs)
+        if (Obj *m = get(mr, Kind::Mr))
+            --m->uses;
+    for (int64_t l : it->second.lams)
+        if (auto li = lams_.find(l); li != lams_.end())
+            --li->second.uses;
     if (Obj *cq = get(it->second.cq, Kind::Cq))
         --cq->pending;
     out_.erase(it);
@@ -267,6 +299,7 @@ void World::settle(uint64_t id, Req &req, bool success, const NDK_RESULT_EX *r)
             }
         }
     }
+    fr_done(req, success);
     if (success) {
         switch (req.code) {
         case Code::write:
@@ -326,6 +359,12 @@ void World::settle(uint64_t id, Req &req, bool success, const NDK_RESULT_EX *r)
                     Obj *w = get(mw, Kind::Mw);
                     if (w && w->bind_state == 2 && w->mw_tok == r->TypeSpecificCompletionOutput)
                         w->bind_state = 0;
+                }
+                for (int64_t mr : live_[static_cast<size_t>(Kind::Mr)]) {
+                    Obj *m = get(mr, Kind::Mr);
+                    if (m && m->fast && m->fr_state == 3 &&
+                        m->rtok == r->TypeSpecificCompletionOutput)
+                        m->fr_state = 0; // its SendAndInvalidate is still in flight
                 }
             }
             break;
@@ -400,6 +439,9 @@ void World::complete(const NDK_RESULT_EX &r, int64_t cq_id)
             for (uint64_t e : earlier) {
                 auto ei = out_.find(e);
                 if (ei != out_.end() && ei->second.silent) {
+                    if (ei->second.tally)
+                        ++statuses[ei->second.tally]["STATUS_SUCCESS (silent)"];
+                    judge(e, ei->second, STATUS_SUCCESS);
                     settle(e, ei->second, true, nullptr);
                     drop_request(e);
                     queue->erase(std::find(queue->begin(), queue->end(), e));
@@ -411,8 +453,52 @@ void World::complete(const NDK_RESULT_EX &r, int64_t cq_id)
     if (it->second.queue == 2)
         if (Obj *cq = get(cq_id, Kind::Cq))
             cq->pending = std::max<int64_t>(cq->pending - 1, 0); // counted by the send
+    if (it->second.tally)
+        ++statuses[it->second.tally][hex(r.Status)];
+    judge(id, it->second, r.Status);
     settle(id, it->second, r.Status == STATUS_SUCCESS, &r);
     drop_request(id);
+}
+
+// A request whose completion status the model knows: a FastRegister or an invalidation of a
+// fast-register MR must succeed; a FastRegister of an MR already mapped, or of pages of the
+// other adapter's LAM, and an access through an MR whose LAM was released, must fail as
+// docs/semantics.md says (DATA-STATUS).  CANCELLED is always possible: a flush, or an earlier
+// error that ended the connection (QP-ERROR).
+void World::judge(uint64_t id, const Req &req, NTSTATUS status)
+{
+    if (!req.judged || status == req.want || status == STATUS_CANCELLED)
+        return;
+    fail("status", std::string(op_name(req.code)) + ":" + hex(req.want),
+         std::string(op_name(req.code)) + " #" + std::to_string(id) + " completed " + hex(status) +
+             ", the model expects " + hex(req.want) + " (or STATUS_CANCELLED)");
+}
+
+// What a request's end does to the fast-register MR it maps or invalidates.
+void World::fr_done(Req &req, bool success)
+{
+    Obj *mr = get(req.target, Kind::Mr);
+    if (!mr || !mr->fast)
+        return;
+    switch (req.code) {
+    case Code::fastreg:
+        if (mr->fr_state == 1) // a deliberate FastRegister of a mapped MR left it as it was
+            mr->fr_state = success && req.want == STATUS_SUCCESS ? 2 : 0;
+        break;
+    case Code::inval:
+        if (mr->fr_state == 3)
+            mr->fr_state = success ? 0 : 2; // failed: CANCELLED, never executed
+        break;
+    case Code::sendinv:
+    case Code::read:
+        // the peer's ReceiveAndInvalidate may have settled it first; a failure leaves the
+        // token undefined (digest 1.7, NdkRead)
+        if (mr->fr_state == 3)
+            mr->fr_state = success ? 0 : 4;
+        break;
+    default:
+        break;
+    }
 }
 
 void World::poll_cq(int64_t cq_id, ULONG n, bool ex)

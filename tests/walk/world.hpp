@@ -4,7 +4,10 @@
 
 #include "walk.hpp"
 
+#include "ndk/lam.hpp"
+
 #include <chrono>
+#include <new>
 #include <functional>
 
 namespace walk {
@@ -40,12 +43,29 @@ inline int flag_slot(Code code)
     case Code::read: return 6;
     case Code::bind: return 5;
     case Code::inval: return 2;
+    case Code::fastreg: return 7;
     default: return -1;
     }
 }
 
+// Page-aligned bytes: a buffer's page offsets (so a LAM's FBO) are the same in every run and
+// in the Python replay (walk.py's buffers are mmap'ed pages).
+template <class T>
+struct PageAllocator {
+    using value_type = T;
+    PageAllocator() = default;
+    template <class U>
+    PageAllocator(const PageAllocator<U> &) {}
+    T *allocate(size_t n)
+    {
+        return static_cast<T *>(::operator new(n * sizeof(T), std::align_val_t{4096}));
+    }
+    void deallocate(T *p, size_t) { ::operator delete(p, std::align_val_t{4096}); }
+    bool operator==(const PageAllocator &) const { return true; }
+};
+
 struct Buf {
-    std::vector<uint8_t> d;
+    std::vector<uint8_t, PageAllocator<uint8_t>> d;
     std::vector<uint8_t> busy; // one flag per kChunk bytes: in use by a request in flight
     explicit Buf(size_t n) : d(n), busy((n + kChunk - 1) / kChunk) {}
     bool free_range(uint64_t off, uint64_t len) const;
@@ -72,6 +92,21 @@ struct Obj {
     std::shared_ptr<Buf> buf;
     uint32_t flags = 0, ltok = 0, rtok = 0;
     bool fr_init = false;
+    // fast-register MR: InitializeFastRegisterMr's page count and RemoteAccess, and the
+    // mapping of its last NdkFastRegister: byte k of [fr_base, fr_base + fr_len) is at
+    // fr_buf offset fr_map[(fr_fbo + k) / 4096] + (fr_fbo + k) % 4096, always inside the
+    // LAM's region [fr_lo, fr_hi) of that buffer (LAM pages x FBO, digest 1.7)
+    uint32_t fr_pages = 0;
+    bool fr_remote = false;
+    int fr_state = 0; // 0 unmapped, 1 FastRegister in flight, 2 mapped, 3 invalidation in
+                      // flight, 4 unknown (a failed invalidation leaves it undefined)
+    bool fr_stale = false; // its LAM was released while it was mapped
+    int64_t fr_lam = -1;
+    std::shared_ptr<Buf> fr_buf;
+    std::vector<int64_t> fr_map;
+    uint64_t fr_base = 0;
+    uint32_t fr_len = 0, fr_fbo = 0, fr_flags = 0, fr_lo = 0, fr_hi = 0;
+    int64_t uses = 0; // requests in flight that use its tokens (fast-register MR)
     // MW
     int bind_state = 0; // 0 unbound, 1 bind in flight, 2 bound
     int64_t mw_mr = -1;
@@ -98,14 +133,76 @@ struct Req {
     bool silent = false;
     std::vector<Span> check; // what a success must have written (write: remote; read/recv: sink)
     std::vector<Span> hold;  // reserved ranges, released at completion
-    int64_t target = -1;     // bind: MW; inval: MR or MW; sendinv: the peer's MR or MW
+    int64_t target = -1;     // bind: MW; inval: MR or MW; sendinv: the peer's MR or MW;
+                             // fastreg, read with local invalidate: the MR
     uint32_t len = 0;
+    std::vector<int64_t> frs;  // fast-register MRs whose tokens it uses (Obj::uses)
+    std::vector<int64_t> lams; // LAMs it uses (LamRec::uses): not released meanwhile
+    const char *tally = nullptr; // its completion's status is counted under this name
+    bool judged = false;       // its completion must be `want` (or CANCELLED: flushed)
+    NTSTATUS want = STATUS_SUCCESS;
+};
+
+// A logical address mapping (NdkBuildLAM) over [off, off + len) of a buffer the walker owns.
+struct LamRec {
+    int ad = 0;
+    std::shared_ptr<ndk::Lam> h;
+    std::shared_ptr<Buf> buf;
+    uint32_t off = 0, len = 0, fbo = 0;
+    std::vector<NDK_LOGICAL_ADDRESS> pages;
+    int64_t uses = 0;
+    // the buffer offset of byte 0 of page i (may lie before the region, or the buffer)
+    int64_t page_start(size_t i) const
+    {
+        return static_cast<int64_t>(off) - fbo + static_cast<int64_t>(i) * 4096;
+    }
 };
 
 struct SendRec {
     int64_t to_qp = -1;
     uint32_t len = 0;
 };
+
+// The buffer spans of bytes [off, off + len) of a fast registration whose page j starts at
+// buffer offset map[j], FBO `fbo`; false when a byte lies outside [lo, hi) (the LAM's region:
+// the walker's own memory) or beyond the pages.
+inline bool map_spans(const std::shared_ptr<Buf> &buf, const std::vector<int64_t> &map,
+                      uint32_t fbo, uint32_t lo, uint32_t hi, uint64_t off, uint64_t len,
+                      std::vector<Span> &out)
+{
+    uint64_t at = fbo + off;
+    while (len > 0) {
+        uint64_t j = at / 4096, in = at % 4096;
+        if (j >= map.size())
+            return false;
+        uint64_t n = std::min<uint64_t>(len, 4096 - in);
+        int64_t start = map[j] + static_cast<int64_t>(in);
+        if (start < static_cast<int64_t>(lo) || start + static_cast<int64_t>(n) > hi)
+            return false;
+        if (!out.empty() && out.back().b == buf && out.back().off + out.back().len == start)
+            out.back().len += static_cast<uint32_t>(n);
+        else
+            out.push_back(Span{buf, static_cast<uint32_t>(start), static_cast<uint32_t>(n)});
+        at += n;
+        len -= n;
+    }
+    return true;
+}
+
+inline bool fr_spans(const Obj &mr, uint64_t off, uint64_t len, std::vector<Span> &out)
+{
+    return mr.fr_buf && off + len <= mr.fr_len &&
+           map_spans(mr.fr_buf, mr.fr_map, mr.fr_fbo, mr.fr_lo, mr.fr_hi, off, len, out);
+}
+
+// MR page j of a FastRegister over `n` pages of LAM `l` from page `first` (order 1: in
+// reverse), wrapping past the LAM's last page (a page array longer than the LAM).
+inline size_t fr_page(const LamRec &l, int64_t first, int64_t n, int order, int64_t j)
+{
+    int64_t k = order ? first + n - 1 - j : first + j;
+    int64_t p = static_cast<int64_t>(l.pages.size());
+    return static_cast<size_t>(((k % p) + p) % p);
+}
 
 class World {
 public:
@@ -155,8 +252,13 @@ private:
     void poll_cq(int64_t cq_id, ULONG n, bool ex);
     void drain_for(const std::set<int64_t> &qps, bool judge);
     void abandon_cq(int64_t cq_id);
-    bool sge_span(int64_t mr_id, int64_t pd, int64_t off, int64_t len, NDK_SGE &sge, Span &span,
-                  bool need_write);
+    // An SGE of `len` bytes at offset `off` of MR `mr_id` (a registered MR, or a mapped
+    // fast-register MR: offset from its BaseVirtualAddress), appending the buffer spans it
+    // names; false when the MR cannot serve it (access: 0 read, 1 write, 2 read sink).
+    bool sge_span(int64_t mr_id, int64_t pd, int64_t off, int64_t len, NDK_SGE &sge,
+                  std::vector<Span> &spans, int access, Req &req);
+    void judge(uint64_t id, const Req &req, NTSTATUS status);
+    void fr_done(Req &req, bool success);
     void pump_events();
 
     // ops
@@ -164,6 +266,8 @@ private:
     void op_post(const Op &op);
     void op_connect(const Op &op);
     void op_close(const Op &op);
+    void op_lam(const Op &op);
+    void op_fastreg(const Op &op, Req req, Obj &qp, ULONG flags);
 
     Config config_;
     std::vector<std::string> options_;
@@ -171,6 +275,7 @@ private:
     std::vector<std::string> host_;
     std::vector<NDK_ADAPTER_INFO> info_;
     std::unordered_map<int64_t, Obj> objs_;
+    std::map<int64_t, LamRec> lams_;
     std::array<std::vector<int64_t>, static_cast<size_t>(Kind::Count)> live_;
     std::unordered_map<uint64_t, Req> out_;
     std::unordered_map<uint64_t, SendRec> sends_;

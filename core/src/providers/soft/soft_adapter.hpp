@@ -99,7 +99,6 @@ public:
     struct LamTable {
         std::unordered_map<uint64_t, uintptr_t> pages;
         std::unordered_map<const void *, std::vector<uint64_t>> mappings; // by AdapterContext
-        uint64_t next_page = uint64_t{1} << 36;
     };
     LamTable &lams() { return lams_; } // lock held
 

@@ -2,7 +2,23 @@
 // I/O virtual addresses of this adapter; the privileged token names them in SGEs.
 #include "soft_objects.hpp"
 
+#include <atomic>
+
 namespace ndk::soft {
+
+namespace {
+
+// Logical pages are numbered across every soft adapter of the process, never reused: another
+// adapter's logical address (or a released one) is never one of this adapter's, so
+// NdkFastRegister and a privileged-token SGE can tell (the walker's fastreg with the other
+// adapter's pages completed SUCCESS when both adapters numbered from the same base).
+uint64_t take_logical_pages(uint64_t pages)
+{
+    static std::atomic<uint64_t> next{uint64_t{1} << 36};
+    return next.fetch_add(pages);
+}
+
+} // namespace
 
 NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length,
                    NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext,
@@ -29,10 +45,11 @@ NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length,
         auto &table = adapter->lams();
         std::vector<uint64_t> iova_pages;
         iova_pages.reserve(pages);
+        uint64_t first_page = take_logical_pages(pages);
         pNdkLAM->AdapterContext = pNdkLAM; // the mapping's identity for ReleaseLAM
         pNdkLAM->AdapterPageCount = static_cast<ULONG>(pages);
         for (uint64_t i = 0; i < pages; ++i) {
-            uint64_t iova = table.next_page++ * NDK_PAGE_SIZE;
+            uint64_t iova = (first_page + i) * NDK_PAGE_SIZE;
             table.pages[iova] = first + i * NDK_PAGE_SIZE;
             pNdkLAM->AdapterPageArray[i].QuadPart = static_cast<LONGLONG>(iova);
             iova_pages.push_back(iova);

@@ -36,6 +36,18 @@ NTSTATUS fail_inline(SoftQp &qp, NTSTATUS status)
     return status;
 }
 
+// A queued Bind, FastRegister or Invalidate names an MR or MW: its close pends until the
+// request completes (digest 3.1: "a close stays pending until all pending requests on the
+// object are completed"); complete_initiator releases them.  Found by the walker: an MR closed
+// while its deferred FastRegister was queued, then executed on the freed MR.
+void hold_objects(WorkRequest &wr)
+{
+    if (wr.mr != nullptr)
+        wr.mr->add_dependent();
+    if (wr.mw != nullptr)
+        wr.mw->add_dependent();
+}
+
 // Everything an initiator post shares: injected failure, a usable QP, allowed flags, room in
 // the queue; then `build` fills the request (returning an inline status) and it is queued.
 template <class Build>
@@ -184,6 +196,7 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
             wr.mw = mw;
             wr.address = address;
             wr.length = Length;
+            hold_objects(wr);
             // The window's token is valid once NdkBind returns (digest 1.5).
             if (mw->bound)
                 return STATUS_SUCCESS; // the execution reports INVALID_DEVICE_REQUEST
@@ -222,6 +235,7 @@ NTSTATUS post_fast_register(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr,
             wr.pages.reserve(AdapterPageCount);
             for (ULONG i = 0; i < AdapterPageCount; ++i)
                 wr.pages.push_back(static_cast<uint64_t>(AdapterPageArray[i].QuadPart));
+            hold_objects(wr);
             return STATUS_SUCCESS;
         });
 }
@@ -236,6 +250,7 @@ NTSTATUS post_invalidate(NDK_QP *qp, PVOID RequestContext, NDK_OBJECT_HEADER *pN
                               wr.mw = adapter.lookup<SoftMw>(pNdkMrOrMw, NdkObjectTypeMw);
                               if (wr.mr == nullptr && wr.mw == nullptr)
                                   return STATUS_INVALID_PARAMETER;
+                              hold_objects(wr);
                               return STATUS_SUCCESS;
                           });
 }

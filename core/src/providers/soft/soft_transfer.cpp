@@ -27,6 +27,10 @@ NDK_RESULT_EX result_for(const SoftQp &qp, PVOID context, NDK_OPERATION_TYPE typ
 
 void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
 {
+    if (wr.mr != nullptr) // held since the post (soft_qp_post.cpp, hold_objects)
+        wr.mr->release_dependent();
+    if (wr.mw != nullptr)
+        wr.mw->release_dependent();
     Misbehave mode = qp.adapter().misbehave();
     if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS) &&
         mode != Misbehave::CompleteSilent)
