@@ -54,7 +54,9 @@ _ERROR_NO_SOLICITED_FIRE = (
     "an error completion does not fire a solicited-only CQ arm (ibv_req_notify_cq with "
     "solicited_only) on this device")
 _RECEIVE_AFTER_ERROR_RXE = (
-    "rxe does not complete a receive posted while the QP is in the error state")
+    "rxe does not complete a receive posted while the QP is in the error state; the provider "
+    "completes it CANCELLED itself when it knows the QP is there (after a flush or an error "
+    "completion: VERBS-POST-IN-ERROR), not after an error only the peer saw")
 _NOT_IWARP_ROCE = (
     "RoCE connections are not mapped onto TCP connections: OID_NDK_CONNECTIONS lists one entry "
     "per connection with MappedToTcp FALSE, where these scenarios count iWARP's ND/TCP pairs "
@@ -82,9 +84,6 @@ _MW_GUARD = (
     "invalidating a type 2 window that is not bound crashes Linux 6.1 rxe (NULL dereference in "
     "rxe_invalidate_mw), so the provider refuses it inline with STATUS_INVALID_DEVICE_REQUEST "
     "(VERBS-MW-GUARD)")
-_SIW_FLUSH_ONCE = (
-    "siw flushes a queue only on the transition into the error state: a second NdkFlush finds "
-    "the QP there and cancels nothing posted since")
 
 # Window scenarios whose check is an access error through the window and what follows it.
 _WINDOW_ERROR_RULES = (
@@ -156,7 +155,6 @@ QUIRKS: dict[str, dict[str, str]] = {
         **{rule: _ERROR_NOT_SIGNALLED_RXE for rule in _ERROR_RULES},
         "CQ-ARM-ERRORS-MATCH-SOLICITED": _ERROR_NO_SOLICITED_FIRE,
         "ERROR-SOLICITED-ARM": _ERROR_NO_SOLICITED_FIRE,
-        "ERROR-LATER-POSTS-CANCELLED": _RECEIVE_AFTER_ERROR_RXE,
         **{rule: _ERROR_NOT_SIGNALLED_RXE for rule in _WINDOW_ERROR_RULES},
         "MW-INVALIDATE-UNBOUND": _MW_GUARD,
         "RESULT-RECEIVE-AND-INVALIDATE-PLAIN": _MW_GUARD,
@@ -169,7 +167,6 @@ QUIRKS: dict[str, dict[str, str]] = {
         "ERROR-LATER-POSTS-CANCELLED": _ERROR_NOT_SIGNALLED_SIW,
         "CQ-ARM-ERRORS-MATCH-SOLICITED": _ERROR_NO_SOLICITED_FIRE,
         "ERROR-SOLICITED-ARM": _ERROR_NO_SOLICITED_FIRE,
-        "CQ-ARM-REARM": _SIW_FLUSH_ONCE,
         "REJECT-ACTIVE": _SIW_ESTABLISHED_EARLY,
         "DISCONNECT-PEER-NOT-FLUSHED": _SIW_PEER_FLUSHED,
         "ARM-SOLICITED-SEND": _SIW_SOLICITED,

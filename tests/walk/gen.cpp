@@ -517,6 +517,8 @@ struct Gen {
     std::optional<Op> lam()
     {
         int ad = static_cast<int>(r(nad()));
+        if (w.no_lam_.count(ad))
+            return std::nullopt;
         int n = 0;
         for (auto &[id, l] : w.lams_)
             n += l.ad == ad;

@@ -276,6 +276,7 @@ private:
     std::vector<NDK_ADAPTER_INFO> info_;
     std::unordered_map<int64_t, Obj> objs_;
     std::map<int64_t, LamRec> lams_;
+    std::set<int> no_lam_; // adapters whose NdkBuildLAM is STATUS_NOT_SUPPORTED (verbs: _NO_LAM)
     std::array<std::vector<int64_t>, static_cast<size_t>(Kind::Count)> live_;
     std::unordered_map<uint64_t, Req> out_;
     std::unordered_map<uint64_t, SendRec> sends_;

@@ -419,6 +419,12 @@ void World::op_lam(const Op &op)
     note_call("NdkBuildLAM", call);
     if (!call.done())
         return;
+    if (call.result() == STATUS_NOT_SUPPORTED) {
+        // A provider that cannot map pages (user-space verbs: ndk.quirks _NO_LAM); NdkBuildLAM
+        // documents "other" failures, so the walk goes on without LAMs on this adapter.
+        no_lam_.insert(static_cast<int>(ad));
+        return;
+    }
     if (op.a[5]) {
         if (call.result() != STATUS_BUFFER_TOO_SMALL || lam->lam_size() != needed)
             fail("status", "NdkBuildLAM",

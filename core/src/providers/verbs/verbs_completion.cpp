@@ -114,6 +114,8 @@ bool poll_device(VCq &cq, std::deque<NDK_RESULT_EX> &out)
     if (qp_it == adapter.qps().end())
         return true; // its QP was closed: nobody to report to
     VQp &qp = *qp_it->second;
+    if (wc.status != IBV_WC_SUCCESS)
+        qp.in_error = true; // any error completion leaves an RC QP in the error state
     // On error wc.opcode is undefined: the work request id says which queue (kReceiveTag).
     if (wc.wr_id & kReceiveTag) {
         // Receive completions: in order on a QP's own queue; an SRQ's go to any QP.

@@ -93,7 +93,37 @@ NTSTATUS take_arm(VCq &cq)
     return STATUS_SUCCESS;
 }
 
+// Call the callback for a satisfied arm from the engine: never inside the consumer's own
+// call (arm, post), and not once the CQ is gone.
+void notify_later(VCq &cq, NTSTATUS status)
+{
+    VerbsAdapter &adapter = cq.adapter();
+    adapter.deliver([cq = &cq, status] {
+        bool alive;
+        {
+            std::lock_guard lock(cq->adapter().mu());
+            alive = cq->adapter().exists(cq);
+        }
+        if (alive)
+            notify_now(*cq, status);
+    });
+}
+
 } // namespace
+
+void VCq::add_local(const NDK_RESULT_EX &result)
+{
+    if (error != STATUS_SUCCESS)
+        return; // no further completions after a CQ error (digest 1.3)
+    polled.push_back(result);
+    arrived = true;
+    if (result.Status != STATUS_SUCCESS)
+        error_arrived = true; // errors always match SOLICITED
+    if (polled.size() > depth)
+        fail(STATUS_BUFFER_OVERFLOW);
+    if (NTSTATUS status = take_arm(*this); status != STATUS_PENDING)
+        notify_later(*this, status);
+}
 
 void VCq::fail(NTSTATUS status)
 {
@@ -212,16 +242,8 @@ VOID arm_cq(NDK_CQ *ndk_cq, ULONG Type)
         }
         status = take_arm(*cq);
     }
-    if (status != STATUS_PENDING) // from the engine: never inside the consumer's own call
-        adapter.deliver([cq, status] {
-            bool alive;
-            {
-                std::lock_guard lock(cq->adapter().mu());
-                alive = cq->adapter().exists(cq);
-            }
-            if (alive)
-                notify_now(*cq, status);
-        });
+    if (status != STATUS_PENDING)
+        notify_later(*cq, status);
 }
 
 template <class Result>

@@ -49,6 +49,9 @@ struct VCq : NdkObject<NDK_CQ> {
     // overrun (STATUS_BUFFER_OVERFLOW).  fail(): enter the CQ error state, once.
     void drain_device();
     void fail(NTSTATUS status);
+    // Lock held: a result the provider makes itself (a receive posted on a QP in the error
+    // state, VERBS-POST-IN-ERROR), queued and signalled like one taken off the device.
+    void add_local(const NDK_RESULT_EX &result);
     // Lock held: ask the device for the next completion event the arm needs.
     void request_events();
     bool any_requested = false; // an "any completion" event request is outstanding
@@ -189,7 +192,9 @@ struct VQp : NdkObject<NDK_QP> {
     RequestQueue sends, receives{kReceiveTag};
     std::vector<VMw *> windows; // bound through this QP (VMw::release_qp)
 
-    bool flushed = false;  // in IBV_QPS_ERR since a flush (reset_if_flushed takes it back)
+    // In IBV_QPS_ERR: since a flush or an error completion (reset_if_flushed takes a QP that
+    // never connected back to INIT).
+    bool in_error = false;
     // Move to the error state: everything queued completes with IBV_WC_WR_FLUSH_ERR.  Lock held.
     void flush();
     // A QP flushed before it carried a connection goes back to INIT (through RESET) before a
@@ -204,7 +209,9 @@ protected:
     void destroy_resources() override;
 
 private:
-    void cancel_posted(); // lock not held
+    void cancel_posted();     // lock not held
+    void cancel_unflushed();  // lock not held
+    void cancel_pending();    // lock held
 };
 
 // ---- connection management -----------------------------------------------------------------

@@ -40,12 +40,47 @@ void VQp::cancel_posted()
                     waiting = waiting || (request.signaled && !request.done);
             }
             if (!waiting)
-                return;
+                break;
         }
         if (std::chrono::steady_clock::now() > deadline)
-            return;
+            break;
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+    cancel_unflushed();
+}
+
+// What the device did not flush is cancelled by the provider, in each queue's order: siw
+// flushes only on the transition into the error state, so a receive posted into its
+// user-space queue after the peer ended the stream is never flushed (VERBS-CLOSE-CANCELS).
+// A completion the device still delivers for one of them finds no request and is dropped.
+void VQp::cancel_unflushed()
+{
+    std::lock_guard lock(adapter().mu());
+    cancel_pending();
+}
+
+void VQp::cancel_pending()
+{
+    auto cancelled = [this](const Request &request) {
+        NDK_RESULT_EX result{};
+        result.Status = STATUS_CANCELLED;
+        result.QPContext = qp_context;
+        result.RequestContext = request.context;
+        result.Type = request.type;
+        return result;
+    };
+    if (srq == nullptr && receive_cq != nullptr)
+        for (const auto &[id, request] : receives.pending)
+            receive_cq->add_local(cancelled(request));
+    receives.pending.clear();
+    if (initiator_cq != nullptr)
+        for (auto &[id, request] : sends.pending) {
+            if (!request.done)
+                initiator_cq->add_local(cancelled(request));
+            else if (request.report)
+                initiator_cq->add_local(request.result); // held for an earlier one: in order
+        }
+    sends.pending.clear();
 }
 
 void VQp::destroy_resources()
@@ -76,9 +111,23 @@ void VQp::flush()
     // Again when already flushed: moving to the error state again flushes what was posted
     // since (rxe flushes on every transition to IBV_QPS_ERR).
     ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    bool was_in_error = ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0 &&
+                        attr.qp_state == IBV_QPS_ERR;
+    attr = {};
     attr.qp_state = IBV_QPS_ERR;
     if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0) // NdkFlush is VOID: nothing to report
-        flushed = true;
+        in_error = true;
+    // siw flushes only on the transition into the error state (the peer's end of the stream
+    // may have put it there unseen): what was posted since is cancelled here, after what the
+    // device did complete (VERBS-FLUSH-AGAIN).  rxe flushes on every transition.
+    if (was_in_error && adapter().device().iwarp) {
+        if (receive_cq != nullptr && receive_cq->error == STATUS_SUCCESS)
+            receive_cq->drain_device();
+        if (initiator_cq != nullptr && initiator_cq->error == STATUS_SUCCESS)
+            initiator_cq->drain_device();
+        cancel_pending();
+    }
 }
 
 int VQp::modify_from_cm(rdma_cm_id *id, ibv_qp_state state)
@@ -115,13 +164,13 @@ int to_init(VQp &qp)
 
 int VQp::reset_if_flushed()
 {
-    if (!flushed || state == State::Connected || state == State::Disconnected)
+    if (!in_error || state == State::Connected || state == State::Disconnected)
         return 0; // never connected yet: Idle, or Connecting through the connector now
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_RESET;
     if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) != 0)
         return errno;
-    flushed = false;
+    in_error = false;
     return to_init(*this);
 }
 

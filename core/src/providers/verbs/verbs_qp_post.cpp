@@ -259,6 +259,22 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
     Request request;
     request.context = RequestContext;
     request.type = NdkOperationTypeReceive;
+    if (qp.in_error) {
+        // VERBS-POST-IN-ERROR: rxe never completes a receive posted on a QP in the error
+        // state, siw's user-space queue is flushed only on the transition into it; NDK
+        // cancels it (digest 1.7).  Once the device has flushed what came before (results
+        // of a queue leave in order), the provider completes it CANCELLED itself.
+        qp.receive_cq->drain_device();
+        if (qp.receives.pending.empty()) {
+            NDK_RESULT_EX result{};
+            result.Status = STATUS_CANCELLED;
+            result.QPContext = qp.qp_context;
+            result.RequestContext = RequestContext;
+            result.Type = NdkOperationTypeReceive;
+            qp.receive_cq->add_local(result);
+            return STATUS_SUCCESS;
+        }
+    }
     ibv_recv_wr wr{};
     wr.wr_id = qp.receives.add(request);
     wr.sg_list = sges.data();
