@@ -2,9 +2,9 @@
 # Every test: the installed package checked from outside the tree, the CTest suites (GoogleTest,
 # the ndk package's pytest suite, the scenarios, the benchmark smoke runs) in the normal build,
 # again under ASan+UBSan, the random walker, the C++ suites under TSan, the dispatch fuzzer
-# (docs/testing.md says what runs where, and for how long); with NDK_VM=1 (what .ci/run sets) also the verbs lane: every scenario against real
-# RDMA devices (rxe, siw) in a QEMU guest, tests/vm/verbs-lane.sh.  Exits non-zero if
-# anything fails.
+# (docs/testing.md says what runs where, and for how long); with NDK_VM=1 (what .ci/run sets)
+# also the verbs lane: every scenario against real RDMA devices (rxe, siw) in a QEMU guest,
+# tests/vm/verbs-lane.sh.  Exits non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

@@ -16,6 +16,7 @@ operation.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import random
 import shutil
@@ -195,8 +196,6 @@ def pattern_bytes(op: int, start: int, n: int) -> bytes:
 def page_buffer(size: int) -> Any:
     """``size`` writable bytes starting on a page, as the engine's buffers do, so that an FBO
     (NdkBuildLAM) is the same as in the walk that wrote the trace."""
-    import mmap
-
     return mmap.mmap(-1, max(size, 1))
 
 

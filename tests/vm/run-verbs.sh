@@ -53,13 +53,13 @@ echo "run-verbs: $((SECONDS - start)) s for ${providers[*]}"
 for dev in $devices; do
   for trace in tests/walk/findings/verbs/*.jsonl; do
     sed "1s/\"provider\": \"[^\"]*\"/\"provider\": \"verbs:$dev\"/" "$trace" >"$results/replay.jsonl"
-    failure=$("$build/bin/ndk_walk" replay "$results/replay.jsonl" --out "$results/walk" 2>/dev/null |
-      /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["failure"] or "")' 2>&1)
-    if [[ -n $failure ]]; then
-      echo "run-verbs: finding $(basename "$trace") recurs on verbs:$dev: $failure"
-      rc=1
-    else
+    if /usr/bin/python3 -m ndk walk --replay "$results/replay.jsonl" --no-shrink \
+      --out "$results/walk" >"$results/replay.txt" 2>&1; then
       echo "run-verbs: finding $(basename "$trace") replays clean on verbs:$dev"
+    else
+      echo "run-verbs: finding $(basename "$trace") recurs on verbs:$dev:"
+      grep -E "FAILED|ndk walk:" "$results/replay.txt" || cat "$results/replay.txt"
+      rc=1
     fi
   done
 done

@@ -413,8 +413,15 @@ void release_lam(NDK_ADAPTER *face, NDK_LOGICAL_ADDRESS_MAPPING *lam)
 } // namespace
 
 const NDK_ADAPTER_DISPATCH kAdapterDispatch = {
-    adapter_query_extension, query_adapter_info, create_cq,   create_pd, create_shared_endpoint,
-    create_connector,        create_listener,    build_lam,   release_lam,
+    .NdkQueryExtension = adapter_query_extension,
+    .NdkQueryAdapterInfo = query_adapter_info,
+    .NdkCreateCq = create_cq,
+    .NdkCreatePd = create_pd,
+    .NdkCreateSharedEndpoint = create_shared_endpoint,
+    .NdkCreateConnector = create_connector,
+    .NdkCreateListener = create_listener,
+    .NdkBuildLAM = build_lam,
+    .NdkReleaseLAM = release_lam,
 };
 
 } // namespace ndk::validate

@@ -269,10 +269,19 @@ NTSTATUS disconnect(NDK_CONNECTOR *face, NDK_FN_REQUEST_COMPLETION completion, P
 } // namespace
 
 const NDK_CONNECTOR_DISPATCH kConnectorDispatch = {
-    close_object,       query_extension,   connect,          connect_with_shared_endpoint,
-    complete_connect,   accept,            reject,           get_connection_data,
-    get_local_address,  get_peer_address,  disconnect,       complete_connect_ex,
-    accept_ex,
+    .NdkCloseConnector = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkConnect = connect,
+    .NdkConnectWithSharedEndpoint = connect_with_shared_endpoint,
+    .NdkCompleteConnect = complete_connect,
+    .NdkAccept = accept,
+    .NdkReject = reject,
+    .NdkGetConnectionData = get_connection_data,
+    .NdkGetLocalAddress = get_local_address,
+    .NdkGetPeerAddress = get_peer_address,
+    .NdkDisconnect = disconnect,
+    .NdkCompleteConnectEx = complete_connect_ex,
+    .NdkAcceptEx = accept_ex,
 };
 
 } // namespace ndk::validate

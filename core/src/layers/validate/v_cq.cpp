@@ -141,8 +141,13 @@ void cq_notification(PVOID context, NTSTATUS status)
 }
 
 const NDK_CQ_DISPATCH kCqDispatch = {
-    close_object, query_extension,    resize_cq,         arm_cq,
-    get_cq_results, control_moderation, get_cq_results_ex,
+    .NdkCloseCq = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkResizeCq = resize_cq,
+    .NdkArmCq = arm_cq,
+    .NdkGetCqResults = get_cq_results,
+    .NdkControlCqInterruptModeration = control_moderation,
+    .NdkGetCqResultsEx = get_cq_results_ex,
 };
 
 } // namespace ndk::validate

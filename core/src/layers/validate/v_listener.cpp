@@ -71,10 +71,17 @@ void connect_event(PVOID context, NDK_CONNECTOR *connector)
 }
 
 const NDK_LISTENER_DISPATCH kListenerDispatch = {
-    close_object, query_extension, listen, listener_local_address, control_connect_events,
+    .NdkCloseListener = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkListen = listen,
+    .NdkGetLocalAddress = listener_local_address,
+    .NdkControlConnectEvents = control_connect_events,
 };
 
-const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch = {close_object, query_extension,
-                                                              endpoint_local_address};
+const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch = {
+    .NdkCloseSharedEndpoint = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkGetLocalAddress = endpoint_local_address,
+};
 
 } // namespace ndk::validate

@@ -109,10 +109,19 @@ UINT32 remote_token_from_mw(NDK_MW *face)
 } // namespace
 
 const NDK_MR_DISPATCH kMrDispatch = {
-    close_object,         query_extension,     register_mr, deregister_mr, initialize_fast_register,
-    remote_token_from_mr, local_token_from_mr,
+    .NdkCloseMr = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkRegisterMr = register_mr,
+    .NdkDeregisterMr = deregister_mr,
+    .NdkInitializeFastRegisterMr = initialize_fast_register,
+    .NdkGetRemoteTokenFromMr = remote_token_from_mr,
+    .NdkGetLocalTokenFromMr = local_token_from_mr,
 };
 
-const NDK_MW_DISPATCH kMwDispatch = {close_object, query_extension, remote_token_from_mw};
+const NDK_MW_DISPATCH kMwDispatch = {
+    .NdkCloseMw = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkGetRemoteTokenFromMw = remote_token_from_mw,
+};
 
 } // namespace ndk::validate

@@ -158,8 +158,14 @@ void get_privileged_token(NDK_PD *face, UINT32 *token)
 } // namespace
 
 const NDK_PD_DISPATCH kPdDispatch = {
-    close_object, query_extension, create_mr,          create_mw,
-    create_srq,   create_qp,       create_qp_with_srq, get_privileged_token,
+    .NdkClosePd = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkCreateMr = create_mr,
+    .NdkCreateMw = create_mw,
+    .NdkCreateSrq = create_srq,
+    .NdkCreateQp = create_qp,
+    .NdkCreateQpWithSrq = create_qp_with_srq,
+    .NdkGetPrivilegedMemoryRegionToken = get_privileged_token,
 };
 
 } // namespace ndk::validate

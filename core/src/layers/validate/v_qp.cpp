@@ -112,8 +112,17 @@ NTSTATUS send_and_invalidate(NDK_QP *face, PVOID context, const NDK_SGE *sgl, UL
 } // namespace
 
 const NDK_QP_DISPATCH kQpDispatch = {
-    close_object, query_extension, flush, send,  receive,
-    bind,         fast_register,   invalidate, read, write, send_and_invalidate,
+    .NdkCloseQp = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkFlush = flush,
+    .NdkSend = send,
+    .NdkReceive = receive,
+    .NdkBind = bind,
+    .NdkFastRegister = fast_register,
+    .NdkInvalidate = invalidate,
+    .NdkRead = read,
+    .NdkWrite = write,
+    .NdkSendAndInvalidate = send_and_invalidate,
 };
 
 } // namespace ndk::validate

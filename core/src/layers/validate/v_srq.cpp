@@ -49,6 +49,11 @@ void srq_notification(PVOID context, NTSTATUS status)
     srq.consumer_callback(srq.consumer_context, status);
 }
 
-const NDK_SRQ_DISPATCH kSrqDispatch = {close_object, query_extension, modify_srq, srq_receive};
+const NDK_SRQ_DISPATCH kSrqDispatch = {
+    .NdkCloseSrq = close_object,
+    .NdkQueryExtension = query_extension,
+    .NdkModifySrq = modify_srq,
+    .NdkSrqReceive = srq_receive,
+};
 
 } // namespace ndk::validate

@@ -219,15 +219,15 @@ NTSTATUS adapter_query_extension(NDK_OBJECT_HEADER *object, GUID *id, NDK_VERSIO
 } // namespace
 
 const NDK_ADAPTER_DISPATCH kAdapterDispatch = {
-    entry<SoftAdapter, "NdkQueryExtension", adapter_query_extension>,
-    entry<SoftAdapter, "NdkQueryAdapterInfo", query_adapter_info>,
-    entry<SoftAdapter, "NdkCreateCq", create_cq>,
-    entry<SoftAdapter, "NdkCreatePd", create_pd>,
-    entry<SoftAdapter, "NdkCreateSharedEndpoint", create_shared_endpoint>,
-    entry<SoftAdapter, "NdkCreateConnector", create_connector>,
-    entry<SoftAdapter, "NdkCreateListener", create_listener>,
-    entry<SoftAdapter, "NdkBuildLAM", build_lam>,
-    entry<SoftAdapter, "NdkReleaseLAM", release_lam>,
+    .NdkQueryExtension = entry<SoftAdapter, "NdkQueryExtension", adapter_query_extension>,
+    .NdkQueryAdapterInfo = entry<SoftAdapter, "NdkQueryAdapterInfo", query_adapter_info>,
+    .NdkCreateCq = entry<SoftAdapter, "NdkCreateCq", create_cq>,
+    .NdkCreatePd = entry<SoftAdapter, "NdkCreatePd", create_pd>,
+    .NdkCreateSharedEndpoint = entry<SoftAdapter, "NdkCreateSharedEndpoint", create_shared_endpoint>,
+    .NdkCreateConnector = entry<SoftAdapter, "NdkCreateConnector", create_connector>,
+    .NdkCreateListener = entry<SoftAdapter, "NdkCreateListener", create_listener>,
+    .NdkBuildLAM = entry<SoftAdapter, "NdkBuildLAM", build_lam>,
+    .NdkReleaseLAM = entry<SoftAdapter, "NdkReleaseLAM", release_lam>,
 };
 
 } // namespace ndk::soft

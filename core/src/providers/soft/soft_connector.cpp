@@ -242,19 +242,19 @@ NTSTATUS get_peer_address(NDK_CONNECTOR *c, PSOCKADDR pAddress, ULONG *pAddressL
 } // namespace
 
 const NDK_CONNECTOR_DISPATCH kConnectorDispatch = {
-    entry<SoftConnector, "NdkCloseConnector", close_object<SoftConnector>>,
-    entry<SoftConnector, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftConnector, "NdkConnect", connect>,
-    entry<SoftConnector, "NdkConnectWithSharedEndpoint", connect_with_shared_endpoint>,
-    entry<SoftConnector, "NdkCompleteConnect", complete_connect>,
-    entry<SoftConnector, "NdkAccept", accept>,
-    entry<SoftConnector, "NdkReject", reject>,
-    entry<SoftConnector, "NdkGetConnectionData", get_connection_data>,
-    entry<SoftConnector, "NdkGetLocalAddress", get_local_address>,
-    entry<SoftConnector, "NdkGetPeerAddress", get_peer_address>,
-    entry<SoftConnector, "NdkDisconnect", disconnect>,
-    entry<SoftConnector, "NdkCompleteConnectEx", complete_connect_ex>,
-    entry<SoftConnector, "NdkAcceptEx", accept_ex>,
+    .NdkCloseConnector = entry<SoftConnector, "NdkCloseConnector", close_object<SoftConnector>>,
+    .NdkQueryExtension = entry<SoftConnector, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkConnect = entry<SoftConnector, "NdkConnect", connect>,
+    .NdkConnectWithSharedEndpoint = entry<SoftConnector, "NdkConnectWithSharedEndpoint", connect_with_shared_endpoint>,
+    .NdkCompleteConnect = entry<SoftConnector, "NdkCompleteConnect", complete_connect>,
+    .NdkAccept = entry<SoftConnector, "NdkAccept", accept>,
+    .NdkReject = entry<SoftConnector, "NdkReject", reject>,
+    .NdkGetConnectionData = entry<SoftConnector, "NdkGetConnectionData", get_connection_data>,
+    .NdkGetLocalAddress = entry<SoftConnector, "NdkGetLocalAddress", get_local_address>,
+    .NdkGetPeerAddress = entry<SoftConnector, "NdkGetPeerAddress", get_peer_address>,
+    .NdkDisconnect = entry<SoftConnector, "NdkDisconnect", disconnect>,
+    .NdkCompleteConnectEx = entry<SoftConnector, "NdkCompleteConnectEx", complete_connect_ex>,
+    .NdkAcceptEx = entry<SoftConnector, "NdkAcceptEx", accept_ex>,
 };
 
 } // namespace ndk::soft

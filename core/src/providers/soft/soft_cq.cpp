@@ -1,6 +1,7 @@
 // Completion queue (digest 1.3).
 #include "soft_dispatch_entry.hpp"
 #include "soft_objects.hpp"
+#include "providers/kit/kit_create_checks.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,24 +9,16 @@
 
 namespace ndk::soft {
 
-bool affinity_valid(const GROUP_AFFINITY *affinity)
-{
-    if (affinity == nullptr)
-        return true;
-    long cpus = std::clamp(sysconf(_SC_NPROCESSORS_CONF), 1L, 64L);
-    uint64_t present = cpus == 64 ? ~uint64_t{0} : (uint64_t{1} << cpus) - 1;
-    return affinity->Group == 0 && affinity->Mask != 0 && (affinity->Mask & ~present) == 0;
-}
-
 NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
                    NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification, PVOID CqNotificationContext,
                    GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION CreateCompletion,
                    PVOID RequestContext, NDK_CQ **ppNdkCq)
 {
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
-    if (CqDepth == 0 || CqDepth > adapter->info().MaxCqDepth || CqNotification == nullptr ||
-        ppNdkCq == nullptr || !affinity_valid(Affinity))
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_create_cq(adapter->info(), CqDepth, CqNotification, Affinity,
+                                               ppNdkCq);
+        status != STATUS_SUCCESS)
+        return status;
     return adapter->create<SoftCq>(
         "NdkCreateCq", CreateCompletion, RequestContext, ppNdkCq, [&](NTSTATUS &) {
             auto cq = std::make_unique<SoftCq>(*adapter);
@@ -69,7 +62,7 @@ bool moderated(SoftCq &cq, bool expired)
 {
     if (cq.moderation_interval == 0 || expired)
         return false;
-    if (count_controls(cq) && cq.arrived_since_callback >= cq.moderation_count)
+    if (count_controls(cq) && cq.arm.arrived_count() >= cq.moderation_count)
         return false;
     if (interval_controls(cq) && cq.moderation_timer == 0) {
         SoftAdapter &adapter = cq.adapter();
@@ -93,35 +86,18 @@ bool moderated(SoftCq &cq, bool expired)
     return true;
 }
 
-// Satisfy the arm if what arrived since the last callback matches it: ANY by any completion,
-// SOLICITED by a solicited send or any error (digest 3.2, 1.7).  Lock held.
+// Notify the consumer if the arm is owed a notification now (kit::CqArm), unless interrupt
+// moderation holds it back.  Lock held.
 void satisfy_arm(SoftCq &cq, bool moderation_expired)
 {
-    if (cq.armed == 0)
+    auto status = cq.arm.take(cq.error, [&] { return moderated(cq, moderation_expired); });
+    if (!status)
         return;
-    if (cq.error != STATUS_SUCCESS) {
-        // A CQ error satisfies every arm type: ERRORS names it, and it is the last thing the
-        // CQ will ever report (docs/semantics.md: CQ-ERROR-ARM).
-        if (cq.error_reported)
-            return;
-        cq.error_reported = true;
-        cq.armed = 0;
-        notify_consumer(cq, cq.error);
-        return;
-    }
-    ULONG type = cq.armed - 1;
-    bool match = (type == NDK_CQ_NOTIFY_ANY && cq.arrived_since_callback > 0) ||
-                 (type == NDK_CQ_NOTIFY_SOLICITED && cq.solicited_since_callback > 0);
-    if (!match || moderated(cq, moderation_expired))
-        return;
-    if (cq.moderation_timer != 0) {
+    if (*status == STATUS_SUCCESS && cq.moderation_timer != 0) {
         cq.adapter().engine().cancel(cq.moderation_timer);
         cq.moderation_timer = 0;
     }
-    cq.armed = 0; // once per arm
-    cq.arrived_since_callback = 0;
-    cq.solicited_since_callback = 0;
-    notify_consumer(cq, STATUS_SUCCESS);
+    notify_consumer(cq, *status);
 }
 
 } // namespace
@@ -138,10 +114,8 @@ void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
         return;
     }
     cq.results.push_back(result);
-    ++cq.arrived_since_callback;
-    if (solicited || result.Status != STATUS_SUCCESS)
-        ++cq.solicited_since_callback;
-    if (cq.armed == 0 && cq.adapter().misbehave() == Misbehave::NotifyUnarmed)
+    cq.arm.arrived(solicited || result.Status != STATUS_SUCCESS); // errors satisfy SOLICITED
+    if (!cq.arm.armed() && cq.adapter().misbehave() == Misbehave::NotifyUnarmed)
         notify_consumer(cq, STATUS_SUCCESS); // broken on purpose: no arm asked for it
     satisfy_arm(cq);
 }
@@ -153,11 +127,8 @@ NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION Requ
 {
     SoftCq *cq = SoftCq::from(ndk_cq);
     SoftAdapter &adapter = cq->adapter();
-    NDK_ADAPTER_INFO info = adapter.info();
-    if (!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED))
-        return STATUS_NOT_SUPPORTED;
-    if (CqDepth == 0 || CqDepth > info.MaxCqDepth)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_resize_cq(adapter.info(), CqDepth); status != STATUS_SUCCESS)
+        return status;
     {
         std::lock_guard lock(adapter.mu());
         if (CqDepth < cq->results.size())
@@ -175,21 +146,9 @@ NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION Requ
 VOID arm_cq(NDK_CQ *ndk_cq, ULONG Type)
 {
     SoftCq *cq = SoftCq::from(ndk_cq);
-    if (Type > NDK_CQ_NOTIFY_SOLICITED)
-        return;
     std::lock_guard lock(cq->adapter().mu());
-    // Re-arm before the arm is satisfied merges (digest 3.2): ANY wins, then SOLICITED.
-    ULONG current = cq->armed == 0 ? NDK_CQ_NOTIFY_ERRORS : cq->armed - 1;
-    ULONG merged = Type;
-    if (cq->armed != 0) {
-        if (current == NDK_CQ_NOTIFY_ANY || Type == NDK_CQ_NOTIFY_ANY)
-            merged = NDK_CQ_NOTIFY_ANY;
-        else if (current == NDK_CQ_NOTIFY_SOLICITED || Type == NDK_CQ_NOTIFY_SOLICITED)
-            merged = NDK_CQ_NOTIFY_SOLICITED;
-        else
-            merged = NDK_CQ_NOTIFY_ERRORS;
-    }
-    cq->armed = merged + 1;
+    if (!cq->arm.arm(Type)) // a re-arm before the arm is satisfied merges (kit::CqArm)
+        return;
     satisfy_arm(*cq); // completions that arrived since the last callback satisfy it at once
 }
 
@@ -260,13 +219,13 @@ NTSTATUS control_cq_interrupt_moderation(NDK_CQ *ndk_cq, ULONG ModerationInterva
 } // namespace
 
 const NDK_CQ_DISPATCH kCqDispatch = {
-    entry<SoftCq, "NdkCloseCq", close_object<SoftCq>>,
-    entry<SoftCq, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftCq, "NdkResizeCq", resize_cq>,
-    entry<SoftCq, "NdkArmCq", arm_cq>,
-    entry<SoftCq, "NdkGetCqResults", get_cq_results>,
-    entry<SoftCq, "NdkControlCqInterruptModeration", control_cq_interrupt_moderation>,
-    entry<SoftCq, "NdkGetCqResultsEx", get_cq_results_ex>,
+    .NdkCloseCq = entry<SoftCq, "NdkCloseCq", close_object<SoftCq>>,
+    .NdkQueryExtension = entry<SoftCq, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkResizeCq = entry<SoftCq, "NdkResizeCq", resize_cq>,
+    .NdkArmCq = entry<SoftCq, "NdkArmCq", arm_cq>,
+    .NdkGetCqResults = entry<SoftCq, "NdkGetCqResults", get_cq_results>,
+    .NdkControlCqInterruptModeration = entry<SoftCq, "NdkControlCqInterruptModeration", control_cq_interrupt_moderation>,
+    .NdkGetCqResultsEx = entry<SoftCq, "NdkGetCqResultsEx", get_cq_results_ex>,
 };
 
 } // namespace ndk::soft

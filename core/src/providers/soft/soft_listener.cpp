@@ -89,11 +89,11 @@ void SoftListener::on_close()
 }
 
 const NDK_LISTENER_DISPATCH kListenerDispatch = {
-    entry<SoftListener, "NdkCloseListener", close_object<SoftListener>>,
-    entry<SoftListener, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftListener, "NdkListen", listen>,
-    entry<SoftListener, "NdkGetLocalAddress", get_local_address>,
-    entry<SoftListener, "NdkControlConnectEvents", control_connect_events>,
+    .NdkCloseListener = entry<SoftListener, "NdkCloseListener", close_object<SoftListener>>,
+    .NdkQueryExtension = entry<SoftListener, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkListen = entry<SoftListener, "NdkListen", listen>,
+    .NdkGetLocalAddress = entry<SoftListener, "NdkGetLocalAddress", get_local_address>,
+    .NdkControlConnectEvents = entry<SoftListener, "NdkControlConnectEvents", control_connect_events>,
 };
 
 } // namespace ndk::soft

@@ -177,13 +177,13 @@ void SoftMr::on_close()
 }
 
 const NDK_MR_DISPATCH kMrDispatch = {
-    entry<SoftMr, "NdkCloseMr", close_object<SoftMr>>,
-    entry<SoftMr, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftMr, "NdkRegisterMr", register_mr>,
-    entry<SoftMr, "NdkDeregisterMr", deregister_mr>,
-    entry<SoftMr, "NdkInitializeFastRegisterMr", initialize_fast_register_mr>,
-    entry<SoftMr, "NdkGetRemoteTokenFromMr", get_remote_token_from_mr>,
-    entry<SoftMr, "NdkGetLocalTokenFromMr", get_local_token_from_mr>,
+    .NdkCloseMr = entry<SoftMr, "NdkCloseMr", close_object<SoftMr>>,
+    .NdkQueryExtension = entry<SoftMr, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkRegisterMr = entry<SoftMr, "NdkRegisterMr", register_mr>,
+    .NdkDeregisterMr = entry<SoftMr, "NdkDeregisterMr", deregister_mr>,
+    .NdkInitializeFastRegisterMr = entry<SoftMr, "NdkInitializeFastRegisterMr", initialize_fast_register_mr>,
+    .NdkGetRemoteTokenFromMr = entry<SoftMr, "NdkGetRemoteTokenFromMr", get_remote_token_from_mr>,
+    .NdkGetLocalTokenFromMr = entry<SoftMr, "NdkGetLocalTokenFromMr", get_local_token_from_mr>,
 };
 
 } // namespace ndk::soft

@@ -47,9 +47,9 @@ void unbind_window(SoftMw &mw)
 void SoftMw::on_close() { unbind_window(*this); }
 
 const NDK_MW_DISPATCH kMwDispatch = {
-    entry<SoftMw, "NdkCloseMw", close_object<SoftMw>>,
-    entry<SoftMw, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftMw, "NdkGetRemoteTokenFromMw", get_remote_token_from_mw>,
+    .NdkCloseMw = entry<SoftMw, "NdkCloseMw", close_object<SoftMw>>,
+    .NdkQueryExtension = entry<SoftMw, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkGetRemoteTokenFromMw = entry<SoftMw, "NdkGetRemoteTokenFromMw", get_remote_token_from_mw>,
 };
 
 } // namespace ndk::soft

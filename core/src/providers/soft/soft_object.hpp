@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ndk/ndkpi.h"
+#include "providers/kit/kit_object_header.hpp"
 
 #include <functional>
 #include <list>
@@ -61,11 +62,7 @@ private:
     std::list<std::unique_ptr<SoftObject>>::iterator self_; // in the adapter's object list
 };
 
-// Initialize an NDK object header as digest 1.0 requires.
-void init_header(NDK_OBJECT_HEADER &header, NDK_OBJECT_TYPE type, NDK_VERSION version);
-
-// Shared by every dispatch table: no extension interfaces are defined (digest 1.1).
-NTSTATUS query_extension_not_supported(NDK_OBJECT_HEADER *object, GUID *id, NDK_VERSION version,
-                                       NDK_EXTENSION_INTERFACE *out);
+using kit::init_header;
+using kit::query_extension_not_supported;
 
 } // namespace ndk::soft

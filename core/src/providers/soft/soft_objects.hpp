@@ -6,6 +6,7 @@
 #include "soft_adapter.hpp"
 #include "soft_fabric.hpp"
 #include "soft_object.hpp"
+#include "providers/kit/kit_cq_arm.hpp"
 
 #include <deque>
 #include <functional>
@@ -60,15 +61,10 @@ public:
     ULONG moderation_interval = 0;
     ULONG moderation_count = 0;
     std::deque<NDK_RESULT_EX> results; // completions waiting to be polled
-    ULONG armed = 0;                    // 0: not armed; else NDK_CQ_NOTIFY_* + 1
-    // Completions that arrived since the last notification callback (digest 3.2: an arm with
-    // such completions queued must be satisfied at once).
-    ULONG arrived_since_callback = 0;
-    ULONG solicited_since_callback = 0; // of those, solicited sends and errors
+    kit::CqArm arm; // the arm, and what arrived since the last callback (digest 3.2)
     // A CQ error (overrun): reported once through the notification callback, by the arm in
     // place or the next one; no completion is reported after it (digest 1.3).
     NTSTATUS error = STATUS_SUCCESS;
-    bool error_reported = false;
     uint64_t moderation_timer = 0; // interval moderation: fires a deferred notification
     uint64_t moderation_serial = 0; // which timer is this CQ's (unique across all CQs)
 };
@@ -332,7 +328,6 @@ void complete_held_request(SoftObject &object, NDK_FN_REQUEST_COMPLETION complet
                            PVOID context, NTSTATUS status);
 
 // The processor-affinity check shared by CreateCq and CreateSrq.
-bool affinity_valid(const GROUP_AFFINITY *affinity);
 
 // Shared by RegisterMr and BuildLAM: the start address of a virtually contiguous MDL chain
 // covering Length bytes, or nullopt (digest 1.1, 1.4).

@@ -28,14 +28,14 @@ VOID get_privileged_memory_region_token(NDK_PD *ndk_pd, UINT32 *pToken)
 } // namespace
 
 const NDK_PD_DISPATCH kPdDispatch = {
-    entry<SoftPd, "NdkClosePd", close_object<SoftPd>>,
-    entry<SoftPd, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftPd, "NdkCreateMr", create_mr>,
-    entry<SoftPd, "NdkCreateMw", create_mw>,
-    entry<SoftPd, "NdkCreateSrq", create_srq>,
-    entry<SoftPd, "NdkCreateQp", create_qp>,
-    entry<SoftPd, "NdkCreateQpWithSrq", create_qp_with_srq>,
-    entry<SoftPd, "NdkGetPrivilegedMemoryRegionToken", get_privileged_memory_region_token>,
+    .NdkClosePd = entry<SoftPd, "NdkClosePd", close_object<SoftPd>>,
+    .NdkQueryExtension = entry<SoftPd, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkCreateMr = entry<SoftPd, "NdkCreateMr", create_mr>,
+    .NdkCreateMw = entry<SoftPd, "NdkCreateMw", create_mw>,
+    .NdkCreateSrq = entry<SoftPd, "NdkCreateSrq", create_srq>,
+    .NdkCreateQp = entry<SoftPd, "NdkCreateQp", create_qp>,
+    .NdkCreateQpWithSrq = entry<SoftPd, "NdkCreateQpWithSrq", create_qp_with_srq>,
+    .NdkGetPrivilegedMemoryRegionToken = entry<SoftPd, "NdkGetPrivilegedMemoryRegionToken", get_privileged_memory_region_token>,
 };
 
 } // namespace ndk::soft

@@ -4,7 +4,8 @@
 
 #include "soft_adapter.hpp"
 #include "soft_oid.hpp"
-#include "providers/reply_text.hpp"
+#include "providers/kit/kit_provider_entry.hpp"
+#include "providers/kit/kit_reply_text.hpp"
 
 #include <cstring>
 #include <string>
@@ -172,29 +173,8 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
     return status;
 }
 
-NDIS_STATUS oid_request_handler(NDIS_HANDLE context, NDIS_OID Oid, BOOLEAN Set, PVOID Buffer,
-                                ULONG BufferLength, ULONG *BytesWritten, ULONG *BytesNeeded)
-{
-    if (context == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    return oid_request(*static_cast<Miniport *>(context), Oid, Set != FALSE, Buffer,
-                       BufferLength, BytesWritten, BytesNeeded);
-}
-
-const NDK_HARNESS_PROVIDER kSoftProvider = {
-    sizeof(NDK_HARNESS_PROVIDER),
-    NDK_HARNESS_PROVIDER_VERSION,
-    "soft",
-    {{NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
-      sizeof(NDIS_NDK_PROVIDER_CHARACTERISTICS)},
-     0,
-     open_adapter,
-     close_adapter},
-    create_miniport,
-    destroy_miniport,
-    control_miniport,
-    oid_request_handler,
-};
+constexpr NDK_HARNESS_PROVIDER kSoftProvider = kit::make_provider<Miniport, oid_request>(
+    "soft", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
 
 } // namespace
 } // namespace ndk::soft

@@ -3,19 +3,10 @@
 #include "soft_dispatch_entry.hpp"
 #include "soft_qp_post.hpp"
 #include "soft_transfer.hpp"
+#include "providers/kit/kit_create_checks.hpp"
 
 namespace ndk::soft {
 namespace {
-
-// The five sizes of CreateQp against NDK_ADAPTER_INFO (digest 1.2).
-bool qp_sizes_valid(const NDK_ADAPTER_INFO &info, ULONG receive_depth, ULONG initiator_depth,
-                    ULONG receive_sge, ULONG initiator_sge, ULONG inline_size)
-{
-    return receive_depth <= info.MaxReceiveQueueDepth &&
-           initiator_depth <= info.MaxInitiatorQueueDepth &&
-           receive_sge <= info.MaxReceiveRequestSge &&
-           initiator_sge <= info.MaxInitiatorRequestSge && inline_size <= info.MaxInlineDataSize;
-}
 
 std::unique_ptr<SoftQp> make_qp(SoftPd &pd, NDK_CQ *receive_cq, NDK_CQ *initiator_cq,
                                 NDK_SRQ *ndk_srq, NTSTATUS &status)
@@ -60,10 +51,11 @@ NTSTATUS create_qp(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVO
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
-    if (!qp_sizes_valid(adapter.info(), ReceiveQueueDepth, InitiatorQueueDepth,
-                        MaxReceiveRequestSge, MaxInitiatorRequestSge, InlineDataSize) ||
-        ppNdkQp == nullptr)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_create_qp(adapter.info(), ReceiveQueueDepth,
+                                               InitiatorQueueDepth, MaxReceiveRequestSge,
+                                               MaxInitiatorRequestSge, InlineDataSize, ppNdkQp);
+        status != STATUS_SUCCESS)
+        return status;
     return adapter.create<SoftQp>("NdkCreateQp", CreateCompletion, RequestContext, ppNdkQp,
                                   [&](NTSTATUS &status) {
                                       auto qp = make_qp(*pd, pReceiveCq, pInitiatorCq, nullptr,
@@ -88,9 +80,11 @@ NTSTATUS create_qp_with_srq(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiat
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
-    if (!qp_sizes_valid(adapter.info(), 0, InitiatorQueueDepth, 0, MaxInitiatorRequestSge,
-                        InlineDataSize) ||
-        pSrq == nullptr || ppNdkQp == nullptr)
+    if (NTSTATUS status = kit::check_create_qp(adapter.info(), 0, InitiatorQueueDepth, 0,
+                                               MaxInitiatorRequestSge, InlineDataSize, ppNdkQp);
+        status != STATUS_SUCCESS)
+        return status;
+    if (pSrq == nullptr)
         return STATUS_INVALID_PARAMETER;
     return adapter.create<SoftQp>("NdkCreateQpWithSrq", CreateCompletion, RequestContext, ppNdkQp,
                                   [&](NTSTATUS &status) {
@@ -128,17 +122,17 @@ void SoftQp::on_close()
 }
 
 const NDK_QP_DISPATCH kQpDispatch = {
-    entry<SoftQp, "NdkCloseQp", close_object<SoftQp>>,
-    entry<SoftQp, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftQp, "NdkFlush", flush>,
-    entry<SoftQp, "NdkSend", post_send>,
-    entry<SoftQp, "NdkReceive", post_receive>,
-    entry<SoftQp, "NdkBind", post_bind>,
-    entry<SoftQp, "NdkFastRegister", post_fast_register>,
-    entry<SoftQp, "NdkInvalidate", post_invalidate>,
-    entry<SoftQp, "NdkRead", post_read>,
-    entry<SoftQp, "NdkWrite", post_write>,
-    entry<SoftQp, "NdkSendAndInvalidate", post_send_and_invalidate>,
+    .NdkCloseQp = entry<SoftQp, "NdkCloseQp", close_object<SoftQp>>,
+    .NdkQueryExtension = entry<SoftQp, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkFlush = entry<SoftQp, "NdkFlush", flush>,
+    .NdkSend = entry<SoftQp, "NdkSend", post_send>,
+    .NdkReceive = entry<SoftQp, "NdkReceive", post_receive>,
+    .NdkBind = entry<SoftQp, "NdkBind", post_bind>,
+    .NdkFastRegister = entry<SoftQp, "NdkFastRegister", post_fast_register>,
+    .NdkInvalidate = entry<SoftQp, "NdkInvalidate", post_invalidate>,
+    .NdkRead = entry<SoftQp, "NdkRead", post_read>,
+    .NdkWrite = entry<SoftQp, "NdkWrite", post_write>,
+    .NdkSendAndInvalidate = entry<SoftQp, "NdkSendAndInvalidate", post_send_and_invalidate>,
 };
 
 } // namespace ndk::soft

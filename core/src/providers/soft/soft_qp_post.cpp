@@ -1,30 +1,14 @@
 #include "soft_qp_post.hpp"
 
 #include "soft_transfer.hpp"
+#include "providers/kit/kit_post_checks.hpp"
 
 #include <cstring>
 
 namespace ndk::soft {
 namespace {
 
-// The flags each initiator request documents (digest 1.7, 2.5).  INLINE is accepted on Write
-// as well, since CreateQp's InlineDataSize covers "send or write" (docs/semantics.md,
-// QP-WRITE-INLINE).
-constexpr ULONG kCommon = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER;
-constexpr ULONG kSendFlags = kCommon | NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NDK_OP_FLAG_INLINE;
-constexpr ULONG kWriteFlags = kCommon | NDK_OP_FLAG_INLINE;
-constexpr ULONG kReadFlags = kCommon | NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
-constexpr ULONG kBindFlags =
-    kCommon | NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
-constexpr ULONG kFastRegisterFlags = kCommon | NDK_OP_FLAG_ALLOW_REMOTE_READ |
-                                     NDK_OP_FLAG_ALLOW_LOCAL_WRITE |
-                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_RDMA_READ_SINK;
-constexpr ULONG kInvalidateFlags = kCommon;
-
-bool cq_failed(const SoftQp &qp)
-{
-    return qp.initiator_cq->error != STATUS_SUCCESS || qp.receive_cq->error != STATUS_SUCCESS;
-}
+using namespace kit; // the flag masks of the post checks
 
 // Digest 3.4: on an inline failure the provider must push every earlier deferred request.
 NTSTATUS fail_inline(SoftQp &qp, NTSTATUS status)
@@ -40,7 +24,7 @@ NTSTATUS fail_inline(SoftQp &qp, NTSTATUS status)
 // request completes (digest 3.1: "a close stays pending until all pending requests on the
 // object are completed"); complete_initiator releases them.  Found by the walker: an MR closed
 // while its deferred FastRegister was queued, then executed on the freed MR.
-void hold_objects(WorkRequest &wr)
+void hold_objects(const WorkRequest &wr)
 {
     if (wr.mr != nullptr)
         wr.mr->add_dependent();
@@ -60,20 +44,18 @@ NTSTATUS post_initiator(NDK_QP *ndk_qp, const char *function, NDK_OPERATION_TYPE
     std::lock_guard lock(adapter.mu());
     if (failure)
         return fail_inline(qp, failure->status);
-    if (cq_failed(qp))
-        return fail_inline(qp, STATUS_INVALID_DEVICE_STATE); // docs/semantics.md, CQ-OVERRUN-QP
-    if (qp.state == SoftQp::State::Idle || qp.state == SoftQp::State::Disconnected)
-        return fail_inline(qp, STATUS_CONNECTION_INVALID); // "QP not connected" (digest 1.7)
-    if ((flags & ~allowed) != 0)
-        return fail_inline(qp, STATUS_INVALID_PARAMETER); // ND2 QP::Send "bad flags"
-    if (qp.initiator.size() >= qp.initiator_depth)
-        return fail_inline(qp, STATUS_NO_MORE_ENTRIES); // queue full (ND2, digest 4.2)
+    bool connected = qp.state != SoftQp::State::Idle && qp.state != SoftQp::State::Disconnected;
+    if (NTSTATUS status = check_initiator_post(
+            {cq_in_error(qp), connected, qp.initiator.size(), qp.initiator_depth}, flags, allowed);
+        status != STATUS_SUCCESS)
+        return fail_inline(qp, status);
     WorkRequest wr;
     wr.type = type;
     wr.context = context;
     wr.flags = flags;
     if (NTSTATUS status = build(qp, wr); status != STATUS_SUCCESS)
         return fail_inline(qp, status);
+    hold_objects(wr);
     qp.initiator.push_back(std::move(wr));
     if (qp.state == SoftQp::State::Error) {
         flush_qp(qp); // ND2: after an error completion every request completes CANCELLED
@@ -89,19 +71,12 @@ NTSTATUS post_initiator(NDK_QP *ndk_qp, const char *function, NDK_OPERATION_TYPE
 // The SGL of a data request: SGE count, total length, and INLINE data copied now.
 NTSTATUS take_sgl(SoftQp &qp, WorkRequest &wr, const NDK_SGE *sgl, ULONG count, ULONG max_sge)
 {
-    if (count > 0 && sgl == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    NDK_ADAPTER_INFO info = qp.adapter().info();
     uint64_t total = 0;
-    for (ULONG i = 0; i < count; ++i)
-        total += sgl[i].Length;
-    if (total > info.MaxTransferLength)
-        return STATUS_BUFFER_OVERFLOW; // too much data (ND2 QP::Send, digest 4.2)
+    SglLimits limits{max_sge, qp.adapter().info().MaxTransferLength, qp.inline_size};
+    if (NTSTATUS status = check_sgl(sgl, count, wr.flags, limits, &total); status != STATUS_SUCCESS)
+        return status;
     if (wr.flags & NDK_OP_FLAG_INLINE) {
-        // Tokens are ignored and the SGE count is not limited; the bytes are taken now
-        // (digest 1.7, NDK_SGE).
-        if (total > qp.inline_size)
-            return STATUS_BUFFER_OVERFLOW;
+        // The bytes are taken now; tokens are ignored (digest 1.7, NDK_SGE).
         wr.inline_data.resize(total);
         size_t at = 0;
         for (ULONG i = 0; i < count; ++i) {
@@ -113,8 +88,6 @@ NTSTATUS take_sgl(SoftQp &qp, WorkRequest &wr, const NDK_SGE *sgl, ULONG count, 
         }
         return STATUS_SUCCESS;
     }
-    if (count > max_sge)
-        return STATUS_DATA_OVERRUN; // too many SGEs (ND2 QP::Send, digest 4.2)
     wr.sgl.assign(sgl, sgl + count);
     return STATUS_SUCCESS;
 }
@@ -196,7 +169,6 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
             wr.mw = mw;
             wr.address = address;
             wr.length = Length;
-            hold_objects(wr);
             // The window's token is valid once NdkBind returns (digest 1.5).
             if (mw->bound)
                 return STATUS_SUCCESS; // the execution reports INVALID_DEVICE_REQUEST
@@ -235,7 +207,6 @@ NTSTATUS post_fast_register(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr,
             wr.pages.reserve(AdapterPageCount);
             for (ULONG i = 0; i < AdapterPageCount; ++i)
                 wr.pages.push_back(static_cast<uint64_t>(AdapterPageArray[i].QuadPart));
-            hold_objects(wr);
             return STATUS_SUCCESS;
         });
 }
@@ -250,8 +221,7 @@ NTSTATUS post_invalidate(NDK_QP *qp, PVOID RequestContext, NDK_OBJECT_HEADER *pN
                               wr.mw = adapter.lookup<SoftMw>(pNdkMrOrMw, NdkObjectTypeMw);
                               if (wr.mr == nullptr && wr.mw == nullptr)
                                   return STATUS_INVALID_PARAMETER;
-                              hold_objects(wr);
-                              return STATUS_SUCCESS;
+                                                return STATUS_SUCCESS;
                           });
 }
 
@@ -263,15 +233,13 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
         return failure->status;
     if (qp.srq != nullptr)
         return STATUS_INVALID_DEVICE_REQUEST; // receives go to the SRQ of this QP
-    if (nSge > qp.receive_sge)
-        return STATUS_DATA_OVERRUN; // too many SGEs (ND2 QP::Receive, digest 4.2)
-    if (nSge > 0 && pSgl == nullptr)
-        return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(adapter.mu());
-    if (cq_failed(qp))
-        return STATUS_INVALID_DEVICE_STATE; // docs/semantics.md, CQ-OVERRUN-QP
-    if (qp.receives.size() >= qp.receive_depth)
-        return STATUS_NO_MORE_ENTRIES; // queue full (ND2 QP::Receive, digest 4.2)
+    uint64_t total = 0;
+    if (NTSTATUS status = check_receive_post(
+            {cq_in_error(qp), true, qp.receives.size(), qp.receive_depth}, pSgl, nSge,
+            {qp.receive_sge, adapter.info().MaxTransferLength, 0}, &total);
+        status != STATUS_SUCCESS)
+        return status;
     qp.receives.push_back(ReceiveRequest{RequestContext, {pSgl, pSgl + nSge}});
     if (qp.state == SoftQp::State::Error) {
         flush_qp(qp);

@@ -45,9 +45,9 @@ NTSTATUS get_local_address(NDK_SHARED_ENDPOINT *ndk_se, PSOCKADDR pAddress, ULON
 } // namespace
 
 const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch = {
-    entry<SoftSharedEndpoint, "NdkCloseSharedEndpoint", close_object<SoftSharedEndpoint>>,
-    entry<SoftSharedEndpoint, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftSharedEndpoint, "NdkGetLocalAddress", get_local_address>,
+    .NdkCloseSharedEndpoint = entry<SoftSharedEndpoint, "NdkCloseSharedEndpoint", close_object<SoftSharedEndpoint>>,
+    .NdkQueryExtension = entry<SoftSharedEndpoint, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkGetLocalAddress = entry<SoftSharedEndpoint, "NdkGetLocalAddress", get_local_address>,
 };
 
 } // namespace ndk::soft

@@ -1,6 +1,8 @@
 // Shared receive queue (digest 1.6).
 #include "soft_dispatch_entry.hpp"
 #include "soft_transfer.hpp"
+#include "providers/kit/kit_create_checks.hpp"
+#include "providers/kit/kit_post_checks.hpp"
 
 namespace ndk::soft {
 
@@ -23,13 +25,11 @@ NTSTATUS create_srq(NDK_PD *ndk_pd, ULONG SrqDepth, ULONG MaxReceiveRequestSge,
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
-    NDK_ADAPTER_INFO info = adapter.info();
-    if (SrqDepth == 0 || SrqDepth > info.MaxSrqDepth ||
-        MaxReceiveRequestSge > info.MaxReceiveRequestSge)
-        return STATUS_INVALID_PARAMETER; // digest 1.2: depth or SGE beyond the adapter's limit
-    if (NotifyThreshold > SrqDepth || (NotifyThreshold > 0 && SrqNotification == nullptr) ||
-        !affinity_valid(Affinity) || ppNdkSrq == nullptr)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status =
+            kit::check_create_srq(adapter.info(), SrqDepth, MaxReceiveRequestSge, NotifyThreshold,
+                                  SrqNotification, Affinity, ppNdkSrq);
+        status != STATUS_SUCCESS)
+        return status;
     return adapter.create<SoftSrq>("NdkCreateSrq", CreateCompletion, RequestContext, ppNdkSrq,
                                    [&](NTSTATUS &) {
                                        auto srq = std::make_unique<SoftSrq>(adapter);
@@ -51,15 +51,14 @@ NTSTATUS modify_srq(NDK_SRQ *ndk_srq, ULONG SrqDepth, ULONG NotifyThreshold,
 {
     SoftSrq *srq = SoftSrq::from(ndk_srq);
     SoftAdapter &adapter = srq->adapter();
-    if (SrqDepth > adapter.info().MaxSrqDepth)
-        return STATUS_INVALID_PARAMETER;
     {
         std::lock_guard lock(adapter.mu());
-        ULONG depth = SrqDepth != 0 ? SrqDepth : srq->depth; // 0 keeps the depth
+        if (NTSTATUS status = kit::check_modify_srq(adapter.info(), srq->depth, SrqDepth,
+                                                    NotifyThreshold, srq->notify);
+            status != STATUS_SUCCESS)
+            return status;
         if (SrqDepth != 0 && SrqDepth < srq->receives.size())
             return STATUS_BUFFER_OVERFLOW; // below the receives outstanding (digest 4.2)
-        if (NotifyThreshold > depth || (NotifyThreshold > 0 && srq->notify == nullptr))
-            return STATUS_INVALID_PARAMETER;
     }
     return adapter.request(srq, "NdkModifySrq", RequestCompletion, RequestContext,
                            [srq, SrqDepth, NotifyThreshold] {
@@ -82,13 +81,13 @@ NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl
     SoftSrq *srq = SoftSrq::from(ndk_srq);
     if (auto failure = srq->adapter().knobs().take_failure("NdkSrqReceive"))
         return failure->status;
-    if (nSge > srq->max_sge)
-        return STATUS_DATA_OVERRUN; // too many SGEs (ND2 SRQ::Receive, digest 4.2)
-    if (nSge > 0 && pSgl == nullptr)
-        return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(srq->adapter().mu());
-    if (srq->receives.size() >= srq->depth)
-        return STATUS_NO_MORE_ENTRIES; // queue full (ND2 SRQ::Receive, digest 4.2)
+    uint64_t total = 0;
+    if (NTSTATUS status = kit::check_receive_post(
+            {false, true, srq->receives.size(), srq->depth}, pSgl, nSge,
+            {srq->max_sge, srq->adapter().info().MaxTransferLength, 0}, &total);
+        status != STATUS_SUCCESS)
+        return status;
     srq->receives.push_back(ReceiveRequest{RequestContext, {pSgl, pSgl + nSge}});
     for (SoftQp *qp : srq->qps)
         receive_posted(*qp); // a send waiting at a peer of any of its QPs may proceed
@@ -98,10 +97,10 @@ NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl
 } // namespace
 
 const NDK_SRQ_DISPATCH kSrqDispatch = {
-    entry<SoftSrq, "NdkCloseSrq", close_object<SoftSrq>>,
-    entry<SoftSrq, "NdkQueryExtension", query_extension_not_supported>,
-    entry<SoftSrq, "NdkModifySrq", modify_srq>,
-    entry<SoftSrq, "NdkSrqReceive", srq_receive>,
+    .NdkCloseSrq = entry<SoftSrq, "NdkCloseSrq", close_object<SoftSrq>>,
+    .NdkQueryExtension = entry<SoftSrq, "NdkQueryExtension", query_extension_not_supported>,
+    .NdkModifySrq = entry<SoftSrq, "NdkModifySrq", modify_srq>,
+    .NdkSrqReceive = entry<SoftSrq, "NdkSrqReceive", srq_receive>,
 };
 
 } // namespace ndk::soft

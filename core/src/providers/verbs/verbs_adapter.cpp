@@ -48,15 +48,15 @@ VOID release_lam(NDK_ADAPTER *, NDK_LOGICAL_ADDRESS_MAPPING *) {}
 } // namespace
 
 const NDK_ADAPTER_DISPATCH kAdapterDispatch = {
-    query_extension_not_supported,
-    query_adapter_info,
-    create_cq,
-    create_pd,
-    create_shared_endpoint,
-    create_connector,
-    create_listener,
-    build_lam,
-    release_lam,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkQueryAdapterInfo = query_adapter_info,
+    .NdkCreateCq = create_cq,
+    .NdkCreatePd = create_pd,
+    .NdkCreateSharedEndpoint = create_shared_endpoint,
+    .NdkCreateConnector = create_connector,
+    .NdkCreateListener = create_listener,
+    .NdkBuildLAM = build_lam,
+    .NdkReleaseLAM = release_lam,
 };
 
 VerbsAdapter::VerbsAdapter(Miniport &miniport, NDK_VERSION version)

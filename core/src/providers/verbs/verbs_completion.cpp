@@ -50,13 +50,31 @@ NTSTATUS errno_status(int error)
 
 namespace {
 
-// The NDK result of one request's work completion.  Lock held.
-NDK_RESULT_EX to_result(const VQp &qp, const Request &request, const ibv_wc &wc)
+// What every result of `request` carries, however it ends.
+NDK_RESULT_EX result_of(const VQp &qp, const Request &request)
 {
     NDK_RESULT_EX r{};
     r.QPContext = qp.qp_context;
     r.RequestContext = request.context;
     r.Type = request.type;
+    return r;
+}
+
+} // namespace
+
+NDK_RESULT_EX cancelled_result(const VQp &qp, const Request &request)
+{
+    NDK_RESULT_EX r = result_of(qp, request);
+    r.Status = STATUS_CANCELLED; // as IBV_WC_WR_FLUSH_ERR reads (VERBS-STATUS)
+    return r;
+}
+
+namespace {
+
+// The NDK result of one request's work completion.  Lock held.
+NDK_RESULT_EX to_result(const VQp &qp, const Request &request, const ibv_wc &wc)
+{
+    NDK_RESULT_EX r = result_of(qp, request);
     r.Status = wc_status(wc.status, request.type);
     if (r.Status != STATUS_SUCCESS)
         r.ProviderErrorCode = wc.vendor_err; // 0 = not provided (digest 2.3)

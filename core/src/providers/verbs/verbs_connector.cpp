@@ -442,13 +442,19 @@ NTSTATUS close_connector(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION comp
 } // namespace
 
 const NDK_CONNECTOR_DISPATCH kConnectorDispatch = {
-    close_connector,   query_extension_not_supported,
-    connect,           connect_with_shared_endpoint,
-    complete_connect,  accept,
-    reject,            get_connection_data,
-    get_local_address, get_peer_address,
-    disconnect,        complete_connect_ex,
-    accept_ex,
+    .NdkCloseConnector = close_connector,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkConnect = connect,
+    .NdkConnectWithSharedEndpoint = connect_with_shared_endpoint,
+    .NdkCompleteConnect = complete_connect,
+    .NdkAccept = accept,
+    .NdkReject = reject,
+    .NdkGetConnectionData = get_connection_data,
+    .NdkGetLocalAddress = get_local_address,
+    .NdkGetPeerAddress = get_peer_address,
+    .NdkDisconnect = disconnect,
+    .NdkCompleteConnectEx = complete_connect_ex,
+    .NdkAcceptEx = accept_ex,
 };
 
 } // namespace ndk::verbs

@@ -11,6 +11,7 @@
 // armed, every completion event moves what the device holds into `polled`, and more than
 // CqDepth completions waiting there is the overrun; an unarmed CQ is judged at its next arm.
 #include "verbs_objects.hpp"
+#include "providers/kit/kit_create_checks.hpp"
 
 #include <algorithm>
 #include <unistd.h>
@@ -26,23 +27,15 @@ void VCq::destroy_resources()
     cq = nullptr;
 }
 
-bool affinity_valid(const GROUP_AFFINITY *affinity)
-{
-    if (affinity == nullptr)
-        return true;
-    long cpus = std::clamp(sysconf(_SC_NPROCESSORS_CONF), 1L, 64L);
-    uint64_t present = cpus == 64 ? ~uint64_t{0} : (uint64_t{1} << cpus) - 1;
-    return affinity->Group == 0 && affinity->Mask != 0 && (affinity->Mask & ~present) == 0;
-}
-
 NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
                    NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification, PVOID CqNotificationContext,
                    GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION, PVOID, NDK_CQ **ppNdkCq)
 {
     VerbsAdapter *adapter = VerbsAdapter::from(ndk_adapter);
-    if (CqDepth == 0 || CqDepth > adapter->info().MaxCqDepth || CqNotification == nullptr ||
-        ppNdkCq == nullptr || !affinity_valid(Affinity))
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_create_cq(adapter->info(), CqDepth, CqNotification, Affinity,
+                                               ppNdkCq);
+        status != STATUS_SUCCESS)
+        return status;
     auto *cq = new VCq(*adapter);
     cq->depth = CqDepth;
     cq->notify = CqNotification;
@@ -72,25 +65,7 @@ void notify_now(VCq &cq, NTSTATUS status)
 // the status to notify with, or STATUS_PENDING for none.
 NTSTATUS take_arm(VCq &cq)
 {
-    if (cq.armed == 0)
-        return STATUS_PENDING;
-    if (cq.error != STATUS_SUCCESS) {
-        // A CQ error satisfies every arm type, once (docs/semantics.md, CQ-ERROR-ARM).
-        if (cq.error_reported)
-            return STATUS_PENDING;
-        cq.error_reported = true;
-        cq.armed = 0;
-        return cq.error;
-    }
-    ULONG type = cq.armed - 1;
-    bool match = (type == NDK_CQ_NOTIFY_ANY && cq.arrived) ||
-                 (type == NDK_CQ_NOTIFY_SOLICITED && cq.error_arrived);
-    if (!match)
-        return STATUS_PENDING;
-    cq.armed = 0; // once per arm
-    cq.arrived = false;
-    cq.error_arrived = false;
-    return STATUS_SUCCESS;
+    return cq.arm.take(cq.error).value_or(STATUS_PENDING); // kit::CqArm
 }
 
 // Call the callback for a satisfied arm from the engine: never inside the consumer's own
@@ -116,9 +91,7 @@ void VCq::add_local(const NDK_RESULT_EX &result)
     if (error != STATUS_SUCCESS)
         return; // no further completions after a CQ error (digest 1.3)
     polled.push_back(result);
-    arrived = true;
-    if (result.Status != STATUS_SUCCESS)
-        error_arrived = true; // errors always match SOLICITED
+    arm.arrived(result.Status != STATUS_SUCCESS); // errors always match SOLICITED
     if (polled.size() > depth)
         fail(STATUS_BUFFER_OVERFLOW);
     if (NTSTATUS status = take_arm(*this); status != STATUS_PENDING)
@@ -137,7 +110,7 @@ void VCq::fail(NTSTATUS status)
 
 void VCq::request_events()
 {
-    bool solicited = armed == NDK_CQ_NOTIFY_SOLICITED + 1;
+    bool solicited = arm.armed() && arm.type() == NDK_CQ_NOTIFY_SOLICITED;
     if (ibv_req_notify_cq(cq, solicited) == 0 && !solicited)
         any_requested = true;
 }
@@ -148,11 +121,8 @@ void VCq::drain_device()
         size_t before = polled.size();
         if (!poll_device(*this, polled))
             break;
-        for (size_t i = before; i < polled.size(); ++i) {
-            arrived = true;
-            if (polled[i].Status != STATUS_SUCCESS)
-                error_arrived = true; // errors always match SOLICITED
-        }
+        for (size_t i = before; i < polled.size(); ++i)
+            arm.arrived(polled[i].Status != STATUS_SUCCESS); // errors always match SOLICITED
     }
     if (polled.size() > depth)
         fail(STATUS_BUFFER_OVERFLOW); // more completions than CqDepth waiting: the overrun
@@ -168,12 +138,12 @@ void VCq::on_event()
         // request with the device, and that event says nothing about solicitation.
         bool filtered = !any_requested;
         any_requested = false;
-        arrived = true;
-        if (armed == NDK_CQ_NOTIFY_SOLICITED + 1 && filtered)
-            error_arrived = true; // stands for "a completion that satisfies SOLICITED"
+        // With a filtered request the event itself stands for "a completion that satisfies
+        // SOLICITED".
+        arm.arrived(arm.armed() && arm.type() == NDK_CQ_NOTIFY_SOLICITED && filtered);
         drain_device();
         status = take_arm(*this);
-        if (armed != 0 && error == STATUS_SUCCESS) // still armed: keep the events coming
+        if (arm.armed() && error == STATUS_SUCCESS) // still armed: keep the events coming
             request_events();
     }
     if (status != STATUS_PENDING)
@@ -197,11 +167,9 @@ namespace {
 NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     VCq *cq = VCq::from(ndk_cq);
-    NDK_ADAPTER_INFO info = cq->adapter().info();
-    if (!(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED))
-        return STATUS_NOT_SUPPORTED;
-    if (CqDepth == 0 || CqDepth > info.MaxCqDepth)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_resize_cq(cq->adapter().info(), CqDepth);
+        status != STATUS_SUCCESS)
+        return status;
     std::lock_guard lock(cq->adapter().mu());
     // What the CQ holds is what was moved off the device plus what the device still queues:
     // move it all first, so the two are not judged apart (2 moved + 1 queued passed a resize
@@ -218,22 +186,12 @@ NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION, PVO
 VOID arm_cq(NDK_CQ *ndk_cq, ULONG Type)
 {
     VCq *cq = VCq::from(ndk_cq);
-    if (Type > NDK_CQ_NOTIFY_SOLICITED)
-        return;
     VerbsAdapter &adapter = cq->adapter();
     NTSTATUS status;
     {
         std::lock_guard lock(adapter.mu());
-        // Re-arm before the arm is satisfied merges (digest 3.2): ANY wins, then SOLICITED.
-        ULONG merged = Type;
-        if (cq->armed != 0) {
-            ULONG current = cq->armed - 1;
-            if (current == NDK_CQ_NOTIFY_ANY || Type == NDK_CQ_NOTIFY_ANY)
-                merged = NDK_CQ_NOTIFY_ANY;
-            else if (current == NDK_CQ_NOTIFY_SOLICITED || Type == NDK_CQ_NOTIFY_SOLICITED)
-                merged = NDK_CQ_NOTIFY_SOLICITED;
-        }
-        cq->armed = merged + 1;
+        if (!cq->arm.arm(Type)) // a re-arm before the arm is satisfied merges (kit::CqArm)
+            return;
         if (cq->error == STATUS_SUCCESS) {
             cq->request_events();
             // Completions already waiting would not be signalled: take them now (and judge
@@ -260,8 +218,8 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
         if (cq->polled.empty()) {
             if (!poll_device(*cq, cq->polled))
                 break;
-            if (!cq->polled.empty())
-                cq->arrived = true;
+            for (const NDK_RESULT_EX &arrived : cq->polled)
+                cq->arm.arrived(arrived.Status != STATUS_SUCCESS);
             continue;
         }
         NDK_RESULT_EX r = cq->polled.front();
@@ -298,8 +256,13 @@ NTSTATUS close_cq(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION completion,
 } // namespace
 
 const NDK_CQ_DISPATCH kCqDispatch = {
-    close_cq,  query_extension_not_supported, resize_cq,         arm_cq,
-    get_cq_results, control_moderation,       get_cq_results_ex,
+    .NdkCloseCq = close_cq,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkResizeCq = resize_cq,
+    .NdkArmCq = arm_cq,
+    .NdkGetCqResults = get_cq_results,
+    .NdkControlCqInterruptModeration = control_moderation,
+    .NdkGetCqResultsEx = get_cq_results_ex,
 };
 
 } // namespace ndk::verbs

@@ -106,8 +106,11 @@ NTSTATUS close_listener(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION compl
 } // namespace
 
 const NDK_LISTENER_DISPATCH kListenerDispatch = {
-    close_listener, query_extension_not_supported, listen, get_local_address,
-    control_connect_events,
+    .NdkCloseListener = close_listener,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkListen = listen,
+    .NdkGetLocalAddress = get_local_address,
+    .NdkControlConnectEvents = control_connect_events,
 };
 
 } // namespace ndk::verbs

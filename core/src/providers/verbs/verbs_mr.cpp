@@ -149,8 +149,13 @@ NTSTATUS close_mr(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION completion,
 } // namespace
 
 const NDK_MR_DISPATCH kMrDispatch = {
-    close_mr,         query_extension_not_supported, register_mr, deregister_mr,
-    initialize_fast_register_mr, get_remote_token,   get_local_token,
+    .NdkCloseMr = close_mr,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkRegisterMr = register_mr,
+    .NdkDeregisterMr = deregister_mr,
+    .NdkInitializeFastRegisterMr = initialize_fast_register_mr,
+    .NdkGetRemoteTokenFromMr = get_remote_token,
+    .NdkGetLocalTokenFromMr = get_local_token,
 };
 
 } // namespace ndk::verbs

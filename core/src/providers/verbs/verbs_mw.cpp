@@ -104,6 +104,10 @@ NTSTATUS close_mw(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION completion,
 
 } // namespace
 
-const NDK_MW_DISPATCH kMwDispatch = {close_mw, query_extension_not_supported, get_remote_token};
+const NDK_MW_DISPATCH kMwDispatch = {
+    .NdkCloseMw = close_mw,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkGetRemoteTokenFromMw = get_remote_token,
+};
 
 } // namespace ndk::verbs

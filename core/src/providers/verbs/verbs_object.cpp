@@ -2,19 +2,6 @@
 
 namespace ndk::verbs {
 
-void init_header(NDK_OBJECT_HEADER &header, NDK_OBJECT_TYPE type, NDK_VERSION version)
-{
-    header.Version = version;
-    header.ObjectType = type;
-    header.NdkReserved = NDK_OBJECT_HEADER_RESERVED_BLOCK{};
-}
-
-NTSTATUS query_extension_not_supported(NDK_OBJECT_HEADER *, GUID *, NDK_VERSION,
-                                       NDK_EXTENSION_INTERFACE *)
-{
-    return STATUS_NOT_SUPPORTED; // no standard extension interfaces exist (digest 1.1)
-}
-
 void Object::depend_on(Object &antecedent)
 {
     antecedent.add_dependent();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ndk/ndkpi.h"
+#include "providers/kit/kit_object_header.hpp"
 
 #include <vector>
 
@@ -59,8 +60,7 @@ private:
     PVOID close_context_ = nullptr;
 };
 
-void init_header(NDK_OBJECT_HEADER &header, NDK_OBJECT_TYPE type, NDK_VERSION version);
-NTSTATUS query_extension_not_supported(NDK_OBJECT_HEADER *object, GUID *id, NDK_VERSION version,
-                                       NDK_EXTENSION_INTERFACE *out);
+using kit::init_header;
+using kit::query_extension_not_supported;
 
 } // namespace ndk::verbs

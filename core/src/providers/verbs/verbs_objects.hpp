@@ -3,6 +3,7 @@
 #pragma once
 
 #include "verbs_adapter.hpp"
+#include "providers/kit/kit_cq_arm.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -35,11 +36,8 @@ struct VCq : NdkObject<NDK_CQ> {
     ULONG depth = 0;
     NDK_FN_CQ_NOTIFICATION_CALLBACK notify = nullptr;
     PVOID notify_context = nullptr;
-    ULONG armed = 0;                // 0: not armed; else NDK_CQ_NOTIFY_* + 1
-    bool arrived = false;           // a completion arrived since the last callback
-    bool error_arrived = false;     // ... an error completion (satisfies SOLICITED)
+    kit::CqArm arm; // the arm, and what arrived since the last callback (digest 3.2)
     NTSTATUS error = STATUS_SUCCESS; // CQ error (async event): no more completions
-    bool error_reported = false;
     std::deque<NDK_RESULT_EX> polled; // taken from the device at arm time, not yet returned
 
     // Engine thread: the completion channel fired for this CQ / the device reported an error.
@@ -209,10 +207,15 @@ protected:
     void destroy_resources() override;
 
 private:
-    void cancel_posted();     // lock not held
-    void cancel_unflushed();  // lock not held
-    void cancel_pending();    // lock held
+    void cancel_posted();  // lock not held
+    void drain_cqs();      // lock held: both CQs' device completions into their results
+    void cancel_pending(); // lock held
+    bool device_in_error() const;
 };
+
+// The result of a request the provider cancels itself (VERBS-CLOSE-CANCELS,
+// VERBS-POST-IN-ERROR), as the device reports a flushed one (verbs_completion.cpp).
+NDK_RESULT_EX cancelled_result(const VQp &qp, const Request &request);
 
 // ---- connection management -----------------------------------------------------------------
 
@@ -348,6 +351,5 @@ bool own_address(const VerbsAdapter &adapter, sockaddr_storage &address);
 // Copy a socket address to the consumer's buffer (BUFFER_TOO_SMALL with the size needed).
 NTSTATUS write_address(const sockaddr *address, PSOCKADDR out, ULONG *length);
 
-bool affinity_valid(const GROUP_AFFINITY *affinity);
 
 } // namespace ndk::verbs

@@ -48,8 +48,14 @@ NTSTATUS close_pd(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION completion,
 } // namespace
 
 const NDK_PD_DISPATCH kPdDispatch = {
-    close_pd,  query_extension_not_supported, create_mr, create_mw, create_srq, create_qp,
-    create_qp_with_srq, get_privileged_token,
+    .NdkClosePd = close_pd,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkCreateMr = create_mr,
+    .NdkCreateMw = create_mw,
+    .NdkCreateSrq = create_srq,
+    .NdkCreateQp = create_qp,
+    .NdkCreateQpWithSrq = create_qp_with_srq,
+    .NdkGetPrivilegedMemoryRegionToken = get_privileged_token,
 };
 
 } // namespace ndk::verbs

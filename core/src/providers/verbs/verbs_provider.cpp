@@ -6,7 +6,8 @@
 
 #include "verbs_adapter.hpp"
 #include "verbs_oid.hpp"
-#include "providers/reply_text.hpp"
+#include "providers/kit/kit_provider_entry.hpp"
+#include "providers/kit/kit_reply_text.hpp"
 
 #include <cstring>
 #include <memory>
@@ -112,29 +113,8 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
     return STATUS_SUCCESS;
 }
 
-NDIS_STATUS oid_request_handler(NDIS_HANDLE context, NDIS_OID Oid, BOOLEAN Set, PVOID Buffer,
-                                ULONG BufferLength, ULONG *BytesWritten, ULONG *BytesNeeded)
-{
-    if (context == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    return oid_request(*static_cast<Miniport *>(context), Oid, Set != FALSE, Buffer, BufferLength,
-                       BytesWritten, BytesNeeded);
-}
-
-const NDK_HARNESS_PROVIDER kVerbsProvider = {
-    sizeof(NDK_HARNESS_PROVIDER),
-    NDK_HARNESS_PROVIDER_VERSION,
-    "verbs",
-    {{NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
-      sizeof(NDIS_NDK_PROVIDER_CHARACTERISTICS)},
-     0,
-     open_adapter,
-     close_adapter},
-    create_miniport,
-    destroy_miniport,
-    control_miniport,
-    oid_request_handler,
-};
+constexpr NDK_HARNESS_PROVIDER kVerbsProvider = kit::make_provider<Miniport, oid_request>(
+    "verbs", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
 
 } // namespace
 } // namespace ndk::verbs

@@ -4,6 +4,7 @@
 // connection; the connector then moves it on with the attributes rdma_cm computes
 // (rdma_init_qp_attr).  Flush is the verbs error state.
 #include "verbs_objects.hpp"
+#include "providers/kit/kit_create_checks.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -29,16 +30,13 @@ void VQp::cancel_posted()
     for (;;) {
         {
             std::lock_guard lock(adapter().mu());
-            bool waiting = false;
-            if (receive_cq != nullptr && receive_cq->error == STATUS_SUCCESS) {
-                receive_cq->drain_device();
-                waiting = srq == nullptr && !receives.pending.empty();
-            }
-            if (initiator_cq != nullptr && initiator_cq->error == STATUS_SUCCESS) {
-                initiator_cq->drain_device();
+            drain_cqs();
+            // a failed CQ takes no more results: nothing to wait for on it
+            bool waiting = receive_cq->error == STATUS_SUCCESS && srq == nullptr &&
+                           !receives.pending.empty();
+            if (initiator_cq->error == STATUS_SUCCESS)
                 for (const auto &[id, request] : sends.pending)
                     waiting = waiting || (request.signaled && !request.done);
-            }
             if (!waiting)
                 break;
         }
@@ -46,40 +44,33 @@ void VQp::cancel_posted()
             break;
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    cancel_unflushed();
+    std::lock_guard lock(adapter().mu());
+    cancel_pending();
+}
+
+void VQp::drain_cqs()
+{
+    for (VCq *cq : {receive_cq, initiator_cq})
+        if (cq->error == STATUS_SUCCESS)
+            cq->drain_device();
 }
 
 // What the device did not flush is cancelled by the provider, in each queue's order: siw
 // flushes only on the transition into the error state, so a receive posted into its
 // user-space queue after the peer ended the stream is never flushed (VERBS-CLOSE-CANCELS).
 // A completion the device still delivers for one of them finds no request and is dropped.
-void VQp::cancel_unflushed()
-{
-    std::lock_guard lock(adapter().mu());
-    cancel_pending();
-}
-
 void VQp::cancel_pending()
 {
-    auto cancelled = [this](const Request &request) {
-        NDK_RESULT_EX result{};
-        result.Status = STATUS_CANCELLED;
-        result.QPContext = qp_context;
-        result.RequestContext = request.context;
-        result.Type = request.type;
-        return result;
-    };
-    if (srq == nullptr && receive_cq != nullptr)
+    if (srq == nullptr)
         for (const auto &[id, request] : receives.pending)
-            receive_cq->add_local(cancelled(request));
+            receive_cq->add_local(cancelled_result(*this, request));
     receives.pending.clear();
-    if (initiator_cq != nullptr)
-        for (auto &[id, request] : sends.pending) {
-            if (!request.done)
-                initiator_cq->add_local(cancelled(request));
-            else if (request.report)
-                initiator_cq->add_local(request.result); // held for an earlier one: in order
-        }
+    for (auto &[id, request] : sends.pending) {
+        if (!request.done)
+            initiator_cq->add_local(cancelled_result(*this, request));
+        else if (request.report)
+            initiator_cq->add_local(request.result); // held for an earlier one: in order
+    }
     sends.pending.clear();
 }
 
@@ -110,24 +101,25 @@ void VQp::flush()
         return;
     // Again when already flushed: moving to the error state again flushes what was posted
     // since (rxe flushes on every transition to IBV_QPS_ERR).
+    // siw flushes only on the transition into the error state, and the peer's end of the
+    // stream may have put it there unseen: what was posted since is cancelled here, after
+    // what the device did complete (VERBS-FLUSH-AGAIN).  rxe flushes on every transition.
+    bool flushes_nothing = adapter().device().iwarp && device_in_error();
     ibv_qp_attr attr{};
-    ibv_qp_init_attr init{};
-    bool was_in_error = ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0 &&
-                        attr.qp_state == IBV_QPS_ERR;
-    attr = {};
     attr.qp_state = IBV_QPS_ERR;
     if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0) // NdkFlush is VOID: nothing to report
         in_error = true;
-    // siw flushes only on the transition into the error state (the peer's end of the stream
-    // may have put it there unseen): what was posted since is cancelled here, after what the
-    // device did complete (VERBS-FLUSH-AGAIN).  rxe flushes on every transition.
-    if (was_in_error && adapter().device().iwarp) {
-        if (receive_cq != nullptr && receive_cq->error == STATUS_SUCCESS)
-            receive_cq->drain_device();
-        if (initiator_cq != nullptr && initiator_cq->error == STATUS_SUCCESS)
-            initiator_cq->drain_device();
+    if (flushes_nothing) {
+        drain_cqs();
         cancel_pending();
     }
+}
+
+bool VQp::device_in_error() const
+{
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    return ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0 && attr.qp_state == IBV_QPS_ERR;
 }
 
 int VQp::modify_from_cm(rdma_cm_id *id, ibv_qp_state state)
@@ -182,12 +174,11 @@ NTSTATUS make_qp(VPd *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSr
 {
     VerbsAdapter &adapter = pd->adapter();
     NDK_ADAPTER_INFO info = adapter.info();
-    if (ppNdkQp == nullptr || ReceiveQueueDepth > info.MaxReceiveQueueDepth ||
-        InitiatorQueueDepth > info.MaxInitiatorQueueDepth ||
-        MaxReceiveRequestSge > info.MaxReceiveRequestSge ||
-        MaxInitiatorRequestSge > info.MaxInitiatorRequestSge ||
-        InlineDataSize > info.MaxInlineDataSize)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_create_qp(info, ReceiveQueueDepth, InitiatorQueueDepth,
+                                               MaxReceiveRequestSge, MaxInitiatorRequestSge,
+                                               InlineDataSize, ppNdkQp);
+        status != STATUS_SUCCESS)
+        return status;
     auto *qp = new VQp(adapter, *pd);
     {
         std::lock_guard lock(adapter.mu());

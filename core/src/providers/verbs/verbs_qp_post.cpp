@@ -2,6 +2,7 @@
 // one ibv_post_send / ibv_post_recv.  DEFER is a hint (digest 3.4) that verbs has no use for:
 // every request goes to the device at once.
 #include "verbs_objects.hpp"
+#include "providers/kit/kit_post_checks.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,17 +10,7 @@
 namespace ndk::verbs {
 namespace {
 
-constexpr ULONG kCommon = NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER;
-constexpr ULONG kSendFlags = kCommon | NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NDK_OP_FLAG_INLINE;
-constexpr ULONG kWriteFlags = kCommon | NDK_OP_FLAG_INLINE;
-constexpr ULONG kReadFlags = kCommon | NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE;
-constexpr ULONG kBindFlags = kCommon | NDK_OP_FLAG_ALLOW_REMOTE_READ | NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
-constexpr ULONG kInvalidateFlags = kCommon;
-
-bool cq_failed(const VQp &qp)
-{
-    return qp.initiator_cq->error != STATUS_SUCCESS || qp.receive_cq->error != STATUS_SUCCESS;
-}
+using namespace kit; // the post checks and their flag masks
 
 struct Post {
     ibv_send_wr wr{};
@@ -31,17 +22,10 @@ struct Post {
 NTSTATUS take_sgl(VQp &qp, Post &post, ULONG flags, const NDK_SGE *sgl, ULONG count,
                   ULONG max_sge)
 {
-    if (count > 0 && sgl == nullptr)
-        return STATUS_INVALID_PARAMETER;
     uint64_t total = 0;
-    for (ULONG i = 0; i < count; ++i)
-        total += sgl[i].Length;
-    if (!(flags & NDK_OP_FLAG_INLINE) && count > max_sge)
-        return STATUS_DATA_OVERRUN; // too many SGEs (ND2 QP::Send)
-    if (total > qp.adapter().info().MaxTransferLength)
-        return STATUS_BUFFER_OVERFLOW;
-    if ((flags & NDK_OP_FLAG_INLINE) && total > qp.inline_size)
-        return STATUS_BUFFER_OVERFLOW;
+    SglLimits limits{max_sge, qp.adapter().info().MaxTransferLength, qp.inline_size};
+    if (NTSTATUS status = check_sgl(sgl, count, flags, limits, &total); status != STATUS_SUCCESS)
+        return status;
     post.sges.resize(count);
     for (ULONG i = 0; i < count; ++i)
         post.sges[i] = {reinterpret_cast<uint64_t>(sgl[i].VirtualAddress), sgl[i].Length,
@@ -60,14 +44,11 @@ NTSTATUS post_initiator(NDK_QP *ndk_qp, NDK_OPERATION_TYPE type, PVOID context, 
 {
     VQp &qp = *VQp::from(ndk_qp);
     std::lock_guard lock(qp.adapter().mu());
-    if (cq_failed(qp))
-        return STATUS_INVALID_DEVICE_STATE; // CQ-OVERRUN-QP
-    if (qp.state != VQp::State::Connected)
-        return STATUS_CONNECTION_INVALID; // "QP not connected" (digest 1.7)
-    if ((flags & ~allowed) != 0)
-        return STATUS_INVALID_PARAMETER;
-    if (qp.sends.pending.size() >= qp.initiator_depth)
-        return STATUS_NO_MORE_ENTRIES;
+    if (NTSTATUS status = check_initiator_post({cq_in_error(qp), qp.state == VQp::State::Connected,
+                                                qp.sends.pending.size(), qp.initiator_depth},
+                                               flags, allowed);
+        status != STATUS_SUCCESS)
+        return status;
     Post post;
     post.request.context = context;
     post.request.type = type;
@@ -236,26 +217,19 @@ NTSTATUS post_invalidate(NDK_QP *qp, PVOID RequestContext, NDK_OBJECT_HEADER *pN
 NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge)
 {
     VQp &qp = *VQp::from(ndk_qp);
-    if (nSge > 0 && pSgl == nullptr)
-        return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(qp.adapter().mu());
     if (qp.srq != nullptr)
         return STATUS_INVALID_DEVICE_REQUEST; // its receives go to the SRQ (QP-SRQ-RECEIVE)
-    if (cq_failed(qp))
-        return STATUS_INVALID_DEVICE_STATE;
-    if (qp.receives.pending.size() >= qp.receive_depth)
-        return STATUS_NO_MORE_ENTRIES;
-    if (nSge > qp.receive_sge)
-        return STATUS_DATA_OVERRUN;
-    std::vector<ibv_sge> sges(nSge);
     uint64_t total = 0;
-    for (ULONG i = 0; i < nSge; ++i) {
+    if (NTSTATUS status = check_receive_post(
+            {cq_in_error(qp), true, qp.receives.pending.size(), qp.receive_depth}, pSgl, nSge,
+            {qp.receive_sge, qp.adapter().info().MaxTransferLength, 0}, &total);
+        status != STATUS_SUCCESS)
+        return status;
+    std::vector<ibv_sge> sges(nSge);
+    for (ULONG i = 0; i < nSge; ++i)
         sges[i] = {reinterpret_cast<uint64_t>(pSgl[i].VirtualAddress), pSgl[i].Length,
                    pSgl[i].MemoryRegionToken};
-        total += pSgl[i].Length;
-    }
-    if (total > qp.adapter().info().MaxTransferLength)
-        return STATUS_BUFFER_OVERFLOW;
     Request request;
     request.context = RequestContext;
     request.type = NdkOperationTypeReceive;
@@ -266,12 +240,7 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
         // of a queue leave in order), the provider completes it CANCELLED itself.
         qp.receive_cq->drain_device();
         if (qp.receives.pending.empty()) {
-            NDK_RESULT_EX result{};
-            result.Status = STATUS_CANCELLED;
-            result.QPContext = qp.qp_context;
-            result.RequestContext = RequestContext;
-            result.Type = NdkOperationTypeReceive;
-            qp.receive_cq->add_local(result);
+            qp.receive_cq->add_local(cancelled_result(qp, request));
             return STATUS_SUCCESS;
         }
     }
@@ -302,9 +271,17 @@ NTSTATUS close_qp(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION completion,
 } // namespace
 
 const NDK_QP_DISPATCH kQpDispatch = {
-    close_qp,  query_extension_not_supported, flush,     post_send,  post_receive,
-    post_bind, post_fast_register,            post_invalidate, post_read, post_write,
-    post_send_and_invalidate,
+    .NdkCloseQp = close_qp,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkFlush = flush,
+    .NdkSend = post_send,
+    .NdkReceive = post_receive,
+    .NdkBind = post_bind,
+    .NdkFastRegister = post_fast_register,
+    .NdkInvalidate = post_invalidate,
+    .NdkRead = post_read,
+    .NdkWrite = post_write,
+    .NdkSendAndInvalidate = post_send_and_invalidate,
 };
 
 } // namespace ndk::verbs

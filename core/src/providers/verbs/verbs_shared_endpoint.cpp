@@ -97,6 +97,9 @@ NTSTATUS close_endpoint(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION compl
 } // namespace
 
 const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch = {
-    close_endpoint, query_extension_not_supported, get_local_address};
+    .NdkCloseSharedEndpoint = close_endpoint,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkGetLocalAddress = get_local_address,
+};
 
 } // namespace ndk::verbs

@@ -3,6 +3,8 @@
 // remain, and disarms; NdkModifySrq with a threshold re-arms.  A threshold that is already
 // crossed when it is set notifies at once (digest 1.6), which verbs would not do by itself.
 #include "verbs_objects.hpp"
+#include "providers/kit/kit_create_checks.hpp"
+#include "providers/kit/kit_post_checks.hpp"
 
 #include <cerrno>
 
@@ -64,11 +66,11 @@ NTSTATUS create_srq(NDK_PD *ndk_pd, ULONG SrqDepth, ULONG MaxReceiveRequestSge,
 {
     VPd *pd = VPd::from(ndk_pd);
     VerbsAdapter &adapter = pd->adapter();
-    NDK_ADAPTER_INFO info = adapter.info();
-    if (ppNdkSrq == nullptr || SrqDepth == 0 || SrqDepth > info.MaxSrqDepth ||
-        MaxReceiveRequestSge > info.MaxReceiveRequestSge || !affinity_valid(Affinity) ||
-        NotifyThreshold > SrqDepth || (NotifyThreshold > 0 && SrqNotification == nullptr))
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status =
+            kit::check_create_srq(adapter.info(), SrqDepth, MaxReceiveRequestSge, NotifyThreshold,
+                                  SrqNotification, Affinity, ppNdkSrq);
+        status != STATUS_SUCCESS)
+        return status;
     auto *srq = new VSrq(adapter, *pd);
     srq->depth = SrqDepth;
     srq->max_sge = MaxReceiveRequestSge;
@@ -105,12 +107,11 @@ NTSTATUS modify_srq(NDK_SRQ *ndk_srq, ULONG SrqDepth, ULONG NotifyThreshold,
 {
     VSrq *srq = VSrq::from(ndk_srq);
     VerbsAdapter &adapter = srq->adapter();
-    if (SrqDepth > adapter.info().MaxSrqDepth)
-        return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(adapter.mu());
-    ULONG depth = SrqDepth != 0 ? SrqDepth : srq->depth;
-    if (NotifyThreshold > depth || (NotifyThreshold > 0 && srq->notify == nullptr))
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_modify_srq(adapter.info(), srq->depth, SrqDepth,
+                                                NotifyThreshold, srq->notify);
+        status != STATUS_SUCCESS)
+        return status;
     if (SrqDepth != 0 && SrqDepth != srq->depth) {
         if (SrqDepth < srq->receives.pending.size())
             return STATUS_BUFFER_OVERFLOW; // below the receives queued (SRQ-DEPTH)
@@ -128,13 +129,13 @@ NTSTATUS modify_srq(NDK_SRQ *ndk_srq, ULONG SrqDepth, ULONG NotifyThreshold,
 NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge)
 {
     VSrq *srq = VSrq::from(ndk_srq);
-    if (nSge > 0 && pSgl == nullptr)
-        return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(srq->adapter().mu());
-    if (srq->receives.pending.size() >= srq->depth)
-        return STATUS_NO_MORE_ENTRIES;
-    if (nSge > srq->max_sge)
-        return STATUS_DATA_OVERRUN;
+    uint64_t total = 0;
+    if (NTSTATUS status = kit::check_receive_post(
+            {false, true, srq->receives.pending.size(), srq->depth}, pSgl, nSge,
+            {srq->max_sge, srq->adapter().info().MaxTransferLength, 0}, &total);
+        status != STATUS_SUCCESS)
+        return status;
     std::vector<ibv_sge> sges(nSge);
     for (ULONG i = 0; i < nSge; ++i)
         sges[i] = {reinterpret_cast<uint64_t>(pSgl[i].VirtualAddress), pSgl[i].Length,
@@ -161,7 +162,11 @@ NTSTATUS close_srq(NDK_OBJECT_HEADER *header, NDK_FN_CLOSE_COMPLETION completion
 
 } // namespace
 
-const NDK_SRQ_DISPATCH kSrqDispatch = {close_srq, query_extension_not_supported, modify_srq,
-                                       srq_receive};
+const NDK_SRQ_DISPATCH kSrqDispatch = {
+    .NdkCloseSrq = close_srq,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkModifySrq = modify_srq,
+    .NdkSrqReceive = srq_receive,
+};
 
 } // namespace ndk::verbs

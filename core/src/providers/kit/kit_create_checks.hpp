@@ -1,0 +1,40 @@
+// The inline argument checks of the creates, against the limits the adapter reports in
+// NDK_ADAPTER_INFO (digest 1.1-1.6).  Each returns STATUS_SUCCESS or the documented
+// STATUS_INVALID_PARAMETER; a provider runs it before it allocates anything.
+#pragma once
+
+#include "ndk/ndkpi.h"
+
+namespace ndk::kit {
+
+// An affinity names processor group 0 and only processors this machine has (NULL: none asked).
+bool affinity_valid(const GROUP_AFFINITY *affinity);
+
+// NdkCreateCq (digest 1.3).
+NTSTATUS check_create_cq(const NDK_ADAPTER_INFO &info, ULONG depth,
+                         NDK_FN_CQ_NOTIFICATION_CALLBACK notification,
+                         const GROUP_AFFINITY *affinity, NDK_CQ **out);
+
+// NdkResizeCq's arguments (digest 1.3): STATUS_NOT_SUPPORTED without
+// NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED, then the depth as at create.  Whether the new depth
+// holds the completions queued is the provider's to judge (STATUS_BUFFER_OVERFLOW).
+NTSTATUS check_resize_cq(const NDK_ADAPTER_INFO &info, ULONG depth);
+
+// NdkCreateQp / NdkCreateQpWithSrq (digest 1.7): depths, SGE counts and inline size within
+// the adapter's maxima.  With an SRQ the receive sizes are 0 and so always within.
+NTSTATUS check_create_qp(const NDK_ADAPTER_INFO &info, ULONG receive_depth,
+                         ULONG initiator_depth, ULONG receive_sge, ULONG initiator_sge,
+                         ULONG inline_size, NDK_QP **out);
+
+// NdkCreateSrq (digest 1.6).
+NTSTATUS check_create_srq(const NDK_ADAPTER_INFO &info, ULONG depth, ULONG receive_sge,
+                          ULONG threshold, NDK_FN_SRQ_NOTIFICATION_CALLBACK notification,
+                          const GROUP_AFFINITY *affinity, NDK_SRQ **out);
+
+// NdkModifySrq's arguments (digest 1.6): a depth of 0 keeps `current_depth`; the threshold
+// must fit the resulting depth and needs a notification callback.  Whether the new depth
+// still holds the receives queued is the provider's to judge (STATUS_BUFFER_OVERFLOW).
+NTSTATUS check_modify_srq(const NDK_ADAPTER_INFO &info, ULONG current_depth, ULONG depth,
+                          ULONG threshold, NDK_FN_SRQ_NOTIFICATION_CALLBACK notification);
+
+} // namespace ndk::kit

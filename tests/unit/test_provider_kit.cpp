@@ -1,0 +1,182 @@
+// The provider kit's rules on their own, without a provider: the order of the post checks
+// (docs/semantics.md, POST-CHECKS), the CQ arm (digest 3.2, ARM-ANY, CQ-ERROR-ARM) and the
+// OID protocol (OID-SIZE).  The scenarios check the same rules through soft and verbs.
+#include "providers/kit/kit_cq_arm.hpp"
+#include "providers/kit/kit_create_checks.hpp"
+#include "providers/kit/kit_oid.hpp"
+#include "providers/kit/kit_post_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace {
+
+using namespace ndk::kit;
+
+const SglLimits kLimits{.max_sge = 2, .max_transfer = 100, .inline_size = 8};
+
+TEST(ProviderKit, InitiatorChecksComeInTheDocumentedOrder)
+{
+    // Every failure at once: the first in the order wins, then each in turn once the earlier
+    // ones are cured.
+    QueueView queue{.cq_in_error = true, .connected = false, .queued = 4, .depth = 4};
+    const ULONG bad_flags = NDK_OP_FLAG_RDMA_READ_SINK;
+    EXPECT_EQ(check_initiator_post(queue, bad_flags, kSendFlags), STATUS_INVALID_DEVICE_STATE);
+    queue.cq_in_error = false;
+    EXPECT_EQ(check_initiator_post(queue, bad_flags, kSendFlags), STATUS_CONNECTION_INVALID);
+    queue.connected = true;
+    EXPECT_EQ(check_initiator_post(queue, bad_flags, kSendFlags), STATUS_INVALID_PARAMETER);
+    EXPECT_EQ(check_initiator_post(queue, 0, kSendFlags), STATUS_NO_MORE_ENTRIES);
+    queue.queued = 3;
+    EXPECT_EQ(check_initiator_post(queue, 0, kSendFlags), STATUS_SUCCESS);
+}
+
+TEST(ProviderKit, TooManySgesComeBeforeTooMuchData)
+{
+    std::vector<NDK_SGE> sgl(3, NDK_SGE{nullptr, 60, 0}); // 3 SGEs, 180 bytes
+    uint64_t total = 0;
+    EXPECT_EQ(check_sgl(sgl.data(), 3, 0, kLimits, &total), STATUS_DATA_OVERRUN);
+    EXPECT_EQ(check_sgl(sgl.data(), 2, 0, kLimits, &total), STATUS_BUFFER_OVERFLOW);
+    EXPECT_EQ(check_sgl(sgl.data(), 1, 0, kLimits, &total), STATUS_SUCCESS);
+    EXPECT_EQ(total, 60u);
+    EXPECT_EQ(check_sgl(nullptr, 1, 0, kLimits, &total), STATUS_INVALID_PARAMETER);
+}
+
+TEST(ProviderKit, InlineDataIsBoundedByItsSizeNotTheSgeCount)
+{
+    std::vector<NDK_SGE> sgl(3, NDK_SGE{nullptr, 2, 0}); // 3 SGEs of 2 bytes: 6 inline bytes
+    uint64_t total = 0;
+    EXPECT_EQ(check_sgl(sgl.data(), 3, NDK_OP_FLAG_INLINE, kLimits, &total), STATUS_SUCCESS);
+    EXPECT_EQ(total, 6u);
+    sgl[0].Length = 5; // 9 bytes > InlineDataSize 8
+    EXPECT_EQ(check_sgl(sgl.data(), 3, NDK_OP_FLAG_INLINE, kLimits, &total),
+              STATUS_BUFFER_OVERFLOW);
+}
+
+TEST(ProviderKit, ReceiveChecksPutCqAndQueueBeforeTheSgl)
+{
+    std::vector<NDK_SGE> sgl(3, NDK_SGE{nullptr, 60, 0});
+    uint64_t total = 0;
+    QueueView queue{.cq_in_error = true, .connected = true, .queued = 1, .depth = 1};
+    EXPECT_EQ(check_receive_post(queue, sgl.data(), 3, kLimits, &total),
+              STATUS_INVALID_DEVICE_STATE);
+    queue.cq_in_error = false;
+    EXPECT_EQ(check_receive_post(queue, sgl.data(), 3, kLimits, &total), STATUS_NO_MORE_ENTRIES);
+    queue.queued = 0;
+    EXPECT_EQ(check_receive_post(queue, sgl.data(), 3, kLimits, &total), STATUS_DATA_OVERRUN);
+    EXPECT_EQ(check_receive_post(queue, sgl.data(), 2, kLimits, &total), STATUS_BUFFER_OVERFLOW);
+}
+
+TEST(ProviderKit, ReArmsMergeAnyFirstThenSolicited)
+{
+    CqArm arm;
+    EXPECT_FALSE(arm.arm(NDK_CQ_NOTIFY_SOLICITED + 1)); // not an arm type
+    EXPECT_FALSE(arm.armed());
+    ASSERT_TRUE(arm.arm(NDK_CQ_NOTIFY_ERRORS));
+    ASSERT_TRUE(arm.arm(NDK_CQ_NOTIFY_SOLICITED));
+    EXPECT_EQ(arm.type(), ULONG{NDK_CQ_NOTIFY_SOLICITED});
+    ASSERT_TRUE(arm.arm(NDK_CQ_NOTIFY_ANY));
+    EXPECT_EQ(arm.type(), ULONG{NDK_CQ_NOTIFY_ANY});
+    ASSERT_TRUE(arm.arm(NDK_CQ_NOTIFY_SOLICITED));
+    EXPECT_EQ(arm.type(), ULONG{NDK_CQ_NOTIFY_ANY}); // ANY stays
+}
+
+TEST(ProviderKit, AnArmIsSatisfiedOnceByWhatArrived)
+{
+    CqArm arm;
+    arm.arrived(false); // before any arm: no notification, but it counts for the next arm
+    EXPECT_FALSE(arm.take(STATUS_SUCCESS));
+    arm.arm(NDK_CQ_NOTIFY_SOLICITED);
+    EXPECT_FALSE(arm.take(STATUS_SUCCESS)); // an unsolicited success does not satisfy it
+    arm.arrived(true); // an error or a solicited send does
+    EXPECT_EQ(arm.take(STATUS_SUCCESS), STATUS_SUCCESS);
+    EXPECT_FALSE(arm.take(STATUS_SUCCESS)); // once per arm
+    arm.arm(NDK_CQ_NOTIFY_ANY);
+    EXPECT_FALSE(arm.take(STATUS_SUCCESS)); // nothing arrived since the callback
+    arm.arrived(false);
+    EXPECT_FALSE(arm.take(STATUS_SUCCESS, [] { return true; })); // held back by moderation
+    EXPECT_EQ(arm.take(STATUS_SUCCESS), STATUS_SUCCESS);
+}
+
+TEST(ProviderKit, ACqErrorIsReportedOnceToWhicheverArm)
+{
+    CqArm arm;
+    EXPECT_FALSE(arm.take(STATUS_BUFFER_OVERFLOW)); // unarmed: kept for the next arm
+    arm.arm(NDK_CQ_NOTIFY_ERRORS);
+    EXPECT_EQ(arm.take(STATUS_BUFFER_OVERFLOW), STATUS_BUFFER_OVERFLOW);
+    arm.arm(NDK_CQ_NOTIFY_ANY);
+    arm.arrived(false);
+    EXPECT_FALSE(arm.take(STATUS_BUFFER_OVERFLOW)); // the last thing the CQ reports
+}
+
+TEST(ProviderKit, CreateChecksHoldTheAdapterLimits)
+{
+    NDK_ADAPTER_INFO info{};
+    info.MaxCqDepth = 8;
+    info.MaxSrqDepth = 8;
+    info.MaxReceiveRequestSge = 2;
+    auto notify = [](PVOID, NTSTATUS) {};
+    NDK_CQ *cq = nullptr;
+    EXPECT_EQ(check_create_cq(info, 8, notify, nullptr, &cq), STATUS_SUCCESS);
+    EXPECT_EQ(check_create_cq(info, 9, notify, nullptr, &cq), STATUS_INVALID_PARAMETER);
+    EXPECT_EQ(check_create_cq(info, 0, notify, nullptr, &cq), STATUS_INVALID_PARAMETER);
+    GROUP_AFFINITY group1{};
+    group1.Group = 1;
+    group1.Mask = 1;
+    EXPECT_EQ(check_create_cq(info, 8, notify, &group1, &cq), STATUS_INVALID_PARAMETER);
+    EXPECT_EQ(check_resize_cq(info, 4), STATUS_NOT_SUPPORTED); // no CQ_RESIZE_SUPPORTED flag
+    info.AdapterFlags = NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED;
+    EXPECT_EQ(check_resize_cq(info, 4), STATUS_SUCCESS);
+    auto srq_notify = [](PVOID, NTSTATUS) {};
+    EXPECT_EQ(check_modify_srq(info, 4, 0, 5, srq_notify), STATUS_INVALID_PARAMETER); // > depth 4
+    EXPECT_EQ(check_modify_srq(info, 4, 0, 3, nullptr), STATUS_INVALID_PARAMETER); // no callback
+    EXPECT_EQ(check_modify_srq(info, 4, 6, 5, srq_notify), STATUS_SUCCESS);
+}
+
+// A provider with one connection and one listener, on iWARP.
+class TwoEntries final : public OidAnswers {
+public:
+    bool enabled = true;
+    void set_enabled(bool on) override { enabled = on; }
+    bool mapped_to_tcp() override { return true; }
+    NDIS_NDK_PERFORMANCE_COUNTERS counters() override { return {}; }
+    void list_connections(ndk::ndis::ConnectionsTable &table) override
+    {
+        table.add(SOCKADDR_INET{}, SOCKADDR_INET{});
+    }
+    void list_local_endpoints(ndk::ndis::LocalEndpointsTable &table) override
+    {
+        table.add(SOCKADDR_INET{}, true);
+    }
+};
+
+TEST(ProviderKit, OidRequestsFollowTheNdisConventions)
+{
+    TwoEntries answers;
+    ULONG written = 0, needed = 0;
+    BOOLEAN off = FALSE;
+    EXPECT_EQ(oid_request(answers, OID_NDK_SET_STATE, false, &off, 1, &written, &needed),
+              NDIS_STATUS_NOT_SUPPORTED); // set only
+    EXPECT_EQ(oid_request(answers, OID_NDK_SET_STATE, true, &off, 4, &written, &needed),
+              NDIS_STATUS_INVALID_LENGTH);
+    EXPECT_EQ(needed, sizeof(BOOLEAN));
+    EXPECT_EQ(oid_request(answers, OID_NDK_SET_STATE, true, &off, 1, &written, &needed),
+              NDIS_STATUS_SUCCESS);
+    EXPECT_FALSE(answers.enabled);
+    EXPECT_EQ(oid_request(answers, 0x12345678, false, nullptr, 0, &written, &needed),
+              NDIS_STATUS_INVALID_OID);
+    // Too small a buffer: the size needed, for the ND entry and its TCP twin.
+    EXPECT_EQ(oid_request(answers, OID_NDK_CONNECTIONS, false, nullptr, 0, &written, &needed),
+              NDIS_STATUS_BUFFER_TOO_SHORT);
+    EXPECT_EQ(written, 0u);
+    std::vector<unsigned char> buffer(needed);
+    ASSERT_EQ(oid_request(answers, OID_NDK_CONNECTIONS, false, buffer.data(), needed, &written,
+                          &needed),
+              NDIS_STATUS_SUCCESS);
+    auto *table = reinterpret_cast<const NDIS_NDK_CONNECTIONS *>(buffer.data());
+    EXPECT_EQ(table->Count, 2u);
+    EXPECT_TRUE(table->NDConnectionsMappedtoTCPConnections);
+}
+
+} // namespace
