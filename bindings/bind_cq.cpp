@@ -167,7 +167,7 @@ pyb::object wait_results(Cq &cq, ULONG n, const pyb::object &timeout, bool ex)
     if (ex)
         return pyb::cast(wait_for_results<NDK_RESULT_EX>(
             cq, n, timeout, "NdkGetCqResultsEx", [&cq](std::vector<NDK_RESULT_EX> &got, ULONG want) {
-                NDK_RESULT_EX batch[64];
+                NDK_RESULT_EX batch[64]{}; // zeroed: no field shows leftover memory
                 ULONG k = cq.get_results_into(std::span(batch, std::min<ULONG>(want, 64)));
                 got.insert(got.end(), batch, batch + k);
                 return k;

@@ -430,6 +430,30 @@ def test_cq_overrun_reports_buffer_overflow(adapter: ndk.Adapter, pd: ndk.Pd, mr
     assert len(cq.get_results_ex(256)) <= 2
 
 
+@pytest.mark.rule("CQ-FATAL-ERROR")
+@pytest.mark.digest("1.3")
+def test_fatal_cq_error_reports_internal_error(adapter: ndk.Adapter, pd: ndk.Pd,
+                                               mr: ndk.Mr) -> None:
+    """digest 1.3 (NdkCqNotificationCallback): a fatal CQ error is reported with
+    STATUS_INTERNAL_ERROR, with the same consequences as an overrun: the CQ and all associated
+    QPs become unusable and no further completions are reported.  Knob fatal_cq_error
+    (docs/knobs.md) raises it on a CQ armed for errors, with one flushed receive on its way:
+    the arm is told once (CQ-ERROR-ARM), the CQ returns no result, and a receive posted on its
+    QP returns STATUS_INVALID_DEVICE_STATE inline (CQ-OVERRUN-QP)."""
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    qp = pd.create_qp(cq, cq, receive_queue_depth=8).get(timeout=TIMEOUT)
+    post_receives(qp, mr, [1], length=16)
+    qp.flush()
+    cq.arm(CqNotify.ERRORS)
+    adapter.knobs.fatal_cq_error = True
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.INTERNAL_ERROR
+    assert cq.get_results_ex(8) == []
+    assert qp.receive([mr.sge(0, 16)], request_context=2) == Status.INVALID_DEVICE_STATE
+    cq.arm(CqNotify.ANY)
+    assert cq.wait_notification(timeout=QUIET) is None  # reported once
+    assert int(adapter.knobs.fatal_cq_error) == 1  # read: the CQs in error on this miniport
+
+
 @pytest.mark.rule("CQ-NOTIFICATION-WAIT-INT-TIMEOUT")
 @pytest.mark.digest("3.2")
 def test_wait_notification_with_integer_timeout(ndk_provider: str) -> None:

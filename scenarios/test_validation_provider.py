@@ -351,6 +351,25 @@ def test_provider_error_code_on_success(open_adapter: OpenAdapter) -> None:
     assert wait_reported(a.adapter, "RESULT-PROVIDER-ERROR-CODE").call == "NdkGetCqResultsEx"
 
 
+@pytest.mark.rule("VALIDATE-RESULT-PROVIDER-ERROR-CODE-BEFORE-2-1")
+@pytest.mark.digest("2.3")
+def test_provider_error_code_is_padding_before_2_1(open_adapter: OpenAdapter) -> None:
+    """digest 2.3: ProviderErrorCode exists from NDKPI 2.1; before, its offset is padding.
+    At a negotiated 2.0 (knob provider_version="2.0") with misbehave provider_error_code at
+    the sender, the layer judges nothing and the consumer reads 0 ("not provided"); the
+    send completes STATUS_SUCCESS."""
+    a, b = pair(open_adapter,
+                client_knobs={"misbehave": "provider_error_code", "provider_version": "2.0"})
+    assert a.adapter.version == (2, 0)
+    post_receive(b, 0, 64, 1)
+    post_send(a, pattern(16), 2)
+    drain(b.cq, 1)
+    (sent,) = drain(a.cq, 1)
+    assert sent.status == Status.SUCCESS
+    assert sent.provider_error_code == 0
+    assert not reported(a.adapter, "RESULT-PROVIDER-ERROR-CODE")
+
+
 @pytest.mark.rule("VALIDATE-RESULT-INVALIDATE-TOKEN")
 @pytest.mark.digest("2.3")
 @pytest.mark.expect_violation("RESULT-INVALIDATE-TOKEN")

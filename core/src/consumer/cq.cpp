@@ -85,8 +85,15 @@ ULONG Cq::get_results_into(std::span<NDK_RESULT_EX> results)
     if (results.empty())
         return 0;
     std::lock_guard lock(poll_mu_);
-    return ndk_->Dispatch->NdkGetCqResultsEx(ndk_, results.data(),
-                                             static_cast<ULONG>(results.size()));
+    ULONG n = ndk_->Dispatch->NdkGetCqResultsEx(ndk_, results.data(),
+                                                static_cast<ULONG>(results.size()));
+    // Before NDKPI 2.1 ProviderErrorCode's offset is padding (digest 2.3): whatever a provider
+    // left there is no error code, so the consumer sees 0 ("not provided").
+    NDK_VERSION v = ndk_->Header.Version;
+    if (v.Major < 2 || (v.Major == 2 && v.Minor < 1))
+        for (ULONG i = 0; i < n && i < results.size(); ++i)
+            results[i].ProviderErrorCode = 0;
+    return n;
 }
 
 NTSTATUS Cq::control_interrupt_moderation(ULONG interval, ULONG count)

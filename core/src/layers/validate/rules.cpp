@@ -65,7 +65,8 @@ constexpr std::array kRules{
          "NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED is not set."},
     // Results.
     Rule{"RESULT-PROVIDER-ERROR-CODE", P, E, "2.3",
-         "NDK_RESULT_EX.ProviderErrorCode is 0 when Status is STATUS_SUCCESS."},
+         "NDK_RESULT_EX.ProviderErrorCode is 0 when Status is STATUS_SUCCESS (NDKPI 2.1 and "
+         "later; before 2.1 its offset is padding)."},
     Rule{"RESULT-INVALIDATE-TOKEN", P, E, "2.3",
          "A ReceiveAndInvalidate result carries the invalidated token in "
          "TypeSpecificCompletionOutput."},

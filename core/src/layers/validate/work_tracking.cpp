@@ -180,9 +180,13 @@ void LayerAdapter::translate(CqShadow &cq, NDK_RESULT_EX *results, ULONG count,
                              const char *call)
 {
     std::lock_guard lock(wr_mu_);
+    // ProviderErrorCode exists from NDKPI 2.1; before, its offset is padding that nobody
+    // writes (digest 2.3), so the rule is judged only at 2.1 and later.
+    NDK_VERSION v = version();
+    const bool has_error_code = v.Major > 2 || (v.Major == 2 && v.Minor >= 1);
     for (ULONG i = 0; i < count; ++i) {
         NDK_RESULT_EX &r = results[i];
-        if (r.Status == STATUS_SUCCESS && r.ProviderErrorCode != 0)
+        if (has_error_code && r.Status == STATUS_SUCCESS && r.ProviderErrorCode != 0)
             cq.report("RESULT-PROVIDER-ERROR-CODE", call,
                       "a successful result carries ProviderErrorCode " +
                           hex(r.ProviderErrorCode));

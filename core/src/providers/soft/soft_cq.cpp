@@ -102,15 +102,22 @@ void satisfy_arm(SoftCq &cq, bool moderation_expired)
 
 } // namespace
 
+void fail_cq(SoftCq &cq, NTSTATUS status)
+{
+    if (cq.error != STATUS_SUCCESS)
+        return;
+    cq.error = status;
+    cq.results.clear();
+    cq.adapter().miniport().counters.CQError++;
+    satisfy_arm(cq);
+}
+
 void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
 {
     if (cq.error != STATUS_SUCCESS)
         return; // no further completions are reported after a CQ error (digest 1.3)
     if (cq.results.size() >= cq.depth) {
-        cq.error = STATUS_BUFFER_OVERFLOW; // overrun: the CQ is unusable from now on
-        cq.results.clear();
-        cq.adapter().miniport().counters.CQError++;
-        satisfy_arm(cq);
+        fail_cq(cq, STATUS_BUFFER_OVERFLOW); // overrun: the CQ is unusable from now on
         return;
     }
     cq.results.push_back(result);

@@ -315,6 +315,11 @@ VOID release_lam(NDK_ADAPTER *, NDK_LOGICAL_ADDRESS_MAPPING *);
 // ... all event callbacks have returned").  Lock held.
 void deliver_event(SoftObject &object, std::function<void()> callback);
 
+// Enter the CQ error state with `status` (digest 1.3: STATUS_BUFFER_OVERFLOW for an overrun,
+// STATUS_INTERNAL_ERROR for a fatal error): the completions it holds are dropped, none is
+// reported after, its QPs' posts fail (CQ-OVERRUN-QP) and the arm is told once (CQ-ERROR-ARM).
+// A CQ already in error keeps its first status.  Lock held.
+void fail_cq(SoftCq &cq, NTSTATUS status);
 // Queue a completion on a CQ and notify an armed consumer (digest 3.2).  Lock held.
 void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited);
 

@@ -3,6 +3,7 @@
 #include "soft_provider.h"
 
 #include "soft_adapter.hpp"
+#include "soft_objects.hpp"
 #include "soft_oid.hpp"
 #include "providers/kit/kit_provider_entry.hpp"
 #include "providers/kit/kit_reply_text.hpp"
@@ -88,6 +89,35 @@ void set_progress(Miniport &miniport)
         engine->set_manual(manual);
 }
 
+// Knob "fatal_cq_error": set (any value) fails every CQ of the miniport's adapters with
+// STATUS_INTERNAL_ERROR, "fatal CQ error (usually hardware)" (digest 1.3), as an RNIC would;
+// the reply is how many CQs entered the error state.  Read, it is how many CQs are in error.
+NTSTATUS fatal_cq_error(Miniport &miniport, bool set, char *reply, ULONG reply_length)
+{
+    std::vector<SoftAdapter *> adapters;
+    {
+        std::lock_guard lock(Fabric::instance().wire());
+        adapters = miniport.adapters;
+    }
+    unsigned count = 0;
+    for (SoftAdapter *adapter : adapters) { // an adapter outlives this call: not closed here
+        std::lock_guard lock(adapter->mu());
+        adapter->for_each_object([&](SoftObject &object) {
+            if (object.type() != NdkObjectTypeCq || object.close_requested())
+                return;
+            auto &cq = static_cast<SoftCq &>(object);
+            if (set && cq.error == STATUS_SUCCESS) {
+                fail_cq(cq, STATUS_INTERNAL_ERROR);
+                ++count;
+            } else if (!set && cq.error != STATUS_SUCCESS) {
+                ++count;
+            }
+        });
+    }
+    copy_reply_text(std::to_string(count), reply, reply_length);
+    return STATUS_SUCCESS;
+}
+
 // Knob "step": set N runs up to N queued engine tasks of the miniport's adapters, oldest
 // adapter first; the reply is how many ran.  Read, it is how many are queued.
 NTSTATUS step(Miniport &miniport, const char *value, char *reply, ULONG reply_length)
@@ -145,10 +175,12 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
         }
         if (std::strcmp(key, "step") == 0)
             return step(*miniport, nullptr, reply, reply_length);
+        if (std::strcmp(key, "fatal_cq_error") == 0)
+            return fatal_cq_error(*miniport, false, reply, reply_length);
         if (std::strcmp(key, "knobs") == 0) { // read only: every knob's name, one a line
             for (const auto &name : Knobs::names())
                 text += name + "\n";
-            text += "step\nhold\nrelease\nheld\n";
+            text += "step\nfatal_cq_error\nhold\nrelease\nheld\n";
             copy_reply_text(text, reply, reply_length);
             return STATUS_SUCCESS;
         }
@@ -166,6 +198,8 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
     }
     if (std::strcmp(key, "step") == 0)
         return step(*miniport, value, reply, reply_length);
+    if (std::strcmp(key, "fatal_cq_error") == 0)
+        return fatal_cq_error(*miniport, true, reply, reply_length);
     NTSTATUS status = miniport->knobs.set(key, value, text);
     copy_reply_text(text, reply, reply_length);
     if (status == STATUS_SUCCESS && std::strcmp(key, "progress") == 0)
