@@ -14,14 +14,17 @@ from typing import Sequence
 from xml.sax.saxutils import quoteattr
 
 from ._report import (
+    DIFFERS,
     FAILING,
     FATE_LABELS,
+    has_differences,
     Record,
     columns,
     count_cell,
     family_counts,
     family_counts_title,
     family_of,
+    format_levels,
     format_totals,
     matrix,
     has_fates,
@@ -31,7 +34,7 @@ from ._report import (
 )
 
 _CELL_CLASS = {"pass": "pass", "FAIL": "fail", "skip": "skip", "pass*": "partial",
-               "CRASH": "crash", "TIMEOUT": "timeout"}
+               "CRASH": "crash", "TIMEOUT": "timeout", "DIFF": "diff"}
 
 _STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
@@ -41,6 +44,7 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; vertica
 th { background: #f0f0f0; }
 td.pass { background: #dff0d8; } td.fail { background: #f2dede; font-weight: bold; }
 td.crash { background: #e3c4f0; font-weight: bold; }
+td.diff { background: #fcefc7; }
 td.timeout { background: #f7dcb4; font-weight: bold; }
 td.skip { background: #f5f5f5; color: #777; } td.partial { background: #eef6e8; }
 td.num { text-align: right; }
@@ -61,6 +65,7 @@ PICTURE_COLOURS = {
     "FAIL": ("#d9534f", "FAIL"),
     "CRASH": ("#8e44ad", "CRASH (process died)"),
     "TIMEOUT": ("#e67e22", "TIMEOUT (past --timeout)"),
+    "DIFF": ("#f6d365", "DIFF (a reference choice made otherwise)"),
     "skip": ("#bdbdbd", "skip"),
     "-": ("#ffffff", "not run"),
 }
@@ -206,13 +211,13 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
                           [[""] + [_CELL_CLASS.get(cell, "") for cell in row[1:]] for row in rows])
 
     counts = family_counts(records)
-    fates = has_fates(records)
+    fates, differences = has_fates(records), has_differences(records)
     family_rows = []
     for family in sorted(counts, key=rule_sort_key):
         row = [family]
         for col in columns(records, providers):
             c = counts[family].get(col)
-            row.append(count_cell(c, fates) if c else "-")
+            row.append(count_cell(c, fates, differences) if c else "-")
         family_rows.append(row)
     family_table = _table(["family", *cols], family_rows)
 
@@ -221,6 +226,12 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
                        [[FATE_LABELS.get(r.fate or "", r.outcome.upper()), r.nodeid,
                          r.message or ""] for r in failing])
                 if failing else "<p>None.</p>")
+    differing = [r for r in records if r.outcome == DIFFERS]
+    differences_table = (_table(["scenario", "docs/semantics.md", "message"],
+                                [[r.nodeid, r.reference or "", r.message or ""]
+                                 for r in differing])
+                         if differing else "<p>None.</p>")
+    levels = format_levels(records, providers)
     reasons = skip_reasons(records)
     skips = (_table(["count", "reason"], [[str(n), reason] for reason, n in reasons])
              if reasons else "<p>None.</p>")
@@ -247,6 +258,13 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
         family_table,
         "<h2>Failures</h2>",
         failures,
+        "<h2>Differs (reference choice)</h2>",
+        "<p>Scenarios whose expectation is the reference provider's choice where NDK is silent "
+        "(docs/semantics.md), and which a provider answered otherwise: not failures unless "
+        "<code>ndk conformance --strict</code>.</p>",
+        differences_table,
+        "<h2>Conformance levels</h2>",
+        f"<pre>{escape(levels)}</pre>" if levels else "<p>None.</p>",
         "<h2>Validation layer violations per provider and rule</h2>",
         _violations_section(records, providers),
         "<h2>Skip reasons</h2>",

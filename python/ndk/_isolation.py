@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable
 import pytest
 
 from ._report import CRASHED, DETAIL_ATTR, DIED_ATTR, FATE_ATTR, TIMEOUT
-from ._selection import WHERE_KEY, provider_of, rule_of
+from ._selection import WHERE_KEY, where_of
 
 DIR_KEY = "ndk_isolation_dir"  # workerinput entry: the controller's shared folder
 COLLECTION_FILE = "collection.json"
@@ -438,7 +438,7 @@ class Isolation:
         collected IDs, so the file is complete when it reads them)."""
         if self._worker_dir is None:
             return
-        where = {item.nodeid: [rule_of(item), provider_of(item)] for item in session.items}
+        where = {item.nodeid: list(where_of(item)) for item in session.items}
         target = self._worker_dir / COLLECTION_FILE
         scratch = self._worker_dir / f"{COLLECTION_FILE}.{self._worker_id}"
         scratch.write_text(json.dumps(where), encoding="utf-8")
@@ -460,8 +460,8 @@ class Isolation:
             where = json.loads((self._dir / COLLECTION_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return  # a worker without the plugin's collection: no rules known
-        self._config.stash[WHERE_KEY] = {nodeid: (rule, provider)
-                                         for nodeid, (rule, provider) in where.items()}
+        self._config.stash[WHERE_KEY] = {nodeid: (rule, provider, reference)
+                                         for nodeid, (rule, provider, reference) in where.items()}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:

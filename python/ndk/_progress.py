@@ -27,8 +27,9 @@ from typing import Any, Callable, TextIO
 
 import pytest
 
-from ._report import DIED_ATTR, FAILING, UNMARKED, family_of, format_seconds, rule_sort_key
-from ._selection import collected_where, rule_of
+from ._report import (DIED_ATTR, DIFFERS, FAILING, UNMARKED, family_of, format_seconds,
+                      rule_sort_key)
+from ._selection import collected_where, reference_of, rule_of
 
 MODES = ("auto", "live", "plain", "off")
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}
@@ -68,7 +69,7 @@ class ConformanceProgress:
 
     def __init__(self, out: TextIO | None = None, mode: str = "auto", console=None,
                  started: float | None = None, clock: Callable[[], float] = time.monotonic,
-                 refresh_interval: float = 0.1) -> None:
+                 refresh_interval: float = 0.1, strict: bool = False) -> None:
         if mode not in MODES:
             raise ValueError(f"progress mode {mode!r}: one of {', '.join(MODES)}")
         self._out = out if out is not None else sys.stdout
@@ -83,6 +84,10 @@ class ConformanceProgress:
         self._refresh_interval = refresh_interval
         self._last_refresh = float("-inf")
         self._family: dict[str, str] = {}  # nodeid -> family
+        # Reference-choice scenarios: a failure of one counts as "differs" (unless strict),
+        # as the report counts it.
+        self._strict = strict
+        self._reference: set[str] = set()
         self._worst: dict[str, str] = {}  # nodeid -> worst outcome of its phases so far
         self.totals: dict[str, int] = {}  # family -> tests collected, in report order
         self.counts: dict[str, Counter] = {}  # family -> Counter of passed/failed/skipped
@@ -108,6 +113,7 @@ class ConformanceProgress:
         outcome.force_result((category, "", ""))  # no progress dots: the display has them
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._reference = {item.nodeid for item in session.items if reference_of(item)}
         self._start({item.nodeid: rule_of(item) for item in session.items})
 
     @pytest.hookimpl(optionalhook=True)
@@ -117,7 +123,8 @@ class ConformanceProgress:
         if self._family or self._config is None:
             return
         where = collected_where(self._config)
-        self._start({nodeid: where.get(nodeid, (None, None))[0] for nodeid in ids})
+        self._reference = {nodeid for nodeid in ids if where.get(nodeid, (None,) * 3)[2]}
+        self._start({nodeid: where.get(nodeid, (None, None, None))[0] for nodeid in ids})
 
     def _start(self, rules: dict[str, str | None]) -> None:
         if self.mode == "off":
@@ -152,6 +159,8 @@ class ConformanceProgress:
             return
         family = self._family[report.nodeid]
         counts = self.counts[family]
+        if worst == "failed" and report.nodeid in self._reference and not self._strict:
+            worst = DIFFERS
         counts[worst] += 1
         self.done += 1
         finished = sum(counts.values()) == self.totals[family]
@@ -189,8 +198,9 @@ class ConformanceProgress:
         width = max(len(f) for f in self.totals)
         n = len(str(max(self.totals.values())))
         places = len(str(self.total))
+        differ = f", {c[DIFFERS]} differ" if c[DIFFERS] else ""
         return (f"{family:<{width}}  {c['passed']:>{n}} passed, {c['failed']:>{n}} failed, "
-                f"{c['skipped']:>{n}} skipped  [{self.done:>{places}}/{self.total}, "
+                f"{c['skipped']:>{n}} skipped{differ}  [{self.done:>{places}}/{self.total}, "
                 f"{format_seconds(self.elapsed)}]")
 
     def families_text(self):
@@ -217,7 +227,9 @@ class ConformanceProgress:
     def _counts_markup(self) -> str:
         c = self.outcome_counts()
         failed = f"[bold red]{c['failed']} failed[/]" if c["failed"] else "0 failed"
-        return f"[green]{c['passed']} passed[/], {failed}, [yellow]{c['skipped']} skipped[/]"
+        differ = f", [yellow]{c[DIFFERS]} differ[/]" if c[DIFFERS] else ""
+        return (f"[green]{c['passed']} passed[/], {failed}, [yellow]{c['skipped']} skipped[/]"
+                + differ)
 
     # --- output ----------------------------------------------------------------------------
 

@@ -14,6 +14,11 @@ UNMARKED = "(unmarked)"  # row for scenarios without a rule marker
 COLLECTION = "(collection)"  # row for modules that failed to import or skipped as a whole
 ANY_PROVIDER = "(any)"  # column for tests that do not run per provider
 FAILING = frozenset({"failed", "error"})
+# A scenario whose expectation is a reference choice (docs/semantics.md: NDK is silent) and
+# whose provider chose otherwise: counted apart from failures, a failure only with --strict.
+DIFFERS = "differs"
+REQUIRED = "required"  # the conformance levels: NDK requires the expectation ...
+REFERENCE = "reference choice"  # ... or it is the reference provider's choice
 # The name of the user_properties entries (and JUnit testcase properties) the pytest plugin
 # adds for each violation the validation layer recorded during a test.
 VIOLATION_PROPERTY = "ndk_violation"
@@ -58,11 +63,17 @@ class Record:
     nodeid: str
     rule: str | None
     provider: str | None
-    outcome: str  # "passed" | "failed" | "skipped" | "error"
+    outcome: str  # "passed" | "failed" | "skipped" | "error" | "differs"
     message: str | None  # skip reason or short failure message
     duration: float  # seconds, setup + call + teardown
     violations: tuple[ViolationRecord, ...] = ()  # what the validation layer recorded
     fate: str | None = None  # CRASHED or TIMEOUT for a failure that is one, else None
+    reference: str | None = None  # the docs/semantics.md ID of a reference-choice scenario
+
+
+def level_of(record: Record) -> str:
+    """The record's conformance level: REQUIRED or REFERENCE."""
+    return REFERENCE if record.reference is not None else REQUIRED
 
 
 def state_of(record: Record) -> str:
@@ -105,8 +116,9 @@ def cell(outcomes: Iterable[str]) -> str:
     """Summarise the outcomes of one rule's scenarios on one provider.
 
     ``CRASH`` if any crashed, else ``TIMEOUT`` if any timed out (outcomes as :func:`state_of`
-    gives them), else ``FAIL`` if any failed or errored, ``pass`` if all passed, ``skip`` if
-    all skipped, ``pass*`` if some passed and the rest skipped, ``-`` if there were none.
+    gives them), else ``FAIL`` if any failed or errored, ``DIFF`` if any differs from a
+    reference choice, ``pass`` if all passed, ``skip`` if all skipped, ``pass*`` if some passed
+    and the rest skipped, ``-`` if there were none.
     """
     seen = set(outcomes)
     if not seen:
@@ -116,6 +128,8 @@ def cell(outcomes: Iterable[str]) -> str:
             return label
     if seen & FAILING:
         return "FAIL"
+    if DIFFERS in seen:
+        return "DIFF"
     if seen == {"passed"}:
         return "pass"
     if seen == {"skipped"}:
@@ -154,7 +168,8 @@ def format_matrix(records: Sequence[Record], providers: Sequence[str]) -> str:
 
 def family_counts(records: Iterable[Record]) -> dict[str, dict[str, Counter]]:
     """family -> provider column -> Counter of "passed"/"failed"/"skipped" (errors count as
-    failed), and "crashed"/"timeout" for the failures that were (not counted as failed)."""
+    failed), "crashed"/"timeout" for the failures that were (not counted as failed), and
+    "differs" for reference choices a provider made otherwise."""
     counts: dict[str, dict[str, Counter]] = {}
     for record in records:
         family = family_of(rule_label(record))
@@ -169,16 +184,24 @@ def has_fates(records: Iterable[Record]) -> bool:
     return any(r.fate in FATE_LABELS for r in records)
 
 
-def count_cell(c: Counter, fates: bool) -> str:
-    """A family's counts on one provider: passed/failed/skipped, then /crashed/timed out when
-    the run had any."""
+def has_differences(records: Iterable[Record]) -> bool:
+    """Some reference-choice scenario differed (the counts then show those as well)."""
+    return any(r.outcome == DIFFERS for r in records)
+
+
+def count_cell(c: Counter, fates: bool, differences: bool = False) -> str:
+    """A family's counts on one provider: passed/failed/skipped, then /crashed/timed out and
+    /differing when the run had any."""
     text = f"{c['passed']}/{c['failed']}/{c['skipped']}"
-    return text + f"/{c[CRASHED]}/{c[TIMEOUT]}" if fates else text
+    if fates:
+        text += f"/{c[CRASHED]}/{c[TIMEOUT]}"
+    return text + f"/{c[DIFFERS]}" if differences else text
 
 
 def family_counts_title(records: Sequence[Record]) -> str:
-    return ("passed/failed/skipped/crashed/timed out" if has_fates(records)
-            else "passed/failed/skipped")
+    title = ("passed/failed/skipped/crashed/timed out" if has_fates(records)
+             else "passed/failed/skipped")
+    return title + "/differing" if has_differences(records) else title
 
 
 def format_family_counts(records: Sequence[Record], providers: Sequence[str]) -> str:
@@ -186,13 +209,13 @@ def format_family_counts(records: Sequence[Record], providers: Sequence[str]) ->
     in a run that had any)."""
     cols = columns(records, providers)
     counts = family_counts(records)
-    fates = has_fates(records)
+    fates, differences = has_fates(records), has_differences(records)
     rows = []
     for family in sorted(counts, key=rule_sort_key):
         row = [family]
         for col in cols:
             c = counts[family].get(col)
-            row.append(count_cell(c, fates) if c else "-")
+            row.append(count_cell(c, fates, differences) if c else "-")
         rows.append(row)
     title = f"scenarios per family ({family_counts_title(records)}):"
     return title + "\n" + format_table(["family", *cols], rows, indent="  ")
@@ -224,6 +247,46 @@ def format_failures(records: Sequence[Record]) -> str:
     lines = [f"  {label:{width}}  {r.nodeid}: {r.message or ''}".rstrip()
              for label, r in zip(labels, failing)]
     return "failures:\n" + "\n".join(lines)
+
+
+def format_differences(records: Sequence[Record]) -> str:
+    """One line per scenario that differs from a reference choice, with the docs/semantics.md
+    entry it relies on; empty when none."""
+    differing = [r for r in records if r.outcome == DIFFERS]
+    if not differing:
+        return ""
+    lines = [f"  DIFFERS  {r.nodeid} [{r.reference}]: {r.message or ''}".rstrip()
+             for r in differing]
+    return ("differs (reference choice: NDK is silent, the provider chose otherwise; not a "
+            "failure without --strict):\n" + "\n".join(lines))
+
+
+def format_levels(records: Sequence[Record], providers: Sequence[str]) -> str:
+    """The conformance levels: per level and provider column, scenarios passed, failed,
+    differing and skipped; then each reference-choice rule with the docs/semantics.md entry
+    it relies on (every other rule is required)."""
+    cols = columns(records, providers)
+    scenario_records = [r for r in records if r.rule not in (None, COLLECTION)]
+    if not scenario_records:
+        return ""
+    rows = []
+    for level in (REQUIRED, REFERENCE):
+        mine = [r for r in scenario_records if level_of(r) == level]
+        rules = {r.rule for r in mine}
+        row = [level, str(len(rules))]
+        for col in cols:
+            count = Counter("failed" if r.outcome in FAILING else r.outcome
+                            for r in mine if provider_label(r) == col)
+            row.append(f"{count['passed']}/{count['failed']}/{count[DIFFERS]}/{count['skipped']}")
+        rows.append(row)
+    table = format_table(["level", "rules", *cols], rows, indent="  ")
+    choices = sorted({(r.rule, r.reference) for r in scenario_records if r.reference},
+                     key=lambda pair: rule_sort_key(pair[0] or ""))
+    lines = ["conformance levels (scenarios passed/failed/differing/skipped):", table]
+    if choices:
+        lines.append("  reference-choice rules (docs/semantics.md entry):")
+        lines += [f"    {rule}  [{reference}]" for rule, reference in choices]
+    return "\n".join(lines)
 
 
 def unmarked(records: Iterable[Record]) -> list[str]:
@@ -269,6 +332,8 @@ def format_provider_totals(records: Sequence[Record], providers: Sequence[str]) 
         failed = count["failed"] + count["error"]
         parts = [f"{count['passed']} passed", f"{failed} failed", *_fate_parts(count),
                  f"{count['skipped']} skipped"]
+        if count[DIFFERS]:
+            parts.insert(-1, f"{count[DIFFERS]} differ (reference choice)")
         lines.append(f"  {col}: {', '.join(parts)}, test phases "
                      f"{format_seconds(sum(r.duration for r in mine))}")
     return "\n".join(lines)
@@ -290,6 +355,8 @@ def format_totals(records: Sequence[Record], wall_seconds: float) -> str:
     count = totals(records)
     parts = [f"{count['passed']} passed", f"{count['failed']} failed", *_fate_parts(count),
              f"{count['skipped']} skipped"]
+    if count[DIFFERS]:
+        parts.insert(-1, f"{count[DIFFERS]} differ (reference choice)")
     if count["error"]:
         parts.append(f"{count['error']} error" + ("s" if count["error"] > 1 else ""))
     test_seconds = sum(r.duration for r in records)
@@ -366,7 +433,9 @@ def format_report(records: Sequence[Record], providers: Sequence[str], wall_seco
         format_family_counts(records, providers),
         format_skip_reasons(records),
         format_failures(records),
+        format_differences(records),
         format_violations(records, providers),
+        format_levels(records, providers),
         format_unmarked_warning(records),
         format_provider_totals(records, providers),
         format_totals(records, wall_seconds),

@@ -31,6 +31,16 @@ def rule_of(item: pytest.Item) -> str | None:
     return str(marker.args[0])
 
 
+def reference_of(item: pytest.Item) -> str | None:
+    """Return the docs/semantics.md ID of an item's ``reference`` marker: its expectation is
+    the reference provider's choice where NDK is silent (a conformance level of
+    "reference choice"); None for a scenario whose expectation NDK requires."""
+    marker = item.get_closest_marker("reference")
+    if marker is None or not marker.args:
+        return None
+    return str(marker.args[0])
+
+
 def provider_of(item: pytest.Item) -> str | None:
     """Return the provider an item is parametrized with, or None if it does not use one."""
     callspec = getattr(item, "callspec", None)
@@ -40,11 +50,20 @@ def provider_of(item: pytest.Item) -> str | None:
 
 
 # Under pytest-xdist the controller collects nothing: the plugin (ndk._isolation) stores here
-# what the workers collected, node ID -> (rule, provider), for the report and the progress.
+# what the workers collected, node ID -> (rule, provider, reference), for the report and the
+# progress.
 WHERE_KEY = pytest.StashKey[dict]()
 
+Where = tuple[str | None, str | None, str | None]  # rule, provider, reference (semantics ID)
 
-def collected_where(config: pytest.Config) -> dict[str, tuple[str | None, str | None]]:
-    """Node ID -> (rule, provider) of the tests the xdist workers collected; empty in a run
-    without xdist (the items themselves say it there) or before the workers collected."""
+
+def where_of(item: pytest.Item) -> Where:
+    """What a collected test stands for: (rule, provider, reference)."""
+    return rule_of(item), provider_of(item), reference_of(item)
+
+
+def collected_where(config: pytest.Config) -> dict[str, Where]:
+    """Node ID -> (rule, provider, reference) of the tests the xdist workers collected; empty
+    in a run without xdist (the items themselves say it there) or before the workers
+    collected."""
     return config.stash.get(WHERE_KEY, {})

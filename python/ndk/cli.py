@@ -131,6 +131,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         progress=args.progress,
         workers=args.workers,
         timeout=args.timeout,
+        strict=args.strict,
     )
 
 
@@ -196,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                              help="fail a scenario that runs longer (pytest-timeout, method "
                                   "signal), and go on")
+    conformance.add_argument("--strict", action="store_true",
+                             help="fail on scenarios that differ from a reference choice "
+                                  "(docs/semantics.md: where NDK is silent), not only report "
+                                  "them")
     conformance.set_defaults(handler=cmd_conformance)
 
     try:

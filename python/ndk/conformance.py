@@ -26,17 +26,17 @@ from typing import Sequence, TextIO
 import pytest
 
 from ._progress import ConformanceProgress
-from ._report import (COLLECTION, DETAIL_ATTR, FAILING, FATE_ATTR, FATE_LABELS,
-                      VIOLATION_PROPERTY, Record, ViolationRecord, format_report,
-                      provider_label, violation_tallies)
-from ._selection import collected_where, provider_of, rule_of, selected_providers
+from ._report import (COLLECTION, DETAIL_ATTR, DIFFERS, FAILING, FATE_ATTR, FATE_LABELS,
+                      REFERENCE, VIOLATION_PROPERTY, Record, ViolationRecord, format_report,
+                      level_of, provider_label, violation_tallies)
+from ._selection import Where, collected_where, selected_providers, where_of
 
 SCENARIOS_ENV = "NDK_SCENARIOS"
 PLUGIN = "ndk.testing"  # the pytest plugin the scenarios need (fixtures, markers, options)
 
 # Rank of a test's outcome across its setup/call/teardown phases: the worst one is kept, and
 # among failures the first (a failing call followed by a teardown error stays "failed").
-_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 2}
+_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 2, DIFFERS: 2}
 _MESSAGE_LIMIT = 200
 MAX_WORKER_RESTARTS = 1000  # crashed workers xdist replaces in a run (-n) before it gives up
 
@@ -88,9 +88,11 @@ class ResultCollector:
     the run was asked for.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
+        # strict: a reference-choice scenario that fails is a failure, not a difference.
+        self._strict = strict
         self._config: pytest.Config | None = None
-        self._where: dict[str, tuple[str | None, str | None]] = {}  # nodeid -> (rule, provider)
+        self._where: dict[str, Where] = {}  # nodeid -> (rule, provider, reference)
         self._results: dict[str, dict] = {}  # nodeid -> {rule, provider, outcome, message, duration}
         self._order: dict[str, int] = {}  # nodeid -> its place in the collection
 
@@ -121,7 +123,7 @@ class ResultCollector:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # Reports carry only the node ID; remember what it stands for while the items exist.
         for item in items:
-            self._where[item.nodeid] = (rule_of(item), provider_of(item))
+            self._where[item.nodeid] = where_of(item)
         self._order = {item.nodeid: index for index, item in enumerate(items)}
 
     @pytest.hookimpl(optionalhook=True)
@@ -141,18 +143,18 @@ class ResultCollector:
             rule=COLLECTION, provider=None, outcome=outcome, message=message, duration=0.0
         )
 
-    def _where_of(self, nodeid: str) -> tuple[str | None, str | None]:
+    def _where_of(self, nodeid: str) -> Where:
         where = self._where.get(nodeid)
         if where is None and self._config is not None:  # under xdist: what the workers collected
             where = collected_where(self._config).get(nodeid)
-        return where if where is not None else (None, None)
+        return where if where is not None else (None, None, None)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        rule, provider = self._where_of(report.nodeid)
+        rule, provider, reference = self._where_of(report.nodeid)
         result = self._results.setdefault(
             report.nodeid,
             dict(rule=rule, provider=provider, outcome="passed", message=None, duration=0.0,
-                 violations=(), fate=None),
+                 violations=(), fate=None, reference=reference),
         )
         result["duration"] += report.duration
         # Each phase's report carries the item's user_properties so far; the plugin adds the
@@ -162,6 +164,8 @@ class ResultCollector:
         if violations:
             result["violations"] = violations
         outcome, message = _phase_outcome(report)
+        if outcome == "failed" and reference is not None and not self._strict:
+            outcome = DIFFERS  # the provider chose otherwise where NDK is silent
         fate = getattr(report, FATE_ATTR, None)
         if fate in FATE_LABELS and result["fate"] is None:
             # A crash (xdist's report for a worker that died) or a timeout: the scenario's
@@ -292,14 +296,20 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
     ``ndk_violation`` user_properties as test case properties).  Crashes and timeouts per
     provider likewise: ``<property name="ndk-crashed soft" value="count=1 scenarios=..."/>``
     (``ndk-timeout`` for timeouts); their test cases are failures naming the signal or the
-    time limit.
+    time limit.  The scenarios that differ from a reference choice, per provider, as
+    ``ndk-differs``: their test cases are failures in the XML (pytest's), not in the report;
+    and the conformance levels as ``<property name="ndk-reference-choice RULE"
+    value="SEMANTICS-ID"/>`` for each reference-choice rule (every other rule is required).
     """
     tallies = violation_tallies(records, providers)
     fates: dict[tuple[str, str], list[str]] = {}  # (provider column, fate) -> node IDs
     for record in records:
         if record.fate in FATE_LABELS:
             fates.setdefault((provider_label(record), record.fate), []).append(record.nodeid)
-    if not tallies and not fates:
+        elif record.outcome == DIFFERS:
+            fates.setdefault((provider_label(record), DIFFERS), []).append(record.nodeid)
+    choices = {r.rule: r.reference for r in records if level_of(r) == REFERENCE}
+    if not tallies and not fates and not choices:
         return
     tree = ET.parse(path)
     root = tree.getroot()
@@ -317,6 +327,9 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
     for (provider, fate), nodeids in fates.items():
         ET.SubElement(properties, "property", name=f"ndk-{fate} {provider}",
                       value=f"count={len(nodeids)} scenarios={' '.join(nodeids)}")
+    for rule, reference in sorted((r, ref) for r, ref in choices.items() if r is not None):
+        ET.SubElement(properties, "property", name=f"ndk-reference-choice {rule}",
+                      value=str(reference))
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
@@ -357,8 +370,11 @@ def conclude(
         shown = ", ".join(not_run[:3]) + (f" and {len(not_run) - 3} more" if len(not_run) > 3 else "")
         print(f"warning: {len(not_run)} collected scenario(s) did not run (the run stopped "
               f"early): {shown}", file=out)
-    if (any(r.outcome in FAILING for r in records) or code == pytest.ExitCode.TESTS_FAILED
-            or (not_run and code == pytest.ExitCode.OK)):
+    failing = any(r.outcome in FAILING for r in records)
+    if code == pytest.ExitCode.TESTS_FAILED and not failing and any(
+            r.outcome == DIFFERS for r in records):
+        code = pytest.ExitCode.OK  # pytest saw the differences fail; they are not failures
+    if failing or code == pytest.ExitCode.TESTS_FAILED or (not_run and code == pytest.ExitCode.OK):
         return int(pytest.ExitCode.TESTS_FAILED)
     return int(code)
 
@@ -373,6 +389,7 @@ def run(
     progress: str = "auto",
     workers: str | int | None = None,
     timeout: float | None = None,
+    strict: bool = False,
 ) -> int:
     """Run the conformance scenarios against ``providers`` and print the matrix; return an exit code.
 
@@ -383,7 +400,10 @@ def run(
     number of pytest-xdist worker processes (``-n``: a count or "auto"; None or 0: this process
     runs them), ``timeout`` each scenario's time limit in seconds (pytest-timeout).  A worker
     that dies (a signal) fails the scenario it ran, as a crash; one past its time limit fails
-    as a timeout; the run goes on either way (``ndk._isolation``).
+    as a timeout; the run goes on either way (``ndk._isolation``).  ``strict``: a scenario
+    whose expectation is a reference choice (``@pytest.mark.reference``) and that fails is a
+    failure; without it the report counts it as "differs (reference choice)" and the run
+    does not fail on it.
     """
     try:
         directory = locate_scenarios_dir(scenarios_dir)
@@ -399,9 +419,9 @@ def run(
     if problem:
         print(f"ndk conformance: {problem}", file=sys.stderr)
         return int(pytest.ExitCode.USAGE_ERROR)
-    collector = ResultCollector()
+    collector = ResultCollector(strict=strict)
     started = time.monotonic()
-    shown = ConformanceProgress(sys.stdout, mode=progress, started=started)
+    shown = ConformanceProgress(sys.stdout, mode=progress, started=started, strict=strict)
     args = pytest_args(directory, providers, junit, keyword, extra_args, workers, timeout)
     if shown.mode != "off":  # no "[100%]" from pytest: the progress display has it
         args[1:1] = ["-o", "console_output_style=classic"]

@@ -119,6 +119,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
+        "reference(semantics_id): the scenario's expectation is the reference provider's "
+        "choice where NDK is silent, recorded in docs/semantics.md under that ID (conformance "
+        "level 'reference choice'; without it, 'required')",
+    )
+    config.addinivalue_line(
+        "markers",
         "expect_violation(*rule_ids): the validation layer rules this test breaks (or makes the "
         "provider break) on purpose; each must be reported, and no other error may be",
     )

@@ -1,0 +1,111 @@
+"""Conformance levels: a scenario marked ``@pytest.mark.reference(ID)`` checks a reference
+choice (docs/semantics.md) rather than what NDK requires; a provider that chose otherwise
+"differs", counted apart from failures, a failure only with ``ndk conformance --strict``."""
+
+from __future__ import annotations
+
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from ndk._report import (DIFFERS, REFERENCE, REQUIRED, Record, cell, format_levels,
+                         format_report, format_totals, level_of)
+from ndk.conformance import conclude
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCENARIOS = {
+    "test_levels": """
+        import pytest
+
+        @pytest.mark.rule("CQ-REQUIRED")
+        def test_required(adapter):
+            assert adapter.query_info() is not None
+
+        @pytest.mark.rule("CQ-CHOICE")
+        @pytest.mark.reference("ZERO-DEPTH")
+        def test_choice(adapter):
+            assert False, "the provider chose otherwise"
+        """,
+}
+
+
+def record(outcome: str, rule: str = "CQ-X", reference: str | None = None,
+           provider: str = "soft") -> Record:
+    return Record(nodeid=f"t.py::{rule}[{provider}]", rule=rule, provider=provider,
+                  outcome=outcome, message="m", duration=0.1, reference=reference)
+
+
+def test_a_reference_marked_record_has_the_reference_level():
+    assert level_of(record("passed")) == REQUIRED
+    assert level_of(record("passed", reference="ZERO-DEPTH")) == REFERENCE
+
+
+def test_a_difference_is_its_own_cell_and_count_not_a_failure():
+    records = [record("passed", "CQ-A"), record(DIFFERS, "CQ-B", "ZERO-DEPTH")]
+    assert cell([DIFFERS]) == "DIFF"
+    assert cell(["failed", DIFFERS]) == "FAIL"
+    assert format_totals(records, 1.0).startswith(
+        "conformance: 1 passed, 0 failed, 1 differ (reference choice), 0 skipped")
+    text = format_report(records, ["soft"], 1.0)
+    assert "DIFFERS  t.py::CQ-B[soft] [ZERO-DEPTH]: m" in text
+    assert "scenarios per family (passed/failed/skipped/differing):" in text
+
+
+def test_levels_count_per_provider_and_list_each_reference_rule():
+    records = [record("passed", "CQ-A"), record("failed", "CQ-C"),
+               record(DIFFERS, "CQ-B", "ZERO-DEPTH"), record("skipped", "CQ-D", "AFFINITY")]
+    lines = format_levels(records, ["soft"]).splitlines()
+    assert lines[0] == "conformance levels (scenarios passed/failed/differing/skipped):"
+    assert re.fullmatch(r"\s*required\s+2\s+1/1/0/0", lines[2])
+    assert re.fullmatch(r"\s*reference choice\s+2\s+0/0/1/1", lines[3])
+    assert "    CQ-B  [ZERO-DEPTH]" in lines
+    assert "    CQ-D  [AFFINITY]" in lines
+
+
+def test_differences_alone_do_not_fail_the_run(tmp_path):
+    differs_only = [record("passed", "CQ-A"), record(DIFFERS, "CQ-B", "ZERO-DEPTH")]
+    # pytest itself saw the difference as a failed test.
+    assert conclude(1, differs_only, ["soft"], 1.0, "here", sys.stdout) == 0
+    with_failure = differs_only + [record("failed", "CQ-C")]
+    assert conclude(1, with_failure, ["soft"], 1.0, "here", sys.stdout) == 1
+
+
+def test_every_reference_mark_names_a_semantics_entry():
+    """Each ``@pytest.mark.reference(ID)`` in scenarios/ cites an ID docs/semantics.md records
+    (a table row's first column, or a ``VERBS-...:`` paragraph)."""
+    semantics = (ROOT / "docs" / "semantics.md").read_text(encoding="utf-8")
+    known = set(re.findall(r"^\| ([A-Z][A-Z0-9-]+) \|", semantics, re.M))
+    known |= set(re.findall(r"^([A-Z][A-Z0-9-]+):", semantics, re.M))
+    cited = {}
+    for path in sorted((ROOT / "scenarios").glob("test_*.py")):
+        for ref in re.findall(r'@pytest\.mark\.reference\("([^"]+)"\)',
+                              path.read_text(encoding="utf-8")):
+            cited.setdefault(ref, path.name)
+    missing = {ref: where for ref, where in cited.items() if ref not in known}
+    assert not missing, f"reference marks naming no docs/semantics.md entry: {missing}"
+
+
+def run_ndk(pytester, *args):
+    return pytester.run(sys.executable, "-m", "ndk", *args, timeout=120)
+
+
+def test_the_runner_reports_a_difference_and_fails_on_it_only_when_strict(
+        scenarios, pytester, fake_ndk_env, tmp_path):
+    directory = scenarios(**SCENARIOS)
+    junit = tmp_path / "report.xml"
+    result = run_ndk(pytester, "conformance", "--scenarios", str(directory), "--provider",
+                     "soft", "--junit", str(junit))
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["CQ  1 passed, 0 failed, 0 skipped, 1 differ  *"])
+    result.stdout.fnmatch_lines(["*DIFFERS  *test_choice* *ZERO-DEPTH*: *"])
+    result.stdout.fnmatch_lines(["conformance: 1 passed, 0 failed, 1 differ (reference choice), "
+                                 "0 skipped in *"])
+    properties = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
+    assert properties["ndk-reference-choice CQ-CHOICE"] == "ZERO-DEPTH"
+    assert properties["ndk-differs soft"].startswith("count=1 ")
+    strict = run_ndk(pytester, "conformance", "--scenarios", str(directory), "--provider",
+                     "soft", "--strict")
+    assert strict.ret == 1
+    strict.stdout.fnmatch_lines(["conformance: 1 passed, 1 failed, 0 skipped in *"])
