@@ -46,15 +46,14 @@ void SoftAdapter::shutdown()
         for (auto it = objects_.rbegin(); it != objects_.rend(); ++it)
             open.push_back(it->get());
         for (SoftObject *object : open) {
-            if (object->close_requested_)
+            if (!object->begin_shutdown_close())
                 continue; // its close completion is pending on its successors
-            object->close_requested_ = true;
             live_.erase(&object->header());
             object->on_close();
-            if (object->dependents_ == 0)
+            if (object->dependents() == 0)
                 destroy(*object);
             else
-                object->close_completion_ = [](PVOID) {};
+                object->dereference();
         }
     }
     // Anything left is held by a dependency the consumer never released: drop it silently.
@@ -93,7 +92,7 @@ void SoftAdapter::adopt(std::unique_ptr<SoftObject> object)
 
 void SoftAdapter::destroy(SoftObject &object)
 {
-    object.release_antecedents();
+    object.release_all_antecedents();
     --counts_[object.type()];
     live_.erase(&object.header());
     all_.erase(&object);

@@ -24,31 +24,24 @@ void deliver_event(SoftObject &object, std::function<void()> callback)
     });
 }
 
-void SoftObject::depend_on(SoftObject &antecedent)
-{
-    antecedent.add_dependent();
-    antecedents_.push_back(&antecedent);
-}
-
 NTSTATUS SoftObject::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
 {
     SoftAdapter &adapter = adapter_;
     std::unique_lock lock(adapter.mu_);
-    if (close_requested_)
+    if (!begin_close())
         return STATUS_INVALID_DEVICE_STATE; // a second close of one object: consumer error
-    close_requested_ = true;
     adapter.live_.erase(&header());
     on_close();
     Misbehave mode = adapter.misbehave();
     if (mode == Misbehave::CallbackAfterClose)
         after_close_ = cq_callback_after_close(*this);
-    if (mode == Misbehave::CloseAntecedentEarly && dependents_ > 0) {
+    if (mode == Misbehave::CloseAntecedentEarly && dependents() > 0) {
         // Broken on purpose: SUCCESS while dependents remain.  The object lives on as a zombie
         // and goes with its last dependent, with a close completion nobody hears.
-        close_completion_ = [](PVOID) {};
+        pend_close(nullptr, nullptr);
         return STATUS_SUCCESS;
     }
-    bool pend = dependents_ > 0 ||
+    bool pend = dependents() > 0 ||
                 (completion != nullptr && adapter.knobs().should_pend(CallKind::Close));
     if (!pend) {
         std::function<void()> after = std::move(after_close_);
@@ -59,22 +52,17 @@ NTSTATUS SoftObject::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
         }
         return STATUS_SUCCESS;
     }
-    if (completion == nullptr) {
-        // Successors are open but there is nobody to tell: the consumer broke the contract.
-        // Treat the close as a dereference (digest 3.1) and free the object with the last one.
-        close_completion_ = [](PVOID) {};
-    } else {
-        close_completion_ = completion;
-    }
-    close_context_ = context;
-    if (dependents_ == 0)
+    // A NULL completion with successors open: the consumer broke the contract; the close is a
+    // dereference (digest 3.1) and the object goes with the last one.
+    pend_close(completion, context);
+    if (dependents() == 0)
         schedule_close_completion();
     return STATUS_PENDING;
 }
 
-void SoftObject::release_dependent()
+void SoftObject::on_last_dependent()
 {
-    if (--dependents_ == 0 && close_requested_ && close_completion_ != nullptr)
+    if (close_pending())
         schedule_close_completion();
 }
 
@@ -86,7 +74,7 @@ void SoftObject::schedule_close_completion()
     SoftAdapter &adapter = adapter_;
     adapter.engine_.post([this, &adapter] {
         std::function<void()> after = std::move(after_close_);
-        close_completion_(close_context_);
+        call_close_completion();
         {
             // Only now may antecedents complete their own closes (digest 3.1).
             std::lock_guard lock(adapter.mu_);
@@ -95,13 +83,6 @@ void SoftObject::schedule_close_completion()
         if (after)
             after(); // misbehave=callback_after_close
     });
-}
-
-void SoftObject::release_antecedents()
-{
-    for (SoftObject *antecedent : antecedents_)
-        antecedent->release_dependent();
-    antecedents_.clear();
 }
 
 } // namespace ndk::soft

@@ -196,7 +196,7 @@ void VerbsAdapter::on_cm_event()
                 std::lock_guard lock(mu_);
                 if (exists(object) && object->type() == NdkObjectTypeListener) {
                     listener = static_cast<VListener *>(object);
-                    if (listener->closing() || listener->paused)
+                    if (listener->close_requested() || listener->paused)
                         listener = nullptr;
                 }
             }

@@ -52,7 +52,7 @@ public:
     T *lookup(const void *ndk_object, NDK_OBJECT_TYPE type)
     {
         auto it = live_.find(ndk_object);
-        if (it == live_.end() || it->second->type() != type || it->second->closing())
+        if (it == live_.end() || it->second->type() != type || it->second->close_requested())
             return nullptr;
         return static_cast<T *>(it->second);
     }

@@ -1,12 +1,12 @@
 // What every verbs NDK object shares: its place in the adapter and the lifetime rules of
-// digest 3.1.  An object counts its dependents (successors such as the QPs on a CQ, children
-// such as the MRs of a PD, its requests in flight); a close with dependents returns
-// STATUS_PENDING and completes on the adapter's engine once the last one is gone.  A close
-// without dependents frees the verbs resources on the engine and returns STATUS_SUCCESS, so
-// no callback of the object can run after it (the engine is the only thread that calls them).
+// digest 3.1 (kit::Lifetime): a close with dependents returns STATUS_PENDING and completes on
+// the adapter's engine once the last one is gone.  A close without dependents frees the verbs
+// resources on the engine and returns STATUS_SUCCESS, so no callback of the object can run
+// after it (the engine is the only thread that calls them).
 #pragma once
 
 #include "ndk/ndkpi.h"
+#include "providers/kit/kit_lifetime.hpp"
 #include "providers/kit/kit_object_header.hpp"
 
 #include <vector>
@@ -15,12 +15,9 @@ namespace ndk::verbs {
 
 class VerbsAdapter;
 
-class Object {
+class Object : public kit::Lifetime {
 public:
     Object(VerbsAdapter &adapter, NDK_OBJECT_TYPE type) : adapter_(adapter), type_(type) {}
-    virtual ~Object() = default;
-    Object(const Object &) = delete;
-    Object &operator=(const Object &) = delete;
 
     virtual NDK_OBJECT_HEADER &header() = 0;
     NDK_OBJECT_TYPE type() const { return type_; }
@@ -28,12 +25,6 @@ public:
 
     // NDK_FN_CLOSE_OBJECT for every object type.
     NTSTATUS close(NDK_FN_CLOSE_COMPLETION completion, PVOID context);
-
-    // The adapter lock must be held for these.
-    void depend_on(Object &antecedent);
-    void add_dependent() { ++dependents_; }
-    void release_dependent();
-    bool closing() const { return closing_; }
 
     // Adapter shutdown: free what the consumer left open (engine thread, no lock).
     void force_destroy();
@@ -44,6 +35,8 @@ protected:
     // On the engine thread, without the lock: free the verbs resources.  Every successor is
     // gone by then.
     virtual void destroy_resources() {}
+    // The last dependent of a pending close is gone: finish it on the engine.
+    void on_last_dependent() override;
 
 private:
     friend class VerbsAdapter;
@@ -51,13 +44,8 @@ private:
 
     VerbsAdapter &adapter_;
     NDK_OBJECT_TYPE type_;
-    std::vector<Object *> antecedents_;
-    int dependents_ = 0;
-    bool closing_ = false;
     bool finished_ = false;
     bool in_close_ = false; // close() runs on_close(): it finishes the object itself
-    NDK_FN_CLOSE_COMPLETION close_completion_ = nullptr;
-    PVOID close_context_ = nullptr;
 };
 
 using kit::init_header;

@@ -70,7 +70,7 @@ public:
                     local = reinterpret_cast<const sockaddr *>(
                         &static_cast<VSharedEndpoint &>(object).address);
                 }
-                if (local != nullptr && !object.closing())
+                if (local != nullptr && !object.close_requested())
                     table.add(inet(local), listener);
             });
         }

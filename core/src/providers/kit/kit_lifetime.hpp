@@ -1,0 +1,99 @@
+// The lifetime rules of digest 3.1, for an NDK object of any provider:
+//  - an object counts its dependents: successors (the QPs on a CQ), children (the MRs of a PD)
+//    and its own requests and event callbacks in flight;
+//  - NdkCloseXxx of an object with dependents returns STATUS_PENDING, and the close completes
+//    once the last one is gone; a NULL close completion makes that close a dereference
+//    (docs/semantics.md, CLOSE-NO-COMPLETION): the object goes with its last dependent and
+//    nobody is told;
+//  - a second close of one object is the consumer's error, STATUS_INVALID_DEVICE_STATE
+//    (DOUBLE-CLOSE);
+//  - a successor's close completion returns before its antecedents may complete theirs.
+// The provider decides where the completion runs (its engine thread) and frees the object;
+// this keeps the counts and the order.  Every member needs the provider's adapter lock.
+#pragma once
+
+#include "ndk/ndkpi.h"
+
+#include <vector>
+
+namespace ndk::kit {
+
+class Lifetime {
+public:
+    Lifetime() = default;
+    virtual ~Lifetime() = default;
+    Lifetime(const Lifetime &) = delete;
+    Lifetime &operator=(const Lifetime &) = delete;
+
+    // This object is a successor or child of `antecedent`, whose close now waits for it.
+    void depend_on(Lifetime &antecedent)
+    {
+        antecedent.add_dependent();
+        antecedents_.push_back(&antecedent);
+    }
+    void add_dependent() { ++dependents_; }
+    // One dependent is gone; the last one of an object whose close waits calls
+    // on_last_dependent().
+    void release_dependent()
+    {
+        if (--dependents_ == 0 && close_requested_)
+            on_last_dependent();
+    }
+    int dependents() const { return dependents_; }
+    bool close_requested() const { return close_requested_; }
+    // The close returned STATUS_PENDING (or is a dereference) and waits for its dependents.
+    bool close_pending() const { return close_pending_; }
+
+protected:
+    // NdkCloseXxx, first step: false for a second close (the caller returns
+    // STATUS_INVALID_DEVICE_STATE); true marks the close requested.
+    bool begin_close()
+    {
+        if (close_requested_)
+            return false;
+        close_requested_ = true;
+        return true;
+    }
+    // The close waits for the dependents: keep its completion (NULL: a dereference).
+    void pend_close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
+    {
+        close_pending_ = true;
+        close_completion_ = completion;
+        close_context_ = context;
+    }
+    // Tell the consumer the pending close is done (nothing for a dereference).  Call it before
+    // release_antecedents(), so a successor's completion comes first.
+    void call_close_completion() const
+    {
+        if (close_completion_ != nullptr)
+            close_completion_(close_context_);
+    }
+    // Release every antecedent this object held (their closes may now complete); `alive`
+    // says whether one still exists (a provider that may have freed it already).
+    template <class Alive>
+    void release_antecedents(Alive &&alive)
+    {
+        std::vector<Lifetime *> antecedents;
+        antecedents.swap(antecedents_);
+        for (Lifetime *antecedent : antecedents)
+            if (alive(antecedent))
+                antecedent->release_dependent();
+    }
+    void release_antecedents()
+    {
+        release_antecedents([](const Lifetime *) { return true; });
+    }
+
+    // The dependents of an object whose close was requested reached zero.
+    virtual void on_last_dependent() = 0;
+
+private:
+    std::vector<Lifetime *> antecedents_;
+    int dependents_ = 0;
+    bool close_requested_ = false;
+    bool close_pending_ = false;
+    NDK_FN_CLOSE_COMPLETION close_completion_ = nullptr;
+    PVOID close_context_ = nullptr;
+};
+
+} // namespace ndk::kit
