@@ -96,4 +96,20 @@ private:
     PVOID close_context_ = nullptr;
 };
 
+// An NDK object of a provider whose adapter class is `Adapter`: the NDK structure's header
+// (the derived class holds the structure), the object type, the adapter, the lifetime.
+template <class Adapter>
+class AdapterObject : public Lifetime {
+public:
+    AdapterObject(Adapter &adapter, NDK_OBJECT_TYPE type) : adapter_(adapter), type_(type) {}
+
+    virtual NDK_OBJECT_HEADER &header() = 0;
+    NDK_OBJECT_TYPE type() const { return type_; }
+    Adapter &adapter() const { return adapter_; }
+
+private:
+    Adapter &adapter_;
+    NDK_OBJECT_TYPE type_;
+};
+
 } // namespace ndk::kit

@@ -48,7 +48,7 @@ void SoftAdapter::shutdown()
         for (SoftObject *object : open) {
             if (!object->begin_shutdown_close())
                 continue; // its close completion is pending on its successors
-            live_.erase(&object->header());
+            registry_.retire(*object);
             object->on_close();
             if (object->dependents() == 0)
                 destroy(*object);
@@ -59,8 +59,7 @@ void SoftAdapter::shutdown()
     // Anything left is held by a dependency the consumer never released: drop it silently.
     engine_.drain();
     std::lock_guard lock(mu_);
-    live_.clear();
-    all_.clear();
+    registry_.clear();
     objects_.clear();
 }
 
@@ -85,8 +84,7 @@ void SoftAdapter::adopt(std::unique_ptr<SoftObject> object)
     SoftObject *raw = object.get();
     objects_.push_back(std::move(object));
     raw->self_ = std::prev(objects_.end());
-    live_[&raw->header()] = raw;
-    all_.insert(raw);
+    registry_.add(*raw);
     ++counts_[raw->type()];
 }
 
@@ -94,8 +92,7 @@ void SoftAdapter::destroy(SoftObject &object)
 {
     object.release_all_antecedents();
     --counts_[object.type()];
-    live_.erase(&object.header());
-    all_.erase(&object);
+    registry_.remove(object);
     objects_.erase(object.self_);
 }
 

@@ -6,6 +6,7 @@
 #include "soft_engine.hpp"
 #include "soft_miniport.hpp"
 #include "soft_object.hpp"
+#include "providers/kit/kit_object_registry.hpp"
 
 #include <array>
 #include <functional>
@@ -42,10 +43,7 @@ public:
     template <class T>
     T *lookup(const void *ndk_object, NDK_OBJECT_TYPE type)
     {
-        auto it = live_.find(ndk_object);
-        if (it == live_.end() || it->second->type() != type || it->second->close_requested())
-            return nullptr;
-        return static_cast<T *>(it->second);
+        return registry_.lookup<T>(ndk_object, type);
     }
 
     // Create an object: injected failure, object cap, then `make` (which validates what needs
@@ -113,7 +111,7 @@ public:
     };
     std::unordered_map<UINT32, TokenEntry> &tokens() { return tokens_; }
     // True while `object` has not been destroyed (it may be closing).  Lock held.
-    bool exists(const SoftObject *object) const { return all_.count(object) != 0; }
+    bool exists(const SoftObject *object) const { return registry_.exists(object); }
 
     // Every object of this adapter not yet destroyed, in creation order.  Lock held.
     template <class F>
@@ -143,12 +141,11 @@ private:
     NDK_VERSION version_;
     std::mutex &mu_; // the fabric's wire lock (soft_fabric.hpp)
     std::list<std::unique_ptr<SoftObject>> objects_; // creation order
-    std::unordered_map<const void *, SoftObject *> live_;
+    kit::ObjectRegistry<SoftObject> registry_;
     std::array<ULONG, NdkObjectTypeMax> counts_{};
     UINT32 next_token_ = 0x100;
     LamTable lams_;
     std::unordered_map<UINT32, TokenEntry> tokens_;
-    std::unordered_set<const SoftObject *> all_;
     // misbehave=request_never_complete: objects whose dependent reference a request kept.
     std::vector<SoftObject *> abandoned_;
     Engine engine_; // last: its thread stops first, before the tables above go away

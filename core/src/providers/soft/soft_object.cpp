@@ -26,11 +26,11 @@ void deliver_event(SoftObject &object, std::function<void()> callback)
 
 NTSTATUS SoftObject::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
 {
-    SoftAdapter &adapter = adapter_;
+    SoftAdapter &adapter = this->adapter();
     std::unique_lock lock(adapter.mu_);
     if (!begin_close())
         return STATUS_INVALID_DEVICE_STATE; // a second close of one object: consumer error
-    adapter.live_.erase(&header());
+    adapter.registry_.retire(*this);
     on_close();
     Misbehave mode = adapter.misbehave();
     if (mode == Misbehave::CallbackAfterClose)
@@ -71,7 +71,7 @@ void SoftObject::schedule_close_completion()
     if (completion_scheduled_)
         return;
     completion_scheduled_ = true;
-    SoftAdapter &adapter = adapter_;
+    SoftAdapter &adapter = this->adapter();
     adapter.engine_.post([this, &adapter] {
         std::function<void()> after = std::move(after_close_);
         call_close_completion();

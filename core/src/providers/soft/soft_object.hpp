@@ -16,13 +16,9 @@ namespace ndk::soft {
 
 class SoftAdapter;
 
-class SoftObject : public kit::Lifetime {
+class SoftObject : public kit::AdapterObject<SoftAdapter> {
 public:
-    SoftObject(SoftAdapter &adapter, NDK_OBJECT_TYPE type) : adapter_(adapter), type_(type) {}
-
-    virtual NDK_OBJECT_HEADER &header() = 0;
-    NDK_OBJECT_TYPE type() const { return type_; }
-    SoftAdapter &adapter() const { return adapter_; }
+    using AdapterObject::AdapterObject;
 
     // NDK_FN_CLOSE_OBJECT for every object type.
     NTSTATUS close(NDK_FN_CLOSE_COMPLETION completion, PVOID context);
@@ -47,8 +43,6 @@ private:
     void dereference() { pend_close(nullptr, nullptr); }
     void release_all_antecedents() { release_antecedents(); }
 
-    SoftAdapter &adapter_;
-    NDK_OBJECT_TYPE type_;
     bool completion_scheduled_ = false;
     std::function<void()> after_close_; // misbehave=callback_after_close: runs after the close
     std::list<std::unique_ptr<SoftObject>>::iterator self_; // in the adapter's object list

@@ -116,15 +116,13 @@ VerbsAdapter::~VerbsAdapter()
 
 void VerbsAdapter::adopt(Object *object)
 {
-    live_[&object->header()] = object;
-    all_.insert(object);
+    registry_.add(*object);
     order_.push_back(object);
 }
 
 void VerbsAdapter::forget(Object *object)
 {
-    live_.erase(&object->header());
-    all_.erase(object);
+    registry_.remove(*object);
     std::erase(order_, object);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "verbs_device.hpp"
+#include "providers/kit/kit_object_registry.hpp"
 #include "verbs_engine.hpp"
 #include "verbs_object.hpp"
 
@@ -51,13 +52,10 @@ public:
     template <class T>
     T *lookup(const void *ndk_object, NDK_OBJECT_TYPE type)
     {
-        auto it = live_.find(ndk_object);
-        if (it == live_.end() || it->second->type() != type || it->second->close_requested())
-            return nullptr;
-        return static_cast<T *>(it->second);
+        return registry_.lookup<T>(ndk_object, type);
     }
     // True while `object` has not been freed (it may be closing).  Lock held.
-    bool exists(const Object *object) const { return all_.count(object) != 0; }
+    bool exists(const Object *object) const { return registry_.exists(object); }
 
     // Take a new object into the tables and return it through `out` (creates complete inline:
     // the verbs calls behind them are synchronous).  Takes the lock.
@@ -100,8 +98,7 @@ private:
     ibv_comp_channel *channel_ = nullptr;
     rdma_event_channel *cm_ = nullptr;
     std::mutex mu_;
-    std::unordered_map<const void *, Object *> live_;
-    std::unordered_set<const Object *> all_;
+    kit::ObjectRegistry<Object> registry_;
     std::vector<Object *> order_; // creation order, for the shutdown
     std::unordered_map<uint32_t, VQp *> qps_;
     Engine engine_; // last: stops first

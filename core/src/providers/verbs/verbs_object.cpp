@@ -4,12 +4,12 @@ namespace ndk::verbs {
 
 NTSTATUS Object::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
 {
-    VerbsAdapter &adapter = adapter_;
+    VerbsAdapter &adapter = this->adapter();
     {
         std::lock_guard lock(adapter.mu());
         if (!begin_close())
             return STATUS_INVALID_DEVICE_STATE; // a second close (docs/semantics.md)
-        adapter.live_.erase(&header());
+        adapter.registry_.retire(*this);
         in_close_ = true;
         on_close(); // may complete (and release) the object's own requests in flight
         in_close_ = false;
@@ -32,14 +32,14 @@ void Object::on_last_dependent()
     if (finished_ || in_close_)
         return;
     finished_ = true;
-    adapter_.engine().post([this] { finish(); });
+    adapter().engine().post([this] { finish(); });
 }
 
 void Object::finish()
 {
     destroy_resources();
     call_close_completion(); // before the antecedents' closes can complete (digest 3.1)
-    VerbsAdapter &adapter = adapter_;
+    VerbsAdapter &adapter = this->adapter();
     std::lock_guard lock(adapter.mu());
     release_antecedents([&adapter](const kit::Lifetime *antecedent) {
         return adapter.exists(static_cast<const Object *>(antecedent));
@@ -51,8 +51,8 @@ void Object::finish()
 void Object::force_destroy()
 {
     destroy_resources();
-    std::lock_guard lock(adapter_.mu());
-    adapter_.forget(this);
+    std::lock_guard lock(adapter().mu());
+    adapter().forget(this);
     delete this;
 }
 

@@ -15,13 +15,9 @@ namespace ndk::verbs {
 
 class VerbsAdapter;
 
-class Object : public kit::Lifetime {
+class Object : public kit::AdapterObject<VerbsAdapter> {
 public:
-    Object(VerbsAdapter &adapter, NDK_OBJECT_TYPE type) : adapter_(adapter), type_(type) {}
-
-    virtual NDK_OBJECT_HEADER &header() = 0;
-    NDK_OBJECT_TYPE type() const { return type_; }
-    VerbsAdapter &adapter() const { return adapter_; }
+    using AdapterObject::AdapterObject;
 
     // NDK_FN_CLOSE_OBJECT for every object type.
     NTSTATUS close(NDK_FN_CLOSE_COMPLETION completion, PVOID context);
@@ -42,8 +38,6 @@ private:
     friend class VerbsAdapter;
     void finish(); // engine thread: destroy, complete the close, release antecedents, delete
 
-    VerbsAdapter &adapter_;
-    NDK_OBJECT_TYPE type_;
     bool finished_ = false;
     bool in_close_ = false; // close() runs on_close(): it finishes the object itself
 };
