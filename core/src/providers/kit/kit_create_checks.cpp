@@ -34,14 +34,13 @@ NTSTATUS check_resize_cq(const NDK_ADAPTER_INFO &info, ULONG depth)
     return STATUS_SUCCESS;
 }
 
-NTSTATUS check_create_qp(const NDK_ADAPTER_INFO &info, ULONG receive_depth,
-                         ULONG initiator_depth, ULONG receive_sge, ULONG initiator_sge,
-                         ULONG inline_size, NDK_QP **out)
+NTSTATUS check_create_qp(const NDK_ADAPTER_INFO &info, const QpSizes &sizes, NDK_QP **out)
 {
-    if (out == nullptr || receive_depth > info.MaxReceiveQueueDepth ||
-        initiator_depth > info.MaxInitiatorQueueDepth ||
-        receive_sge > info.MaxReceiveRequestSge || initiator_sge > info.MaxInitiatorRequestSge ||
-        inline_size > info.MaxInlineDataSize)
+    if (out == nullptr || sizes.receive_depth > info.MaxReceiveQueueDepth ||
+        sizes.initiator_depth > info.MaxInitiatorQueueDepth ||
+        sizes.receive_sge > info.MaxReceiveRequestSge ||
+        sizes.initiator_sge > info.MaxInitiatorRequestSge ||
+        sizes.inline_size > info.MaxInlineDataSize)
         return STATUS_INVALID_PARAMETER;
     return STATUS_SUCCESS;
 }

@@ -20,11 +20,21 @@ NTSTATUS check_create_cq(const NDK_ADAPTER_INFO &info, ULONG depth,
 // holds the completions queued is the provider's to judge (STATUS_BUFFER_OVERFLOW).
 NTSTATUS check_resize_cq(const NDK_ADAPTER_INFO &info, ULONG depth);
 
-// NdkCreateQp / NdkCreateQpWithSrq (digest 1.7): depths, SGE counts and inline size within
-// the adapter's maxima.  With an SRQ the receive sizes are 0 and so always within.
-NTSTATUS check_create_qp(const NDK_ADAPTER_INFO &info, ULONG receive_depth,
-                         ULONG initiator_depth, ULONG receive_sge, ULONG initiator_sge,
-                         ULONG inline_size, NDK_QP **out);
+// The sizes NdkCreateQp / NdkCreateQpWithSrq ask for (digest 1.7; with an SRQ the receive
+// sizes are 0).  A provider's QP keeps them (as a base) for its post checks.
+struct QpSizes {
+    ULONG receive_depth = 0;
+    ULONG initiator_depth = 0;
+    ULONG receive_sge = 0;
+    ULONG initiator_sge = 0;
+    ULONG inline_size = 0;
+
+    void set_sizes(const QpSizes &sizes) { *this = sizes; }
+};
+
+// NdkCreateQp / NdkCreateQpWithSrq: depths, SGE counts and inline size within the adapter's
+// maxima.
+NTSTATUS check_create_qp(const NDK_ADAPTER_INFO &info, const QpSizes &sizes, NDK_QP **out);
 
 // NdkCreateSrq (digest 1.6).
 NTSTATUS check_create_srq(const NDK_ADAPTER_INFO &info, ULONG depth, ULONG receive_sge,

@@ -7,6 +7,7 @@
 #include "soft_fabric.hpp"
 #include "soft_object.hpp"
 #include "providers/kit/kit_cq_arm.hpp"
+#include "providers/kit/kit_create_checks.hpp"
 
 #include <deque>
 #include <functional>
@@ -165,7 +166,8 @@ public:
     PVOID notify_context = nullptr;
 };
 
-class SoftQp : public SoftTyped<NDK_QP, NdkObjectTypeQp, NDK_QP_DISPATCH, &kQpDispatch> {
+class SoftQp : public SoftTyped<NDK_QP, NdkObjectTypeQp, NDK_QP_DISPATCH, &kQpDispatch>,
+               public kit::QpSizes {
 public:
     using SoftTyped::SoftTyped;
     static SoftQp *from(NDK_QP *qp) { return static_cast<SoftQp *>(qp); }
@@ -175,11 +177,6 @@ public:
     SoftCq *initiator_cq = nullptr;
     SoftSrq *srq = nullptr;
     PVOID context = nullptr;
-    ULONG receive_depth = 0;
-    ULONG initiator_depth = 0;
-    ULONG receive_sge = 0;
-    ULONG initiator_sge = 0;
-    ULONG inline_size = 0;
     std::deque<ReceiveRequest> receives; // posted and not consumed
 
     // Connection state (digest 3.5, 3.6; docs/semantics.md, QP-STATE).

@@ -51,9 +51,9 @@ NTSTATUS create_qp(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVO
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
-    if (NTSTATUS status = kit::check_create_qp(adapter.info(), ReceiveQueueDepth,
-                                               InitiatorQueueDepth, MaxReceiveRequestSge,
-                                               MaxInitiatorRequestSge, InlineDataSize, ppNdkQp);
+    const kit::QpSizes sizes{ReceiveQueueDepth, InitiatorQueueDepth, MaxReceiveRequestSge,
+                             MaxInitiatorRequestSge, InlineDataSize};
+    if (NTSTATUS status = kit::check_create_qp(adapter.info(), sizes, ppNdkQp);
         status != STATUS_SUCCESS)
         return status;
     return adapter.create<SoftQp>("NdkCreateQp", CreateCompletion, RequestContext, ppNdkQp,
@@ -62,11 +62,7 @@ NTSTATUS create_qp(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVO
                                                         status);
                                       if (qp) {
                                           qp->context = QPContext;
-                                          qp->receive_depth = ReceiveQueueDepth;
-                                          qp->initiator_depth = InitiatorQueueDepth;
-                                          qp->receive_sge = MaxReceiveRequestSge;
-                                          qp->initiator_sge = MaxInitiatorRequestSge;
-                                          qp->inline_size = InlineDataSize;
+                                          qp->set_sizes(sizes);
                                       }
                                       return qp;
                                   });
@@ -80,8 +76,8 @@ NTSTATUS create_qp_with_srq(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiat
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
-    if (NTSTATUS status = kit::check_create_qp(adapter.info(), 0, InitiatorQueueDepth, 0,
-                                               MaxInitiatorRequestSge, InlineDataSize, ppNdkQp);
+    const kit::QpSizes sizes{0, InitiatorQueueDepth, 0, MaxInitiatorRequestSge, InlineDataSize};
+    if (NTSTATUS status = kit::check_create_qp(adapter.info(), sizes, ppNdkQp);
         status != STATUS_SUCCESS)
         return status;
     if (pSrq == nullptr)
@@ -92,9 +88,7 @@ NTSTATUS create_qp_with_srq(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiat
                                                         status);
                                       if (qp) {
                                           qp->context = QPContext;
-                                          qp->initiator_depth = InitiatorQueueDepth;
-                                          qp->initiator_sge = MaxInitiatorRequestSge;
-                                          qp->inline_size = InlineDataSize;
+                                          qp->set_sizes(sizes);
                                       }
                                       return qp;
                                   });

@@ -4,6 +4,7 @@
 
 #include "verbs_adapter.hpp"
 #include "providers/kit/kit_cq_arm.hpp"
+#include "providers/kit/kit_create_checks.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -171,7 +172,7 @@ protected:
 
 struct VConnector;
 
-struct VQp : NdkObject<NDK_QP> {
+struct VQp : NdkObject<NDK_QP>, kit::QpSizes {
     static constexpr NDK_OBJECT_TYPE kType = NdkObjectTypeQp;
     VQp(VerbsAdapter &adapter, VPd &pd);
     static VQp *from(NDK_QP *qp) { return static_cast<VQp *>(qp); }
@@ -183,8 +184,6 @@ struct VQp : NdkObject<NDK_QP> {
     VSrq *srq = nullptr;
     ibv_qp *qp = nullptr;
     PVOID qp_context = nullptr;
-    ULONG receive_depth = 0, initiator_depth = 0;
-    ULONG receive_sge = 0, initiator_sge = 0, inline_size = 0;
     State state = State::Idle;
     bool bound = false;   // carried a connection (a QP carries one in its life, digest 3.6)
     RequestQueue sends, receives{kReceiveTag};

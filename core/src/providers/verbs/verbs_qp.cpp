@@ -169,15 +169,11 @@ int VQp::reset_if_flushed()
 namespace {
 
 NTSTATUS make_qp(VPd *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq, PVOID QPContext,
-                 ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth, ULONG MaxReceiveRequestSge,
-                 ULONG MaxInitiatorRequestSge, ULONG InlineDataSize, NDK_QP **ppNdkQp)
+                 const kit::QpSizes &sizes, NDK_QP **ppNdkQp)
 {
     VerbsAdapter &adapter = pd->adapter();
     NDK_ADAPTER_INFO info = adapter.info();
-    if (NTSTATUS status = kit::check_create_qp(info, ReceiveQueueDepth, InitiatorQueueDepth,
-                                               MaxReceiveRequestSge, MaxInitiatorRequestSge,
-                                               InlineDataSize, ppNdkQp);
-        status != STATUS_SUCCESS)
+    if (NTSTATUS status = kit::check_create_qp(info, sizes, ppNdkQp); status != STATUS_SUCCESS)
         return status;
     auto *qp = new VQp(adapter, *pd);
     {
@@ -192,11 +188,7 @@ NTSTATUS make_qp(VPd *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSr
         }
     }
     qp->qp_context = QPContext;
-    qp->receive_depth = ReceiveQueueDepth;
-    qp->initiator_depth = InitiatorQueueDepth;
-    qp->receive_sge = MaxReceiveRequestSge;
-    qp->initiator_sge = MaxInitiatorRequestSge;
-    qp->inline_size = InlineDataSize;
+    qp->set_sizes(sizes);
     ibv_qp_init_attr init{};
     init.qp_context = static_cast<Object *>(qp);
     init.send_cq = qp->initiator_cq->cq;
@@ -205,11 +197,11 @@ NTSTATUS make_qp(VPd *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSr
     init.qp_type = IBV_QPT_RC;
     // A depth of 0 is a send- or receive-only QP for NDK (QP-DEPTH-ZERO): verbs wants at least
     // one entry, and the NDK depth is what the posts check.
-    init.cap.max_send_wr = std::max<ULONG>(InitiatorQueueDepth, 1);
-    init.cap.max_recv_wr = qp->srq != nullptr ? 0 : std::max<ULONG>(ReceiveQueueDepth, 1);
-    init.cap.max_send_sge = std::max<ULONG>(MaxInitiatorRequestSge, 1);
-    init.cap.max_recv_sge = qp->srq != nullptr ? 0 : std::max<ULONG>(MaxReceiveRequestSge, 1);
-    init.cap.max_inline_data = InlineDataSize;
+    init.cap.max_send_wr = std::max<ULONG>(sizes.initiator_depth, 1);
+    init.cap.max_recv_wr = qp->srq != nullptr ? 0 : std::max<ULONG>(sizes.receive_depth, 1);
+    init.cap.max_send_sge = std::max<ULONG>(sizes.initiator_sge, 1);
+    init.cap.max_recv_sge = qp->srq != nullptr ? 0 : std::max<ULONG>(sizes.receive_sge, 1);
+    init.cap.max_inline_data = sizes.inline_size;
     qp->qp = ibv_create_qp(pd->pd, &init);
     if (qp->qp == nullptr) {
         NTSTATUS status = errno_status(errno);
@@ -246,9 +238,10 @@ NTSTATUS create_qp(NDK_PD *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVOID Q
                    ULONG MaxInitiatorRequestSge, ULONG InlineDataSize, NDK_FN_CREATE_COMPLETION,
                    PVOID, NDK_QP **ppNdkQp)
 {
-    return make_qp(VPd::from(pd), pReceiveCq, pInitiatorCq, nullptr, QPContext, ReceiveQueueDepth,
-                   InitiatorQueueDepth, MaxReceiveRequestSge, MaxInitiatorRequestSge,
-                   InlineDataSize, ppNdkQp);
+    return make_qp(VPd::from(pd), pReceiveCq, pInitiatorCq, nullptr, QPContext,
+                   {ReceiveQueueDepth, InitiatorQueueDepth, MaxReceiveRequestSge,
+                    MaxInitiatorRequestSge, InlineDataSize},
+                   ppNdkQp);
 }
 
 NTSTATUS create_qp_with_srq(NDK_PD *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
@@ -258,8 +251,8 @@ NTSTATUS create_qp_with_srq(NDK_PD *pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq
 {
     if (pSrq == nullptr)
         return STATUS_INVALID_PARAMETER;
-    return make_qp(VPd::from(pd), pReceiveCq, pInitiatorCq, pSrq, QPContext, 0,
-                   InitiatorQueueDepth, 0, MaxInitiatorRequestSge, InlineDataSize, ppNdkQp);
+    return make_qp(VPd::from(pd), pReceiveCq, pInitiatorCq, pSrq, QPContext,
+                   {0, InitiatorQueueDepth, 0, MaxInitiatorRequestSge, InlineDataSize}, ppNdkQp);
 }
 
 } // namespace ndk::verbs
