@@ -8,6 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -370,6 +374,58 @@ TEST(KnobsMisc, AdapterNotReadyRejectsUnrecognisedValues)
     ASSERT_STATUS(STATUS_SUCCESS, set(k, "adapter_not_ready", "1"));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "adapter_not_ready", "yes please"));
     EXPECT_TRUE(k.adapter_not_ready()) << "a rejected value must leave the knob unchanged";
+}
+
+} // namespace
+
+namespace {
+
+// docs/knobs.md's knob table is the knob table's markdown, between the two markers.  Set
+// NDK_REGENERATE_DOCS=1 to rewrite it from the table (then commit the file).
+TEST(KnobTable, DocsKnobsMdIsTheTablesMarkdown)
+{
+    const std::string path = std::string(NDK_SOURCE_DIR) + "/docs/knobs.md";
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    std::stringstream whole;
+    whole << in.rdbuf();
+    std::string text = whole.str();
+    const std::string begin = "<!-- knob table: generated from core/src/providers/soft/"
+                              "soft_knob_table.cpp -->\n";
+    const std::string end = "<!-- end of the knob table -->\n";
+    size_t from = text.find(begin), to = text.find(end);
+    ASSERT_NE(from, std::string::npos) << "marker missing in " << path;
+    ASSERT_NE(to, std::string::npos) << "marker missing in " << path;
+    from += begin.size();
+    const std::string generated = ndk::soft::knob_table_markdown();
+    if (std::getenv("NDK_REGENERATE_DOCS") != nullptr) {
+        text.replace(from, to - from, generated);
+        std::ofstream(path) << text;
+        return;
+    }
+    EXPECT_EQ(text.substr(from, to - from), generated)
+        << "docs/knobs.md differs from the knob table: regenerate it with\n"
+           "    NDK_REGENERATE_DOCS=1 build/tests/ndk_unit_tests "
+           "--gtest_filter=KnobTable.DocsKnobsMdIsTheTablesMarkdown";
+}
+
+// Every knob set() and get() know is in the table once, and the listing the `knobs` knob gives
+// names each row's knobs.
+TEST(KnobTable, EveryKnobIsOneRow)
+{
+    std::vector<std::string> names = ndk::soft::knob_names();
+    std::set<std::string> unique(names.begin(), names.end());
+    EXPECT_EQ(unique.size(), names.size());
+    for (const std::string &name : names) {
+        int rows = 0;
+        for (const auto &spec : ndk::soft::knob_table())
+            rows += ndk::soft::covers(spec, name) ? 1 : 0;
+        EXPECT_EQ(rows, 1) << name;
+    }
+    Knobs k;
+    std::string value;
+    EXPECT_STATUS(STATUS_SUCCESS, k.get("max_cq_depth", value)); // an NDK_ADAPTER_INFO field
+    EXPECT_STATUS(STATUS_NOT_SUPPORTED, k.get("no_such_knob", value));
 }
 
 } // namespace

@@ -17,6 +17,8 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 #include <utility>
@@ -37,6 +39,54 @@ struct ObjectCaps { // NDIS_NDK_CAPABILITIES counts; 0 means no cap
     ULONG max_qp = 0, max_cq = 0, max_mr = 0, max_pd = 0, max_mw = 0, max_srq = 0;
 };
 
+struct ArmedFailure {
+    InjectedFailure failure;
+    int remaining; // < 0: every call
+};
+
+// What the knobs hold: set() writes it, the provider reads it through Knobs (under its lock,
+// except `misbehave`, which the data path reads lock-free).
+struct KnobValues {
+    CompletionMode create_mode = CompletionMode::Inline;
+    CompletionMode request_mode = CompletionMode::Inline;
+    CompletionMode close_mode = CompletionMode::Inline;
+    uint64_t seed = 0;
+    std::mt19937_64 rng{0};
+    std::map<std::string, ArmedFailure, std::less<>> failures;
+    NDK_ADAPTER_INFO info{};
+    ObjectCaps caps{};
+    std::optional<NDK_VERSION> provider_version; // restricts to one major when set
+    bool adapter_not_ready = false;
+    std::pair<uint16_t, uint16_t> ephemeral{49152, 65535};
+    std::string addresses;
+    bool manual_progress = false;
+    uint32_t rnr_timeout_ms = 100;
+    uint32_t connect_timeout_ms = 10000;
+    std::atomic<Misbehave> misbehave{Misbehave::None};
+};
+
+// One row of the knob table (soft_knob_table.cpp): the knobs it covers, what docs/knobs.md
+// says of them, and how a value is parsed and printed.  The table is the one place a knob is
+// defined: set(), get(), the `knobs` listing and docs/knobs.md's table all come from it.
+using KnobSet = std::string (*)(KnobValues &, std::string_view name, const std::string &value);
+using KnobGet = std::string (*)(const KnobValues &, std::string_view name);
+struct KnobSpec {
+    const char *names;  // the knob names, space-separated; "" for the NDK_ADAPTER_INFO fields
+    const char *title;  // docs/knobs.md's first column when it is not the names
+    const char *values; // what a value is
+    const char *effect; // what it does
+    KnobSet set;        // returns "" or why the value is refused; nullptr: not set here
+    KnobGet get;        // nullptr: not read here (write only, or the provider entry's knob)
+};
+std::span<const KnobSpec> knob_table();
+// Whether `spec` is the row of knob `name`.
+bool covers(const KnobSpec &spec, std::string_view name);
+// Every knob name, in the table's order (the `knobs` knob).
+std::vector<std::string> knob_names();
+// The table as the markdown table of docs/knobs.md.
+std::string knob_table_markdown();
+NDK_ADAPTER_INFO default_adapter_info();
+
 class Knobs {
 public:
     Knobs();
@@ -48,8 +98,6 @@ public:
     NTSTATUS get(const std::string &key, std::string &value) const;
     // Apply "key=value" lines (or ';'-separated pairs).
     NTSTATUS apply(const std::string &options, std::string &error);
-    // The name of every knob set() or get() knows, in docs/knobs.md's order.
-    static std::vector<std::string> names();
 
     // True when this call should return STATUS_PENDING and complete later.
     bool should_pend(CallKind kind);
@@ -70,33 +118,13 @@ public:
     // How long connection establishment waits for the peer's Accept / CompleteConnect.
     std::chrono::milliseconds connect_timeout() const;
     // The contract rule the provider breaks on purpose; read on the data path, so lock-free.
-    Misbehave misbehave() const { return misbehave_.load(std::memory_order_relaxed); }
+    Misbehave misbehave() const { return v_.misbehave.load(std::memory_order_relaxed); }
 
 private:
-    struct ArmedFailure {
-        InjectedFailure failure;
-        int remaining; // < 0: every call
-    };
-
     bool decide(CompletionMode mode);
 
     mutable std::mutex mu_;
-    CompletionMode create_mode_ = CompletionMode::Inline;
-    CompletionMode request_mode_ = CompletionMode::Inline;
-    CompletionMode close_mode_ = CompletionMode::Inline;
-    uint64_t seed_ = 0;
-    std::mt19937_64 rng_;
-    std::map<std::string, ArmedFailure, std::less<>> failures_;
-    NDK_ADAPTER_INFO info_{};
-    ObjectCaps caps_{};
-    std::optional<NDK_VERSION> provider_version_; // restricts to one major when set
-    bool adapter_not_ready_ = false;
-    std::pair<uint16_t, uint16_t> ephemeral_{49152, 65535};
-    std::string addresses_;
-    bool manual_progress_ = false;
-    uint32_t rnr_timeout_ms_ = 100;
-    uint32_t connect_timeout_ms_ = 10000;
-    std::atomic<Misbehave> misbehave_{Misbehave::None};
+    KnobValues v_;
 };
 
 // NDK function names that return an NTSTATUS and so can be failed by the `fail` knob.

@@ -178,9 +178,8 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
         if (std::strcmp(key, "fatal_cq_error") == 0)
             return fatal_cq_error(*miniport, false, reply, reply_length);
         if (std::strcmp(key, "knobs") == 0) { // read only: every knob's name, one a line
-            for (const auto &name : Knobs::names())
+            for (const auto &name : knob_names())
                 text += name + "\n";
-            text += "step\nfatal_cq_error\nhold\nrelease\nheld\n";
             copy_reply_text(text, reply, reply_length);
             return STATUS_SUCCESS;
         }

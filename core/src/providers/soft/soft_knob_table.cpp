@@ -1,0 +1,632 @@
+// The soft provider's knob table: every knob once, with its documentation and its parser.
+// Knobs::set / Knobs::get (soft_knobs.cpp) look knobs up here; docs/knobs.md's table is this
+// table's markdown (knob_table_markdown), kept equal by tests/unit/test_knobs.cpp.
+#include "soft_knobs.hpp"
+
+#include "ndk/status.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+namespace ndk::soft {
+namespace {
+
+
+// NDK_ADAPTER_INFO fields a knob may override, by their snake_case names.
+struct InfoField {
+    const char *name;
+    size_t offset;
+    size_t size;
+};
+#define NDK_INFO_FIELD(knob, member) \
+    InfoField { knob, offsetof(NDK_ADAPTER_INFO, member), sizeof(NDK_ADAPTER_INFO::member) }
+const InfoField kInfoFields[] = {
+    NDK_INFO_FIELD("vendor_id", VendorId),
+    NDK_INFO_FIELD("device_id", DeviceId),
+    NDK_INFO_FIELD("max_registration_size", MaxRegistrationSize),
+    NDK_INFO_FIELD("max_window_size", MaxWindowSize),
+    NDK_INFO_FIELD("frmr_page_count", FRMRPageCount),
+    NDK_INFO_FIELD("max_initiator_request_sge", MaxInitiatorRequestSge),
+    NDK_INFO_FIELD("max_receive_request_sge", MaxReceiveRequestSge),
+    NDK_INFO_FIELD("max_read_request_sge", MaxReadRequestSge),
+    NDK_INFO_FIELD("max_transfer_length", MaxTransferLength),
+    NDK_INFO_FIELD("max_inline_data_size", MaxInlineDataSize),
+    NDK_INFO_FIELD("max_inbound_read_limit", MaxInboundReadLimit),
+    NDK_INFO_FIELD("max_outbound_read_limit", MaxOutboundReadLimit),
+    NDK_INFO_FIELD("max_receive_queue_depth", MaxReceiveQueueDepth),
+    NDK_INFO_FIELD("max_initiator_queue_depth", MaxInitiatorQueueDepth),
+    NDK_INFO_FIELD("max_srq_depth", MaxSrqDepth),
+    NDK_INFO_FIELD("max_cq_depth", MaxCqDepth),
+    NDK_INFO_FIELD("large_request_threshold", LargeRequestThreshold),
+    NDK_INFO_FIELD("max_caller_data", MaxCallerData),
+    NDK_INFO_FIELD("max_callee_data", MaxCalleeData),
+    NDK_INFO_FIELD("adapter_flags", AdapterFlags),
+    NDK_INFO_FIELD("rdma_technology", RdmaTechnology),
+};
+#undef NDK_INFO_FIELD
+
+const char *const kFallible[] = {
+    "NdkQueryExtension", "NdkQueryAdapterInfo", "NdkCreateCq", "NdkCreatePd",
+    "NdkCreateSharedEndpoint", "NdkCreateConnector", "NdkCreateListener", "NdkBuildLAM",
+    "NdkCreateMr", "NdkCreateMw", "NdkCreateSrq", "NdkCreateQp", "NdkCreateQpWithSrq",
+    "NdkResizeCq", "NdkControlCqInterruptModeration", "NdkRegisterMr", "NdkDeregisterMr",
+    "NdkInitializeFastRegisterMr", "NdkModifySrq", "NdkListen", "NdkConnect",
+    "NdkConnectWithSharedEndpoint", "NdkCompleteConnect", "NdkCompleteConnectEx", "NdkAccept",
+    "NdkAcceptEx", "NdkReject", "NdkGetConnectionData", "NdkDisconnect", "NdkSend",
+    "NdkSendAndInvalidate", "NdkReceive", "NdkSrqReceive", "NdkRead", "NdkWrite", "NdkBind",
+    "NdkFastRegister", "NdkInvalidate",
+};
+
+// Object caps (NDIS_NDK_CAPABILITIES counts) a knob may set, by name.
+struct Cap {
+    const char *name;
+    ULONG ObjectCaps::*member;
+};
+const Cap kCaps[] = {
+    {"max_qp_count", &ObjectCaps::max_qp}, {"max_cq_count", &ObjectCaps::max_cq},
+    {"max_mr_count", &ObjectCaps::max_mr}, {"max_pd_count", &ObjectCaps::max_pd},
+    {"max_mw_count", &ObjectCaps::max_mw}, {"max_srq_count", &ObjectCaps::max_srq},
+};
+
+// Functions whose failure can only be reported inline (no completion callback exists).
+bool is_inline_only(std::string_view name)
+{
+    return name == "NdkQueryExtension" || name == "NdkQueryAdapterInfo" ||
+           name == "NdkControlCqInterruptModeration" || name == "NdkReject" ||
+           name == "NdkGetConnectionData" || name == "NdkSend" || name == "NdkSendAndInvalidate" ||
+           name == "NdkReceive" || name == "NdkSrqReceive" || name == "NdkRead" ||
+           name == "NdkWrite" || name == "NdkBind" || name == "NdkFastRegister" ||
+           name == "NdkInvalidate";
+}
+
+std::optional<uint64_t> parse_number(std::string_view text)
+{
+    int base = 10;
+    if (text.starts_with("0x") || text.starts_with("0X")) {
+        text.remove_prefix(2);
+        base = 16;
+    }
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
+}
+
+std::optional<CompletionMode> parse_mode(const std::string &text)
+{
+    if (text == "inline")
+        return CompletionMode::Inline;
+    if (text == "pending")
+        return CompletionMode::Pending;
+    if (text == "random")
+        return CompletionMode::Random;
+    return std::nullopt;
+}
+
+const char *mode_name(CompletionMode mode)
+{
+    switch (mode) {
+    case CompletionMode::Inline: return "inline";
+    case CompletionMode::Pending: return "pending";
+    case CompletionMode::Random: return "random";
+    }
+    return "?";
+}
+
+std::vector<std::string> split_words(const std::string &text)
+{
+    std::istringstream in(text);
+    std::vector<std::string> words;
+    for (std::string word; in >> word;)
+        words.push_back(word);
+    return words;
+}
+
+NDK_ADAPTER_INFO make_default_info()
+{
+    NDK_ADAPTER_INFO info{};
+    info.VendorId = 0;
+    info.DeviceId = 0x50F7; // "soft"
+    info.MaxRegistrationSize = size_t{1} << 32;
+    info.MaxWindowSize = size_t{1} << 32;
+    info.FRMRPageCount = 256;
+    info.MaxInitiatorRequestSge = 16;
+    info.MaxReceiveRequestSge = 16;
+    info.MaxReadRequestSge = 16;
+    info.MaxTransferLength = 1u << 30;
+    info.MaxInlineDataSize = 256;
+    info.MaxInboundReadLimit = 16;
+    info.MaxOutboundReadLimit = 16;
+    info.MaxReceiveQueueDepth = 16384;
+    info.MaxInitiatorQueueDepth = 16384;
+    info.MaxSrqDepth = 16384;
+    info.MaxCqDepth = 1u << 22;
+    info.LargeRequestThreshold = 4096;
+    info.MaxCallerData = 56;
+    info.MaxCalleeData = 148;
+    info.AdapterFlags = NDK_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED |
+                        NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED |
+                        NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED |
+                        NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED |
+                        NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED |
+                        NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+    info.RdmaTechnology = NdkiWarp;
+    return info;
+}
+
+// ---- parsers and printers, one pair per kind of knob ------------------------------------------
+
+CompletionMode &mode_of(KnobValues &v, std::string_view name)
+{
+    return name == "create_mode" ? v.create_mode : name == "request_mode" ? v.request_mode
+                                                                          : v.close_mode;
+}
+
+std::string set_mode(KnobValues &v, std::string_view name, const std::string &value)
+{
+    auto mode = parse_mode(value);
+    if (!mode)
+        return "expected inline, pending or random";
+    mode_of(v, name) = *mode;
+    return "";
+}
+
+std::string get_mode(const KnobValues &v, std::string_view name)
+{
+    return mode_name(mode_of(const_cast<KnobValues &>(v), name));
+}
+
+std::string set_seed(KnobValues &v, std::string_view, const std::string &value)
+{
+    auto n = parse_number(value);
+    if (!n)
+        return "expected an integer";
+    v.seed = *n;
+    v.rng.seed(v.seed);
+    return "";
+}
+
+std::string get_seed(const KnobValues &v, std::string_view) { return std::to_string(v.seed); }
+
+// "<NdkFunction> <status> [inline|async] [count]"; count -1 means every call.
+std::string set_fail(KnobValues &v, std::string_view, const std::string &value)
+{
+    auto words = split_words(value);
+    if (words.size() < 2 || words.size() > 4)
+        return "expected '<NdkFunction> <status> [inline|async] [count]'";
+    if (!is_fallible_function(words[0]))
+        return "'" + words[0] + "' is not an NDK function that returns a status";
+    auto status = parse_status(words[1]);
+    if (!status)
+        return "unknown status '" + words[1] + "'";
+    if (*status == STATUS_SUCCESS || *status == STATUS_PENDING)
+        return "a failure status must not be SUCCESS or PENDING";
+    bool async = words.size() > 2 && words[2] == "async";
+    if (words.size() > 2 && words[2] != "async" && words[2] != "inline")
+        return "mode must be inline or async";
+    if (async && is_inline_only(words[0]))
+        return words[0] + " completes inline only, it cannot fail asynchronously";
+    long count = 1;
+    if (words.size() > 3) {
+        char *end = nullptr;
+        count = std::strtol(words[3].c_str(), &end, 10);
+        if (*end != '\0' || count == 0 || count < -1)
+            return "count must be a positive integer or -1 (every call)";
+    }
+    v.failures[words[0]] = ArmedFailure{{*status, async}, static_cast<int>(count)};
+    return "";
+}
+
+std::string get_fail(const KnobValues &v, std::string_view)
+{
+    std::string value;
+    for (const auto &[fn, armed] : v.failures)
+        value += fn + " " + status_name(armed.failure.status) + " " +
+                 (armed.failure.async ? "async" : "inline") + " " +
+                 std::to_string(armed.remaining) + "\n";
+    return value;
+}
+
+std::string set_clear_failures(KnobValues &v, std::string_view, const std::string &)
+{
+    v.failures.clear();
+    return "";
+}
+
+const InfoField *info_field(std::string_view name)
+{
+    for (const auto &field : kInfoFields)
+        if (name == field.name)
+            return &field;
+    return nullptr;
+}
+
+std::string set_info_field(KnobValues &v, std::string_view name, const std::string &value)
+{
+    const InfoField &field = *info_field(name);
+    auto n = parse_number(value);
+    if (!n || (field.size == 4 && *n > MAXULONG))
+        return "expected an unsigned integer";
+    auto *base = reinterpret_cast<unsigned char *>(&v.info) + field.offset;
+    if (field.size == 8) {
+        uint64_t wide = *n;
+        std::memcpy(base, &wide, 8);
+    } else {
+        uint32_t narrow = static_cast<uint32_t>(*n);
+        std::memcpy(base, &narrow, 4);
+    }
+    return "";
+}
+
+std::string get_info_field(const KnobValues &v, std::string_view name)
+{
+    const InfoField &field = *info_field(name);
+    const auto *base = reinterpret_cast<const unsigned char *>(&v.info) + field.offset;
+    uint64_t value = 0;
+    if (field.size == 8) {
+        std::memcpy(&value, base, 8);
+    } else {
+        uint32_t narrow = 0;
+        std::memcpy(&narrow, base, 4);
+        value = narrow;
+    }
+    return std::to_string(value);
+}
+
+ULONG ObjectCaps::*cap_member(std::string_view name)
+{
+    for (const auto &cap : kCaps)
+        if (name == cap.name)
+            return cap.member;
+    return nullptr;
+}
+
+std::string set_cap(KnobValues &v, std::string_view name, const std::string &value)
+{
+    auto n = parse_number(value);
+    if (!n || *n > MAXULONG)
+        return "expected a count (0 = no cap)";
+    v.caps.*cap_member(name) = static_cast<ULONG>(*n);
+    return "";
+}
+
+std::string get_cap(const KnobValues &v, std::string_view name)
+{
+    return std::to_string(v.caps.*cap_member(name));
+}
+
+std::string set_provider_version(KnobValues &v, std::string_view, const std::string &value)
+{
+    unsigned major = 0, minor = 0;
+    char dot = 0;
+    std::istringstream in(value);
+    if (!(in >> major >> dot >> minor) || dot != '.' || major == 0 || major > 0xFFFF ||
+        minor > 0xFFFF || !(in >> std::ws).eof())
+        return "expected MAJOR.MINOR";
+    v.provider_version = NDK_VERSION{static_cast<USHORT>(major), static_cast<USHORT>(minor)};
+    return "";
+}
+
+std::string get_provider_version(const KnobValues &v, std::string_view)
+{
+    if (!v.provider_version)
+        return "";
+    return std::to_string(v.provider_version->Major) + "." +
+           std::to_string(v.provider_version->Minor);
+}
+
+std::string set_adapter_not_ready(KnobValues &v, std::string_view, const std::string &value)
+{
+    if (value == "1" || value == "true" || value == "True")
+        v.adapter_not_ready = true;
+    else if (value == "0" || value == "false" || value == "False")
+        v.adapter_not_ready = false;
+    else
+        return "expected 1/true or 0/false";
+    return "";
+}
+
+std::string get_adapter_not_ready(const KnobValues &v, std::string_view)
+{
+    return v.adapter_not_ready ? "1" : "0";
+}
+
+std::string set_address(KnobValues &v, std::string_view, const std::string &value)
+{
+    v.addresses = value;
+    return "";
+}
+
+std::string get_address(const KnobValues &v, std::string_view) { return v.addresses; }
+
+std::string set_progress(KnobValues &v, std::string_view, const std::string &value)
+{
+    if (value != "auto" && value != "manual")
+        return "expected auto or manual";
+    v.manual_progress = value == "manual";
+    return "";
+}
+
+std::string get_progress(const KnobValues &v, std::string_view)
+{
+    return v.manual_progress ? "manual" : "auto";
+}
+
+uint32_t &timeout_of(KnobValues &v, std::string_view name)
+{
+    return name == "rnr_timeout_ms" ? v.rnr_timeout_ms : v.connect_timeout_ms;
+}
+
+std::string set_timeout(KnobValues &v, std::string_view name, const std::string &value)
+{
+    auto n = parse_number(value);
+    if (!n || *n > 3600u * 1000u)
+        return "expected milliseconds (at most one hour)";
+    timeout_of(v, name) = static_cast<uint32_t>(*n);
+    return "";
+}
+
+std::string get_timeout(const KnobValues &v, std::string_view name)
+{
+    return std::to_string(timeout_of(const_cast<KnobValues &>(v), name));
+}
+
+std::string set_ephemeral_ports(KnobValues &v, std::string_view, const std::string &value)
+{
+    unsigned lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream in(value);
+    if (!(in >> lo >> dash >> hi) || dash != '-' || lo == 0 || hi > 65535 || lo > hi ||
+        !(in >> std::ws).eof())
+        return "expected LOW-HIGH within 1-65535";
+    v.ephemeral = {static_cast<uint16_t>(lo), static_cast<uint16_t>(hi)};
+    return "";
+}
+
+std::string get_ephemeral_ports(const KnobValues &v, std::string_view)
+{
+    return std::to_string(v.ephemeral.first) + "-" + std::to_string(v.ephemeral.second);
+}
+
+std::string set_misbehave(KnobValues &v, std::string_view, const std::string &value)
+{
+    auto mode = parse_misbehave(value);
+    if (!mode)
+        return "expected one of " + misbehave_names();
+    v.misbehave.store(*mode, std::memory_order_relaxed);
+    return "";
+}
+
+std::string get_misbehave(const KnobValues &v, std::string_view)
+{
+    return misbehave_name(v.misbehave.load(std::memory_order_relaxed));
+}
+
+// In docs/knobs.md's order.  Rows without a parser are the provider entry's own knobs
+// (soft_provider.cpp: run-time actions and read-only listings).
+const KnobSpec kKnobTable[] = {
+    {.names = "create_mode",
+     .title = nullptr,
+     .values = "`inline` (default), `pending`, `random`",
+     .effect = "how NdkCreateXxx completes: return the object, or STATUS_PENDING and the create "
+               "completion later",
+     .set = set_mode,
+     .get = get_mode},
+    {.names = "request_mode",
+     .title = nullptr,
+     .values = "same",
+     .effect = "the same for asynchronous requests (RegisterMr, DeregisterMr, "
+               "InitializeFastRegisterMr, ResizeCq, ModifySrq, Listen, BuildLAM, CompleteConnect, "
+               "Disconnect), and whether a refused or unreachable Connect reports inline or through "
+               "its completion. Connect and Accept always pend: they wait for the peer",
+     .set = set_mode,
+     .get = get_mode},
+    {.names = "close_mode",
+     .title = nullptr,
+     .values = "same",
+     .effect = "the same for NdkCloseXxx (a close also pends while successors are open, digest 3.1)",
+     .set = set_mode,
+     .get = get_mode},
+    {.names = "seed",
+     .title = nullptr,
+     .values = "integer",
+     .effect = "seed of `random` mode: the same seed gives the same sequence",
+     .set = set_seed,
+     .get = get_seed},
+    {.names = "fail",
+     .title = nullptr,
+     .values = "`\"<NdkFunction> <status> [inline|async] [count]\"` (posts such as NdkSend, "
+               "NdkWrite, NdkBind are inline only)",
+     .effect = "the next `count` calls (default 1, -1 = every call) of that function return "
+               "`status` inline, or STATUS_PENDING and then `status` through the completion. "
+               "Python: `ad.knobs.fail(\"NdkCreatePd\", Status.INSUFFICIENT_RESOURCES, "
+               "mode=\"async\", count=1)`",
+     .set = set_fail,
+     .get = get_fail},
+    {.names = "clear_failures",
+     .title = nullptr,
+     .values = "any",
+     .effect = "disarm every `fail`",
+     .set = set_clear_failures,
+     .get = nullptr},
+    {.names = "",
+     .title = "NDK_ADAPTER_INFO fields",
+     .values = "integer",
+     .effect = "any field in snake_case overrides what NdkQueryAdapterInfo reports and what the "
+               "checks use: `max_cq_depth`, `max_srq_depth` (0 = no SRQ), `adapter_flags`, "
+               "`frmr_page_count`, `max_inline_data_size`, ...",
+     .set = set_info_field,
+     .get = get_info_field},
+    {.names = "max_qp_count max_cq_count max_mr_count max_pd_count max_mw_count max_srq_count",
+     .title = nullptr,
+     .values = "integer, 0 = no cap",
+     .effect = "object caps (NDIS_NDK_CAPABILITIES); a create beyond the cap returns "
+               "STATUS_INSUFFICIENT_RESOURCES",
+     .set = set_cap,
+     .get = get_cap},
+    {.names = "provider_version",
+     .title = nullptr,
+     .values = "`\"M.m\"`",
+     .effect = "the only major version the provider accepts and its highest minor (default: 1.2 and "
+               "2.1)",
+     .set = set_provider_version,
+     .get = get_provider_version},
+    {.names = "adapter_not_ready",
+     .title = nullptr,
+     .values = "`True`/`False`",
+     .effect = "OpenNDKAdapterHandler returns NDIS_STATUS_ADAPTER_NOT_READY",
+     .set = set_adapter_not_ready,
+     .get = get_adapter_not_ready},
+    {.names = "address",
+     .title = nullptr,
+     .values = "`\"192.0.2.1\"`, `\"192.0.2.1,2001:db8::1\"`",
+     .effect = "the adapter's IP addresses on the soft fabric (at open only). Default: a unique "
+               "198.18.x.y and fd00:6e64:6b::x pair",
+     .set = set_address,
+     .get = get_address},
+    {.names = "progress",
+     .title = nullptr,
+     .values = "`auto` (default), `manual`",
+     .effect = "manual: the adapters' engines run nothing on their own, and posts queue their "
+               "transfer as an engine task instead of moving data at once (docs/semantics.md, "
+               "PROGRESS). The C++/Python `Adapter.close()` sets it back to `auto` first, so the "
+               "closes it waits for can complete",
+     .set = set_progress,
+     .get = get_progress},
+    {.names = "step",
+     .title = nullptr,
+     .values = "count (set); read gives the tasks queued",
+     .effect = "set: run up to that many engine tasks of this miniport's adapters (transfers, "
+               "completions, callbacks, due timers), oldest adapter first; the reply is how many "
+               "ran. Only with `progress=manual`. Python: `adapter.step(n)`, `adapter.pending_steps`",
+     .set = nullptr,
+     .get = nullptr},
+    {.names = "fatal_cq_error",
+     .title = nullptr,
+     .values = "any value (set); read gives the CQs in error",
+     .effect = "set: every open CQ of this miniport's adapters enters the CQ error state with "
+               "STATUS_INTERNAL_ERROR, the fatal CQ error of digest 1.3 (\"usually hardware\"): its "
+               "completions are dropped, none follows, its QPs' posts return "
+               "STATUS_INVALID_DEVICE_STATE, and the notification callback reports it once, to "
+               "whichever arm (CQ-ERROR-ARM); the reply is how many CQs it failed. Run time only, "
+               "like `step`. Python: `adapter.knobs.fatal_cq_error = True`",
+     .set = nullptr,
+     .get = nullptr},
+    {.names = "rnr_timeout_ms",
+     .title = nullptr,
+     .values = "milliseconds (default 100)",
+     .effect = "how long a send waits for a receive at the peer before it completes "
+               "STATUS_IO_TIMEOUT and ends the connection; 0 = no retry",
+     .set = set_timeout,
+     .get = get_timeout},
+    {.names = "connect_timeout_ms",
+     .title = nullptr,
+     .values = "milliseconds (default 10000)",
+     .effect = "how long a Connect waits for Accept/Reject, and an Accept for CompleteConnect, "
+               "before STATUS_IO_TIMEOUT",
+     .set = set_timeout,
+     .get = get_timeout},
+    {.names = "ephemeral_ports",
+     .title = nullptr,
+     .values = "`\"LOW-HIGH\"`",
+     .effect = "the range port 0 picks from (default 49152-65535), small to test exhaustion",
+     .set = set_ephemeral_ports,
+     .get = get_ephemeral_ports},
+    {.names = "misbehave",
+     .title = nullptr,
+     .values = "`none` (default) or a name below",
+     .effect = "break one NDK contract rule on purpose (the only knob that does); an unknown name "
+               "is STATUS_INVALID_PARAMETER and the reply lists the valid ones. At open or at run "
+               "time; it applies to what happens after it is set (objects already created keep "
+               "their header, a request already pending completes as the mode was when it pended)",
+     .set = set_misbehave,
+     .get = get_misbehave},
+    {.names = "hold release held",
+     .title = nullptr,
+     .values = "set `hold` to an NDK dispatch function name (`NdkGetCqResults`, `NdkArmCq`, "
+               "`NdkSend`, ... any function the soft provider implements); set `release` (any "
+               "value); read `held`",
+     .effect = "the next call of that function, on any adapter of this miniport, blocks at its very "
+               "start (before any provider lock) until `release` is set or its adapter closes; the "
+               "hold is consumed by that one call. `release` also disarms a hold that caught "
+               "nothing. `held` is how many calls are blocked now; reading `hold` gives the armed "
+               "name (empty once consumed). Run time only, like `step`. For tests that a validation "
+               "layer sees a consumer calling concurrently",
+     .set = nullptr,
+     .get = nullptr},
+    {.names = "knobs",
+     .title = nullptr,
+     .values = "read only",
+     .effect = "every knob's name, one a line: what `dir(adapter.knobs)` and `repr(adapter.knobs)` "
+               "show (a provider that has no `knobs` knob gets an empty `dir`)",
+     .set = nullptr,
+     .get = nullptr},
+};
+
+} // namespace
+
+bool is_fallible_function(const std::string &name)
+{
+    return std::any_of(std::begin(kFallible), std::end(kFallible),
+                       [&](const char *f) { return name == f; });
+}
+
+std::span<const KnobSpec> knob_table() { return kKnobTable; }
+
+bool covers(const KnobSpec &spec, std::string_view name)
+{
+    if (*spec.names == '\0')
+        return info_field(name) != nullptr;
+    std::istringstream words{std::string(spec.names)};
+    for (std::string word; words >> word;)
+        if (word == name)
+            return true;
+    return false;
+}
+
+std::vector<std::string> knob_names()
+{
+    std::vector<std::string> names;
+    for (const KnobSpec &spec : kKnobTable) {
+        if (*spec.names == '\0') {
+            for (const auto &field : kInfoFields)
+                names.push_back(field.name);
+            continue;
+        }
+        std::istringstream words{std::string(spec.names)};
+        for (std::string word; words >> word;)
+            names.push_back(word);
+    }
+    return names;
+}
+
+std::string knob_table_markdown()
+{
+    std::string out = "| knob | values | effect |\n|---|---|---|\n";
+    auto cell = [](std::string text) {
+        for (size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2))
+            text.replace(at, 1, "\\|");
+        return text;
+    };
+    for (const KnobSpec &spec : kKnobTable) {
+        std::string first;
+        if (spec.title != nullptr) {
+            first = spec.title;
+        } else {
+            std::istringstream words{std::string(spec.names)};
+            for (std::string word; words >> word;)
+                first += (first.empty() ? "`" : ", `") + word + "`";
+        }
+        out += "| " + first + " | " + cell(spec.values) + " | " + cell(spec.effect) + " |\n";
+    }
+    return out;
+}
+
+NDK_ADAPTER_INFO default_adapter_info() { return make_default_info(); }
+
+} // namespace ndk::soft
