@@ -10,6 +10,7 @@
 
 #include "ndk/ndkpi.h"
 #include "ndk/provider.h"
+#include "ndk/raw_adapter.hpp"
 #include "ndk/registry.hpp"
 #include "ndk/validation.hpp"
 #include "ndk/status.hpp"
@@ -74,47 +75,20 @@ struct Done {
 inline void ignore_cq(PVOID, NTSTATUS) {}
 inline void ignore_srq(PVOID, NTSTATUS) {}
 
-class RawAdapter {
+class RawAdapter : public ndk::RawAdapter {
 public:
     // `validate`: behind the validation layer (to measure what it costs).
     explicit RawAdapter(const std::string &options = "", const std::string &provider = "soft",
                         bool validate = false)
-        : provider_(validate ? ndk::validate::wrap(ndk::Provider::load(provider))
-                             : ndk::Provider::load(provider))
+        : ndk::RawAdapter(options, {2, 0}, provider, validate)
     {
-        char error[512] = {};
-        NDIS_STATUS s = provider_->create_miniport(options.empty() ? nullptr : options.c_str(),
-                                                   error, sizeof error, &miniport_);
-        if (s != STATUS_SUCCESS)
-            throw std::runtime_error(std::string("CreateMiniport: ") + error);
-        NDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters{};
-        parameters.Version = {2, 0};
-        s = entry().Characteristics.OpenNDKAdapterHandler(miniport_, &parameters, &adapter_);
-        if (s != NDIS_STATUS_SUCCESS) {
-            entry().DestroyMiniport(miniport_);
-            fail("OpenNDKAdapterHandler", s);
-        }
     }
-    ~RawAdapter()
-    {
-        if (adapter_ != nullptr)
-            entry().Characteristics.CloseNDKAdapterHandler(miniport_, adapter_);
-        if (miniport_ != nullptr)
-            entry().DestroyMiniport(miniport_);
-    }
-    RawAdapter(const RawAdapter &) = delete;
-    RawAdapter &operator=(const RawAdapter &) = delete;
-
-    const NDK_HARNESS_PROVIDER &entry() const { return provider_->entry(); }
-    NDK_ADAPTER *get() const { return adapter_; }
-    const NDK_ADAPTER_DISPATCH &d() const { return *adapter_->Dispatch; }
 
     // Knobs (ControlMiniport); "step" returns how many tasks ran.
     std::string knob(const std::string &key, const char *value)
     {
-        char reply[512] = {};
-        NTSTATUS s = entry().ControlMiniport(miniport_, key.c_str(), value, reply, sizeof reply);
-        if (s != STATUS_SUCCESS)
+        std::string reply;
+        if (NTSTATUS s = control(key, value, reply); s != STATUS_SUCCESS)
             fail("knob " + key, s);
         return reply;
     }
@@ -195,9 +169,6 @@ public:
     }
 
 private:
-    std::shared_ptr<ndk::Provider> provider_;
-    NDIS_HANDLE miniport_ = nullptr;
-    NDK_ADAPTER *adapter_ = nullptr;
     std::mutex mu_;
     std::deque<Done> dones_;
 };

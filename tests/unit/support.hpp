@@ -5,6 +5,7 @@
 // behaviour: an injected asynchronous failure completes through the engine, which is FIFO.
 #pragma once
 
+#include "ndk/raw_adapter.hpp"
 #include "ndk/call.hpp"
 #include "ndk/ndkpi.h"
 #include "ndk/provider.h"
@@ -205,67 +206,38 @@ NTSTATUS close_with(T *object, Record &record)
 
 // An NDK adapter opened through a provider's entry, as NDIS would.  Every recorder it hands
 // out lives until after the adapter's blocking close, so no callback can outlive its record.
-class RawAdapter {
+class RawAdapter : public ndk::RawAdapter {
 public:
     // With `validate`, the provider is wrapped in the validation layer (session() is then its
     // record).
     explicit RawAdapter(const std::string &options = "", NDK_VERSION version = {2, 0},
                         const std::string &provider = "soft", bool validate = false)
-        : provider_(validate ? ndk::validate::wrap(ndk::Provider::load(provider))
-                             : ndk::Provider::load(provider))
+        : ndk::RawAdapter(options, version, provider, validate),
+          session_(ndk::validate::session_of(this->provider(), miniport()))
     {
-        char error[512] = {};
-        NDIS_STATUS status = provider_->create_miniport(
-            options.empty() ? nullptr : options.c_str(), error, sizeof error, &miniport_);
-        if (status != STATUS_SUCCESS)
-            throw ndk::Error(status, std::string("CreateMiniport: ") + error);
-        NDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters{};
-        parameters.Version = version;
-        status = entry().Characteristics.OpenNDKAdapterHandler(miniport_, &parameters, &adapter_);
-        if (status != NDIS_STATUS_SUCCESS) {
-            entry().DestroyMiniport(miniport_);
-            miniport_ = nullptr;
-            throw ndk::Error(status, "OpenNDKAdapterHandler");
-        }
-        session_ = ndk::validate::session_of(*provider_, miniport_);
     }
-    ~RawAdapter() { close(); }
-    RawAdapter(const RawAdapter &) = delete;
-    RawAdapter &operator=(const RawAdapter &) = delete;
+    ~RawAdapter() override { close(); }
 
-    const NDK_HARNESS_PROVIDER &entry() const { return provider_->entry(); }
-    NDIS_HANDLE miniport() const { return miniport_; }
     // What the validation layer recorded (nullptr without validation); outlives close().
     ndk::validate::Session *session() const { return session_.get(); }
-    NDK_ADAPTER *get() const { return adapter_; }
-    const NDK_ADAPTER_DISPATCH &d() const { return *adapter_->Dispatch; }
-    bool is_open() const { return adapter_ != nullptr; }
 
-    // CLOSE_NDK_ADAPTER_HANDLER (blocking), then the miniport.  Idempotent.
+    // Open every gate (so a callback held in one returns), then close the adapter.
     void close()
     {
         for (auto &gate : gates_)
             gate->open();
-        if (adapter_ != nullptr) {
-            entry().Characteristics.CloseNDKAdapterHandler(miniport_, adapter_);
-            adapter_ = nullptr;
-        }
-        if (miniport_ != nullptr) {
-            entry().DestroyMiniport(miniport_);
-            miniport_ = nullptr;
-        }
+        close_adapter();
     }
 
     NTSTATUS set(const std::string &key, const std::string &value)
     {
-        char reply[512] = {};
-        return entry().ControlMiniport(miniport_, key.c_str(), value.c_str(), reply, sizeof reply);
+        std::string reply;
+        return control(key, value.c_str(), reply);
     }
     std::string knob(const std::string &key)
     {
-        char reply[4096] = {};
-        NTSTATUS status =
-            entry().ControlMiniport(miniport_, key.c_str(), nullptr, reply, sizeof reply);
+        std::string reply;
+        NTSTATUS status = control(key, nullptr, reply);
         EXPECT_STATUS(STATUS_SUCCESS, status) << key;
         return reply;
     }
@@ -424,10 +396,7 @@ public:
     }
 
 private:
-    std::shared_ptr<ndk::Provider> provider_;
-    NDIS_HANDLE miniport_ = nullptr;
     std::shared_ptr<ndk::validate::Session> session_;
-    NDK_ADAPTER *adapter_ = nullptr;
     std::mutex mu_;
     std::list<std::unique_ptr<Record>> records_;
     std::vector<std::unique_ptr<Gate>> gates_;
