@@ -16,79 +16,23 @@ every access, so a scenario can send, receive, read and write and then check the
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any, Optional, TypeVar
 
 import ndk
-from ndk import MrFlag, Status
+from ndk import Status
 from ndk.testing import OpenAdapter, connect_pair
 
-from scenario_support import QUIET, TIMEOUT, drain
+from scenario_support import (ALL_ACCESS, BUFFER_SIZE, CLIENT, LOOPBACK, MAXULONG, QUIET, SERVER,
+                              TIMEOUT, Side, drain, pattern, register)
 
 _T = TypeVar("_T")
-
-# The adapters' addresses (soft knob address=); every adapter open at once gets its own.
-CLIENT = "192.0.2.51"
-SERVER = "192.0.2.52"
-LOOPBACK = "192.0.2.53"
-
-MAXULONG = 0xFFFFFFFF
-BUFFER_SIZE = 64 * 1024
-# What the registered buffers may be used for: everything (a read sink needs RDMA_READ_SINK
-# unless the adapter sets NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED, digest 1.4).
-ALL_ACCESS = (MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE
-              | MrFlag.RDMA_READ_SINK)
 
 __all__ = [
     "ALL_ACCESS", "BUFFER_SIZE", "CLIENT", "LOOPBACK", "MAXULONG", "QUIET", "SERVER",
     "TIMEOUT", "Side", "drain", "link", "loopback_pair", "no_notification", "pair", "pattern",
     "post_receive", "post_send", "register", "settle", "wait_disconnect", "wait_until",
 ]
-
-
-@dataclass
-class Side:
-    """One end of a connection.  ``cq`` is the CQ of both queues unless ``link(...,
-    separate_cqs=True)`` gave the QP its own ``receive_cq`` and ``initiator_cq``."""
-
-    adapter: ndk.Adapter
-    pd: ndk.Pd
-    receive_cq: ndk.Cq
-    initiator_cq: ndk.Cq
-    qp: ndk.Qp
-    _connector: Optional[ndk.Connector]
-    mr: ndk.Mr
-    buffer: bytearray = field(repr=False)
-    listener: Optional[ndk.Listener] = None
-
-    @property
-    def connector(self) -> ndk.Connector:
-        assert self._connector is not None, "this side has no connector yet"
-        return self._connector
-
-    @connector.setter
-    def connector(self, connector: ndk.Connector) -> None:
-        self._connector = connector
-
-    @property
-    def cq(self) -> ndk.Cq:
-        assert self.receive_cq is self.initiator_cq, "this side has two CQs"
-        return self.receive_cq
-
-
-def register(pd: ndk.Pd, size: int = BUFFER_SIZE,
-             flags: int = ALL_ACCESS) -> tuple[ndk.Mr, bytearray]:
-    """(mr, buffer): a normal MR on ``pd`` over a new zeroed buffer of ``size`` bytes."""
-    buffer = bytearray(size)
-    mr = pd.create_mr().get(timeout=TIMEOUT)
-    assert mr.register(buffer, flags=flags).wait(timeout=TIMEOUT) == Status.SUCCESS
-    return mr, buffer
-
-
-def pattern(length: int, seed: int = 1) -> bytes:
-    """``length`` recognisable bytes (never all zero)."""
-    return bytes((seed * 31 + i * 7 + 1) % 251 + 1 for i in range(length))
 
 
 def _adapters(open_adapter: OpenAdapter, loopback: bool, client_knobs: Optional[dict[str, Any]],
@@ -114,8 +58,8 @@ def pair(open_adapter: OpenAdapter, *, loopback: bool = False,
     sides = []
     for end in (a, b):
         mr, buffer = register(end.pd)
-        sides.append(Side(end.adapter, end.pd, end.cq, end.cq, end.qp, end.connector, mr,
-                          buffer, end.listener))
+        sides.append(Side(end.adapter, end.pd, end.cq, end.cq, end.qp, mr, buffer,
+                          _connector=end.connector, _listener=end.listener))
     return sides[0], sides[1]
 
 
@@ -139,7 +83,7 @@ def _side(adapter: ndk.Adapter, *, qp_context: int, cq_depth: int, separate_cqs:
                       max_receive_request_sge=max_sge,
                       max_initiator_request_sge=max_sge).get(timeout=TIMEOUT)
     mr, buffer = register(pd)
-    return Side(adapter, pd, receive_cq, initiator_cq, qp, None, mr, buffer)
+    return Side(adapter, pd, receive_cq, initiator_cq, qp, mr, buffer)
 
 
 def link(client: ndk.Adapter, server: ndk.Adapter, *, ex: bool = False,

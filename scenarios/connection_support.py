@@ -12,61 +12,31 @@ addresses, the read limits and the private data, and look at every call on the w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Optional, Union
 
+import pytest
+
 import ndk
-from ndk import MrFlag, Status
+from ndk import Status
+from ndk.testing import OpenAdapter
 
-from scenario_support import QUIET, TIMEOUT, expect_call
-
-# The adapters' addresses (soft knob address=); every adapter open at once gets its own.
-CLIENT = "192.0.2.31"
-SERVER = "192.0.2.32"
-THIRD = "192.0.2.33"
-CLIENT6 = "2001:db8::31"
-SERVER6 = "2001:db8::32"
-UNOWNED = "203.0.113.77"       # TEST-NET-3: no soft RNIC owns it
-UNOWNED6 = "2001:db8:ffff::77"
-
-BUFFER_SIZE = 64 * 1024
-# What a registered buffer may be used for in these scenarios: everything.
-ALL_ACCESS = (MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE
-              | MrFlag.RDMA_READ_SINK)
+from scenario_support import (BUFFER_SIZE, CLIENT, QUIET, SERVER, TIMEOUT, Side, expect_call,
+                              register)
 
 
-@dataclass
-class Side:
-    """One end of a connection: its adapter, PD, one CQ for both queues, QP, a registered
-    64 KiB buffer (``mr`` over ``buffer``), and, once made, its connector (and listener)."""
+@pytest.fixture
+def adapter(open_adapter: OpenAdapter) -> ndk.Adapter:
+    """One adapter at SERVER (knob address=; these scenarios need to know its address, so they
+    skip on a provider without knobs).  Overrides the plugin's ``adapter``."""
+    return open_adapter(address=SERVER)
 
-    adapter: ndk.Adapter
-    pd: ndk.Pd
-    cq: ndk.Cq
-    qp: ndk.Qp
-    mr: ndk.Mr
-    buffer: bytearray
-    _connector: Optional[ndk.Connector] = None
-    _listener: Optional[ndk.Listener] = None
 
-    @property
-    def connector(self) -> ndk.Connector:
-        assert self._connector is not None, "this side has no connector yet"
-        return self._connector
-
-    @connector.setter
-    def connector(self, connector: ndk.Connector) -> None:
-        self._connector = connector
-
-    @property
-    def listener(self) -> ndk.Listener:
-        assert self._listener is not None, "this side has no listener"
-        return self._listener
-
-    @listener.setter
-    def listener(self, listener: ndk.Listener) -> None:
-        self._listener = listener
+@pytest.fixture
+def adapters(open_adapter: OpenAdapter) -> tuple[ndk.Adapter, ndk.Adapter]:
+    """Two adapters, each on its own miniport: (client at CLIENT, server at SERVER)."""
+    return open_adapter(address=CLIENT), open_adapter(address=SERVER)
 
 
 def make_side(adapter: ndk.Adapter, *, cq_depth: int = 64, queue_depth: int = 16,
@@ -76,10 +46,8 @@ def make_side(adapter: ndk.Adapter, *, cq_depth: int = 64, queue_depth: int = 16
     cq = adapter.create_cq(cq_depth).get(timeout=TIMEOUT)
     qp = pd.create_qp(cq, cq, qp_context=qp_context, receive_queue_depth=queue_depth,
                       initiator_queue_depth=queue_depth).get(timeout=TIMEOUT)
-    buffer = bytearray(BUFFER_SIZE)
-    mr = pd.create_mr().get(timeout=TIMEOUT)
-    assert mr.register(buffer, flags=ALL_ACCESS).wait(timeout=TIMEOUT) == Status.SUCCESS
-    return Side(adapter, pd, cq, qp, mr, buffer)
+    mr, buffer = register(pd)
+    return Side(adapter, pd, cq, cq, qp, mr, buffer)
 
 
 def new_qp(side: Side, qp_context: int = 0x6E) -> ndk.Qp:
@@ -218,17 +186,6 @@ def establish(client_adapter: ndk.Adapter, server_adapter: ndk.Adapter, dest: tu
     return finish(handshake, ex=ex)
 
 
-def post_receives(side: Side, count: int, length: int = 256,
-                  first_context: int = 0x100) -> list[int]:
-    """``count`` receives of ``length`` bytes each on the side's QP; contexts from
-    first_context up.  Returns the contexts."""
-    contexts = [first_context + i for i in range(count)]
-    for i, context in enumerate(contexts):
-        assert side.qp.receive([side.mr.sge(i * length, length)],
-                               request_context=context) == Status.SUCCESS
-    return contexts
-
-
 def transfer(sender: Side, receiver: Side, payload: bytes, context: int = 0x77) -> None:
     """A Send of ``payload`` from sender to receiver: both complete SUCCESS and the bytes
     arrive."""
@@ -254,15 +211,6 @@ def expect_cancelled_receives(side: Side, contexts: Sequence[int]) -> None:
     assert [(r.status, r.type, r.request_context) for r in results] == [
         (Status.CANCELLED, ndk.OpType.RECEIVE, c) for c in contexts]
     assert side.cq.get_results_ex(16) == []
-
-
-def expect_no_completion(side: Side) -> None:
-    """Nothing reaches the side's CQ within QUIET."""
-    try:
-        unexpected = side.cq.wait_results(1, timeout=QUIET)
-    except TimeoutError:
-        return
-    raise AssertionError(f"unexpected completion {unexpected!r}")
 
 
 def expect_disconnect_event(side: Side, reason: int, *, exact: bool = False) -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, TypeVar, Union, overload
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional, TypeVar, Union, overload
 
 import ndk
-from ndk import Status
+from ndk import MrFlag, Status
 
 TIMEOUT = 5.0   # seconds, bounding every wait (float: see CQ-NOTIFICATION-WAIT-INT-TIMEOUT)
 QUIET = 0.2     # seconds to wait for something that must NOT happen (a notification, a callback)
@@ -23,12 +24,27 @@ QUIET = 0.2     # seconds to wait for something that must NOT happen (a notifica
 CREATE_MODES = ("inline", "pending")   # values of the create_mode / request_mode knobs
 FAILURE_MODES = ("inline", "async")    # values of knobs.fail(..., mode=)
 
-# The adapters' addresses where a scenario needs to know them (soft knob address=).
+# The adapters' addresses where a scenario needs to know them (soft knob address=): one
+# adapter (V4, V6, V4_OTHER), a connected pair (CLIENT, SERVER, a THIRD), one adapter holding
+# both ends (LOOPBACK).  Every adapter open at once gets its own.
 V4 = "192.0.2.10"
 V6 = "2001:db8::10"
 V4_OTHER = "192.0.2.20"
-NOT_OURS = "203.0.113.9"   # TEST-NET-3: no adapter owns it
+CLIENT = "192.0.2.31"
+SERVER = "192.0.2.32"
+THIRD = "192.0.2.33"
+LOOPBACK = "192.0.2.53"
+CLIENT6 = "2001:db8::31"
+SERVER6 = "2001:db8::32"
+UNOWNED = "203.0.113.77"       # TEST-NET-3: no adapter owns it
 EPHEMERAL = range(49152, 65536)
+
+MAXULONG = 0xFFFFFFFF
+BUFFER_SIZE = 64 * 1024
+# What a side's registered buffer may be used for: everything (a read sink needs
+# RDMA_READ_SINK unless the adapter sets NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED, 1.4).
+ALL_ACCESS = (MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE
+              | MrFlag.RDMA_READ_SINK)
 
 _O = TypeVar("_O", bound=ndk.Object)
 
@@ -170,3 +186,72 @@ OBJECT_TYPES = {
     "connector": ndk.ObjectType.CONNECTOR, "listener": ndk.ObjectType.LISTENER,
     "shared_endpoint": ndk.ObjectType.SHARED_ENDPOINT,
 }
+
+
+# --- data, connections, absences -----------------------------------------------------------
+
+
+def pattern(length: int, seed: int = 1) -> bytes:
+    """``length`` recognisable bytes: never zero, and different for every ``seed``."""
+    return bytes((seed * 31 + i * 7) % 251 + 1 for i in range(length))
+
+
+def expect_no_completion(*cqs: ndk.Cq) -> None:
+    """Nothing arrives on any of ``cqs`` within QUIET (an inline failure, a silent success, a
+    request still deferred, a receive no send reached)."""
+    for cq in cqs:
+        assert poll(cq, 16, timeout=QUIET) == []
+
+
+def reported(adapter: ndk.Adapter, rule: str) -> list[ndk.Violation]:
+    """The violations of ``rule`` the validation layer recorded on ``adapter`` so far."""
+    return [v for v in adapter.violations() if v.rule == rule]
+
+
+@dataclass
+class Side:
+    """One end of a connection: its adapter, PD, CQs (``cq`` when one CQ serves both queues),
+    QP, a registered buffer (``mr`` over ``buffer``, every access allowed), and once made its
+    connector (and, on the passive side, its listener)."""
+
+    adapter: ndk.Adapter
+    pd: ndk.Pd
+    receive_cq: ndk.Cq
+    initiator_cq: ndk.Cq
+    qp: ndk.Qp
+    mr: ndk.Mr
+    buffer: bytearray = field(repr=False)
+    _connector: Optional[ndk.Connector] = None
+    _listener: Optional[ndk.Listener] = None
+
+    @property
+    def cq(self) -> ndk.Cq:
+        assert self.receive_cq is self.initiator_cq, "this side has two CQs"
+        return self.receive_cq
+
+    @property
+    def connector(self) -> ndk.Connector:
+        assert self._connector is not None, "this side has no connector yet"
+        return self._connector
+
+    @connector.setter
+    def connector(self, connector: ndk.Connector) -> None:
+        self._connector = connector
+
+    @property
+    def listener(self) -> ndk.Listener:
+        assert self._listener is not None, "this side has no listener"
+        return self._listener
+
+    @listener.setter
+    def listener(self, listener: ndk.Listener) -> None:
+        self._listener = listener
+
+
+def register(pd: ndk.Pd, size: int = BUFFER_SIZE,
+             flags: int = ALL_ACCESS) -> tuple[ndk.Mr, bytearray]:
+    """(mr, buffer): a normal MR on ``pd`` over a new zeroed buffer of ``size`` bytes."""
+    buffer = bytearray(size)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert mr.register(buffer, flags=flags).wait(timeout=TIMEOUT) == Status.SUCCESS
+    return mr, buffer

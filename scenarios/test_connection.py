@@ -13,35 +13,22 @@ import ndk  # noqa: E402
 from ndk import AdapterFlag, Status  # noqa: E402
 from ndk.testing import OpenAdapter  # noqa: E402
 
-from scenario_support import (CREATE_MODES, EPHEMERAL, QUIET, TIMEOUT,  # noqa: E402
-                              expect_call, expect_closed)
-from connection_support import (CLIENT, CLIENT6, SERVER, SERVER6, THIRD, UNOWNED,  # noqa: E402
-                                accept, establish, expect_cancelled_receives,
-                                expect_disconnect_event, expect_inline, expect_no_completion,
-                                expect_private_data,
+from scenario_support import (CLIENT, CLIENT6, CREATE_MODES, EPHEMERAL, expect_call,
+                              expect_closed, expect_no_completion, post_receives, QUIET, SERVER,
+                              SERVER6, Side, THIRD, TIMEOUT, UNOWNED)
+from connection_support import adapter, adapters  # noqa: E402,F401  (fixtures)
+from connection_support import (accept, establish, expect_cancelled_receives,
+                                expect_disconnect_event, expect_inline, expect_private_data,
                                 finish, how, incoming, listening, make_side, new_connector,
-                                new_qp, no_incoming, post_receives, start, transfer, Side)
+                                new_qp, no_incoming, start, transfer)
 
 SOCKADDR_IN = 16    # sizeof(SOCKADDR_IN)
 SOCKADDR_IN6 = 28   # sizeof(SOCKADDR_IN6)
 
 
-@pytest.fixture
-def adapter(open_adapter: OpenAdapter) -> ndk.Adapter:
-    """One adapter at SERVER (knob address=; these scenarios need to know its address, so they
-    skip on a provider without knobs).  Overrides the plugin's ``adapter``."""
-    return open_adapter(address=SERVER)
-
-
-@pytest.fixture
-def pair(open_adapter: OpenAdapter) -> tuple[ndk.Adapter, ndk.Adapter]:
-    """Two adapters on the soft fabric: (client at CLIENT, server at SERVER)."""
-    return open_adapter(address=CLIENT), open_adapter(address=SERVER)
-
-
-def connected_pair(pair: tuple[ndk.Adapter, ndk.Adapter], port: int,
+def connected_pair(adapters: tuple[ndk.Adapter, ndk.Adapter], port: int,
                    ex: bool = False) -> tuple[Side, Side]:
-    client, server = pair
+    client, server = adapters
     return establish(client, server, (SERVER, port), ex=ex)
 
 
@@ -76,10 +63,10 @@ def test_connect_accept_complete(open_adapter: OpenAdapter, mode: str) -> None:
 
 @pytest.mark.rule("CONNECT-EX")
 @pytest.mark.digest("2.7")
-def test_accept_ex_and_complete_connect_ex(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_accept_ex_and_complete_connect_ex(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8, 2.7 (NDKPI 2.1 NdkAcceptEx, NdkCompleteConnectEx): the Ex forms establish
     the connection exactly as the plain ones (the same statuses); data flows."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7101))
     accept(handshake, ex=True)
     call = handshake.client.connector.complete_connect_ex()
@@ -122,10 +109,10 @@ def test_connect_to_own_address_with_loopback_flag(adapter: ndk.Adapter) -> None
 
 @pytest.mark.rule("CONNECT-EPHEMERAL-SOURCE")
 @pytest.mark.digest("1.8")
-def test_connect_from_port_zero_takes_ephemeral_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_from_port_zero_takes_ephemeral_port(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (TOO_MANY_ADDRESSES "port 0 and no ephemeral port"), 1.1 (range 49152-65535):
     a Connect from port 0 is given an ephemeral port, which the peer sees as the remote."""
-    client, server = pair
+    client, server = adapters
     a, b = establish(client, server, (SERVER, 7104), src=(CLIENT, 0))
     host, port = a.connector.get_local_address()
     assert host == CLIENT and port in EPHEMERAL
@@ -134,10 +121,10 @@ def test_connect_from_port_zero_takes_ephemeral_port(pair: tuple[ndk.Adapter, nd
 
 @pytest.mark.rule("CONNECT-EXPLICIT-SOURCE")
 @pytest.mark.digest("1.8")
-def test_connect_from_explicit_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_from_explicit_port(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkConnect pSrcAddress): a Connect from a given address:port uses it; the
     passive side sees it as the peer address."""
-    client, server = pair
+    client, server = adapters
     a, b = establish(client, server, (SERVER, 7105), src=(CLIENT, 7205))
     assert a.connector.get_local_address() == (CLIENT, 7205)
     assert b.connector.get_peer_address() == (CLIENT, 7205)
@@ -145,11 +132,11 @@ def test_connect_from_explicit_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> No
 
 @pytest.mark.rule("CONNECT-LISTENER-PORT-ZERO")
 @pytest.mark.digest("1.9")
-def test_connect_to_listener_on_port_zero(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_to_listener_on_port_zero(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.9: a port-0 Listen picks a port from 49152-65535 (NdkGetLocalAddress tells
     which); a Connect to that port reaches the listener and the accepted connector's local
     address is the listener's."""
-    client, server = pair
+    client, server = adapters
     listener = listening(server, (SERVER, 0))
     address = listener.get_local_address()
     assert address[0] == SERVER and address[1] in EPHEMERAL
@@ -179,11 +166,11 @@ def test_connect_without_listener_is_refused(open_adapter: OpenAdapter, mode: st
 
 @pytest.mark.rule("CONNECT-REFUSED-PAUSED")
 @pytest.mark.digest("1.9")
-def test_connect_to_paused_listener_is_refused(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_to_paused_listener_is_refused(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.9 (NdkControlConnectEvents: while paused, requests are treated as if no
     listener existed). docs/semantics.md: CONN-REFUSED. No connect event is delivered; after
     resuming, a new Connect reaches the listener."""
-    client, server = pair
+    client, server = adapters
     listener = listening(server, (SERVER, 7111))
     listener.control_connect_events(True)
     side = make_side(client)
@@ -199,10 +186,10 @@ def test_connect_to_paused_listener_is_refused(pair: tuple[ndk.Adapter, ndk.Adap
 
 @pytest.mark.rule("CONNECT-REFUSED-CLOSED-LISTENER")
 @pytest.mark.digest("3.5")
-def test_connect_to_closed_listener_is_refused(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_to_closed_listener_is_refused(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8, 3.5 (the address is released when the listener closes). docs/semantics.md:
     CONN-REFUSED: a Connect to the closed listener's address:port is refused."""
-    client, server = pair
+    client, server = adapters
     listener = listening(server, (SERVER, 7112))
     expect_closed(listener.close())
     side = make_side(client)
@@ -212,10 +199,10 @@ def test_connect_to_closed_listener_is_refused(pair: tuple[ndk.Adapter, ndk.Adap
 
 @pytest.mark.rule("CONNECT-REFUSED-INCOMING-CLOSED")
 @pytest.mark.digest("3.1")
-def test_connect_refused_when_incoming_connector_closed(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_refused_when_incoming_connector_closed(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: CONN-REFUSED / CONN-CLOSE: the passive side closes the connector
     of the connect event without answering: the Connect completes CONNECTION_REFUSED."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7113))
     expect_closed(handshake.server.connector.close())
     assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
@@ -255,11 +242,11 @@ def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter: Open
 @pytest.mark.rule("ENDPOINT-INVALID-ADDRESS")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("source", [UNOWNED, SERVER], ids=["unowned", "other-adapter"])
-def test_connect_from_address_not_owned(pair: tuple[ndk.Adapter, ndk.Adapter], source: str) -> None:
+def test_connect_from_address_not_owned(adapters: tuple[ndk.Adapter, ndk.Adapter], source: str) -> None:
     """digest 1.8: INVALID_ADDRESS (local address not valid for the adapter, i/a): a source
     address the adapter does not own (not at all, or another adapter's); inline with the
     default request mode; the listener sees nothing; the QP stays usable."""
-    client, server = pair
+    client, server = adapters
     listener = listening(server, (SERVER, 7116))
     side = make_side(client)
     refused = new_connector(client)
@@ -289,10 +276,10 @@ def test_connect_across_address_families(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("CONNECT-PRIVATE-DATA-NULL")
 @pytest.mark.digest("4.2")
 @pytest.mark.expect_violation("PRIVATE-DATA-NULL")
-def test_connect_null_private_data_with_length(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_null_private_data_with_length(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: CONN-PRIVATE-DATA (a NULL pointer with a non-zero length:
     INVALID_PARAMETER, inline); nothing reaches the listener."""
-    client, server = pair
+    client, server = adapters
     listener = listening(server, (SERVER, 7118))
     side = make_side(client)
     connector = new_connector(client)
@@ -308,11 +295,11 @@ def test_connect_null_private_data_with_length(pair: tuple[ndk.Adapter, ndk.Adap
 @pytest.mark.rule("CONNECT-ACTIVE-CONNECTOR")
 @pytest.mark.digest("3.6")
 @pytest.mark.parametrize("state", ["connecting", "connected"])
-def test_connect_on_used_connector(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
+def test_connect_on_used_connector(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 3.6, 4.2 (ND2 Connector::Connect: CONNECTION_ACTIVE). docs/semantics.md:
     CONN-ACTIVE: a second Connect on a connector that is connecting or connected is
     CONNECTION_ACTIVE inline; the first connection is unaffected."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7120))
     if state == "connected":
         accept(handshake)
@@ -329,11 +316,11 @@ def test_connect_on_used_connector(pair: tuple[ndk.Adapter, ndk.Adapter], state:
 
 @pytest.mark.rule("CONNECT-ACTIVE-QP")
 @pytest.mark.digest("3.6")
-def test_connect_with_connected_qp(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_with_connected_qp(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6 (a QP carries one connection). docs/semantics.md: CONN-ACTIVE: Connect with a
     QP already bound to another connector is CONNECTION_ACTIVE inline; no connect event."""
-    client, server = pair
-    a, b = connected_pair(pair, 7121)
+    client, server = adapters
+    a, b = connected_pair(adapters, 7121)
     connector = new_connector(client)
     expect_inline(connector.connect(a.qp, (SERVER, 7121)), Status.CONNECTION_ACTIVE)
     no_incoming(b.listener)
@@ -385,12 +372,12 @@ def test_accept_times_out_without_complete_connect(open_adapter: OpenAdapter) ->
 
 @pytest.mark.rule("ACCEPT-ABORTED")
 @pytest.mark.digest("1.8")
-def test_accept_after_connecting_side_closed(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_accept_after_connecting_side_closed(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (Accept: CONNECTION_ABORTED, the connecting peer abandoned), 3.1 (a close
     cancels what is pending). docs/semantics.md: CONN-CLOSE / CONN-ABORTED: the active side
     closes its connector: its Connect completes CANCELLED; the passive side's Accept then
     completes CONNECTION_ABORTED."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7125))
     assert handshake.client.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
     assert handshake.connect.wait(timeout=TIMEOUT) == Status.CANCELLED
@@ -420,12 +407,12 @@ def test_complete_connect_after_accepting_side_closed(open_adapter: OpenAdapter,
 @pytest.mark.rule("CONNECT-COMPLETE-NOT-CONNECTING")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "connecting", "connected", "passive"])
-def test_complete_connect_when_not_connecting(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
+def test_complete_connect_when_not_connecting(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 1.8 (CompleteConnect: CONNECTION_INVALID, "QP is not connecting").
     docs/semantics.md: UNCONNECTED / CONN-STATE: on an idle connector, one whose Connect has
     no answer yet, one already connected, or a passive connector: CONNECTION_INVALID inline,
     no completion; an established connection is unaffected."""
-    client, server = pair
+    client, server = adapters
     if state == "idle":
         expect_inline(new_connector(client).complete_connect(), Status.CONNECTION_INVALID)
         return
@@ -444,11 +431,11 @@ def test_complete_connect_when_not_connecting(pair: tuple[ndk.Adapter, ndk.Adapt
 @pytest.mark.rule("ACCEPT-NOT-INCOMING")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "active", "accepted"])
-def test_accept_when_not_incoming(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
+def test_accept_when_not_incoming(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: Accept on an idle connector, on the active
     side's connector, or a second time on the passive one: CONNECTION_INVALID inline, no
     completion."""
-    client, server = pair
+    client, server = adapters
     if state == "idle":
         side = make_side(client)
         expect_inline(new_connector(client).accept(side.qp), Status.CONNECTION_INVALID)
@@ -465,12 +452,12 @@ def test_accept_when_not_incoming(pair: tuple[ndk.Adapter, ndk.Adapter], state: 
 
 @pytest.mark.rule("ACCEPT-ACTIVE-QP")
 @pytest.mark.digest("3.6")
-def test_accept_with_connected_qp(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_accept_with_connected_qp(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6. docs/semantics.md: CONN-ACTIVE: Accept with a QP already bound to another
     connector is CONNECTION_ACTIVE inline; the incoming connection can still be accepted on a
     fresh QP."""
-    client, server = pair
-    a, b = connected_pair(pair, 7129)
+    client, server = adapters
+    a, b = connected_pair(adapters, 7129)
     handshake = start(client, server, (SERVER, 7129), listener=b.listener)
     incoming_connector = handshake.server.connector
     expect_inline(incoming_connector.accept(b.qp), Status.CONNECTION_ACTIVE)
@@ -486,12 +473,12 @@ def test_accept_with_connected_qp(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None
 
 @pytest.mark.rule("REJECT-PASSIVE")
 @pytest.mark.digest("1.8")
-def test_passive_reject(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_passive_reject(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkReject inline; CONNECTION_REFUSED: the peer rejected).
     docs/semantics.md: CONN-REFUSED: the Connect completes CONNECTION_REFUSED; the reject's
     private data is readable on the active side with GetConnectionData; the rejected
     connector cannot accept afterwards."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7130))
     reason = b"go away: busy"
     assert handshake.server.connector.reject(private_data=reason) == Status.SUCCESS
@@ -504,12 +491,12 @@ def test_passive_reject(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
 
 @pytest.mark.rule("REJECT-ACTIVE")
 @pytest.mark.digest("3.5")
-def test_active_reject_after_connect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_active_reject_after_connect(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (the active side may Reject after Connect completes, if the read limits or
     private data are unacceptable). docs/semantics.md: CONN-ABORTED: Reject returns SUCCESS;
     the passive side's Accept completes CONNECTION_ABORTED; CompleteConnect is then
     CONNECTION_INVALID."""
-    client, server = pair
+    client, server = adapters
     handshake = accept(start(client, server, (SERVER, 7131)))
     assert handshake.client.connector.reject() == Status.SUCCESS
     assert handshake.accept.wait(timeout=TIMEOUT) == Status.CONNECTION_ABORTED
@@ -519,10 +506,10 @@ def test_active_reject_after_connect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> N
 
 @pytest.mark.rule("REJECT-ABORTED")
 @pytest.mark.digest("1.8")
-def test_reject_after_connecting_side_closed(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_reject_after_connecting_side_closed(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkReject: CONNECTION_ABORTED). docs/semantics.md: CONN-ABORTED (Reject
     when the peer is gone)."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7132))
     assert handshake.client.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
     assert handshake.connect.wait(timeout=TIMEOUT) == Status.CANCELLED
@@ -532,11 +519,11 @@ def test_reject_after_connecting_side_closed(pair: tuple[ndk.Adapter, ndk.Adapte
 @pytest.mark.rule("REJECT-NOT-CONNECTING")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "connecting", "connected"])
-def test_reject_without_request(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
+def test_reject_without_request(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: Reject on an idle connector, on an active
     connector whose Connect has no answer yet, or on a connected one: CONNECTION_INVALID;
     an established connection is unaffected."""
-    client, server = pair
+    client, server = adapters
     if state == "idle":
         assert new_connector(client).reject() == Status.CONNECTION_INVALID
         return
@@ -554,12 +541,12 @@ def test_reject_without_request(pair: tuple[ndk.Adapter, ndk.Adapter], state: st
 
 @pytest.mark.rule("REJECT-PRIVATE-DATA-SIZE")
 @pytest.mark.digest("4.2")
-def test_reject_private_data_above_max_callee_data(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_reject_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 4.2 (ND2 Connector::Reject: INVALID_BUFFER_SIZE). docs/semantics.md:
     CONN-PRIVATE-DATA: a passive Reject with more than MaxCalleeData bytes fails inline and
     rejects nothing; one with exactly MaxCalleeData bytes rejects, and the active side reads
     them all."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7134))
     limit = server.query_info().max_callee_data
     assert handshake.server.connector.reject(private_data=bytes(limit + 1)) == \
@@ -576,11 +563,11 @@ def test_reject_private_data_above_max_callee_data(pair: tuple[ndk.Adapter, ndk.
 
 @pytest.mark.rule("CONNDATA-SIZE-QUERY")
 @pytest.mark.digest("1.8")
-def test_connection_data_size_query(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connection_data_size_query(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (pPrivateData NULL and *len 0: SUCCESS, RDS written; RDS may exceed what
     the peer sent). docs/semantics.md: CONN-RDS (the soft provider: exactly the bytes the
     peer sent): nothing is copied."""
-    client, server = pair
+    client, server = adapters
     sent = b"0123456789abcdefghijklmnopqrstuvwxyz!?"
     handshake = start(client, server, (SERVER, 7140), connect_kwargs={"private_data": sent})
     data = handshake.server.connector.get_connection_data(private_data_length=0)
@@ -592,10 +579,10 @@ def test_connection_data_size_query(pair: tuple[ndk.Adapter, ndk.Adapter]) -> No
 @pytest.mark.rule("CONNDATA-BUFFER-TOO-SMALL")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("length", [1, 10, 37])
-def test_connection_data_buffer_too_small(pair: tuple[ndk.Adapter, ndk.Adapter], length: int) -> None:
+def test_connection_data_buffer_too_small(adapters: tuple[ndk.Adapter, ndk.Adapter], length: int) -> None:
     """digest 1.8: *len < RDS: BUFFER_TOO_SMALL, min(*len, RDS) bytes copied, RDS written back.
     docs/semantics.md: CONN-RDS. A second call with RDS bytes then succeeds."""
-    client, server = pair
+    client, server = adapters
     sent = b"0123456789abcdefghijklmnopqrstuvwxyz!?"
     handshake = start(client, server, (SERVER, 7141), connect_kwargs={"private_data": sent})
     data = handshake.server.connector.get_connection_data(private_data_length=length)
@@ -611,10 +598,10 @@ def test_connection_data_buffer_too_small(pair: tuple[ndk.Adapter, ndk.Adapter],
 @pytest.mark.rule("CONNDATA-COPY")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("extra", [0, 1, 100])
-def test_connection_data_large_enough_buffer(pair: tuple[ndk.Adapter, ndk.Adapter], extra: int) -> None:
+def test_connection_data_large_enough_buffer(adapters: tuple[ndk.Adapter, ndk.Adapter], extra: int) -> None:
     """digest 1.8: *len >= RDS: SUCCESS, the RDS bytes copied (the sent ones first), RDS
     written back. docs/semantics.md: CONN-RDS."""
-    client, server = pair
+    client, server = adapters
     sent = bytes(range(40))
     handshake = start(client, server, (SERVER, 7142), connect_kwargs={"private_data": sent})
     rds = handshake.server.connector.get_connection_data(private_data_length=0).private_data_length
@@ -626,12 +613,12 @@ def test_connection_data_large_enough_buffer(pair: tuple[ndk.Adapter, ndk.Adapte
 
 @pytest.mark.rule("CONNDATA-NONE")
 @pytest.mark.digest("1.8")
-def test_connection_data_without_private_data(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connection_data_without_private_data(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8: with no private data sent, GetConnectionData still succeeds on both sides,
     before Accept (passive) and after the Connect completed (active).  docs/semantics.md:
     CONN-RDS: the soft provider reports RDS 0; a transport with fixed-size private data
     fields (RoCE) reports the field, zero-filled."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7143))
     passive = expect_private_data(handshake.server.connector, b"")
     assert not any(passive.private_data)
@@ -643,11 +630,11 @@ def test_connection_data_without_private_data(pair: tuple[ndk.Adapter, ndk.Adapt
 
 @pytest.mark.rule("CONNDATA-PRIVATE-DATA")
 @pytest.mark.digest("1.8")
-def test_private_data_both_directions(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_private_data_both_directions(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8, 2.1 (MaxCallerData on connect, MaxCalleeData on accept): the Connect's
     private data (MaxCallerData bytes) reaches the passive side before it accepts; the
     Accept's (MaxCalleeData bytes) reaches the active side once its Connect completed."""
-    client, server = pair
+    client, server = adapters
     caller = bytes((7 * i + 1) % 256 for i in range(client.query_info().max_caller_data))
     callee = bytes((5 * i + 3) % 256 for i in range(server.query_info().max_callee_data))
     handshake = start(client, server, (SERVER, 7144), connect_kwargs={"private_data": caller})
@@ -732,11 +719,11 @@ def test_connect_private_data_above_max_caller_data(open_adapter: OpenAdapter, m
 
 @pytest.mark.rule("CONNDATA-ACCEPT-TOO-LARGE")
 @pytest.mark.digest("4.2")
-def test_accept_private_data_above_max_callee_data(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_accept_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 2.1 (MaxCalleeData), 4.2 (ND2 Connector::Accept: INVALID_BUFFER_SIZE).
     docs/semantics.md: CONN-PRIVATE-DATA: MaxCalleeData + 1 bytes fail inline, the Connect
     stays pending; an Accept with MaxCalleeData bytes then succeeds."""
-    client, server = pair
+    client, server = adapters
     handshake = start(client, server, (SERVER, 7148))
     limit = server.query_info().max_callee_data
     side = handshake.server
@@ -751,11 +738,11 @@ def test_accept_private_data_above_max_callee_data(pair: tuple[ndk.Adapter, ndk.
 @pytest.mark.rule("CONNDATA-NOT-CONNECTED")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "connecting"])
-def test_connection_data_before_any_connection(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
+def test_connection_data_before_any_connection(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 4.2 (ND2 Connector::GetReadLimits / GetPrivateData: CONNECTION_INVALID).
     docs/semantics.md: UNCONNECTED: GetConnectionData on an idle connector, or on an active
     one whose Connect has had no answer, is CONNECTION_INVALID."""
-    client, server = pair
+    client, server = adapters
     if state == "idle":
         connector = new_connector(client)
     else:
@@ -771,10 +758,10 @@ def test_connection_data_before_any_connection(pair: tuple[ndk.Adapter, ndk.Adap
 
 @pytest.mark.rule("CONNECT-ADDRESSES")
 @pytest.mark.digest("1.8")
-def test_local_and_peer_addresses_on_both_ends(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_local_and_peer_addresses_on_both_ends(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkGetLocalAddress, NdkGetPeerAddress): each end's local address is the
     other's peer address; the passive end's local address is the listener's."""
-    client, server = pair
+    client, server = adapters
     a, b = establish(client, server, (SERVER, 7150), src=(CLIENT, 7250))
     assert a.connector.get_local_address() == (CLIENT, 7250)
     assert a.connector.get_peer_address() == (SERVER, 7150)
@@ -834,7 +821,8 @@ def test_disconnect_flushes_local_qp(open_adapter: OpenAdapter, mode: str) -> No
     client = open_adapter(address=CLIENT, request_mode=mode)
     server = open_adapter(address=SERVER)
     a, b = establish(client, server, (SERVER, 7160))
-    contexts = post_receives(a, 3)
+    contexts = list(range(0x100, 0x103))
+    post_receives(a.qp, a.mr, contexts, length=256)
     expect_call(a.connector.disconnect(), Status.SUCCESS, how(mode))
     expect_cancelled_receives(a, contexts)
 
@@ -842,11 +830,11 @@ def test_disconnect_flushes_local_qp(open_adapter: OpenAdapter, mode: str) -> No
 @pytest.mark.rule("DISCONNECT-EVENT-EX")
 @pytest.mark.digest("1.11")
 @pytest.mark.parametrize("initiator", ["active", "passive"])
-def test_peer_disconnect_event_reason_graceful(pair: tuple[ndk.Adapter, ndk.Adapter], initiator: str) -> None:
+def test_peer_disconnect_event_reason_graceful(adapters: tuple[ndk.Adapter, ndk.Adapter], initiator: str) -> None:
     """digest 1.11 (the disconnect callback is invoked once, when the peer disconnects;
     ProviderDisconnectReason of the Ex callback). docs/semantics.md: DISCONNECT-REASON (1:
     the peer called NdkDisconnect). The side that disconnected gets no event."""
-    a, b = connected_pair(pair, 7161, ex=True)
+    a, b = connected_pair(adapters, 7161, ex=True)
     local, peer = (a, b) if initiator == "active" else (b, a)
     assert local.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     expect_disconnect_event(peer, 1, exact=True)
@@ -857,10 +845,10 @@ def test_peer_disconnect_event_reason_graceful(pair: tuple[ndk.Adapter, ndk.Adap
 @pytest.mark.rule("DISCONNECT-EVENT-PLAIN")
 @pytest.mark.digest("1.11")
 @pytest.mark.parametrize("initiator", ["active", "passive"])
-def test_peer_disconnect_event_plain_callback(pair: tuple[ndk.Adapter, ndk.Adapter], initiator: str) -> None:
+def test_peer_disconnect_event_plain_callback(adapters: tuple[ndk.Adapter, ndk.Adapter], initiator: str) -> None:
     """digest 1.11 (NdkDisconnectEventCallback: once, when the peer disconnects; it carries
     no reason: the binding reports 0)."""
-    a, b = connected_pair(pair, 7162, ex=False)
+    a, b = connected_pair(adapters, 7162, ex=False)
     local, peer = (a, b) if initiator == "active" else (b, a)
     assert local.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     expect_disconnect_event(peer, 0)
@@ -868,26 +856,27 @@ def test_peer_disconnect_event_plain_callback(pair: tuple[ndk.Adapter, ndk.Adapt
 
 @pytest.mark.rule("DISCONNECT-PEER-NOT-FLUSHED")
 @pytest.mark.digest("1.11")
-def test_peer_disconnect_does_not_flush(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_peer_disconnect_does_not_flush(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.11 (the provider should not flush outstanding work requests when it indicates
     a peer-initiated disconnect). docs/semantics.md: DISCONNECT: the peer's queued receives
     stay queued; its own NdkDisconnect then flushes them (CANCELLED, in order)."""
-    a, b = connected_pair(pair, 7163, ex=True)
-    contexts = post_receives(b, 2)
+    a, b = connected_pair(adapters, 7163, ex=True)
+    contexts = list(range(0x100, 0x102))
+    post_receives(b.qp, b.mr, contexts, length=256)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     expect_disconnect_event(b, 1)
-    expect_no_completion(b)
+    expect_no_completion(b.cq)
     assert b.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     expect_cancelled_receives(b, contexts)
 
 
 @pytest.mark.rule("DISCONNECT-PEER-POSTS")
 @pytest.mark.digest("1.7")
-def test_peer_initiator_posts_after_disconnect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_peer_initiator_posts_after_disconnect(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.7 (CONNECTION_INVALID: QP not connected). docs/semantics.md: DISCONNECT /
     QP-STATE: after the peer disconnected, initiator posts on this side's QP are
     CONNECTION_INVALID inline and produce no completion."""
-    a, b = connected_pair(pair, 7164, ex=True)
+    a, b = connected_pair(adapters, 7164, ex=True)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     expect_disconnect_event(b, 1)
     assert b.qp.send([b.mr.sge(0, 16)], request_context=1) == Status.CONNECTION_INVALID
@@ -895,20 +884,20 @@ def test_peer_initiator_posts_after_disconnect(pair: tuple[ndk.Adapter, ndk.Adap
                       request_context=2) == Status.CONNECTION_INVALID
     assert b.qp.read([b.mr.sge(0, 16)], a.mr.address, a.mr.remote_token,
                      request_context=3) == Status.CONNECTION_INVALID
-    expect_no_completion(b)
+    expect_no_completion(b.cq)
 
 
 @pytest.mark.rule("DISCONNECT-LOCAL-POSTS")
 @pytest.mark.digest("1.7")
-def test_local_initiator_posts_after_disconnect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_local_initiator_posts_after_disconnect(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.7, 3.6 (a disconnected QP cannot be reused). docs/semantics.md: QP-STATE:
     after its own NdkDisconnect, initiator posts are CONNECTION_INVALID inline, no completion."""
-    a, b = connected_pair(pair, 7165)
+    a, b = connected_pair(adapters, 7165)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     assert a.qp.send([a.mr.sge(0, 16)], request_context=1) == Status.CONNECTION_INVALID
     assert a.qp.write([a.mr.sge(0, 16)], b.mr.address, b.mr.remote_token,
                       request_context=2) == Status.CONNECTION_INVALID
-    expect_no_completion(a)
+    expect_no_completion(a.cq)
 
 
 @pytest.mark.rule("DISCONNECT-TWICE")
@@ -926,11 +915,11 @@ def test_second_disconnect(open_adapter: OpenAdapter, mode: str) -> None:
 
 @pytest.mark.rule("DISCONNECT-AFTER-PEER")
 @pytest.mark.digest("3.6")
-def test_disconnect_after_peer_disconnected(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_disconnect_after_peer_disconnected(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6 (the indication can race with a local Disconnect). docs/semantics.md:
     DISCONNECT: after a peer disconnect, Disconnect still succeeds once; a second one is
     CONNECTION_INVALID; no event reaches the side that disconnected first."""
-    a, b = connected_pair(pair, 7167, ex=True)
+    a, b = connected_pair(adapters, 7167, ex=True)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     expect_disconnect_event(b, 1)
     expect_call(b.connector.disconnect(), Status.SUCCESS, "inline")
@@ -941,11 +930,11 @@ def test_disconnect_after_peer_disconnected(pair: tuple[ndk.Adapter, ndk.Adapter
 @pytest.mark.rule("DISCONNECT-UNCONNECTED")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("state", ["idle", "connecting", "passive-incoming"])
-def test_disconnect_without_connection(pair: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
+def test_disconnect_without_connection(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: NdkDisconnect on a connector with no
     connection (idle, Connect unanswered, an unanswered connect event) is CONNECTION_INVALID
     inline."""
-    client, server = pair
+    client, server = adapters
     if state == "idle":
         expect_inline(new_connector(client).disconnect(), Status.CONNECTION_INVALID)
         return
@@ -958,12 +947,13 @@ def test_disconnect_without_connection(pair: tuple[ndk.Adapter, ndk.Adapter], st
 
 @pytest.mark.rule("DISCONNECT-CLOSE")
 @pytest.mark.digest("3.6")
-def test_close_connected_connector(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_close_connected_connector(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.1, 3.6. docs/semantics.md: CONN-CLOSE / DISCONNECT-REASON: closing a connected
     connector without disconnecting flushes its QP (receives CANCELLED) and the peer gets one
     disconnect event with reason 2."""
-    a, b = connected_pair(pair, 7169, ex=True)
-    contexts = post_receives(a, 2)
+    a, b = connected_pair(adapters, 7169, ex=True)
+    contexts = list(range(0x100, 0x102))
+    post_receives(a.qp, a.mr, contexts, length=256)
     assert a.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
     expect_cancelled_receives(a, contexts)
     expect_disconnect_event(b, 2, exact=True)
@@ -991,12 +981,12 @@ def test_error_completion_ends_connection(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("DISCONNECT-NO-REUSE")
 @pytest.mark.digest("3.6")
 @pytest.mark.parametrize("reused", ["connector", "qp"])
-def test_disconnected_objects_cannot_reconnect(pair: tuple[ndk.Adapter, ndk.Adapter], reused: str) -> None:
+def test_disconnected_objects_cannot_reconnect(adapters: tuple[ndk.Adapter, ndk.Adapter], reused: str) -> None:
     """digest 3.6 (a disconnected QP or connector cannot be reused). docs/semantics.md:
     CONN-ACTIVE: Connect with the disconnected connector, or with the disconnected QP on a new
     connector, is CONNECTION_ACTIVE inline; no connect event."""
-    client, server = pair
-    a, b = connected_pair(pair, 7171)
+    client, server = adapters
+    a, b = connected_pair(adapters, 7171)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     if reused == "connector":
         call = a.connector.connect(new_qp(a), (SERVER, 7171))
@@ -1012,11 +1002,11 @@ def test_disconnected_objects_cannot_reconnect(pair: tuple[ndk.Adapter, ndk.Adap
 
 @pytest.mark.rule("ENDPOINT-LISTENER-CLOSE-PENDS")
 @pytest.mark.digest("3.5")
-def test_listener_close_pends_until_connectors_close(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_listener_close_pends_until_connectors_close(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (the listener's close stays pending until its accepted connectors close),
     3.1. docs/semantics.md: ENDPOINT-REFS: the close returns PENDING, completes exactly once
     when the last delivered connector closes; the connection keeps working meanwhile."""
-    a, b = connected_pair(pair, 7180)
+    a, b = connected_pair(adapters, 7180)
     close = b.listener.close()
     assert close.status == Status.PENDING
     assert not close.done
@@ -1028,13 +1018,13 @@ def test_listener_close_pends_until_connectors_close(pair: tuple[ndk.Adapter, nd
 
 @pytest.mark.rule("ENDPOINT-LISTENER-PORT-HELD")
 @pytest.mark.digest("3.5")
-def test_listener_port_held_by_accepted_connector(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_listener_port_held_by_accepted_connector(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (listener endpoint: +1 per accepted connector; until zero, new Listen,
     Connect on the same address:port fail). docs/semantics.md: ENDPOINT-REFS
     (SHARING_VIOLATION): after the listener's close, Listen and Connect from that port fail;
     once the accepted connector closes, both work."""
-    client, server = pair
-    a, b = connected_pair(pair, 7181)
+    client, server = adapters
+    a, b = connected_pair(adapters, 7181)
     close = b.listener.close()
     other = server.create_listener().get(timeout=TIMEOUT)
     expect_call(other.listen((SERVER, 7181)), Status.SHARING_VIOLATION, "inline")
@@ -1052,11 +1042,11 @@ def test_listener_port_held_by_accepted_connector(pair: tuple[ndk.Adapter, ndk.A
 
 @pytest.mark.rule("ENDPOINT-LISTENER-CLOSING-REFUSES")
 @pytest.mark.digest("3.5")
-def test_closing_listener_refuses_new_requests(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_closing_listener_refuses_new_requests(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (reject new incoming connections as soon as the listener's close is
     issued). docs/semantics.md: CONN-REFUSED: while the close pends, a Connect is refused."""
-    client, _ = pair
-    a, b = connected_pair(pair, 7182)
+    client, _ = adapters
+    a, b = connected_pair(adapters, 7182)
     close = b.listener.close()
     assert close.status == Status.PENDING
     side = make_side(client)
@@ -1068,11 +1058,11 @@ def test_closing_listener_refuses_new_requests(pair: tuple[ndk.Adapter, ndk.Adap
 @pytest.mark.rule("ENDPOINT-CONNECT-PORT-IN-USE")
 @pytest.mark.digest("3.5")
 @pytest.mark.parametrize("holder", ["listener", "connector", "shared_endpoint"])
-def test_connect_from_port_in_use(pair: tuple[ndk.Adapter, ndk.Adapter], holder: str) -> None:
+def test_connect_from_port_in_use(adapters: tuple[ndk.Adapter, ndk.Adapter], holder: str) -> None:
     """digest 1.8 (SHARING_VIOLATION: local address in use, i/a), 3.5 (a listener, a
     connector, a shared endpoint each hold their address:port; plain connects do not share
     ports). docs/semantics.md: ENDPOINT-REFS. Inline; no connect event."""
-    client, server = pair
+    client, server = adapters
     listener = listening(server, (SERVER, 7183))
     held: object
     if holder == "listener":
@@ -1092,10 +1082,10 @@ def test_connect_from_port_in_use(pair: tuple[ndk.Adapter, ndk.Adapter], holder:
 
 @pytest.mark.rule("ENDPOINT-CONNECTOR-CLOSE-FREES-PORT")
 @pytest.mark.digest("3.5")
-def test_connector_close_frees_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connector_close_frees_port(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (connect endpoint: one reference held by the connector, released when it
     closes): after the connected connector closes, its port can be connected from again."""
-    client, server = pair
+    client, server = adapters
     listener = listening(server, (SERVER, 7184))
     a, b = establish(client, server, (SERVER, 7184), src=(CLIENT, 7284), listener=listener)
     assert a.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -1128,11 +1118,11 @@ def test_connect_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("ENDPOINT-SHARED-ENDPOINT-PORT")
 @pytest.mark.digest("1.10")
-def test_connect_with_shared_endpoint_uses_its_port(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connect_with_shared_endpoint_uses_its_port(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkConnectWithSharedEndpoint), 1.10, 3.5: the connection's local address is
     the shared endpoint's address:port, seen by the peer; two connectors share the endpoint
     towards different destinations; data flows on both."""
-    client, server = pair
+    client, server = adapters
     endpoint = client.create_shared_endpoint((CLIENT, 7286)).get(timeout=TIMEOUT)
     sides, listeners = [], []
     for port in (7186, 7187):
@@ -1158,12 +1148,12 @@ def test_connect_with_shared_endpoint_uses_its_port(pair: tuple[ndk.Adapter, ndk
 
 @pytest.mark.rule("ENDPOINT-SHARED-ENDPOINT-HELD")
 @pytest.mark.digest("3.5")
-def test_shared_endpoint_port_held_by_connector(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_shared_endpoint_port_held_by_connector(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (shared endpoint: +1 per connector connected through it; otherwise as the
     listener). docs/semantics.md: ENDPOINT-REFS / PARENT: the endpoint's close pends while
     the connector is open; its port stays held (CreateSharedEndpoint, Listen:
     SHARING_VIOLATION); when the connector closes the close completes and the port is free."""
-    client, server = pair
+    client, server = adapters
     endpoint = client.create_shared_endpoint((CLIENT, 7288)).get(timeout=TIMEOUT)
     listener = listening(server, (SERVER, 7188))
     a = make_side(client)
@@ -1190,11 +1180,11 @@ def test_shared_endpoint_port_held_by_connector(pair: tuple[ndk.Adapter, ndk.Ada
 
 @pytest.mark.rule("ENDPOINT-ADDRESS-ALREADY-EXISTS")
 @pytest.mark.digest("1.8")
-def test_duplicate_four_tuple_through_shared_endpoint(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_duplicate_four_tuple_through_shared_endpoint(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (ADDRESS_ALREADY_EXISTS: the 4-tuple already exists, i/a): a second
     connector through the same shared endpoint to the same destination fails inline, no
     connect event; the first connection proceeds."""
-    client, server = pair
+    client, server = adapters
     endpoint = client.create_shared_endpoint((CLIENT, 7289)).get(timeout=TIMEOUT)
     listener = listening(server, (SERVER, 7189))
     first = make_side(client)

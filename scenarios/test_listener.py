@@ -9,7 +9,7 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, NOT_OURS, TIMEOUT, V4,
+from scenario_support import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, UNOWNED, TIMEOUT, V4,
                               V4_OTHER, V6, expect_closed, expect_create_failed,
                               expect_created, expect_request, open_listening)
 
@@ -90,7 +90,7 @@ def test_listen_on_port_zero(addressed: ndk.Adapter) -> None:
 
 @pytest.mark.rule("LISTENER-LISTEN-INVALID-ADDRESS")
 @pytest.mark.digest("1.9")
-@pytest.mark.parametrize("host", [NOT_OURS, V4_OTHER, "2001:db8::99"])
+@pytest.mark.parametrize("host", [UNOWNED, V4_OTHER, "2001:db8::99"])
 def test_listen_on_foreign_address(addressed: ndk.Adapter, host: str) -> None:
     """digest 1.9: INVALID_ADDRESS (i/a) for an address the adapter does not own.
     docs/semantics.md: ADDRESS. The listener is not listening afterwards: a valid listen on

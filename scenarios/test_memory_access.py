@@ -9,13 +9,13 @@ import pytest
 
 import ndk
 from ndk import AdapterFlag, MrFlag, OpFlag, OpType, Status
-from ndk.testing import Endpoint, OpenAdapter
+from ndk.testing import OpenAdapter
 
-from scenario_support import TIMEOUT, drain, expect_request
-from wr_support import (FR_BASE, PAGE, READ_SINK, REMOTE_ALL, REMOTE_READ, REMOTE_WRITE,
-                        build_lam, expect_connection_failed, expect_no_completion,
-                        expect_result, fast_register, fast_register_mr, one, pair, pattern,
-                        region, unregistered_sge, Region)
+from scenario_support import (drain, expect_no_completion, expect_request, pattern, Side, TIMEOUT)
+from completion_support import pair
+from wr_support import (build_lam, expect_connection_failed, expect_result, fast_register,
+                        fast_register_mr, FR_BASE, one, PAGE, READ_SINK, Region, region,
+                        REMOTE_ALL, REMOTE_READ, REMOTE_WRITE, unregistered_sge)
 
 FR_REMOTE = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE
 FR_LOCAL_SINK = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.RDMA_READ_SINK
@@ -311,7 +311,7 @@ def test_read_fence_orders_after_prior_reads(open_adapter: OpenAdapter) -> None:
 # --- memory windows ------------------------------------------------------------------------
 
 
-def _bound_window(endpoint: Endpoint, target: Region, offset: int, length: int, flags: int,
+def _bound_window(endpoint: Side, target: Region, offset: int, length: int, flags: int,
                   context: int = 0xB1) -> ndk.Mw:
     """Bind a new MW of ``endpoint``'s PD to [offset, offset + length) of ``target``; the
     BIND completion must be SUCCESS.  Returns the MW."""

@@ -18,10 +18,10 @@ import ndk  # noqa: E402
 from ndk import MrFlag, Oid, RdmaTechnology, Status  # noqa: E402
 from ndk.testing import OpenAdapter  # noqa: E402
 
-from scenario_support import TIMEOUT, expect_closed  # noqa: E402
-from connection_support import (CLIENT, SERVER, UNOWNED, connections,  # noqa: E402
-                                counters, establish, listening, local_endpoints, make_side,
-                                new_connector, start, transfer)
+from scenario_support import (CLIENT, expect_closed, SERVER, TIMEOUT, UNOWNED)  # noqa: E402
+from connection_support import adapter, adapters  # noqa: E402,F401  (fixtures)
+from connection_support import (connections, counters, establish, listening, local_endpoints,
+                                make_side, new_connector, start, transfer)
 
 NDIS_OBJECT_TYPE_DEFAULT = 0x80
 REVISION_1 = 1
@@ -34,19 +34,6 @@ FRAME_OVERHEAD = 64        # ... and 64 bytes of overhead per frame
 RESERVED = [f"Reserved{i:02d}" for i in range(1, 21)]
 UNKNOWN_OID = 0xFC0402FF   # in the NDK range, not defined
 OID_GEN_SUPPORTED_LIST = 0x00010101
-
-
-@pytest.fixture
-def adapter(open_adapter: OpenAdapter) -> ndk.Adapter:
-    """One adapter at SERVER (knob address=; these scenarios need to know its address, so they
-    skip on a provider without knobs).  Overrides the plugin's ``adapter``."""
-    return open_adapter(address=SERVER)
-
-
-@pytest.fixture
-def pair(open_adapter: OpenAdapter) -> tuple[ndk.Adapter, ndk.Adapter]:
-    """Two adapters, each on its own miniport: (client at CLIENT, server at SERVER)."""
-    return open_adapter(address=CLIENT), open_adapter(address=SERVER)
 
 
 def rows_per_endpoint(adapter: ndk.Adapter) -> int:
@@ -92,12 +79,12 @@ def test_connections_of_idle_miniport(adapter: ndk.Adapter) -> None:
 
 @pytest.mark.rule("OID-CONNECTIONS-PAIRS")
 @pytest.mark.digest("3.7")
-def test_connections_entries_come_in_pairs(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connections_entries_come_in_pairs(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7 (mapped to TCP: even entries the ND 4-tuple, odd entries the TCP 4-tuple;
     only even entries carry UserModeOwner and OwnerPid). docs/semantics.md: OID-OWNER
     (UserModeOwner FALSE, OwnerPid the process id; the TCP rows carry neither). Each miniport
     lists its own end of the connection, local/remote as its connector reports them."""
-    client, server = pair
+    client, server = adapters
     a, b = establish(client, server, (SERVER, 7401))
     for side in (a, b):
         result = connections(side.adapter)
@@ -186,15 +173,15 @@ def test_connections_header_size_is_capped(adapter: ndk.Adapter) -> None:
 
 @pytest.mark.rule("OID-CONNECTIONS-DISCONNECT")
 @pytest.mark.digest("3.7")
-def test_connections_gone_after_disconnect(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connections_gone_after_disconnect(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7, 3.6: a disconnected connection is no longer listed, on either miniport,
     although both connectors are still open."""
-    client, server = pair
+    client, server = adapters
     a, b = establish(client, server, (SERVER, 7405))
     assert connections(client).count == 2 and connections(server).count == 2
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     assert b.connector.wait_disconnect(timeout=TIMEOUT) is not None
-    for adapter in pair:
+    for adapter in adapters:
         result = connections(adapter)
         assert result.header is not None
         assert (result.count, result.entries, result.header.size) == (0, [], TABLE_HEADER)
@@ -203,16 +190,16 @@ def test_connections_gone_after_disconnect(pair: tuple[ndk.Adapter, ndk.Adapter]
 
 @pytest.mark.rule("OID-CONNECTIONS-CLOSE")
 @pytest.mark.digest("3.7")
-def test_connections_gone_after_close(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_connections_gone_after_close(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7, 3.1: closing a connected connector removes the connection from both
     miniports' tables; another connection stays listed."""
-    client, server = pair
+    client, server = adapters
     listener = listening(server, (SERVER, 7406))
     a1, b1 = establish(client, server, (SERVER, 7406), listener=listener)
     a2, b2 = establish(client, server, (SERVER, 7406), listener=listener)
     assert connections(client).count == 4
     assert a1.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
-    for adapter in pair:
+    for adapter in adapters:
         assert connections(adapter).count == 2
     remaining = connections(client).entries[0]
     assert remaining.local == a2.connector.get_local_address()
@@ -226,11 +213,11 @@ def test_connections_gone_after_close(pair: tuple[ndk.Adapter, ndk.Adapter]) -> 
 @pytest.mark.parametrize("oid", [Oid.NDK_CONNECTIONS, Oid.NDK_LOCAL_ENDPOINTS,
                                  Oid.NDK_STATISTICS],
                          ids=["connections", "local-endpoints", "statistics"])
-def test_query_buffer_too_short(pair: tuple[ndk.Adapter, ndk.Adapter], oid: Oid) -> None:
+def test_query_buffer_too_short(adapters: tuple[ndk.Adapter, ndk.Adapter], oid: Oid) -> None:
     """docs/semantics.md: OID-SIZE (NDIS query conventions): a 0-length buffer and one a byte
     too short answer NDIS_STATUS_BUFFER_TOO_SHORT with BytesNeeded and nothing written; a
     buffer of BytesNeeded bytes then succeeds with BytesWritten == BytesNeeded."""
-    client, server = pair
+    client, server = adapters
     connection = establish(client, server, (SERVER, 7410))
     endpoint = client.create_shared_endpoint((CLIENT, 7411)).get(timeout=TIMEOUT)
     rows = rows_per_endpoint(client)
@@ -250,10 +237,10 @@ def test_query_buffer_too_short(pair: tuple[ndk.Adapter, ndk.Adapter], oid: Oid)
 
 @pytest.mark.rule("OID-BUFFER-LARGER")
 @pytest.mark.digest("3.7")
-def test_query_with_larger_buffer(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_query_with_larger_buffer(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: OID-SIZE: a buffer larger than needed succeeds; BytesWritten is the
     table's size, not the buffer's."""
-    client, server = pair
+    client, server = adapters
     connection = establish(client, server, (SERVER, 7412))
     result = client.query_oid(Oid.NDK_CONNECTIONS, buffer_length=4096)
     rows = rows_per_endpoint(client)
@@ -322,10 +309,10 @@ def test_local_endpoints_gone_after_close(adapter: ndk.Adapter) -> None:
 
 @pytest.mark.rule("OID-STATISTICS-LAYOUT")
 @pytest.mark.digest("3.7")
-def test_statistics_header_and_reserved_counters(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_statistics_header_and_reserved_counters(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7 (NDIS_NDK_STATISTICS_INFO: Header Type DEFAULT, Rev 1; Reserved01..20 must
     be 0): on a fresh miniport every counter is 0; after traffic the reserved ones still are."""
-    client, server = pair
+    client, server = adapters
     result = client.query_oid(Oid.NDK_STATISTICS)
     assert result.status == Status.SUCCESS
     assert result.header == ndk.OidHeader(NDIS_OBJECT_TYPE_DEFAULT, REVISION_1, STATISTICS_SIZE)
@@ -334,18 +321,18 @@ def test_statistics_header_and_reserved_counters(pair: tuple[ndk.Adapter, ndk.Ad
     assert set(result.counters.values()) == {0}
     a, b = establish(client, server, (SERVER, 7430))
     transfer(a, b, b"x" * 100)
-    for adapter in pair:
+    for adapter in adapters:
         assert [counters(adapter)[name] for name in RESERVED] == [0] * 20
 
 
 @pytest.mark.rule("OID-STATISTICS-CONNECT-ACCEPT")
 @pytest.mark.digest("3.7")
-def test_statistics_connect_accept_active(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_statistics_connect_accept_active(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7 (Connect, Accept, ActiveConnection). docs/semantics.md: OID-COUNTERS:
     Connect counts connections established actively (the client's miniport), Accept passively
     (the server's); ActiveConnection is 1 on each while connected and back to 0 after the
     disconnect, while Connect / Accept stay."""
-    client, server = pair
+    client, server = adapters
     a, b = establish(client, server, (SERVER, 7431))
     up_client, up_server = counters(client), counters(server)
     assert (up_client["Connect"], up_client["Accept"], up_client["ActiveConnection"]) == (1, 0, 1)
@@ -423,12 +410,12 @@ def test_statistics_connection_error(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("OID-STATISTICS-RDMA-SEND")
 @pytest.mark.digest("3.7")
 @pytest.mark.parametrize("payload", [1, 4096, 4097, 10000])
-def test_statistics_rdma_octets_and_frames_of_send(pair: tuple[ndk.Adapter, ndk.Adapter], payload: int) -> None:
+def test_statistics_rdma_octets_and_frames_of_send(adapters: tuple[ndk.Adapter, ndk.Adapter], payload: int) -> None:
     """digest 3.7 (RDMAIn/OutOctets include L2 overhead; RDMAIn/OutFrames).
     docs/semantics.md: OID-COUNTERS (payload plus 64 bytes per frame, one frame per 4096
     payload bytes, at least one): a Send counts out on the sender's miniport and in on the
     receiver's, nothing the other way."""
-    client, server = pair
+    client, server = adapters
     a, b = establish(client, server, (SERVER, 7435))
     transfer(a, b, bytes(i % 256 for i in range(payload)))
     out, into = counters(client), counters(server)
@@ -440,11 +427,11 @@ def test_statistics_rdma_octets_and_frames_of_send(pair: tuple[ndk.Adapter, ndk.
 
 @pytest.mark.rule("OID-STATISTICS-RDMA-READ-WRITE")
 @pytest.mark.digest("3.7")
-def test_statistics_rdma_octets_of_read_and_write(pair: tuple[ndk.Adapter, ndk.Adapter]) -> None:
+def test_statistics_rdma_octets_of_read_and_write(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: OID-COUNTERS: an RDMA Write of 6000 bytes counts out on the writer;
     an RDMA Read of 3000 bytes moves data from the peer, so it counts out on the peer and in
     on the reader; the counters add up."""
-    client, server = pair
+    client, server = adapters
     a, b = establish(client, server, (SERVER, 7436))
     a.buffer[0:6000] = bytes(i % 253 for i in range(6000))
     assert a.qp.write([a.mr.sge(0, 6000)], b.mr.address, b.mr.remote_token,

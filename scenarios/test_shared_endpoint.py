@@ -9,7 +9,7 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, NOT_OURS, TIMEOUT, V4,
+from scenario_support import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, UNOWNED, TIMEOUT, V4,
                               V4_OTHER, V6, expect_closed, expect_create_failed,
                               expect_created, open_listening)
 
@@ -50,7 +50,7 @@ def test_create_shared_endpoint_insufficient_resources(addressed: ndk.Adapter, h
 
 @pytest.mark.rule("SE-CREATE-INVALID-ADDRESS")
 @pytest.mark.digest("1.1")
-@pytest.mark.parametrize("host", [NOT_OURS, V4_OTHER, "2001:db8::99"])
+@pytest.mark.parametrize("host", [UNOWNED, V4_OTHER, "2001:db8::99"])
 def test_create_on_foreign_address(addressed: ndk.Adapter, host: str) -> None:
     """digest 1.1: INVALID_ADDRESS (address not valid for the adapter). docs/semantics.md:
     ADDRESS. Nothing was created; a create on the adapter's address and the same port

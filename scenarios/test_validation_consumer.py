@@ -19,6 +19,7 @@ from ndk.testing import OpenAdapter
 
 from completion_support import (TIMEOUT, drain, link, pair, pattern, post_receive,
                                 post_send, register, wait_until)
+from scenario_support import reported
 
 pytestmark = pytest.mark.usefixtures("needs_validation")
 
@@ -28,9 +29,6 @@ def needs_validation() -> None:
     if not ndk.validate_default():
         pytest.skip("the validation layer is off (--ndk-no-validate)")
 
-
-def reported(adapter: ndk.Adapter, rule: str) -> list[ndk.Violation]:
-    return [v for v in adapter.violations() if v.rule == rule]
 
 
 def consumer_record(adapter: ndk.Adapter, rule: str) -> ndk.Violation:

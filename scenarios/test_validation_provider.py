@@ -18,6 +18,7 @@ from ndk.testing import OpenAdapter
 
 from completion_support import (TIMEOUT, drain, pair, pattern, post_receive, post_send,
                                 wait_until, Side)
+from scenario_support import reported
 
 pytestmark = pytest.mark.usefixtures("needs_validation")
 
@@ -27,10 +28,6 @@ def needs_validation() -> None:
     if not ndk.validate_default():
         pytest.skip("the validation layer is off (--ndk-no-validate)")
 
-
-def reported(adapter: ndk.Adapter, rule: str) -> list[ndk.Violation]:
-    """The violations of ``rule`` the layer recorded on ``adapter`` so far."""
-    return [v for v in adapter.violations() if v.rule == rule]
 
 
 def wait_reported(adapter: ndk.Adapter, rule: str, timeout: float = TIMEOUT) -> ndk.Violation:

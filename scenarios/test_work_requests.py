@@ -10,12 +10,13 @@ import pytest
 
 import ndk
 from ndk import CqNotify, MrFlag, OpFlag, OpType, Status
-from ndk.testing import Endpoint, OpenAdapter, requires
+from ndk.testing import OpenAdapter, requires
 
-from scenario_support import QUIET, TIMEOUT, drain, expect_request
-from wr_support import (CLIENT, REMOTE_WRITE, SERVER, connect_qps, expect_connection_failed,
-                        expect_no_completion, expect_result, one, pair, pattern, region,
-                        unregistered_sge, Region)
+from scenario_support import (CLIENT, drain, expect_no_completion, expect_request, pattern,
+                              QUIET, SERVER, Side, TIMEOUT)
+from completion_support import pair
+from wr_support import (connect_qps, expect_connection_failed, expect_result, one, Region,
+                        region, REMOTE_WRITE, unregistered_sge)
 
 UNDEFINED_FLAG = 0x8000   # no NDK_OP_FLAG_* has this bit (digest 2.5)
 
@@ -476,7 +477,7 @@ def test_srq_receive_past_depth_then_consumed(open_adapter: OpenAdapter) -> None
 # --- inline limits of a post ---------------------------------------------------------------
 
 
-def _post(endpoint: Endpoint, op: str, sgl: list[ndk.Sge], target: Region, flags: int = 0,
+def _post(endpoint: Side, op: str, sgl: list[ndk.Sge], target: Region, flags: int = 0,
           context: int = 1) -> Status:
     """One initiator post of kind ``op`` ("send", "write", "read") to ``target``."""
     if op == "send":

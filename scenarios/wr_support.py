@@ -14,15 +14,8 @@ from typing import Any, Literal, overload
 
 import ndk
 from ndk import MrFlag, OpType, Status
-from ndk.testing import Endpoint, OpenAdapter, connect_pair
 
-from scenario_support import QUIET, TIMEOUT, drain, poll
-
-# The soft fabric's addresses of the two adapters of a pair (knob address=); each scenario
-# opens at most these two at once, and the fixture closes them at teardown.
-CLIENT = "192.0.2.31"
-SERVER = "192.0.2.32"
-SERVER_V6 = "2001:db8::32"
+from scenario_support import QUIET, TIMEOUT, Side, drain, poll
 
 PAGE = 4096
 
@@ -31,11 +24,6 @@ REMOTE_READ = MrFlag.ALLOW_REMOTE_READ
 REMOTE_WRITE = MrFlag.ALLOW_REMOTE_WRITE      # includes ALLOW_LOCAL_WRITE (digest 2.6)
 READ_SINK = MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK
 REMOTE_ALL = MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE
-
-
-def pattern(length: int, seed: int = 1) -> bytes:
-    """``length`` bytes that differ from zero and from any other seed's pattern."""
-    return bytes(((i * 7 + seed * 31) % 251) + 1 for i in range(length))
 
 
 @dataclass
@@ -71,15 +59,6 @@ def region(pd: ndk.Pd, size: int = PAGE, flags: int = LOCAL_WRITE,
     mr = pd.create_mr().get(timeout=TIMEOUT)
     assert mr.register(buf, flags=flags).wait(timeout=TIMEOUT) == Status.SUCCESS
     return Region(mr, buf)
-
-
-def pair(open_adapter: OpenAdapter, *, client_knobs: dict[str, Any] | None = None,
-         server_knobs: dict[str, Any] | None = None, **sizes: Any) -> tuple[Endpoint, Endpoint]:
-    """Two adapters (CLIENT, SERVER) and a connected QP on each (ndk.testing.connect_pair);
-    ``sizes`` go to connect_pair (queue depths, SGE limits, inline_data_size, cq_depth)."""
-    client = open_adapter(address=CLIENT, **(client_knobs or {}))
-    server = open_adapter(address=SERVER, **(server_knobs or {}))
-    return connect_pair(client, server, timeout=TIMEOUT, **sizes)
 
 
 def connect_qps(client_adapter: ndk.Adapter, client_qp: ndk.Qp, server_adapter: ndk.Adapter,
@@ -138,14 +117,7 @@ def expect_result(cq: ndk.Cq, status: Status, op: OpType, request_context: int,
     return result
 
 
-def expect_no_completion(*cqs: ndk.Cq) -> None:
-    """Nothing arrives on any of ``cqs`` within QUIET (an inline failure, a silent success,
-    a request still deferred)."""
-    for cq in cqs:
-        assert poll(cq, 16, timeout=QUIET) == []
-
-
-def expect_connection_failed(initiator: Endpoint, peer: Endpoint, initiator_region: Region,
+def expect_connection_failed(initiator: Side, peer: Side, initiator_region: Region,
                              peer_region: Region) -> None:
     """docs/semantics.md QP-ERROR: after an error completion the peer got a disconnect event
     and every later post on either QP returns SUCCESS and completes STATUS_CANCELLED."""
@@ -229,7 +201,7 @@ def fast_register_mr(pd: ndk.Pd, pages: int, remote_access: bool = True) -> ndk.
     return mr
 
 
-def fast_register(endpoint: Endpoint, size: int, flags: int, *, fill: bytes | None = None,
+def fast_register(endpoint: Side, size: int, flags: int, *, fill: bytes | None = None,
                   remote_access: bool = True, context: int = 0xF00) -> FastRegion:
     """NdkBuildLAM over ``size`` bytes, an MR initialized for its pages, and NdkFastRegister
     on ``endpoint``'s QP with ``flags``; the FAST_REGISTER completion must be SUCCESS."""
