@@ -1,8 +1,10 @@
 // The C++ consumer API: RAII handles over the NDK C ABI.  Every asynchronous NDK function is a
 // method returning a Call (core/include/ndk/call.hpp); inline functions return their NTSTATUS.
 // A handle keeps what it depends on alive (its adapter, its parent, its antecedents), and
-// closes its object when the last reference goes, waiting for the close to complete so no
-// callback can reach freed memory.  Methods on a closed object throw ndk::ClosedError.
+// closes its object when the last reference goes.  That close does not wait: the object's
+// event sink stays in the context table until the provider completes the close (or the
+// adapter goes), so no callback can reach freed memory (object.cpp).  Methods on a closed
+// object throw ndk::ClosedError.
 #pragma once
 
 #include "ndk/address.hpp"
