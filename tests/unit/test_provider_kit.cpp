@@ -3,6 +3,7 @@
 // OID protocol (OID-SIZE).  The scenarios check the same rules through soft and verbs.
 #include "providers/kit/kit_cq_arm.hpp"
 #include "providers/kit/kit_create_checks.hpp"
+#include "providers/kit/kit_functions.hpp"
 #include "providers/kit/kit_oid.hpp"
 #include "providers/kit/kit_post_checks.hpp"
 
@@ -132,6 +133,31 @@ TEST(ProviderKit, CreateChecksHoldTheAdapterLimits)
     EXPECT_EQ(check_modify_srq(info, 4, 0, 5, srq_notify), STATUS_INVALID_PARAMETER); // > depth 4
     EXPECT_EQ(check_modify_srq(info, 4, 0, 3, nullptr), STATUS_INVALID_PARAMETER); // no callback
     EXPECT_EQ(check_modify_srq(info, 4, 6, 5, srq_notify), STATUS_SUCCESS);
+}
+
+TEST(ProviderKit, TheFunctionTableSaysWhatEachPageDocuments)
+{
+    const NdkFunction *create_cq = find_function("NdkCreateCq");
+    ASSERT_NE(create_cq, nullptr);
+    EXPECT_TRUE(create_cq->documents(STATUS_PENDING));
+    EXPECT_TRUE(create_cq->documents(STATUS_INVALID_PARAMETER));
+    EXPECT_FALSE(create_cq->documents(STATUS_INVALID_PARAMETER_MIX));
+    const NdkFunction *reject = find_function("NdkReject"); // inline: PENDING is no answer
+    ASSERT_NE(reject, nullptr);
+    EXPECT_FALSE(reject->documents(STATUS_PENDING));
+    EXPECT_TRUE(reject->documents(STATUS_CONNECTION_ABORTED));
+    const NdkFunction *close_qp = find_function("NdkCloseQp");
+    ASSERT_NE(close_qp, nullptr);
+    EXPECT_TRUE(close_qp->documents(STATUS_PENDING));
+    EXPECT_FALSE(close_qp->documents(STATUS_INVALID_DEVICE_STATE));
+    EXPECT_EQ(find_function("NdkNoSuchFunction"), nullptr);
+    // Every name once.
+    for (const NdkFunction &f : kFunctions) {
+        int rows = 0;
+        for (const NdkFunction &g : kFunctions)
+            rows += f.name == g.name ? 1 : 0;
+        EXPECT_EQ(rows, 1) << f.name;
+    }
 }
 
 // A provider with one connection and one listener, on iWARP.

@@ -60,7 +60,7 @@ struct Entry;
 
 template <class Owner, FunctionName Name, class R, class... Args, R (*Fn)(Args...)>
 struct Entry<Owner, Name, Fn> {
-    static_assert(is_holdable_function(Name.view()), "add the name to kHoldableFunctions");
+    static_assert(is_holdable_function(Name.view()), "not an NDK function of kit::kFunctions");
 
     // Creates end with (CreateCompletion, Context, NDK_XXX **); requests take
     // (RequestCompletion, Context) after any callback parameter.

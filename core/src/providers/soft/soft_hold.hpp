@@ -19,44 +19,18 @@
 #include <string>
 #include <string_view>
 
+#include "providers/kit/kit_functions.hpp"
+
 namespace ndk::soft {
 
 class SoftAdapter;
 
-// The dispatch functions of the soft provider, by their NDK member names: what `hold` accepts.
-// A name several tables share (NdkQueryExtension, NdkGetLocalAddress) catches whichever is
+// What `hold` accepts: any NDK dispatch function, by its member name (kit::kFunctions).  A
+// name several tables share (NdkQueryExtension, NdkGetLocalAddress) catches whichever is
 // called first.
-inline constexpr std::string_view kHoldableFunctions[] = {
-    // adapter
-    "NdkQueryExtension", "NdkQueryAdapterInfo", "NdkCreateCq", "NdkCreatePd",
-    "NdkCreateSharedEndpoint", "NdkCreateConnector", "NdkCreateListener", "NdkBuildLAM",
-    "NdkReleaseLAM",
-    // CQ
-    "NdkCloseCq", "NdkResizeCq", "NdkArmCq", "NdkGetCqResults", "NdkControlCqInterruptModeration",
-    "NdkGetCqResultsEx",
-    // PD
-    "NdkClosePd", "NdkCreateMr", "NdkCreateMw", "NdkCreateSrq", "NdkCreateQp",
-    "NdkCreateQpWithSrq", "NdkGetPrivilegedMemoryRegionToken",
-    // MR, MW
-    "NdkCloseMr", "NdkRegisterMr", "NdkDeregisterMr", "NdkInitializeFastRegisterMr",
-    "NdkGetRemoteTokenFromMr", "NdkGetLocalTokenFromMr", "NdkCloseMw", "NdkGetRemoteTokenFromMw",
-    // SRQ
-    "NdkCloseSrq", "NdkModifySrq", "NdkSrqReceive",
-    // QP
-    "NdkCloseQp", "NdkFlush", "NdkSend", "NdkReceive", "NdkBind", "NdkFastRegister",
-    "NdkInvalidate", "NdkRead", "NdkWrite", "NdkSendAndInvalidate",
-    // connector
-    "NdkCloseConnector", "NdkConnect", "NdkConnectWithSharedEndpoint", "NdkCompleteConnect",
-    "NdkAccept", "NdkReject", "NdkGetConnectionData", "NdkGetLocalAddress", "NdkGetPeerAddress",
-    "NdkDisconnect", "NdkCompleteConnectEx", "NdkAcceptEx",
-    // listener, shared endpoint
-    "NdkCloseListener", "NdkListen", "NdkControlConnectEvents", "NdkCloseSharedEndpoint",
-};
-
 constexpr bool is_holdable_function(std::string_view name)
 {
-    return std::find(std::begin(kHoldableFunctions), std::end(kHoldableFunctions), name) !=
-           std::end(kHoldableFunctions);
+    return kit::find_function(name) != nullptr;
 }
 
 // One miniport's hold.  Not copyable; lives in the Miniport.

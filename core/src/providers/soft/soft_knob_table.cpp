@@ -4,6 +4,7 @@
 #include "soft_knobs.hpp"
 
 #include "ndk/status.hpp"
+#include "providers/kit/kit_functions.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -49,17 +50,6 @@ const InfoField kInfoFields[] = {
 };
 #undef NDK_INFO_FIELD
 
-const char *const kFallible[] = {
-    "NdkQueryExtension", "NdkQueryAdapterInfo", "NdkCreateCq", "NdkCreatePd",
-    "NdkCreateSharedEndpoint", "NdkCreateConnector", "NdkCreateListener", "NdkBuildLAM",
-    "NdkCreateMr", "NdkCreateMw", "NdkCreateSrq", "NdkCreateQp", "NdkCreateQpWithSrq",
-    "NdkResizeCq", "NdkControlCqInterruptModeration", "NdkRegisterMr", "NdkDeregisterMr",
-    "NdkInitializeFastRegisterMr", "NdkModifySrq", "NdkListen", "NdkConnect",
-    "NdkConnectWithSharedEndpoint", "NdkCompleteConnect", "NdkCompleteConnectEx", "NdkAccept",
-    "NdkAcceptEx", "NdkReject", "NdkGetConnectionData", "NdkDisconnect", "NdkSend",
-    "NdkSendAndInvalidate", "NdkReceive", "NdkSrqReceive", "NdkRead", "NdkWrite", "NdkBind",
-    "NdkFastRegister", "NdkInvalidate",
-};
 
 // Object caps (NDIS_NDK_CAPABILITIES counts) a knob may set, by name.
 struct Cap {
@@ -72,15 +62,11 @@ const Cap kCaps[] = {
     {"max_mw_count", &ObjectCaps::max_mw}, {"max_srq_count", &ObjectCaps::max_srq},
 };
 
-// Functions whose failure can only be reported inline (no completion callback exists).
+// A function whose failure can only be reported inline: no completion exists (kit::kFunctions).
 bool is_inline_only(std::string_view name)
 {
-    return name == "NdkQueryExtension" || name == "NdkQueryAdapterInfo" ||
-           name == "NdkControlCqInterruptModeration" || name == "NdkReject" ||
-           name == "NdkGetConnectionData" || name == "NdkSend" || name == "NdkSendAndInvalidate" ||
-           name == "NdkReceive" || name == "NdkSrqReceive" || name == "NdkRead" ||
-           name == "NdkWrite" || name == "NdkBind" || name == "NdkFastRegister" ||
-           name == "NdkInvalidate";
+    const kit::NdkFunction *function = kit::find_function(name);
+    return function != nullptr && function->returns == kit::Returns::Inline;
 }
 
 std::optional<uint64_t> parse_number(std::string_view text)
@@ -572,8 +558,8 @@ const KnobSpec kKnobTable[] = {
 
 bool is_fallible_function(const std::string &name)
 {
-    return std::any_of(std::begin(kFallible), std::end(kFallible),
-                       [&](const char *f) { return name == f; });
+    const kit::NdkFunction *function = kit::find_function(name);
+    return function != nullptr && function->injectable;
 }
 
 std::span<const KnobSpec> knob_table() { return kKnobTable; }
