@@ -142,4 +142,14 @@ constexpr const NdkFunction *find_function(std::string_view name)
     return nullptr;
 }
 
+// Whether `name` is a row of kFunctions.  Separate from find_function because comparing a
+// row's address with nullptr is not a constant expression under -fsanitize=undefined (GCC).
+constexpr bool is_function(std::string_view name)
+{
+    for (const NdkFunction &f : kFunctions)
+        if (f.name == name)
+            return true;
+    return false;
+}
+
 } // namespace ndk::kit

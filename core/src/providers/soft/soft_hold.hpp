@@ -30,7 +30,7 @@ class SoftAdapter;
 // called first.
 constexpr bool is_holdable_function(std::string_view name)
 {
-    return kit::find_function(name) != nullptr;
+    return kit::is_function(name);
 }
 
 // One miniport's hold.  Not copyable; lives in the Miniport.
