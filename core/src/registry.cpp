@@ -10,28 +10,6 @@
 
 namespace ndk {
 
-#ifdef NDK_HAVE_VERBS
-namespace {
-// "verbs:DEVICE" (e.g. verbs:siw0): the verbs provider on that RDMA device, so a test run can
-// name the device in the provider name (python/ndk/quirks.py keys quirks by it).
-class VerbsDeviceProvider : public Provider {
-public:
-    VerbsDeviceProvider(const std::string &name, std::string device)
-        : Provider(ndk_verbs_provider(), nullptr, name), device_(std::move(device))
-    {
-    }
-    NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
-                                NDIS_HANDLE *miniport) const override
-    {
-        std::string all = "device=" + device_ + "\n" + (options ? options : "");
-        return entry().CreateMiniport(all.c_str(), error, error_length, miniport);
-    }
-
-private:
-    std::string device_;
-};
-} // namespace
-#endif
 
 std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 {
@@ -40,8 +18,11 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 #ifdef NDK_HAVE_VERBS
     if (name_or_path == "verbs")
         return std::shared_ptr<Provider>(new Provider(ndk_verbs_provider(), nullptr, "verbs"));
+    // "verbs:DEVICE" (e.g. verbs:siw0): the verbs provider on that RDMA device, so a run names
+    // the device in the provider name (python/ndk/quirks.py keys quirks by it).
     if (name_or_path.rfind("verbs:", 0) == 0 && name_or_path.size() > 6)
-        return std::make_shared<VerbsDeviceProvider>(name_or_path, name_or_path.substr(6));
+        return std::make_shared<Provider>(ndk_verbs_provider(), nullptr, name_or_path,
+                                          "device=" + name_or_path.substr(6) + "\n");
 #endif
     if (name_or_path.find('/') == std::string::npos)
         throw Error(STATUS_NOT_SUPPORTED, "no provider named '" + name_or_path +
@@ -76,7 +57,10 @@ std::vector<std::string> Provider::available()
 NDIS_STATUS Provider::create_miniport(const char *options, char *error, ULONG error_length,
                                       NDIS_HANDLE *miniport) const
 {
-    return entry_->CreateMiniport(options, error, error_length, miniport);
+    if (options_.empty())
+        return entry_->CreateMiniport(options, error, error_length, miniport);
+    std::string all = options_ + (options ? options : "");
+    return entry_->CreateMiniport(all.c_str(), error, error_length, miniport);
 }
 
 Provider::~Provider()

@@ -18,24 +18,29 @@ public:
     // Providers that can be opened here by name.
     static std::vector<std::string> available();
 
-    virtual ~Provider();
-    const NDK_HARNESS_PROVIDER &entry() const { return *entry_; }
-    const std::string &name() const { return name_; }
-    // entry().CreateMiniport, for a provider that needs to know which instance it is (a layer
-    // wrapping another provider: its entry is shared by every wrapped provider).
-    virtual NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
-                                        NDIS_HANDLE *miniport) const;
-
-protected:
-    Provider(const NDK_HARNESS_PROVIDER *entry, void *library, std::string name)
-        : entry_(entry), library_(library), name_(std::move(name))
+    // A provider entry under a name; `library` (a dlopen handle, or nullptr) is closed with
+    // it, and `options` ("key=value" lines) come first in every CreateMiniport: the device of
+    // "verbs:siw0", the provider a layer wraps (validate_provider=...).
+    Provider(const NDK_HARNESS_PROVIDER *entry, void *library, std::string name,
+             std::string options = {})
+        : entry_(entry), library_(library), name_(std::move(name)), options_(std::move(options))
     {
     }
+    ~Provider();
+    Provider(const Provider &) = delete;
+    Provider &operator=(const Provider &) = delete;
+
+    const NDK_HARNESS_PROVIDER &entry() const { return *entry_; }
+    const std::string &name() const { return name_; }
+    // entry().CreateMiniport with this provider's options before the caller's.
+    NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
+                                NDIS_HANDLE *miniport) const;
 
 private:
     const NDK_HARNESS_PROVIDER *entry_;
     void *library_; // dlopen handle, or nullptr for a built-in
     std::string name_;
+    std::string options_;
 };
 
 } // namespace ndk

@@ -1,7 +1,10 @@
-// The validation layer as a provider: an NDK_HARNESS_PROVIDER whose every entry forwards to the
-// wrapped provider's, with a ValidatedMiniport (session.hpp) as its miniport context.
+// The validation layer as a provider: an NDK_HARNESS_PROVIDER (ndk_validation_layer) whose
+// CreateMiniport loads the provider named by validate_provider= and whose every entry then
+// forwards to it, with a ValidatedMiniport (session.hpp) as its miniport context.  Any harness
+// can stack it over any provider through its options; ndk::validate::wrap does so.
 #include "layers/validate/session.hpp"
 
+#include "ndk/call.hpp"
 #include "ndk/registry.hpp"
 
 #include <cstring>
@@ -24,11 +27,48 @@ VOID close_adapter(NDIS_HANDLE handle, NDK_ADAPTER *adapter)
     miniport_of(handle).close_adapter(adapter);
 }
 
-NDIS_STATUS create_miniport_unused(const char *, char *error, ULONG length, NDIS_HANDLE *)
+// Options: validate_provider=NAME names the provider to wrap (a built-in name or a path, as
+// ndk::Provider::load takes it); the other validate_* lines are the layer's own
+// (ValidatedMiniport::configure); the rest go to the wrapped provider.
+NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
+                            NDIS_HANDLE *handle)
 {
-    // Never called: LayerProvider::create_miniport knows the wrapped provider.
-    std::snprintf(error, length, "the validation layer is created through ndk::validate::wrap");
-    return STATUS_NOT_SUPPORTED;
+    const std::string kProvider = "validate_provider=";
+    std::string own, theirs, inner_name;
+    std::istringstream lines(options ? options : "");
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(kProvider, 0) == 0)
+            inner_name = line.substr(kProvider.size());
+        else
+            (line.rfind("validate_", 0) == 0 ? own : theirs) += line + "\n";
+    }
+    if (inner_name.empty()) {
+        std::snprintf(error, error_length, "the validation layer needs validate_provider=NAME");
+        return STATUS_INVALID_PARAMETER;
+    }
+    std::shared_ptr<Provider> inner;
+    try {
+        inner = Provider::load(inner_name);
+    } catch (const Error &failure) {
+        std::snprintf(error, error_length, "%s", failure.what());
+        return failure.status();
+    }
+    const NDK_HARNESS_PROVIDER &entry = inner->entry();
+    if (!theirs.empty() && entry.ControlMiniport == nullptr) {
+        std::snprintf(error, error_length, "provider '%s' has no knobs", inner_name.c_str());
+        return STATUS_NOT_SUPPORTED;
+    }
+    auto miniport = std::make_shared<ValidatedMiniport>(inner);
+    if (NTSTATUS status = miniport->configure(own, error, error_length); status != STATUS_SUCCESS)
+        return status;
+    NDIS_HANDLE inner_handle = nullptr;
+    NDIS_STATUS status = inner->create_miniport(theirs.empty() ? nullptr : theirs.c_str(), error,
+                                                error_length, &inner_handle);
+    if (status != NDIS_STATUS_SUCCESS)
+        return status;
+    miniport->attach(inner_handle, miniport);
+    *handle = miniport.get();
+    return NDIS_STATUS_SUCCESS;
 }
 
 VOID destroy_miniport(NDIS_HANDLE handle)
@@ -55,59 +95,27 @@ NDIS_STATUS oid_request(NDIS_HANDLE handle, NDIS_OID oid, BOOLEAN set, PVOID buf
 }
 
 const NDK_HARNESS_PROVIDER kLayerEntry = {
-    sizeof(NDK_HARNESS_PROVIDER),
-    NDK_HARNESS_PROVIDER_VERSION,
-    "validate",
-    {{}, 0, open_adapter, close_adapter},
-    create_miniport_unused,
-    destroy_miniport,
-    control_miniport,
-    oid_request,
-};
-
-class LayerProvider : public Provider {
-public:
-    explicit LayerProvider(std::shared_ptr<Provider> inner)
-        : Provider(&kLayerEntry, nullptr, inner->name()), inner_(std::move(inner))
-    {
-    }
-
-    NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
-                                NDIS_HANDLE *handle) const override
-    {
-        // The layer's own options (validate_*) are taken out; the rest is the provider's.
-        std::string own, theirs;
-        std::istringstream lines(options ? options : "");
-        for (std::string line; std::getline(lines, line);)
-            (line.rfind("validate_", 0) == 0 ? own : theirs) += line + "\n";
-        const NDK_HARNESS_PROVIDER &entry = inner_->entry();
-        if (!theirs.empty() && entry.ControlMiniport == nullptr) {
-            std::snprintf(error, error_length, "provider '%s' has no knobs", name().c_str());
-            return STATUS_NOT_SUPPORTED;
-        }
-        auto miniport = std::make_shared<ValidatedMiniport>(inner_);
-        if (NTSTATUS status = miniport->configure(own, error, error_length);
-            status != STATUS_SUCCESS)
-            return status;
-        NDIS_HANDLE inner_handle = nullptr;
-        NDIS_STATUS status = inner_->create_miniport(theirs.empty() ? nullptr : theirs.c_str(),
-                                                     error, error_length, &inner_handle);
-        if (status != NDIS_STATUS_SUCCESS)
-            return status;
-        miniport->attach(inner_handle, miniport);
-        *handle = miniport.get();
-        return NDIS_STATUS_SUCCESS;
-    }
-
-private:
-    std::shared_ptr<Provider> inner_;
+    .Size = sizeof(NDK_HARNESS_PROVIDER),
+    .Version = NDK_HARNESS_PROVIDER_VERSION,
+    .Name = "validate",
+    .Characteristics = {.Header = {NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS,
+                                   NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
+                                   sizeof(NDIS_NDK_PROVIDER_CHARACTERISTICS)},
+                        .Flags = 0,
+                        .OpenNDKAdapterHandler = open_adapter,
+                        .CloseNDKAdapterHandler = close_adapter},
+    .CreateMiniport = create_miniport,
+    .DestroyMiniport = destroy_miniport,
+    .ControlMiniport = control_miniport,
+    .OidRequest = oid_request,
 };
 
 } // namespace
 
 std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner)
 {
-    return std::make_shared<LayerProvider>(std::move(inner));
+    return std::make_shared<Provider>(&kLayerEntry, nullptr, inner->name(),
+                                      "validate_provider=" + inner->name() + "\n");
 }
 
 std::shared_ptr<Session> session_of(const Provider &provider, NDIS_HANDLE miniport)
@@ -118,3 +126,8 @@ std::shared_ptr<Session> session_of(const Provider &provider, NDIS_HANDLE minipo
 }
 
 } // namespace ndk::validate
+
+extern "C" const NDK_HARNESS_PROVIDER *ndk_validation_layer(void)
+{
+    return &ndk::validate::kLayerEntry;
+}
