@@ -2,11 +2,13 @@
 // and its enumerations: one source of truth for every value.
 #include "py_support.hpp"
 
+#include "ndk/nd_status.hpp"
 #include "ndk/registry.hpp"
 #include "ndk/status.hpp"
 
 #include <pybind11/stl.h>
 
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +87,20 @@ Table oids()
 }
 #undef NDK_ENTRY
 
+// The ND_* codes without their ND_ prefix, the two v1 aliases last (second names of a value,
+// as ndk.NdStatus's aliases), values unsigned like ndk.Status's.
+Table nd_statuses()
+{
+    Table table;
+    auto add = [&table](std::span<const NdCode> codes) {
+        for (const NdCode &code : codes)
+            table.emplace_back(std::string(code.name.substr(3)), static_cast<uint32_t>(code.value));
+    };
+    add(kNdCodes);
+    add(kNdV1Aliases);
+    return table;
+}
+
 } // namespace
 
 void bind_constants(pyb::module_ &m)
@@ -110,6 +126,7 @@ void bind_constants(pyb::module_ &m)
             tables["OpFlag"] = op_flags();
             tables["AdapterFlag"] = adapter_flags();
             tables["Oid"] = oids();
+            tables["NdStatus"] = nd_statuses();
             return tables;
         },
         "Name/value tables of the NDK enumerations and flags.");

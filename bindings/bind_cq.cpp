@@ -2,6 +2,7 @@
 #include "contexts.hpp"
 #include "object_support.hpp"
 
+#include "ndk/nd_status.hpp"
 #include "ndk/status.hpp"
 
 #include <pybind11/stl.h>
@@ -202,6 +203,17 @@ std::vector<ResultExObject> get_results_ex(Cq &cq, ULONG n)
     return results_of(cq, std::span<const NDK_RESULT_EX>(raw));
 }
 
+// Result.nd_status / ResultEx.nd_status: an ndk.NdStatus (core/include/ndk/nd_status.hpp).
+pyb::object nd_status(NTSTATUS status)
+{
+    return enum_of("NdStatus", static_cast<uint32_t>(nd_status_of(status).value));
+}
+
+constexpr const char *kNdStatusDoc =
+    "The ND SPI's equivalent of status, an ndk.NdStatus: the ND code of the same number "
+    "(digest 4.1; ND_REMOTE_ERROR for STATUS_REMOTE_RESOURCES), ND_INTERNAL_ERROR for a "
+    "status no ND code has (docs/semantics.md ND-NO-TWIN).";
+
 } // namespace
 
 void bind_cq(pyb::module_ &m)
@@ -212,6 +224,8 @@ qp_context and request_context are the objects given to create_qp and the post (
 comes back as that int; docs/architecture.md, "Contexts").  A value: ==, hash, pickle, _asdict().
 )doc");
     result.def_property_readonly("status", [](const ResultObject &r) { return Status{r.raw.Status}; })
+        .def_property_readonly(
+            "nd_status", [](const ResultObject &r) { return nd_status(r.raw.Status); }, kNdStatusDoc)
         .def_property_readonly("bytes_transferred",
                                [](const ResultObject &r) { return r.raw.BytesTransferred; })
         .def_readonly("qp_context", &ResultObject::qp_context)
@@ -226,6 +240,9 @@ comes back as that int; docs/architecture.md, "Contexts").  A value: ==, hash, p
 )doc");
     result_ex
         .def_property_readonly("status", [](const ResultExObject &r) { return Status{r.raw.Status}; })
+        .def_property_readonly(
+            "nd_status", [](const ResultExObject &r) { return nd_status(r.raw.Status); },
+            kNdStatusDoc)
         .def_property_readonly("bytes_transferred",
                                [](const ResultExObject &r) { return r.raw.BytesTransferred; })
         .def_readonly("qp_context", &ResultExObject::qp_context)

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Generic, Literal, Optional, TypeVar, Union, overload
 
 from ._connection import AddressResult, ConnectionData
-from ._constants import AdapterFlag, ObjectType, OpType, RdmaTechnology
+from ._constants import AdapterFlag, NdStatus, ObjectType, OpType, RdmaTechnology
 from ._knobs import Knobs
 from ._oid import OidResult
 from ._status import Status
@@ -260,6 +260,8 @@ class Result(metaclass=_pybind11_type):
     @property
     def status(self) -> Status: ...
     @property
+    def nd_status(self) -> NdStatus: ...
+    @property
     def bytes_transferred(self) -> int: ...
     @property
     def qp_context(self) -> object: ...
@@ -271,6 +273,8 @@ class ResultEx(metaclass=_pybind11_type):
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @property
     def status(self) -> Status: ...
+    @property
+    def nd_status(self) -> NdStatus: ...
     @property
     def bytes_transferred(self) -> int: ...
     @property

@@ -62,7 +62,7 @@ def test_enum_class_matches_the_binding_table(name):
 def test_every_binding_table_has_a_class():
     assert sorted(_core.constant_tables()) == sorted(
         ["ObjectType", "OpType", "CqNotify", "RdmaTechnology", "Oid", "MrFlag", "OpFlag",
-         "AdapterFlag"])
+         "AdapterFlag", "NdStatus"])
 
 
 def test_enums_print_their_names_and_format_as_numbers():
@@ -75,3 +75,25 @@ def test_enums_print_their_names_and_format_as_numbers():
     assert f"{status:#x}" == "0x103" and f"{status:d}" == "259" and f"{status:08X}" == "00000103"
     assert f"{status:>30}" == "   STATUS_PENDING (0x00000103)"
     assert f"{Status(0xC0DE0001):#x}" == "0xc0de0001"
+
+
+def _result_with(cls, status):
+    """A result of class ``cls`` holding ``status``, built as unpickling builds it."""
+    result = cls.__new__(cls)
+    fields = (int(status), 0, None, None)
+    result.__setstate__(fields + ((int(ndk.OpType.SEND), 0, 0) if cls is ndk.ResultEx else ()))
+    return result
+
+
+@pytest.mark.parametrize("cls", [ndk.Result, ndk.ResultEx])
+def test_nd_status_of_results(cls):
+    # core/include/ndk/nd_status.hpp: the ND code of the same number (digest 4.1), the v1
+    # aliases as aliases, ND_INTERNAL_ERROR where ND has no code (docs/semantics.md ND-NO-TWIN)
+    assert _result_with(cls, Status.REMOTE_RESOURCES).nd_status is ndk.NdStatus.REMOTE_ERROR
+    assert _result_with(cls, Status.CANCELLED).nd_status is ndk.NdStatus.CANCELED
+    assert _result_with(cls, Status.DATA_OVERRUN).nd_status is ndk.NdStatus.LOCAL_LENGTH
+    assert ndk.NdStatus.INVALIDATION_ERROR is ndk.NdStatus.INVALID_DEVICE_REQUEST
+    assert _result_with(cls, Status.IO_TIMEOUT).nd_status is ndk.NdStatus.IO_TIMEOUT
+    for no_twin in (Status.CONNECTION_RESET, Status.BAD_VERSION, 0xC0DE0001):
+        assert _result_with(cls, no_twin).nd_status is ndk.NdStatus.INTERNAL_ERROR
+    assert "nd_status" not in cls._fields  # derived from status: not a field of the value
