@@ -4,6 +4,7 @@
 #include "support.hpp"
 
 #include "ndk/objects.hpp"
+#include "ndk/validation.hpp"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -236,6 +237,39 @@ TEST(ObjectHeaders, EveryObjectCarriesTheReportedVersionAndItsType)
         expect_header(a.finish(s, r, se, "NdkCreateSharedEndpoint"), NdkObjectTypeSharedEndpoint, v,
                       "shared endpoint");
     }
+}
+
+// The validation layer's C entry wraps whatever validate_provider= names, here the soft
+// provider loaded from its .so, with nothing in the registry knowing of it (issue: the layer as
+// its own target).  Without the option, or naming nothing loadable, CreateMiniport fails with
+// the status and a text saying why.
+TEST(ValidationLayerEntry, WrapsTheProviderItsOptionsName)
+{
+    const NDK_HARNESS_PROVIDER *layer = ndk_validation_layer();
+    ASSERT_NE(layer, nullptr);
+    EXPECT_STREQ(layer->Name, "validate");
+    char error[256] = {};
+    NDIS_HANDLE miniport = nullptr;
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  layer->CreateMiniport("max_cq_depth=100\n", error, sizeof error, &miniport));
+    EXPECT_NE(std::string(error).find("validate_provider"), std::string::npos) << error;
+    EXPECT_STATUS(STATUS_NOT_SUPPORTED,
+                  layer->CreateMiniport("validate_provider=/nonexistent/libndk_provider.so\n",
+                                        error, sizeof error, &miniport));
+    EXPECT_EQ(miniport, nullptr);
+
+    ndk::Provider wrapped(layer, nullptr, "soft over the layer",
+                          std::string("validate_provider=") + NDK_SOFT_PROVIDER_LIBRARY + "\n");
+    ASSERT_STATUS(NDIS_STATUS_SUCCESS,
+                  wrapped.create_miniport("max_cq_depth=100\n", error, sizeof error, &miniport));
+    ASSERT_NE(miniport, nullptr);
+    ASSERT_NE(ndk::validate::session_of(wrapped, miniport), nullptr);
+    // The soft provider's own knob reached it through the layer, and reads back through it.
+    char reply[64] = {};
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  layer->ControlMiniport(miniport, "max_cq_depth", nullptr, reply, sizeof reply));
+    EXPECT_STREQ(reply, "100");
+    layer->DestroyMiniport(miniport);
 }
 
 } // namespace
