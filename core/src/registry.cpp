@@ -1,6 +1,7 @@
 #include "ndk/registry.hpp"
 
 #include "ndk/call.hpp"
+#include "ndk/fault.hpp"
 #include "providers/soft/soft_provider.h"
 #ifdef NDK_HAVE_VERBS
 #include "providers/verbs/verbs_provider.h"
@@ -15,6 +16,9 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 {
     if (name_or_path == "soft")
         return std::shared_ptr<Provider>(new Provider(ndk_soft_provider(), nullptr, "soft"));
+    // The fault layer, as a layer stacked over it loads it (options: fault_provider=...).
+    if (name_or_path == "fault")
+        return std::make_shared<Provider>(ndk_fault_layer(), nullptr, "fault");
 #ifdef NDK_HAVE_VERBS
     if (name_or_path == "verbs")
         return std::shared_ptr<Provider>(new Provider(ndk_verbs_provider(), nullptr, "verbs"));
@@ -22,7 +26,7 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
     // the device in the provider name (python/ndk/quirks.py keys quirks by it).
     if (name_or_path.rfind("verbs:", 0) == 0 && name_or_path.size() > 6)
         return std::make_shared<Provider>(ndk_verbs_provider(), nullptr, name_or_path,
-                                          "device=" + name_or_path.substr(6) + "\n");
+                                          "device=" + name_or_path.substr(6) + "\n", "verbs");
 #endif
     if (name_or_path.find('/') == std::string::npos)
         throw Error(STATUS_NOT_SUPPORTED, "no provider named '" + name_or_path +

@@ -3,7 +3,10 @@
 #include "context_table.hpp"
 #include "wrap.hpp"
 
+#include "ndk/fault.hpp"
+
 #include <algorithm>
+#include <cstdlib>
 
 namespace ndk {
 
@@ -11,7 +14,12 @@ std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
                                        const std::string &options, NDK_VERSION version,
                                        bool validate)
 {
-    auto provider = Provider::load(provider_name);
+    // Every adapter is opened behind the fault layer: a knob of the layer's that the provider
+    // lacks (`fail`, `hold`, the completion modes) is the layer's (docs/knobs.md).
+    // NDK_FAULT_PREFER_LAYER=1 makes the layer supply them even where the provider has them.
+    const char *prefer = std::getenv("NDK_FAULT_PREFER_LAYER");
+    auto provider =
+        fault::wrap(Provider::load(provider_name), prefer != nullptr && std::string(prefer) == "1");
     if (validate)
         provider = validate::wrap(std::move(provider));
     const NDK_HARNESS_PROVIDER &entry = provider->entry();

@@ -115,7 +115,9 @@ const NDK_HARNESS_PROVIDER kLayerEntry = {
 std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner)
 {
     return std::make_shared<Provider>(&kLayerEntry, nullptr, inner->name(),
-                                      "validate_provider=" + inner->name() + "\n");
+                                      "validate_provider=" + inner->load_name() + "\n" +
+                                          inner->options(),
+                                      "validate");
 }
 
 std::shared_ptr<Session> session_of(const Provider &provider, NDIS_HANDLE miniport)

@@ -1,0 +1,478 @@
+// One forwarding entry for every NDK dispatch function, generated from its type: the layer's
+// dispatch tables are `Forward<"NdkSend", &NDK_QP_DISPATCH::NdkSend>::call` and so on.  An entry
+//   1. finds the face it was called on (a call on anything else is STATUS_INVALID_HANDLE),
+//   2. lets the knobs act: `hold` blocks it, `fail` answers it without the provider,
+//   3. hands the provider its own objects for the faces among the arguments, and a relay of
+//      the layer's for every callback (its context a record of the consumer's callback),
+//   4. wraps an object the call created inline in a face, and
+//   5. makes an inline completion pend when the completion mode says so.
+// The argument roles follow from the NDK types alone: NDK_XXX* is an object, NDK_XXX** an
+// object created, a callback is followed by its context (ndkpi.h).
+#pragma once
+
+#include "layers/fault/fault_layer.hpp"
+#include "providers/kit/kit_functions.hpp"
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace ndk::fault {
+
+// A dispatch function's name as a template argument.
+template <size_t N>
+struct FunctionName {
+    char text[N];
+    constexpr FunctionName(const char (&name)[N])
+    {
+        for (size_t i = 0; i < N; ++i)
+            text[i] = name[i];
+    }
+    constexpr std::string_view view() const { return {text, N - 1}; }
+};
+
+// What kit::kFunctions says of a name, as values (a constant expression under UBSan too).
+constexpr kit::Returns returns_of(std::string_view name)
+{
+    for (const kit::NdkFunction &f : kit::kFunctions)
+        if (f.name == name)
+            return f.returns;
+    return kit::Returns::Nothing;
+}
+
+// ---- argument roles ------------------------------------------------------------------------
+
+template <class T> struct ObjectTypeOf { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeUndefined; };
+template <> struct ObjectTypeOf<NDK_ADAPTER> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeAdapter; };
+template <> struct ObjectTypeOf<NDK_QP> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeQp; };
+template <> struct ObjectTypeOf<NDK_CQ> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeCq; };
+template <> struct ObjectTypeOf<NDK_MR> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeMr; };
+template <> struct ObjectTypeOf<NDK_MW> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeMw; };
+template <> struct ObjectTypeOf<NDK_PD> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypePd; };
+template <> struct ObjectTypeOf<NDK_SHARED_ENDPOINT> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeSharedEndpoint; };
+template <> struct ObjectTypeOf<NDK_CONNECTOR> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeConnector; };
+template <> struct ObjectTypeOf<NDK_LISTENER> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeListener; };
+template <> struct ObjectTypeOf<NDK_SRQ> { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeSrq; };
+
+// An object argument (NDK_XXX*, or the NDK_OBJECT_HEADER* of a close or an Invalidate).
+template <class T>
+constexpr bool is_object_pointer =
+    std::is_pointer_v<T> &&
+    (ObjectTypeOf<std::remove_cv_t<std::remove_pointer_t<T>>>::value != NdkObjectTypeUndefined ||
+     std::is_same_v<std::remove_cv_t<std::remove_pointer_t<T>>, NDK_OBJECT_HEADER>);
+
+// The out-parameter of a create (NDK_XXX **).
+template <class T> struct CreatedBy { static constexpr NDK_OBJECT_TYPE value = NdkObjectTypeUndefined; };
+template <class O> struct CreatedBy<O **> { static constexpr NDK_OBJECT_TYPE value = ObjectTypeOf<O>::value; };
+
+// The five callback shapes of ndkpi.h; several callback types share one shape, and a relay per
+// shape serves them all.
+using VoidCallback = void (*)(PVOID);                                   // close, disconnect
+using StatusCallback = void (*)(PVOID, NTSTATUS);                       // request, CQ, SRQ
+using CreateCallback = void (*)(PVOID, NTSTATUS, NDK_OBJECT_HEADER *);  // create
+using ConnectCallback = void (*)(PVOID, NDK_CONNECTOR *);               // listener
+using ReasonCallback = void (*)(PVOID, ULONG);                          // disconnect ex
+template <class T>
+constexpr bool is_callback =
+    std::is_same_v<T, VoidCallback> || std::is_same_v<T, StatusCallback> ||
+    std::is_same_v<T, CreateCallback> || std::is_same_v<T, ConnectCallback> ||
+    std::is_same_v<T, ReasonCallback>;
+
+inline CallbackRecord &record_of(PVOID context) { return *static_cast<CallbackRecord *>(context); }
+
+// Deliver a consumer callback now, or behind what the adapter has queued when it is a
+// completion (Deferrer).
+template <class Deliver>
+void deliver(const CallbackRecord &r, Deliver deliver)
+{
+    if (r.completion) {
+        Deferrer::Job job = deliver;
+        if (r.adapter->miniport.deferrer.post_if_behind(r.adapter, job))
+            return;
+    }
+    deliver();
+}
+
+inline void relay_void(PVOID context)
+{
+    const CallbackRecord &r = record_of(context);
+    deliver(r, [&r] { r.consumer<VoidCallback>()(r.context); });
+}
+inline void relay_status(PVOID context, NTSTATUS status)
+{
+    const CallbackRecord &r = record_of(context);
+    deliver(r, [&r, status] { r.consumer<StatusCallback>()(r.context, status); });
+}
+inline void relay_reason(PVOID context, ULONG reason)
+{
+    const CallbackRecord &r = record_of(context);
+    r.consumer<ReasonCallback>()(r.context, reason);
+}
+inline void relay_create(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *object)
+{
+    const CallbackRecord &r = record_of(context);
+    Face *face = r.adapter->wrap(object, r.created);
+    NDK_OBJECT_HEADER *header = face ? &face->Header : nullptr;
+    deliver(r, [&r, status, header] { r.consumer<CreateCallback>()(r.context, status, header); });
+}
+inline void relay_connect(PVOID context, NDK_CONNECTOR *connector)
+{
+    const CallbackRecord &r = record_of(context);
+    Face *face = r.adapter->wrap(&connector->Header, NdkObjectTypeConnector);
+    r.consumer<ConnectCallback>()(r.context, reinterpret_cast<NDK_CONNECTOR *>(face));
+}
+
+template <class T>
+constexpr T relay_for()
+{
+    if constexpr (std::is_same_v<T, VoidCallback>)
+        return relay_void;
+    else if constexpr (std::is_same_v<T, StatusCallback>)
+        return relay_status;
+    else if constexpr (std::is_same_v<T, CreateCallback>)
+        return relay_create;
+    else if constexpr (std::is_same_v<T, ConnectCallback>)
+        return relay_connect;
+    else
+        return relay_reason;
+}
+
+// The provider's object for an argument.
+template <class T>
+T to_inner(T value)
+{
+    if constexpr (is_object_pointer<T>) {
+        Face *face = face_of(value);
+        return face != nullptr ? reinterpret_cast<T>(face->inner) : value;
+    } else {
+        return value;
+    }
+}
+
+template <class T>
+struct Signature;
+template <class D, class R, class... A>
+struct Signature<R (*D::*)(A...)> {
+    using Dispatch = D;
+    using Function = R(A...);
+};
+
+// The consumer's completion of a call (the last callback among its arguments, followed by its
+// context): what a pending mode or an async failure calls.
+struct Completion {
+    void (*function)() = nullptr;
+    PVOID context = nullptr;
+};
+
+template <FunctionName Name, auto Member,
+          class Function = typename Signature<decltype(Member)>::Function>
+struct Forward;
+
+template <FunctionName Name, auto Member, class R, class Self, class... A>
+struct Forward<Name, Member, R(Self, A...)> {
+    using Dispatch = typename Signature<decltype(Member)>::Dispatch;
+    using Args = std::tuple<Self, A...>;
+    static constexpr size_t kCount = sizeof...(A) + 1;
+    static constexpr kit::Returns kReturns = returns_of(Name.view());
+    static constexpr NDK_OBJECT_TYPE kCreated = [] {
+        NDK_OBJECT_TYPE type = NdkObjectTypeUndefined;
+        ((type = CreatedBy<A>::value != NdkObjectTypeUndefined ? CreatedBy<A>::value : type), ...);
+        return type;
+    }();
+    // Index of the consumer's completion callback, kCount when the call has none.
+    static constexpr size_t kCompletion = [] {
+        size_t at = kCount, i = 0;
+        ((at = is_callback<A> ? i + 1 : at, ++i), ...);
+        return kReturns == kit::Returns::MayPend || kReturns == kit::Returns::Close ? at : kCount;
+    }();
+
+    static R call(Self self, A... args)
+    {
+        Face *face = face_of(self);
+        if (face == nullptr)
+            return refuse();
+        FaultAdapter &adapter = *face->adapter;
+        Injection &injection = adapter.miniport.injection;
+        Args in{self, args...};
+        bool caught = false;
+        if (injection.active()) {
+            caught = injection.enter(&adapter, Name.view());
+            if constexpr (std::is_same_v<R, NTSTATUS>) {
+                if (auto failure = injection.take_failure(Name.view())) {
+                    if (caught)
+                        injection.returned(&adapter);
+                    if (!failure->async || kCompletion == kCount)
+                        return failure->status;
+                    defer(adapter, completion_of(in), failure->status, nullptr);
+                    return STATUS_PENDING;
+                }
+            }
+        }
+        if constexpr (std::is_same_v<R, NTSTATUS>) {
+            if (injection.active()) {
+                if (NTSTATUS broken = misbehave_instead(injection.misbehave());
+                    broken != STATUS_SUCCESS) {
+                    if (caught)
+                        injection.returned(&adapter);
+                    return broken;
+                }
+            }
+        }
+        const auto *dispatch = static_cast<const Dispatch *>(face->inner->Dispatch);
+        auto function = dispatch != nullptr ? dispatch->*Member : nullptr;
+        if (function == nullptr) {
+            if (caught)
+                injection.returned(&adapter);
+            return refuse();
+        }
+        if constexpr (std::is_void_v<R>) {
+            std::apply(function, inner_args(adapter, in, std::make_index_sequence<kCount>{}));
+            if (caught)
+                injection.returned(&adapter);
+        } else {
+            void *saved = nullptr; // the consumer's out-parameter, as it set it
+            if constexpr (kCreated != NdkObjectTypeUndefined)
+                if (std::get<kCount - 1>(in) != nullptr)
+                    saved = out_param(in);
+            auto out = inner_args(adapter, in, std::make_index_sequence<kCount>{});
+            // A call that may be made to pend holds its place in the deferred queue from
+            // before the provider sees it (Deferrer).
+            uint64_t slot = 0;
+            if constexpr (kCompletion != kCount)
+                if (injection.active())
+                    slot = adapter.miniport.deferrer.reserve(&adapter);
+            R result = std::apply(function, out);
+            if constexpr (kCreated != NdkObjectTypeUndefined)
+                result = created(adapter, in, result);
+            if constexpr (kCompletion != kCount)
+                result = maybe_pend(adapter, in, result, saved, slot);
+            if constexpr (kCompletion != kCount)
+                if (injection.active())
+                    complete_after_inline(adapter, in, result);
+            if constexpr (Name.view() == std::string_view("NdkGetCqResultsEx"))
+                if (injection.misbehave() == Misbehave::ProviderErrorCode)
+                    for (ULONG i = 0; i < result; ++i) // broken on purpose: 0 on success (2.3)
+                        if (std::get<1>(in)[i].Status == STATUS_SUCCESS)
+                            std::get<1>(in)[i].ProviderErrorCode = 0x1234;
+            if (caught)
+                injection.returned(&adapter);
+            return result;
+        }
+    }
+
+private:
+    // A misbehaviour that answers the call instead of the provider (docs/knobs.md), or
+    // STATUS_SUCCESS for none.
+    static NTSTATUS misbehave_instead(Misbehave misbehave)
+    {
+        constexpr std::string_view name = Name.view();
+        if (name == "NdkCreatePd" && misbehave == Misbehave::UndocumentedStatus)
+            return STATUS_INVALID_PARAMETER_MIX; // not on NdkCreatePd's page (1.2)
+        if (name == "NdkControlCqInterruptModeration") {
+            if (misbehave == Misbehave::ModerationPending)
+                return STATUS_PENDING; // must not pend (1.3)
+            if (misbehave == Misbehave::ModerationNotSupported)
+                return STATUS_NOT_SUPPORTED; // although the adapter says it is (1.3)
+        }
+        return STATUS_SUCCESS;
+    }
+
+    static bool is_create() { return kCreated != NdkObjectTypeUndefined; }
+
+    // A failure status this function's page documents that is not an argument check.
+    static bool documented_outcome(NTSTATUS status)
+    {
+        if (status == STATUS_INVALID_PARAMETER || status == STATUS_BUFFER_TOO_SMALL)
+            return false;
+        for (const kit::NdkFunction &f : kit::kFunctions)
+            if (f.name == Name.view())
+                return f.documents(status);
+        return false;
+    }
+
+    // complete_after_inline, request_complete_after_inline: an inline return also calls the
+    // completion, on the calling thread, before returning (broken on purpose, 1.0).
+    static void complete_after_inline(FaultAdapter &adapter, Args &in, NTSTATUS result)
+    {
+        if (result == STATUS_PENDING || kReturns != kit::Returns::MayPend)
+            return;
+        Misbehave misbehave = adapter.miniport.injection.misbehave();
+        if (misbehave != (is_create() ? Misbehave::CompleteAfterInline
+                                      : Misbehave::RequestCompleteAfterInline))
+            return;
+        Completion completion = completion_of(in);
+        if (completion.function == nullptr)
+            return;
+        using Callback = std::tuple_element_t<kCompletion, Args>;
+        auto callback = reinterpret_cast<Callback>(completion.function);
+        if constexpr (std::is_same_v<Callback, CreateCallback>) {
+            auto *out = std::get<kCount - 1>(in);
+            NDK_OBJECT_HEADER *object =
+                result == STATUS_SUCCESS && out != nullptr && *out != nullptr ? &(*out)->Header
+                                                                               : nullptr;
+            callback(completion.context, result, object);
+        } else if constexpr (std::is_same_v<Callback, StatusCallback>) {
+            callback(completion.context, result);
+        }
+    }
+
+    static R refuse()
+    {
+        if constexpr (std::is_same_v<R, NTSTATUS>)
+            return STATUS_INVALID_HANDLE;
+        else if constexpr (!std::is_void_v<R>)
+            return R{};
+    }
+
+    template <size_t I>
+    static constexpr bool follows_callback()
+    {
+        if constexpr (I == 0)
+            return false;
+        else
+            return is_callback<std::tuple_element_t<I - 1, Args>>;
+    }
+
+    template <size_t I>
+    static auto inner_arg(FaultAdapter &adapter, Args &in)
+    {
+        using T = std::tuple_element_t<I, Args>;
+        if constexpr (is_callback<T>) {
+            return std::get<I>(in) != nullptr ? relay_for<T>() : T{nullptr};
+        } else if constexpr (follows_callback<I>()) {
+            static_assert(std::is_same_v<T, PVOID>, "a callback is followed by its context");
+            auto callback = std::get<I - 1>(in);
+            if (callback == nullptr)
+                return std::get<I>(in);
+            NDK_OBJECT_TYPE created =
+                std::is_same_v<std::tuple_element_t<I - 1, Args>, CreateCallback> ? kCreated
+                                                                                   : NdkObjectTypeUndefined;
+            return static_cast<PVOID>(adapter.record(reinterpret_cast<void (*)()>(callback),
+                                                     std::get<I>(in), created,
+                                                     I - 1 == kCompletion));
+        } else {
+            return to_inner(std::get<I>(in));
+        }
+    }
+
+    template <size_t... I>
+    static Args inner_args(FaultAdapter &adapter, Args &in, std::index_sequence<I...>)
+    {
+        return Args{inner_arg<I>(adapter, in)...};
+    }
+
+    static Completion completion_of(Args &in)
+    {
+        if constexpr (kCompletion == kCount) {
+            return {};
+        } else {
+            return {reinterpret_cast<void (*)()>(std::get<kCompletion>(in)),
+                    std::get<kCompletion + 1>(in)};
+        }
+    }
+
+    // The out-parameter (the last argument of every NdkCreateXxx).
+    static auto &out_param(Args &in) { return *std::get<kCount - 1>(in); }
+
+    // An object created inline becomes a face.
+    static NTSTATUS created(FaultAdapter &adapter, Args &in, NTSTATUS result)
+    {
+        if (result == STATUS_SUCCESS && std::get<kCount - 1>(in) != nullptr) {
+            auto &object = out_param(in);
+            using O = std::remove_reference_t<decltype(object)>;
+            if (object != nullptr)
+                object = reinterpret_cast<O>(adapter.wrap(&object->Header, kCreated));
+        }
+        return result;
+    }
+
+    // A pending completion mode: what the provider finished inline is reported through the
+    // completion, from the layer's thread; the out-parameter is left as the consumer set it.
+    // (A request that pends here has already executed in the provider; the provider's own
+    // mode, where it has one, runs it on its own thread instead.)
+    static NTSTATUS maybe_pend(FaultAdapter &adapter, Args &in, NTSTATUS result, void *saved,
+                               uint64_t slot)
+    {
+        if (slot == 0)
+            return result;
+        NTSTATUS pended = pend(adapter, in, result, saved, slot);
+        if (pended == result) // the slot was not filled (the provider's own outcome stands)
+            adapter.miniport.deferrer.cancel(slot);
+        return pended;
+    }
+
+    static NTSTATUS pend(FaultAdapter &adapter, Args &in, NTSTATUS result, void *saved,
+                         uint64_t slot)
+    {
+        if (result == STATUS_PENDING || completion_of(in).function == nullptr)
+            return result;
+        Injection::Kind kind = kReturns == kit::Returns::Close ? Injection::Kind::Close
+                               : kCreated != NdkObjectTypeUndefined ? Injection::Kind::Create
+                                                                    : Injection::Kind::Request;
+        // What pends (docs/knobs.md): a create's or a close's success; a request's success, or
+        // its failure when the function's page documents that status and it is not an
+        // argument check (a connect refused pends; a second disconnect's CONNECTION_INVALID,
+        // which NdkDisconnect's page does not list, stays inline).
+        if (result != STATUS_SUCCESS &&
+            (kind != Injection::Kind::Request || !documented_outcome(result)))
+            return result;
+        if (!adapter.miniport.injection.should_pend(kind))
+            return result;
+        const Misbehave misbehave = adapter.miniport.injection.misbehave();
+        NDK_OBJECT_HEADER *object = nullptr;
+        if constexpr (kCreated != NdkObjectTypeUndefined) {
+            if (std::get<kCount - 1>(in) != nullptr) {
+                auto &out = out_param(in);
+                object = out != nullptr ? &out->Header : nullptr;
+                // digest 1.0: the out-parameter is not written when the call pends (unless
+                // out_param_after_pending breaks that on purpose).
+                if (misbehave != Misbehave::OutParamAfterPending)
+                    out = static_cast<std::remove_reference_t<decltype(out)>>(saved);
+            }
+        }
+        // never_complete, request_never_complete: the completion is never called (the object
+        // stays with its adapter); complete_twice, request_complete_twice: called twice.
+        if (misbehave == (is_create() ? Misbehave::NeverComplete : Misbehave::RequestNeverComplete) &&
+            kind != Injection::Kind::Close) {
+            adapter.miniport.deferrer.cancel(slot);
+            return STATUS_PENDING;
+        }
+        int times = misbehave == (is_create() ? Misbehave::CompleteTwice
+                                              : Misbehave::RequestCompleteTwice) &&
+                            kind != Injection::Kind::Close
+                        ? 2
+                        : 1;
+        defer(adapter, completion_of(in), result, object, slot, times);
+        return STATUS_PENDING;
+    }
+
+    // The consumer's completion with `status`, from the layer's thread, in `slot` (0: at the
+    // end of the queue).
+    static void defer(FaultAdapter &adapter, Completion completion, NTSTATUS status,
+                      NDK_OBJECT_HEADER *object, uint64_t slot = 0, int times = 1)
+    {
+        if constexpr (kCompletion != kCount) {
+            using Callback = std::tuple_element_t<kCompletion, Args>;
+            auto callback = reinterpret_cast<Callback>(completion.function);
+            PVOID context = completion.context;
+            Deferrer::Job job = [callback, context, status, object, times] {
+                for (int i = 0; i < times; ++i) {
+                    if constexpr (std::is_same_v<Callback, CreateCallback>)
+                        callback(context, status, object);
+                    else if constexpr (std::is_same_v<Callback, StatusCallback>)
+                        callback(context, status);
+                    else
+                        callback(context);
+                }
+            };
+            Deferrer &deferrer = adapter.miniport.deferrer;
+            if (slot != 0)
+                deferrer.fill(slot, std::move(job));
+            else
+                deferrer.post(&adapter, std::move(job));
+        }
+    }
+};
+
+} // namespace ndk::fault

@@ -1,0 +1,394 @@
+// The fault layer's knobs (fail, clear_failures, hold, release, held, create_mode,
+// request_mode, close_mode, seed), spelled and answered as the soft provider's (docs/knobs.md),
+// and the thread that delivers the completions they defer.
+#include "layers/fault/fault_layer.hpp"
+
+#include "ndk/status.hpp"
+#include "providers/kit/kit_functions.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+namespace ndk::fault {
+
+namespace {
+
+const kit::NdkFunction *function_named(std::string_view name) { return kit::find_function(name); }
+
+std::vector<std::string> split_words(const std::string &text)
+{
+    std::istringstream in(text);
+    std::vector<std::string> words;
+    for (std::string word; in >> word;)
+        words.push_back(word);
+    return words;
+}
+
+std::optional<Mode> parse_mode(const std::string &text)
+{
+    if (text == "inline")
+        return Mode::Inline;
+    if (text == "pending")
+        return Mode::Pending;
+    if (text == "random")
+        return Mode::Random;
+    return std::nullopt;
+}
+
+const char *mode_name(Mode mode)
+{
+    switch (mode) {
+    case Mode::Inline: return "inline";
+    case Mode::Pending: return "pending";
+    case Mode::Random: return "random";
+    }
+    return "?";
+}
+
+// "<NdkFunction> <status> [inline|async] [count]"; an error text, or "" with `failure` set.
+std::string parse_failure(const std::string &value, std::string &function, ArmedFailure &failure)
+{
+    auto words = split_words(value);
+    if (words.size() < 2 || words.size() > 4)
+        return "expected '<NdkFunction> <status> [inline|async] [count]'";
+    const kit::NdkFunction *row = function_named(words[0]);
+    if (row == nullptr || !row->injectable)
+        return "'" + words[0] + "' is not an NDK function that returns a status";
+    auto status = parse_status(words[1]);
+    if (!status)
+        return "unknown status '" + words[1] + "'";
+    if (*status == STATUS_SUCCESS || *status == STATUS_PENDING)
+        return "a failure status must not be SUCCESS or PENDING";
+    bool async = words.size() > 2 && words[2] == "async";
+    if (words.size() > 2 && words[2] != "async" && words[2] != "inline")
+        return "mode must be inline or async";
+    if (async && row->returns == kit::Returns::Inline)
+        return words[0] + " completes inline only, it cannot fail asynchronously";
+    long count = 1;
+    if (words.size() > 3) {
+        auto [end, ec] = std::from_chars(words[3].data(), words[3].data() + words[3].size(), count);
+        if (ec != std::errc() || end != words[3].data() + words[3].size() || count == 0 ||
+            count < -1)
+            return "count must be a positive integer or -1 (every call)";
+    }
+    function = words[0];
+    failure = ArmedFailure{*status, async, static_cast<int>(count)};
+    return "";
+}
+
+const std::vector<std::string> kKnobs = {"fail",         "clear_failures", "hold",
+                                         "release",      "held",           "create_mode",
+                                         "request_mode", "close_mode",     "seed",
+                                         "misbehave"};
+
+struct MisbehaveName {
+    const char *name;
+    Misbehave value;
+};
+const MisbehaveName kMisbehaves[] = {
+    {"none", Misbehave::None},
+    {"complete_after_inline", Misbehave::CompleteAfterInline},
+    {"complete_twice", Misbehave::CompleteTwice},
+    {"never_complete", Misbehave::NeverComplete},
+    {"out_param_after_pending", Misbehave::OutParamAfterPending},
+    {"request_complete_after_inline", Misbehave::RequestCompleteAfterInline},
+    {"request_complete_twice", Misbehave::RequestCompleteTwice},
+    {"request_never_complete", Misbehave::RequestNeverComplete},
+    {"header_version", Misbehave::HeaderVersion},
+    {"header_type", Misbehave::HeaderType},
+    {"header_reserved", Misbehave::HeaderReserved},
+    {"dispatch_null", Misbehave::DispatchNull},
+    {"undocumented_status", Misbehave::UndocumentedStatus},
+    {"moderation_pending", Misbehave::ModerationPending},
+    {"moderation_not_supported", Misbehave::ModerationNotSupported},
+    {"provider_error_code", Misbehave::ProviderErrorCode},
+};
+
+} // namespace
+
+bool Injection::is_knob(std::string_view key)
+{
+    for (const std::string &name : kKnobs)
+        if (name == key)
+            return true;
+    return false;
+}
+
+const std::vector<std::string> &Injection::knob_names() { return kKnobs; }
+
+bool Injection::is_misbehave(const std::string &name)
+{
+    for (const MisbehaveName &m : kMisbehaves)
+        if (name == m.name)
+            return true;
+    return false;
+}
+
+void Injection::update_active()
+{
+    active_.store(!failures_.empty() || !hold_.empty() || !caught_.empty() ||
+                      create_ != Mode::Inline || request_ != Mode::Inline ||
+                      close_ != Mode::Inline ||
+                      misbehave_.load(std::memory_order_acquire) != Misbehave::None,
+                  std::memory_order_release);
+}
+
+NTSTATUS Injection::set(const std::string &key, const std::string &value, std::string &reply)
+{
+    std::lock_guard lock(mu_);
+    if (key == "fail") {
+        std::string function;
+        ArmedFailure failure{};
+        reply = parse_failure(value, function, failure);
+        if (!reply.empty())
+            return STATUS_INVALID_PARAMETER;
+        failures_[function] = failure;
+    } else if (key == "clear_failures") {
+        failures_.clear();
+    } else if (key == "hold") {
+        const kit::NdkFunction *row = function_named(value);
+        if (row == nullptr) {
+            reply = "'" + value + "' is not an NDK dispatch function";
+            return STATUS_INVALID_PARAMETER;
+        }
+        hold_ = value;
+    } else if (key == "release") {
+        hold_.clear();
+        ++release_generation_;
+        cv_.notify_all();
+    } else if (key == "create_mode" || key == "request_mode" || key == "close_mode") {
+        auto mode = parse_mode(value);
+        if (!mode) {
+            reply = "expected inline, pending or random";
+            return STATUS_INVALID_PARAMETER;
+        }
+        (key == "create_mode" ? create_ : key == "request_mode" ? request_ : close_) = *mode;
+    } else if (key == "seed") {
+        uint64_t seed = 0;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seed);
+        if (ec != std::errc() || end != value.data() + value.size()) {
+            reply = "expected an integer";
+            return STATUS_INVALID_PARAMETER;
+        }
+        seed_ = seed;
+        random_.seed(seed);
+    } else if (key == "misbehave") {
+        const MisbehaveName *found = nullptr;
+        for (const MisbehaveName &m : kMisbehaves)
+            if (value == m.name)
+                found = &m;
+        if (found == nullptr) {
+            reply = "unknown misbehave '" + value + "'; the fault layer acts:";
+            for (const MisbehaveName &m : kMisbehaves)
+                reply += std::string(" ") + m.name;
+            return STATUS_INVALID_PARAMETER;
+        }
+        misbehave_.store(found->value, std::memory_order_release);
+    } else if (key == "held") {
+        reply = "read only";
+        return STATUS_INVALID_PARAMETER;
+    } else {
+        return STATUS_NOT_SUPPORTED;
+    }
+    update_active();
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS Injection::get(const std::string &key, std::string &value) const
+{
+    std::lock_guard lock(mu_);
+    if (key == "fail") {
+        value.clear();
+        for (const auto &[function, armed] : failures_)
+            value += function + " " + status_name(armed.status) + " " +
+                     (armed.async ? "async" : "inline") + " " + std::to_string(armed.remaining) +
+                     "\n";
+    } else if (key == "hold") {
+        value = hold_;
+    } else if (key == "held") {
+        value = std::to_string(held_);
+    } else if (key == "create_mode" || key == "request_mode" || key == "close_mode") {
+        value = mode_name(key == "create_mode" ? create_ : key == "request_mode" ? request_ : close_);
+    } else if (key == "seed") {
+        value = std::to_string(seed_);
+    } else if (key == "misbehave") {
+        value = "none";
+        for (const MisbehaveName &m : kMisbehaves)
+            if (m.value == misbehave_.load(std::memory_order_acquire))
+                value = m.name;
+    } else if (key == "clear_failures" || key == "release") {
+        value.clear();
+    } else {
+        return STATUS_NOT_SUPPORTED;
+    }
+    return STATUS_SUCCESS;
+}
+
+std::optional<ArmedFailure> Injection::take_failure(std::string_view function)
+{
+    std::lock_guard lock(mu_);
+    auto it = failures_.find(function);
+    if (it == failures_.end())
+        return std::nullopt;
+    ArmedFailure failure = it->second;
+    if (it->second.remaining > 0 && --it->second.remaining == 0) {
+        failures_.erase(it);
+        update_active();
+    }
+    return failure;
+}
+
+bool Injection::should_pend(Kind kind)
+{
+    std::lock_guard lock(mu_);
+    Mode mode = kind == Kind::Create ? create_ : kind == Kind::Request ? request_ : close_;
+    if (mode == Mode::Random)
+        return (random_() & 1) != 0;
+    return mode == Mode::Pending;
+}
+
+bool Injection::enter(const FaultAdapter *adapter, std::string_view function)
+{
+    std::unique_lock lock(mu_);
+    if (hold_.empty() || hold_ != function)
+        return false;
+    hold_.clear();
+    caught_.insert(adapter);
+    update_active();
+    const uint64_t generation = release_generation_;
+    ++held_;
+    cv_.wait(lock, [&] {
+        return release_generation_ != generation || closing_.count(adapter) != 0;
+    });
+    --held_;
+    return true;
+}
+
+void Injection::returned(const FaultAdapter *adapter)
+{
+    std::lock_guard lock(mu_);
+    caught_.erase(caught_.find(adapter));
+    update_active();
+    cv_.notify_all();
+}
+
+void Injection::release_adapter(const FaultAdapter *adapter)
+{
+    std::unique_lock lock(mu_);
+    closing_.insert(adapter);
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return caught_.count(adapter) == 0; });
+    closing_.erase(adapter);
+}
+
+// ---- Deferrer ------------------------------------------------------------------------------
+
+Deferrer::~Deferrer()
+{
+    {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable())
+        thread_.join();
+}
+
+uint64_t Deferrer::reserve(const FaultAdapter *adapter)
+{
+    std::lock_guard lock(mu_);
+    if (!thread_.joinable()) {
+        thread_ = std::thread([this] { run(); });
+        thread_id_ = thread_.get_id();
+    }
+    jobs_.push_back(Entry{next_slot_, adapter, {}, false});
+    queued_.store(jobs_.size(), std::memory_order_release);
+    return next_slot_++;
+}
+
+void Deferrer::fill(uint64_t slot, Job job)
+{
+    std::lock_guard lock(mu_);
+    for (Entry &entry : jobs_)
+        if (entry.slot == slot) {
+            entry.job = std::move(job);
+            entry.ready = true;
+        }
+    cv_.notify_all();
+}
+
+void Deferrer::cancel(uint64_t slot)
+{
+    std::lock_guard lock(mu_);
+    std::erase_if(jobs_, [slot](const Entry &entry) { return entry.slot == slot; });
+    queued_.store(jobs_.size(), std::memory_order_release);
+    cv_.notify_all();
+}
+
+bool Deferrer::has(const FaultAdapter *adapter) const
+{
+    if (running_ == adapter)
+        return true;
+    return std::any_of(jobs_.begin(), jobs_.end(),
+                       [adapter](const Entry &entry) { return entry.adapter == adapter; });
+}
+
+bool Deferrer::post_if_behind(const FaultAdapter *adapter, Job &job)
+{
+    if (queued_.load(std::memory_order_acquire) == 0)
+        return false; // nothing deferred anywhere: the common case, without the lock
+    std::lock_guard lock(mu_);
+    // The deferrer's own thread, running a job of this adapter's, delivers directly: it is
+    // already in order.
+    if (std::this_thread::get_id() == thread_id_ || !has(adapter))
+        return false;
+    jobs_.push_back(Entry{next_slot_++, adapter, std::move(job), true});
+    queued_.store(jobs_.size(), std::memory_order_release);
+    cv_.notify_all();
+    return true;
+}
+
+void Deferrer::run()
+{
+    std::unique_lock lock(mu_);
+    for (;;) {
+        cv_.wait(lock, [&] { return (stop_ && jobs_.empty()) || (!jobs_.empty() && jobs_.front().ready); });
+        if (jobs_.empty())
+            return;
+        Entry entry = std::move(jobs_.front());
+        jobs_.pop_front();
+        running_ = entry.adapter;
+        lock.unlock();
+        entry.job();
+        lock.lock();
+        running_ = nullptr;
+        queued_.store(jobs_.size(), std::memory_order_release);
+        cv_.notify_all();
+    }
+}
+
+void Deferrer::drain(const FaultAdapter *adapter)
+{
+    std::unique_lock lock(mu_);
+    if (std::this_thread::get_id() == thread_id_) {
+        // Closed from inside a deferred completion: run what is left of it here, in order.
+        for (auto it = jobs_.begin(); it != jobs_.end();) {
+            if (it->adapter != adapter || !it->ready) {
+                ++it;
+                continue;
+            }
+            Job job = std::move(it->job);
+            jobs_.erase(it);
+            queued_.store(jobs_.size(), std::memory_order_release);
+            lock.unlock();
+            job();
+            lock.lock();
+            it = jobs_.begin();
+        }
+        return;
+    }
+    cv_.wait(lock, [&] { return !has(adapter); });
+}
+
+} // namespace ndk::fault

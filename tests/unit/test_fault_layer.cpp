@@ -1,0 +1,154 @@
+// The fault layer (core/src/layers/fault/): its C entry, and the knobs it acts at the ABI edge
+// (`fail`, `hold`, the completion modes) in front of the soft provider, made to act them itself
+// (NDK_FAULT_PREFER_LAYER=1) although the provider has its own.  The scenario suite runs the
+// same way as CTest scenarios_fault_layer.
+#include "support.hpp"
+
+#include "ndk/fault.hpp"
+#include "ndk/objects.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(FaultLayerEntry, NeedsTheProviderItWraps)
+{
+    const NDK_HARNESS_PROVIDER *layer = ndk_fault_layer();
+    ASSERT_NE(layer, nullptr);
+    EXPECT_STREQ(layer->Name, "fault");
+    char error[256] = {};
+    NDIS_HANDLE miniport = nullptr;
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER, layer->CreateMiniport(nullptr, error, sizeof error, &miniport));
+    EXPECT_NE(std::string(error).find("fault_provider"), std::string::npos) << error;
+    EXPECT_STATUS(STATUS_NOT_SUPPORTED,
+                  layer->CreateMiniport("fault_provider=/nonexistent/libndk_provider.so\n", error,
+                                        sizeof error, &miniport));
+    EXPECT_EQ(miniport, nullptr);
+}
+
+// Objects opened here go through the layer acting its own knobs.
+class FaultLayer : public ::testing::Test {
+protected:
+    void SetUp() override { setenv("NDK_FAULT_PREFER_LAYER", "1", 1); }
+    void TearDown() override { unsetenv("NDK_FAULT_PREFER_LAYER"); }
+
+    static void set(ndk::Adapter &adapter, const std::string &key, const std::string &value)
+    {
+        std::string reply;
+        ASSERT_STATUS(STATUS_SUCCESS, adapter.set_knob(key, value, reply)) << key << ": " << reply;
+    }
+    static std::string get(ndk::Adapter &adapter, const std::string &key)
+    {
+        std::string value;
+        EXPECT_STATUS(STATUS_SUCCESS, adapter.get_knob(key, value)) << key;
+        return value;
+    }
+};
+
+TEST_F(FaultLayer, FailsInlineThenAsyncThenLetsCallsThrough)
+{
+    auto adapter = ndk::Adapter::open("soft", "");
+    set(*adapter, "fail", "NdkCreatePd STATUS_INSUFFICIENT_RESOURCES inline 2");
+    for (int i = 0; i < 2; ++i) {
+        ndk::Call pd = adapter->create_pd();
+        EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, pd.status());
+        EXPECT_EQ(pd.completions(), 0);
+    }
+    EXPECT_EQ(get(*adapter, "fail"), "");
+    set(*adapter, "fail", "NdkCreatePd STATUS_INSUFFICIENT_RESOURCES async");
+    ndk::Call failed = adapter->create_pd();
+    EXPECT_STATUS(STATUS_PENDING, failed.status());
+    ASSERT_TRUE(failed.wait(5s));
+    EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES, failed.result());
+    EXPECT_EQ(failed.completions(), 1);
+    ndk::Call pd = adapter->create_pd();
+    ASSERT_STATUS(STATUS_SUCCESS, pd.status());
+    EXPECT_TRUE(pd.object());
+    // A post cannot fail asynchronously: it has no completion of its own.
+    std::string reply;
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                  adapter->set_knob("fail", "NdkSend STATUS_CONNECTION_INVALID async", reply));
+}
+
+TEST_F(FaultLayer, PendingCreatesDeliverObjectsThatWork)
+{
+    auto adapter = ndk::Adapter::open("soft", "create_mode=pending");
+    ndk::Call cq_call = adapter->create_cq(16);
+    EXPECT_STATUS(STATUS_PENDING, cq_call.status());
+    ASSERT_TRUE(cq_call.wait(5s));
+    ASSERT_STATUS(STATUS_SUCCESS, cq_call.result());
+    auto cq = std::dynamic_pointer_cast<ndk::Cq>(cq_call.object());
+    ASSERT_TRUE(cq);
+    EXPECT_EQ(cq->header()->ObjectType, NdkObjectTypeCq);
+    ndk::Call pd_call = adapter->create_pd();
+    ASSERT_TRUE(pd_call.wait(5s));
+    auto pd = std::dynamic_pointer_cast<ndk::Pd>(pd_call.object());
+    ASSERT_TRUE(pd);
+    ndk::Call qp = pd->create_qp(cq, cq, nullptr, 4, 4, 1, 1, 0);
+    EXPECT_STATUS(STATUS_PENDING, qp.status());
+    ASSERT_TRUE(qp.wait(5s));
+    EXPECT_STATUS(STATUS_SUCCESS, qp.result());
+}
+
+// digest 3.1: with closes pended by the layer, a QP's close completion (deferred by the layer)
+// still comes before the close completion of the CQ it uses (pended by the provider).
+TEST_F(FaultLayer, PendedClosesKeepSuccessorsFirst)
+{
+    auto adapter = ndk::Adapter::open("soft", "close_mode=pending");
+    auto cq = std::dynamic_pointer_cast<ndk::Cq>(adapter->create_cq(8).object());
+    auto pd = std::dynamic_pointer_cast<ndk::Pd>(adapter->create_pd().object());
+    ASSERT_TRUE(cq && pd);
+    auto qp = pd->create_qp(cq, cq, nullptr, 4, 4, 1, 1, 0).object();
+    ASSERT_TRUE(qp);
+    std::mutex mu;
+    std::vector<std::string> order;
+    ndk::Call cq_close = cq->close();
+    cq_close.on_complete([&](NTSTATUS) { std::lock_guard l(mu); order.push_back("cq"); });
+    EXPECT_STATUS(STATUS_PENDING, cq_close.status());
+    ndk::Call qp_close = qp->close();
+    qp_close.on_complete([&](NTSTATUS) { std::lock_guard l(mu); order.push_back("qp"); });
+    EXPECT_STATUS(STATUS_PENDING, qp_close.status());
+    ASSERT_TRUE(cq_close.wait(5s));
+    ASSERT_TRUE(qp_close.wait(5s));
+    std::lock_guard l(mu);
+    EXPECT_EQ(order, (std::vector<std::string>{"qp", "cq"}));
+}
+
+TEST_F(FaultLayer, HoldBlocksTheNextCallUntilRelease)
+{
+    auto adapter = ndk::Adapter::open("soft", "");
+    set(*adapter, "hold", "NdkCreatePd");
+    EXPECT_EQ(get(*adapter, "hold"), "NdkCreatePd");
+    NTSTATUS status = STATUS_PENDING;
+    std::thread caller([&] { status = adapter->create_pd().status(); });
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (get(*adapter, "held") != "1" && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(get(*adapter, "held"), "1");
+    EXPECT_EQ(get(*adapter, "hold"), ""); // consumed by the call it caught
+    set(*adapter, "release", "1");
+    caller.join();
+    EXPECT_STATUS(STATUS_SUCCESS, status);
+    EXPECT_EQ(get(*adapter, "held"), "0");
+}
+
+TEST_F(FaultLayer, BadValuesAreRefusedWithAReason)
+{
+    auto adapter = ndk::Adapter::open("soft", "");
+    std::string reply;
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER, adapter->set_knob("create_mode", "sometimes", reply));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER, adapter->set_knob("fail", "NdkNothing STATUS_UNSUCCESSFUL", reply));
+    EXPECT_NE(reply.find("NdkNothing"), std::string::npos) << reply;
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER, adapter->set_knob("hold", "NdkNothing", reply));
+    EXPECT_THROW(ndk::Adapter::open("soft", "request_mode=never"), ndk::Error);
+}
+
+} // namespace
