@@ -16,67 +16,6 @@ namespace {
 
 const kit::NdkFunction *function_named(std::string_view name) { return kit::find_function(name); }
 
-std::vector<std::string> split_words(const std::string &text)
-{
-    std::istringstream in(text);
-    std::vector<std::string> words;
-    for (std::string word; in >> word;)
-        words.push_back(word);
-    return words;
-}
-
-std::optional<Mode> parse_mode(const std::string &text)
-{
-    if (text == "inline")
-        return Mode::Inline;
-    if (text == "pending")
-        return Mode::Pending;
-    if (text == "random")
-        return Mode::Random;
-    return std::nullopt;
-}
-
-const char *mode_name(Mode mode)
-{
-    switch (mode) {
-    case Mode::Inline: return "inline";
-    case Mode::Pending: return "pending";
-    case Mode::Random: return "random";
-    }
-    return "?";
-}
-
-// "<NdkFunction> <status> [inline|async] [count]"; an error text, or "" with `failure` set.
-std::string parse_failure(const std::string &value, std::string &function, ArmedFailure &failure)
-{
-    auto words = split_words(value);
-    if (words.size() < 2 || words.size() > 4)
-        return "expected '<NdkFunction> <status> [inline|async] [count]'";
-    const kit::NdkFunction *row = function_named(words[0]);
-    if (row == nullptr || !row->injectable)
-        return "'" + words[0] + "' is not an NDK function that returns a status";
-    auto status = parse_status(words[1]);
-    if (!status)
-        return "unknown status '" + words[1] + "'";
-    if (*status == STATUS_SUCCESS || *status == STATUS_PENDING)
-        return "a failure status must not be SUCCESS or PENDING";
-    bool async = words.size() > 2 && words[2] == "async";
-    if (words.size() > 2 && words[2] != "async" && words[2] != "inline")
-        return "mode must be inline or async";
-    if (async && row->returns == kit::Returns::Inline)
-        return words[0] + " completes inline only, it cannot fail asynchronously";
-    long count = 1;
-    if (words.size() > 3) {
-        auto [end, ec] = std::from_chars(words[3].data(), words[3].data() + words[3].size(), count);
-        if (ec != std::errc() || end != words[3].data() + words[3].size() || count == 0 ||
-            count < -1)
-            return "count must be a positive integer or -1 (every call)";
-    }
-    function = words[0];
-    failure = ArmedFailure{*status, async, static_cast<int>(count)};
-    return "";
-}
-
 const std::vector<std::string> kKnobs = {"fail",         "clear_failures", "hold",
                                          "release",      "held",           "create_mode",
                                          "request_mode", "close_mode",     "seed",
@@ -138,12 +77,11 @@ NTSTATUS Injection::set(const std::string &key, const std::string &value, std::s
 {
     std::lock_guard lock(mu_);
     if (key == "fail") {
-        std::string function;
-        ArmedFailure failure{};
-        reply = parse_failure(value, function, failure);
+        kit::FailureSpec spec;
+        reply = kit::parse_failure(value, spec);
         if (!reply.empty())
             return STATUS_INVALID_PARAMETER;
-        failures_[function] = failure;
+        failures_[spec.function] = ArmedFailure{spec.status, spec.async, spec.count};
     } else if (key == "clear_failures") {
         failures_.clear();
     } else if (key == "hold") {
@@ -158,7 +96,7 @@ NTSTATUS Injection::set(const std::string &key, const std::string &value, std::s
         ++release_generation_;
         cv_.notify_all();
     } else if (key == "create_mode" || key == "request_mode" || key == "close_mode") {
-        auto mode = parse_mode(value);
+        auto mode = kit::parse_completion_mode(value);
         if (!mode) {
             reply = "expected inline, pending or random";
             return STATUS_INVALID_PARAMETER;
@@ -201,15 +139,15 @@ NTSTATUS Injection::get(const std::string &key, std::string &value) const
     if (key == "fail") {
         value.clear();
         for (const auto &[function, armed] : failures_)
-            value += function + " " + status_name(armed.status) + " " +
-                     (armed.async ? "async" : "inline") + " " + std::to_string(armed.remaining) +
-                     "\n";
+            value += kit::failure_text(function, armed.status, armed.async, armed.remaining);
     } else if (key == "hold") {
         value = hold_;
     } else if (key == "held") {
         value = std::to_string(held_);
     } else if (key == "create_mode" || key == "request_mode" || key == "close_mode") {
-        value = mode_name(key == "create_mode" ? create_ : key == "request_mode" ? request_ : close_);
+        value = kit::completion_mode_name(key == "create_mode"    ? create_
+                                          : key == "request_mode" ? request_
+                                                                  : close_);
     } else if (key == "seed") {
         value = std::to_string(seed_);
     } else if (key == "misbehave") {

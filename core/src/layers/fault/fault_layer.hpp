@@ -10,6 +10,7 @@
 #include "ndk/ndkpi.h"
 #include "ndk/provider.h"
 #include "ndk/registry.hpp"
+#include "providers/kit/kit_test_knobs.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -71,7 +72,7 @@ struct CallbackRecord {
     }
 };
 
-enum class Mode { Inline, Pending, Random };
+using Mode = kit::CompletionMode;
 
 // The `misbehave` names the layer can act at the ABI edge (docs/knobs.md says what each
 // breaks); the rest need a provider's internals and stay the soft provider's.

@@ -62,13 +62,6 @@ const Cap kCaps[] = {
     {"max_mw_count", &ObjectCaps::max_mw}, {"max_srq_count", &ObjectCaps::max_srq},
 };
 
-// A function whose failure can only be reported inline: no completion exists (kit::kFunctions).
-bool is_inline_only(std::string_view name)
-{
-    const kit::NdkFunction *function = kit::find_function(name);
-    return function != nullptr && function->returns == kit::Returns::Inline;
-}
-
 std::optional<uint64_t> parse_number(std::string_view text)
 {
     int base = 10;
@@ -81,36 +74,6 @@ std::optional<uint64_t> parse_number(std::string_view text)
     if (text.empty() || ec != std::errc() || end != text.data() + text.size())
         return std::nullopt;
     return value;
-}
-
-std::optional<CompletionMode> parse_mode(const std::string &text)
-{
-    if (text == "inline")
-        return CompletionMode::Inline;
-    if (text == "pending")
-        return CompletionMode::Pending;
-    if (text == "random")
-        return CompletionMode::Random;
-    return std::nullopt;
-}
-
-const char *mode_name(CompletionMode mode)
-{
-    switch (mode) {
-    case CompletionMode::Inline: return "inline";
-    case CompletionMode::Pending: return "pending";
-    case CompletionMode::Random: return "random";
-    }
-    return "?";
-}
-
-std::vector<std::string> split_words(const std::string &text)
-{
-    std::istringstream in(text);
-    std::vector<std::string> words;
-    for (std::string word; in >> word;)
-        words.push_back(word);
-    return words;
 }
 
 NDK_ADAPTER_INFO make_default_info()
@@ -155,7 +118,7 @@ CompletionMode &mode_of(KnobValues &v, std::string_view name)
 
 std::string set_mode(KnobValues &v, std::string_view name, const std::string &value)
 {
-    auto mode = parse_mode(value);
+    auto mode = kit::parse_completion_mode(value);
     if (!mode)
         return "expected inline, pending or random";
     mode_of(v, name) = *mode;
@@ -164,7 +127,7 @@ std::string set_mode(KnobValues &v, std::string_view name, const std::string &va
 
 std::string get_mode(const KnobValues &v, std::string_view name)
 {
-    return mode_name(mode_of(const_cast<KnobValues &>(v), name));
+    return kit::completion_mode_name(mode_of(const_cast<KnobValues &>(v), name));
 }
 
 std::string set_seed(KnobValues &v, std::string_view, const std::string &value)
@@ -182,39 +145,18 @@ std::string get_seed(const KnobValues &v, std::string_view) { return std::to_str
 // "<NdkFunction> <status> [inline|async] [count]"; count -1 means every call.
 std::string set_fail(KnobValues &v, std::string_view, const std::string &value)
 {
-    auto words = split_words(value);
-    if (words.size() < 2 || words.size() > 4)
-        return "expected '<NdkFunction> <status> [inline|async] [count]'";
-    if (!is_fallible_function(words[0]))
-        return "'" + words[0] + "' is not an NDK function that returns a status";
-    auto status = parse_status(words[1]);
-    if (!status)
-        return "unknown status '" + words[1] + "'";
-    if (*status == STATUS_SUCCESS || *status == STATUS_PENDING)
-        return "a failure status must not be SUCCESS or PENDING";
-    bool async = words.size() > 2 && words[2] == "async";
-    if (words.size() > 2 && words[2] != "async" && words[2] != "inline")
-        return "mode must be inline or async";
-    if (async && is_inline_only(words[0]))
-        return words[0] + " completes inline only, it cannot fail asynchronously";
-    long count = 1;
-    if (words.size() > 3) {
-        char *end = nullptr;
-        count = std::strtol(words[3].c_str(), &end, 10);
-        if (*end != '\0' || count == 0 || count < -1)
-            return "count must be a positive integer or -1 (every call)";
-    }
-    v.failures[words[0]] = ArmedFailure{{*status, async}, static_cast<int>(count)};
-    return "";
+    kit::FailureSpec spec;
+    std::string error = kit::parse_failure(value, spec);
+    if (error.empty())
+        v.failures[spec.function] = ArmedFailure{{spec.status, spec.async}, spec.count};
+    return error;
 }
 
 std::string get_fail(const KnobValues &v, std::string_view)
 {
     std::string value;
     for (const auto &[fn, armed] : v.failures)
-        value += fn + " " + status_name(armed.failure.status) + " " +
-                 (armed.failure.async ? "async" : "inline") + " " +
-                 std::to_string(armed.remaining) + "\n";
+        value += kit::failure_text(fn, armed.failure.status, armed.failure.async, armed.remaining);
     return value;
 }
 

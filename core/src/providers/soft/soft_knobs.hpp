@@ -7,6 +7,8 @@
 // The one exception is `misbehave` (soft_misbehave.hpp), which exists to break it on purpose.
 #pragma once
 
+#include "providers/kit/kit_test_knobs.hpp"
+
 #include "ndk/ndkpi.h"
 #include "soft_misbehave.hpp"
 
@@ -25,7 +27,7 @@
 
 namespace ndk::soft {
 
-enum class CompletionMode { Inline, Pending, Random };
+using CompletionMode = kit::CompletionMode;
 
 // Which knob governs a call's completion mode.
 enum class CallKind { Create, Request, Close };
