@@ -7,6 +7,7 @@
 #include "ndk/fault.hpp"
 #include "ndk/call.hpp"
 #include "ndk/status.hpp"
+#include "providers/kit/kit_provider_entry.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -215,14 +216,12 @@ NTSTATUS control_miniport(NDIS_HANDLE handle, const char *key, const char *value
     return control(*handle_of(handle).miniport, key, value, reply, reply_length);
 }
 
-NDIS_STATUS oid_request(NDIS_HANDLE handle, NDIS_OID oid, BOOLEAN set, PVOID buffer,
-                        ULONG buffer_length, ULONG *bytes_written, ULONG *bytes_needed)
+NDIS_STATUS oid_request(MiniportHandle &handle, NDIS_OID oid, bool set, void *buffer,
+                        ULONG length, ULONG *written, ULONG *needed)
 {
-    FaultMiniport &m = *handle_of(handle).miniport;
-    if (m.inner->entry().OidRequest == nullptr)
-        return NDIS_STATUS_INVALID_OID;
-    return m.inner->entry().OidRequest(m.inner_handle, oid, set, buffer, buffer_length,
-                                       bytes_written, bytes_needed);
+    FaultMiniport &m = *handle.miniport;
+    return kit::forward_oid_request(m.inner->entry(), m.inner_handle, oid, set, buffer, length,
+                                    written, needed);
 }
 
 NDIS_STATUS open_adapter(NDIS_HANDLE handle, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
@@ -256,21 +255,8 @@ VOID close_adapter(NDIS_HANDLE handle, NDK_ADAPTER *adapter)
         m.inner_handle, reinterpret_cast<NDK_ADAPTER *>(face->inner));
 }
 
-const NDK_HARNESS_PROVIDER kFaultEntry = {
-    .Size = sizeof(NDK_HARNESS_PROVIDER),
-    .Version = NDK_HARNESS_PROVIDER_VERSION,
-    .Name = "fault",
-    .Characteristics = {.Header = {NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS,
-                                   NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
-                                   sizeof(NDIS_NDK_PROVIDER_CHARACTERISTICS)},
-                        .Flags = 0,
-                        .OpenNDKAdapterHandler = open_adapter,
-                        .CloseNDKAdapterHandler = close_adapter},
-    .CreateMiniport = create_miniport,
-    .DestroyMiniport = destroy_miniport,
-    .ControlMiniport = control_miniport,
-    .OidRequest = oid_request,
-};
+const NDK_HARNESS_PROVIDER kFaultEntry = kit::make_provider<MiniportHandle, oid_request>(
+    "fault", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
 
 } // namespace
 

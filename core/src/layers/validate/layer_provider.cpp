@@ -6,6 +6,7 @@
 
 #include "ndk/call.hpp"
 #include "ndk/registry.hpp"
+#include "providers/kit/kit_provider_entry.hpp"
 
 #include <cstring>
 #include <sstream>
@@ -84,31 +85,15 @@ NTSTATUS control_miniport(NDIS_HANDLE handle, const char *key, const char *value
     return miniport_of(handle).control(key, value, reply, reply_length);
 }
 
-NDIS_STATUS oid_request(NDIS_HANDLE handle, NDIS_OID oid, BOOLEAN set, PVOID buffer,
+NDIS_STATUS oid_request(ValidatedMiniport &miniport, NDIS_OID oid, bool set, void *buffer,
                         ULONG length, ULONG *written, ULONG *needed)
 {
-    ValidatedMiniport &miniport = miniport_of(handle);
-    if (miniport.inner_entry().OidRequest == nullptr)
-        return NDIS_STATUS_INVALID_OID;
-    return miniport.inner_entry().OidRequest(miniport.inner_handle(), oid, set, buffer, length,
-                                             written, needed);
+    return kit::forward_oid_request(miniport.inner_entry(), miniport.inner_handle(), oid, set,
+                                    buffer, length, written, needed);
 }
 
-const NDK_HARNESS_PROVIDER kLayerEntry = {
-    .Size = sizeof(NDK_HARNESS_PROVIDER),
-    .Version = NDK_HARNESS_PROVIDER_VERSION,
-    .Name = "validate",
-    .Characteristics = {.Header = {NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS,
-                                   NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
-                                   sizeof(NDIS_NDK_PROVIDER_CHARACTERISTICS)},
-                        .Flags = 0,
-                        .OpenNDKAdapterHandler = open_adapter,
-                        .CloseNDKAdapterHandler = close_adapter},
-    .CreateMiniport = create_miniport,
-    .DestroyMiniport = destroy_miniport,
-    .ControlMiniport = control_miniport,
-    .OidRequest = oid_request,
-};
+const NDK_HARNESS_PROVIDER kLayerEntry = kit::make_provider<ValidatedMiniport, oid_request>(
+    "validate", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
 
 } // namespace
 

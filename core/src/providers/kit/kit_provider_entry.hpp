@@ -52,4 +52,15 @@ constexpr NDK_HARNESS_PROVIDER make_provider(
     };
 }
 
+// A layer's OidRequest: the wrapped provider answers (digest 3.7), or NDIS_STATUS_INVALID_OID
+// when it has no OIDs.
+inline NDIS_STATUS forward_oid_request(const NDK_HARNESS_PROVIDER &inner, NDIS_HANDLE inner_handle,
+                                       NDIS_OID oid, bool set, void *buffer, ULONG length,
+                                       ULONG *written, ULONG *needed)
+{
+    if (inner.OidRequest == nullptr)
+        return NDIS_STATUS_INVALID_OID;
+    return inner.OidRequest(inner_handle, oid, set ? TRUE : FALSE, buffer, length, written, needed);
+}
+
 } // namespace ndk::kit
