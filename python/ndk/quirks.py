@@ -76,6 +76,9 @@ _SIW_SOLICITED = (
     "on rxe through the same provider code)")
 _SIW_ONE_READ_SGE = "siw takes one SGE per RDMA Read sink (max_sge_rd = 1)"
 _SIW_NO_SRQ_LIMIT = "siw has no SRQ limit event (ibv_modify_srq IBV_SRQ_LIMIT: EOPNOTSUPP)"
+_SIW_NO_SRQ_RESIZE = (
+    "siw does not resize an SRQ: NdkModifySrq with a new depth returns STATUS_NOT_SUPPORTED "
+    "(ibv_modify_srq with IBV_SRQ_MAX_WR fails)")
 _SIW_EVERY_OBJECT = (
     "these scenarios create one object of every kind, a memory window included, and siw has "
     "none (ibv_alloc_mw: EOPNOTSUPP)")
@@ -121,7 +124,7 @@ _IWARP_PAIR_RULES = (
 _EVERY_OBJECT_RULES = (
     "ADAPTER-VERSION-OBJECT-HEADERS", "ADAPTER-OBJECT-TYPES", "ADAPTER-CLOSE-CLOSES-OBJECTS",
     "LIFETIME-ORDERED-CLOSE-INLINE", "LIFETIME-PARENT-PD-PENDS", "LIFETIME-PARENT-PD-ALL-CHILDREN",
-    "LIFETIME-CLOSED-OBJECT-RAISES",
+    "LIFETIME-CLOSED-OBJECT-RAISES", "LIFETIME-CLOSE-PENDING-COMPLETES-ONCE", "VALIDATE-CLEAN-RUN",
 )
 # Scenarios that need a memory window.
 _MW_RULES = (
@@ -130,7 +133,7 @@ _MW_RULES = (
     "BIND-OUTSIDE-MR", "MW-DEREGISTER", "MW-INVALIDATE", "MW-INVALIDATE-UNBOUND",
     "MW-SEND-AND-INVALIDATE", "RESULT-RECEIVE-AND-INVALIDATE",
     "RESULT-RECEIVE-AND-INVALIDATE-PLAIN", "RESULT-TYPE-BIND-INVALIDATE",
-    "ND-RESULT-INVALIDATION-ERROR",
+    "ND-RESULT-INVALIDATION-ERROR", "MW-CREATE", "MW-CREATE-RESOURCES",
 )
 
 QUIRKS: dict[str, dict[str, str]] = {
@@ -139,6 +142,8 @@ QUIRKS: dict[str, dict[str, str]] = {
         "MR-FRMR-INITIALIZE-TWICE": _NO_FAST_REGISTER,
         "MR-FRMR-ZERO-PAGES": _NO_FAST_REGISTER,
         "MR-KIND-REGISTER-ON-FRMR": _NO_FAST_REGISTER,
+        "MR-FRMR-INITIALIZE": _NO_FAST_REGISTER,
+        "MR-FRMR-INITIALIZE-FAILURE": _NO_FAST_REGISTER,
         "DEFER-HELD": _NO_HELD_DEFER,
         "DEFER-FLUSH": _FLUSH_IS_ERROR,
         "QP-FLUSH-USABLE": _FLUSH_IS_ERROR,
@@ -171,6 +176,8 @@ QUIRKS: dict[str, dict[str, str]] = {
         "CQ-ARM-ERRORS-MATCH-SOLICITED": _ERROR_NO_SOLICITED_FIRE,
         "ERROR-SOLICITED-ARM": _ERROR_NO_SOLICITED_FIRE,
         "REJECT-ACTIVE": _SIW_ESTABLISHED_EARLY,
+        "CONNECT-ESTABLISH": _SIW_ESTABLISHED_EARLY,
+        "CONNECT-COMPLETE-ABORTED": _SIW_ESTABLISHED_EARLY,
         "DISCONNECT-PEER-NOT-FLUSHED": _SIW_PEER_FLUSHED,
         "ARM-SOLICITED-SEND": _SIW_SOLICITED,
         "ARM-SOLICITED-AFTER-PLAIN": _SIW_SOLICITED,
@@ -181,6 +188,7 @@ QUIRKS: dict[str, dict[str, str]] = {
         "READ-DATA": _SIW_ONE_READ_SGE,
         "SRQ-RECEIVE-QUEUE-FULL": _SIW_NO_SRQ_LIMIT,
         "SRQ-ARM-DISARMED": _SIW_NO_SRQ_LIMIT,
+        "SRQ-MODIFY": _SIW_NO_SRQ_RESIZE,
         **{rule: _SIW_EVERY_OBJECT for rule in _EVERY_OBJECT_RULES},
     },
 }
@@ -200,6 +208,8 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
     },
     "verbs:rxe": {
         "OID-STATISTICS-CONNECT-FAILURE": (
+            "a Connect to an unrouted address does not complete within the scenario's wait"),
+        "CONNECT-HOST-UNREACHABLE": (
             "a Connect to an unrouted address does not complete within the scenario's wait"),
     },
     "verbs:siw": {

@@ -180,6 +180,11 @@ struct Forward<Name, Member, R(Self, A...)> {
         ((type = CreatedBy<A>::value != NdkObjectTypeUndefined ? CreatedBy<A>::value : type), ...);
         return type;
     }();
+    // Which completion mode applies (create_mode, request_mode, close_mode).
+    static constexpr Injection::Kind kKind =
+        kReturns == kit::Returns::Close       ? Injection::Kind::Close
+        : kCreated != NdkObjectTypeUndefined ? Injection::Kind::Create
+                                             : Injection::Kind::Request;
     // Index of the consumer's completion callback, kCount when the call has none.
     static constexpr size_t kCompletion = [] {
         size_t at = kCount, i = 0;
@@ -236,11 +241,14 @@ struct Forward<Name, Member, R(Self, A...)> {
                 if (std::get<kCount - 1>(in) != nullptr)
                     saved = out_param(in);
             auto out = inner_args(adapter, in, std::make_index_sequence<kCount>{});
-            // A call that may be made to pend holds its place in the deferred queue from
-            // before the provider sees it (Deferrer).
+            // A call the mode makes pend (decided before the provider sees it) holds its place
+            // in the deferred queue from then on (Deferrer): what the provider completes during
+            // the call queues behind it.  A call the mode leaves alone reserves nothing, so the
+            // provider's callbacks during it are delivered as they come.
             uint64_t slot = 0;
             if constexpr (kCompletion != kCount)
-                if (injection.active())
+                if (injection.active() && completion_of(in).function != nullptr &&
+                    injection.should_pend(kKind))
                     slot = adapter.miniport.deferrer.reserve(&adapter);
             R result = std::apply(function, out);
             if constexpr (kCreated != NdkObjectTypeUndefined)
@@ -407,17 +415,13 @@ private:
     {
         if (result == STATUS_PENDING || completion_of(in).function == nullptr)
             return result;
-        Injection::Kind kind = kReturns == kit::Returns::Close ? Injection::Kind::Close
-                               : kCreated != NdkObjectTypeUndefined ? Injection::Kind::Create
-                                                                    : Injection::Kind::Request;
+        constexpr Injection::Kind kind = kKind;
         // What pends (docs/knobs.md): a create's or a close's success; a request's success, or
         // its failure when the function's page documents that status and it is not an
         // argument check (a connect refused pends; a second disconnect's CONNECTION_INVALID,
         // which NdkDisconnect's page does not list, stays inline).
         if (result != STATUS_SUCCESS &&
             (kind != Injection::Kind::Request || !documented_outcome(result)))
-            return result;
-        if (!adapter.miniport.injection.should_pend(kind))
             return result;
         const Misbehave misbehave = adapter.miniport.injection.misbehave();
         NDK_OBJECT_HEADER *object = nullptr;

@@ -87,6 +87,14 @@ NTSTATUS control(FaultMiniport &m, const char *key, const char *value, char *rep
             m.inner->entry().ControlMiniport(m.inner_handle, key, "none", none, sizeof none);
         }
     }
+    if (name == "misbehave" && value != nullptr && !Injection::is_misbehave(value) &&
+        !provider_has(m, name)) {
+        write_text(reply, reply_length,
+                   "misbehave=" + std::string(value) +
+                       " needs the provider's internals, and this provider has no misbehave "
+                       "knob; the fault layer acts the names `misbehave` lists in docs/knobs.md");
+        return STATUS_NOT_SUPPORTED;
+    }
     if (layer_takes(m, name, value)) {
         std::string text;
         NTSTATUS status = value != nullptr ? m.injection.set(name, value, text)
@@ -188,6 +196,18 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
     result->miniport->prefer_layer = prefer;
     if (layer_knobs) {
         for (const auto &[key, value] : knobs) {
+            // The layer can add pends but cannot make a provider complete inline: asked at
+            // open for an inline mode the provider does not have, it says so (a scenario that
+            // needs inline completions then skips).  At run time, `inline` only stops the
+            // layer's own pends.
+            if (key.ends_with("_mode") && value == "inline" && !prefer &&
+                !provider_has(*result->miniport, key)) {
+                write_text(error, error_length,
+                           "knob " + key + "=inline: the provider has no " + key +
+                               ", and the fault layer cannot make it complete inline");
+                inner->entry().DestroyMiniport(inner_handle);
+                return STATUS_NOT_SUPPORTED;
+            }
             char reply[1024] = {};
             status = control(*result->miniport, key.c_str(), value.c_str(), reply, sizeof reply);
             if (status != STATUS_SUCCESS) {
