@@ -1,5 +1,7 @@
 #include "ndk/status.hpp"
 
+#include "ndk/call.hpp"
+
 #include <charconv>
 #include <cstdio>
 
@@ -116,6 +118,16 @@ std::optional<NTSTATUS> parse_status(std::string_view text)
     if (ec != std::errc() || end != text.data() + text.size() || text.empty())
         return std::nullopt;
     return static_cast<NTSTATUS>(value);
+}
+
+// ndk::Error (ndk/call.hpp) is defined here, beside describe_status, so that every library
+// that throws it (the registry, the layers, the consumer API) finds it in the kit, which they
+// all link last.
+Error::Error(NTSTATUS status, const std::string &context)
+    : std::runtime_error(context.empty() ? describe_status(status)
+                                         : context + ": " + describe_status(status)),
+      status_(status)
+{
 }
 
 } // namespace ndk

@@ -8,13 +8,6 @@
 
 namespace ndk {
 
-Error::Error(NTSTATUS status, const std::string &context)
-    : std::runtime_error(context.empty() ? describe_status(status)
-                                         : context + ": " + describe_status(status)),
-      status_(status)
-{
-}
-
 namespace {
 
 // The provider gets a handle to the call's state in the context table; the completion takes

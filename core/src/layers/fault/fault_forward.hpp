@@ -461,6 +461,8 @@ private:
             auto callback = reinterpret_cast<Callback>(completion.function);
             PVOID context = completion.context;
             Deferrer::Job job = [callback, context, status, object, times] {
+                (void)status; // not every completion shape takes them
+                (void)object;
                 for (int i = 0; i < times; ++i) {
                     if constexpr (std::is_same_v<Callback, CreateCallback>)
                         callback(context, status, object);
