@@ -14,12 +14,17 @@ std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
                                        const std::string &options, NDK_VERSION version,
                                        bool validate)
 {
-    // Every adapter is opened behind the fault layer: a knob of the layer's that the provider
-    // lacks (`fail`, `hold`, the completion modes) is the layer's (docs/knobs.md).
-    // NDK_FAULT_PREFER_LAYER=1 makes the layer supply them even where the provider has them.
-    const char *prefer = std::getenv("NDK_FAULT_PREFER_LAYER");
-    auto provider =
-        fault::wrap(Provider::load(provider_name), prefer != nullptr && std::string(prefer) == "1");
+    // A provider without knobs (the verbs provider) is opened behind the fault layer, which
+    // supplies `fail`, `hold`, the completion modes and the ABI-edge misbehaviour
+    // (docs/knobs.md).  NDK_FAULT_PREFER_LAYER=1 stacks it over any provider and makes it act
+    // those knobs even where the provider has them.  (A provider with knobs of its own is not
+    // stacked yet: the soft provider's own pending creates with misbehave
+    // out_param_after_pending hand the consumer an object the layer has not wrapped.)
+    const char *prefer_env = std::getenv("NDK_FAULT_PREFER_LAYER");
+    const bool prefer = prefer_env != nullptr && std::string(prefer_env) == "1";
+    auto provider = Provider::load(provider_name);
+    if (prefer || provider->entry().ControlMiniport == nullptr)
+        provider = fault::wrap(std::move(provider), prefer);
     if (validate)
         provider = validate::wrap(std::move(provider));
     const NDK_HARNESS_PROVIDER &entry = provider->entry();
