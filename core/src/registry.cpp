@@ -2,6 +2,7 @@
 
 #include "ndk/call.hpp"
 #include "ndk/fault.hpp"
+#include "providers/loop/loop_provider.h"
 #include "providers/soft/soft_provider.h"
 #ifdef NDK_HAVE_VERBS
 #include "providers/verbs/verbs_provider.h"
@@ -16,6 +17,9 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 {
     if (name_or_path == "soft")
         return std::shared_ptr<Provider>(new Provider(ndk_soft_provider(), nullptr, "soft"));
+    // The example provider on the provider kit (core/src/providers/loop/).
+    if (name_or_path == "loop")
+        return std::shared_ptr<Provider>(new Provider(ndk_loop_provider(), nullptr, "loop"));
     // The fault layer, as a layer stacked over it loads it (options: fault_provider=...).
     if (name_or_path == "fault")
         return std::make_shared<Provider>(ndk_fault_layer(), nullptr, "fault");
@@ -30,7 +34,7 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 #endif
     if (name_or_path.find('/') == std::string::npos)
         throw Error(STATUS_NOT_SUPPORTED, "no provider named '" + name_or_path +
-                                              "' (built-in: soft; or give a path to a .so)");
+                                              "' (built-in: soft, loop; or give a path to a .so)");
     void *library = dlopen(name_or_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr)
         throw Error(STATUS_NOT_SUPPORTED, "cannot load provider: " + std::string(dlerror()));
@@ -52,9 +56,9 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 std::vector<std::string> Provider::available()
 {
 #ifdef NDK_HAVE_VERBS
-    return {"soft", "verbs"};
+    return {"soft", "loop", "verbs"};
 #else
-    return {"soft"};
+    return {"soft", "loop"};
 #endif
 }
 

@@ -16,6 +16,8 @@ could follow the rule but does not should fail the scenario.
 
 from __future__ import annotations
 
+import re
+
 # Why the verbs provider cannot follow a rule; the evidence (what the lane saw, and where the
 # kernel or librdmacm says so) is in docs/semantics.md, "Quirks of the verbs provider".
 _NO_FAST_REGISTER = (
@@ -136,6 +138,47 @@ _MW_RULES = (
     "ND-RESULT-INVALIDATION-ERROR", "MW-CREATE", "MW-CREATE-RESOURCES",
 )
 
+# What the loop provider (core/src/providers/loop/), the example provider on the provider kit,
+# does not implement: its creates return STATUS_NOT_SUPPORTED and NDK_ADAPTER_INFO says so
+# (FRMRPageCount, MaxWindowSize and MaxSrqDepth are 0; SRQ scenarios skip on MaxSrqDepth).
+_LOOP = "the loop example provider implements no "
+_LOOP_NO_FAST_REGISTER = (
+    _LOOP + "fast registration: NdkCreateMr with FastRegister TRUE returns STATUS_NOT_SUPPORTED "
+    "and FRMRPageCount is 0")
+_LOOP_NO_MW = _LOOP + "memory windows: NdkCreateMw returns STATUS_NOT_SUPPORTED (MaxWindowSize 0)"
+_LOOP_NO_SHARED_ENDPOINT = (
+    _LOOP + "shared endpoints: NdkCreateSharedEndpoint returns STATUS_NOT_SUPPORTED")
+_LOOP_NO_LAM = (
+    _LOOP + "logical address mappings: NdkBuildLAM returns STATUS_NOT_SUPPORTED and the "
+    "privileged token is 0")
+_LOOP_EVERY_OBJECT = (
+    "these scenarios create one object of every kind, and " + _LOOP + "memory window, "
+    "fast-register MR or shared endpoint (their creates return STATUS_NOT_SUPPORTED)")
+_LOOP_SOME_PARAMETERS = (
+    "this scenario runs over every kind of a PD's children (or of MR), fast-register MRs and "
+    "memory windows included, and " + _LOOP + "fast registration or memory windows (their "
+    "creates return STATUS_NOT_SUPPORTED)")
+_LOOP_NO_TCP = (
+    "the loop provider's connections run on no TCP connection: OID_NDK_CONNECTIONS lists one "
+    "entry per connection with MappedToTcp FALSE, where these scenarios count iWARP's ND/TCP "
+    "pairs (digest 3.7)")
+_LOOP_SHARED_ENDPOINT_RULES = (
+    "SE-CREATE", "SE-CREATE-RESOURCES", "SE-CREATE-INVALID-ADDRESS", "SE-CREATE-PORT-ZERO",
+    "SE-CREATE-SHARING-VIOLATION", "SE-CREATE-WILDCARD", "SE-CLOSE-FREES-PORT",
+    "ENDPOINT-ADDRESS-ALREADY-EXISTS", "ENDPOINT-CONNECT-PORT-IN-USE",
+    "ENDPOINT-SHARED-ENDPOINT-HELD", "ENDPOINT-SHARED-ENDPOINT-PORT",
+    "LISTENER-LISTEN-SHARED-ENDPOINT-PORT", "OID-LOCAL-ENDPOINTS", "OID-LOCAL-ENDPOINTS-CLOSE",
+    "OID-BUFFER-TOO-SHORT", "KNOB-FAIL-OTHER-STATUS",
+)
+_LOOP_FAST_REGISTER_RULES = (
+    "ADAPTER-INFO-FRMR-PAGE-COUNT", "MR-FRMR-INITIALIZE", "MR-FRMR-INITIALIZE-FAILURE",
+    "MR-FRMR-INITIALIZE-TWICE", "MR-FRMR-ZERO-PAGES", "MR-KIND-REGISTER-ON-FRMR",
+    "READ-LOCAL-INVALIDATE", "FRMR-DATA", "FRMR-FBO-MISMATCH", "FRMR-INVALIDATE",
+    "FRMR-LENGTH-BEYOND-PAGES", "FRMR-LOCAL-ACCESS", "FRMR-LOCAL-WITHOUT-REMOTE-ACCESS",
+    "FRMR-REMOTE-WITHOUT-ACCESS", "FRMR-REREGISTER", "FRMR-SEND-AND-INVALIDATE",
+    "FRMR-SEND-AND-INVALIDATE-PLAIN-RESULTS", "DEFER-FAST-REGISTER-EXAMPLE",
+)
+
 QUIRKS: dict[str, dict[str, str]] = {
     "verbs": {
         "ADAPTER-INFO-FRMR-PAGE-COUNT": _NO_FAST_REGISTER,
@@ -157,6 +200,16 @@ QUIRKS: dict[str, dict[str, str]] = {
         "ERROR-READ-SINK-FLAG": _READ_FLAGS,
         "READ-SINK-FLAG-REQUIRED": _READ_FLAGS,
         "READ-LOCAL-INVALIDATE": _READ_FLAGS,
+    },
+    "loop": {
+        **{rule: _LOOP_NO_MW for rule in _MW_RULES},
+        **{rule: _LOOP_NO_FAST_REGISTER for rule in _LOOP_FAST_REGISTER_RULES},
+        **{rule: _LOOP_NO_LAM for rule in _LAM_RULES if rule.startswith("PRIVILEGED-")},
+        **{rule: _LOOP_NO_SHARED_ENDPOINT for rule in _LOOP_SHARED_ENDPOINT_RULES},
+        **{rule: _LOOP_EVERY_OBJECT for rule in _EVERY_OBJECT_RULES},
+        "LIFETIME-PARENT-PD-PENDS": _LOOP_SOME_PARAMETERS,
+        "MR-CREATE": _LOOP_SOME_PARAMETERS,
+        **{rule: _LOOP_NO_TCP for rule in _IWARP_PAIR_RULES},
     },
     "verbs:rxe": {
         **{rule: _ERROR_NOT_SIGNALLED_RXE for rule in _ERROR_RULES},
@@ -254,9 +307,15 @@ def quirk_keys(provider: str) -> list[str]:
 
     ``verbs:siw0`` (the verbs provider on RDMA device siw0) is looked up as itself, then as
     ``verbs:siw`` (every siw device: the device kind is the name without its trailing number),
-    then as ``verbs`` (every device).
+    then as ``verbs`` (every device).  A provider library given by path,
+    ``.../libndk_NAME_provider.so``, is looked up as itself, then as ``NAME``.
     """
     keys = [provider]
+    # A provider loaded from its library by path (build/core/libndk_loop_provider.so) is also
+    # looked up by the name in the library's file name (loop).
+    library = re.fullmatch(r"(?:.*/)?libndk_(\w+)_provider\.so", provider)
+    if library is not None:
+        keys.append(library.group(1))
     if provider.startswith("verbs:"):
         kind = provider.rstrip("0123456789")
         if kind != provider and kind != "verbs:":

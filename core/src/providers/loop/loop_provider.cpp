@@ -1,0 +1,160 @@
+// The loop provider's entry (core/include/ndk/provider.h): a miniport is one RNIC of the
+// process-wide fabric with its addresses (option `address=IP[,IP...]`, else one IPv4 and one
+// IPv6 address of its own); the knob `address` reads them back.  There are no other knobs:
+// scenarios that need one skip, or get it from the fault layer (docs/knobs.md).
+#include "loop_provider.h"
+
+#include "loop_objects.hpp"
+#include "providers/kit/kit_oid.hpp"
+#include "providers/kit/kit_provider_entry.hpp"
+#include "providers/kit/kit_reply_text.hpp"
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+namespace ndk::loop {
+namespace {
+
+// NDK 1.2 and 2.1, each major negotiated on its own (docs/semantics.md, VERSIONS).
+NDIS_STATUS open_adapter(NDIS_HANDLE context, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
+                         NDK_ADAPTER **ppNdkAdapter)
+{
+    auto *miniport = static_cast<Miniport *>(context);
+    if (miniport == nullptr || parameters == nullptr || ppNdkAdapter == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    {
+        std::lock_guard lock(fabric_mu());
+        if (!miniport->enabled)
+            return NDIS_STATUS_ADAPTER_NOT_READY; // OID_NDK_SET_STATE disabled it
+    }
+    NDK_VERSION requested = parameters->Version;
+    USHORT highest = requested.Major == 1 ? 2 : 1;
+    if ((requested.Major != 1 && requested.Major != 2) || requested.Minor > highest)
+        return NDIS_STATUS_BAD_VERSION;
+    *ppNdkAdapter = new LoopAdapter(*miniport, NDK_VERSION{requested.Major, highest});
+    return NDIS_STATUS_SUCCESS;
+}
+
+VOID close_adapter(NDIS_HANDLE, NDK_ADAPTER *adapter)
+{
+    delete LoopAdapter::from(adapter); // blocking (digest 3.1)
+}
+
+NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length, NDIS_HANDLE *out)
+{
+    if (out == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    std::string addresses;
+    std::istringstream lines(options != nullptr ? options : "");
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty())
+            continue;
+        auto eq = line.find('=');
+        std::string key = line.substr(0, eq);
+        if (key != "address") {
+            copy_reply_text("the loop provider has no knob '" + key +
+                                "' (only address=IP[,IP...] at open)",
+                            error, error_length);
+            return STATUS_NOT_SUPPORTED;
+        }
+        addresses = eq == std::string::npos ? "" : line.substr(eq + 1);
+    }
+    auto miniport = std::make_unique<Miniport>();
+    if (NTSTATUS s = Fabric::instance().attach(*miniport, addresses); s != STATUS_SUCCESS) {
+        copy_reply_text(s == STATUS_ADDRESS_ALREADY_EXISTS
+                            ? "address already owned by another loop adapter: " + addresses
+                            : "not an IPv4 or IPv6 address: " + addresses,
+                        error, error_length);
+        return s;
+    }
+    *out = miniport.release();
+    return STATUS_SUCCESS;
+}
+
+VOID destroy_miniport(NDIS_HANDLE context)
+{
+    auto *miniport = static_cast<Miniport *>(context);
+    Fabric::instance().detach(*miniport);
+    delete miniport;
+}
+
+NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *value, char *reply,
+                          ULONG reply_length)
+{
+    auto *miniport = static_cast<Miniport *>(context);
+    if (miniport == nullptr || key == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    if (std::strcmp(key, "address") != 0) {
+        copy_reply_text(std::string("the loop provider has no knob '") + key + "'", reply,
+                        reply_length);
+        return STATUS_NOT_SUPPORTED;
+    }
+    if (value != nullptr) {
+        copy_reply_text("the address is set when the adapter is opened", reply, reply_length);
+        return STATUS_INVALID_PARAMETER;
+    }
+    std::string text;
+    for (const Endpoint &ip : miniport->addresses)
+        text += (text.empty() ? "" : ",") + ip.text();
+    copy_reply_text(text, reply, reply_length);
+    return STATUS_SUCCESS;
+}
+
+// The OIDs (digest 3.7): the kit routes, sizes and writes; this lists.
+class LoopOidAnswers final : public kit::OidAnswers {
+public:
+    explicit LoopOidAnswers(Miniport &miniport) : miniport_(miniport) {}
+    void set_enabled(bool enabled) override
+    {
+        std::lock_guard lock(fabric_mu());
+        miniport_.enabled = enabled;
+    }
+    bool mapped_to_tcp() override { return false; } // no TCP under these connections
+    NDIS_NDK_PERFORMANCE_COUNTERS counters() override
+    {
+        std::lock_guard lock(fabric_mu());
+        return miniport_.counters;
+    }
+    void list_connections(ndis::ConnectionsTable &table) override
+    {
+        for_each([&](LoopObject &o) {
+            auto &c = static_cast<LConnector &>(o);
+            if (o.type() == NdkObjectTypeConnector && c.state == LConnector::State::Connected)
+                table.add(c.local.to_inet(), c.remote.to_inet());
+        });
+    }
+    void list_local_endpoints(ndis::LocalEndpointsTable &table) override
+    {
+        for_each([&](LoopObject &o) {
+            auto &l = static_cast<LListener &>(o);
+            if (o.type() == NdkObjectTypeListener && l.listening && !o.close_requested())
+                table.add(l.local.to_inet(), true);
+        });
+    }
+
+private:
+    template <class F>
+    void for_each(F &&visit)
+    {
+        std::lock_guard lock(fabric_mu());
+        for (LoopAdapter *adapter : miniport_.adapters)
+            adapter->for_each_object(visit);
+    }
+    Miniport &miniport_;
+};
+
+NDIS_STATUS oid_request(Miniport &miniport, NDIS_OID oid, bool set, void *buffer, ULONG length,
+                        ULONG *written, ULONG *needed)
+{
+    LoopOidAnswers answers(miniport);
+    return kit::oid_request(answers, oid, set, buffer, length, written, needed);
+}
+
+constexpr NDK_HARNESS_PROVIDER kLoopProvider = kit::make_provider<Miniport, oid_request>(
+    "loop", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
+
+} // namespace
+} // namespace ndk::loop
+
+extern "C" const NDK_HARNESS_PROVIDER *ndk_loop_provider(void) { return &ndk::loop::kLoopProvider; }
