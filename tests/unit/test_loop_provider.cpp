@@ -163,16 +163,15 @@ TEST(LoopProvider, ClosesFollowDigest31)
     NDK_MR *mr = a.mr(pd, false);
     NDK_QP *qp = a.qp(pd, cq, cq);
     ASSERT_NE(qp, nullptr);
-    EventLog log;
-    Record &pd_closed = a.record(&log, "pd");
-    Record &cq_closed = a.record(&log, "cq");
+    Record &pd_closed = a.record();
+    Record &cq_closed = a.record();
     // Antecedents and parents close first: their closes wait for the QP and the MR.
     EXPECT_STATUS(STATUS_PENDING, close_with(pd, pd_closed));
     EXPECT_STATUS(STATUS_PENDING, close_with(cq, cq_closed));
     EXPECT_STATUS(STATUS_INVALID_DEVICE_STATE, close_with(pd, a.record())); // DOUBLE-CLOSE
     EXPECT_STATUS(STATUS_SUCCESS, close_with(mr, a.record()));
     EXPECT_EQ(pd_closed.count(), 0) << "the PD's close completed with its QP open";
-    Record &qp_closed = a.record(&log, "qp");
+    Record &qp_closed = a.record();
     EXPECT_STATUS(STATUS_SUCCESS, close_with(qp, qp_closed));
     EXPECT_EQ(qp_closed.count(), 0) << "an inline close has no completion";
     EXPECT_TRUE(pd_closed.wait());
