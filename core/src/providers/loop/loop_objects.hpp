@@ -1,7 +1,7 @@
 // The loop provider's adapter and NDK objects.  Each object is its NDK structure
 // ({Header; Dispatch}) and a kit::AdapterObject (digest 3.1 lifetime); its functions live in
-// one file per object (loop_cq.cpp, loop_pd.cpp, loop_qp.cpp, loop_connector.cpp).  Every
-// member is guarded by the fabric lock (loop_fabric.hpp).
+// one file per object (loop_cq.cpp, loop_pd.cpp, loop_qp.cpp, loop_connector.cpp,
+// loop_listener.cpp).  Every member is guarded by the fabric lock (loop_fabric.hpp).
 #pragma once
 
 #include "loop_engine.hpp"
@@ -39,7 +39,6 @@ protected:
     void on_last_dependent() override;
 
 private:
-    friend class LoopAdapter;
     void finish(); // engine thread: the close completion, the antecedents, delete
     bool finishing_ = false;
     bool in_close_ = false;
