@@ -1,7 +1,12 @@
-// ndk.Adapter and ndk.AdapterInfo.
+// ndk.Adapter, ndk.AdapterInfo and ndk.AdapterInfoQuery: every method of ndk.Adapter is bound
+// here.  The class is registered first (declare_adapter) so that the other classes' signatures
+// can name it, and its methods last (bind_adapter), once every class they name exists.
 #include "contexts.hpp"
+#include "lam_call.hpp"
+#include "package_types.hpp"
 #include "py_support.hpp"
 
+#include "ndk/lam.hpp"
 #include "ndk/objects.hpp"
 #include "ndk/status.hpp"
 
@@ -107,7 +112,107 @@ void close_adapter(Adapter &a)
     drop_contexts(a);
 }
 
+
+using AdapterClass = pyb::class_<Adapter, std::shared_ptr<Adapter>>;
+
+std::string quoted(const std::string &text) { return pyb::repr(pyb::str(text)).cast<std::string>(); }
+
+// adapter.knobs: ndk.Knobs over the adapter, or KnobsNotSupported for a provider without knobs.
+pyb::object knobs_of(const pyb::object &self)
+{
+    const auto &a = self.cast<const Adapter &>();
+    if (!a.has_knobs())
+        raise_package_error("KnobsNotSupported", "provider " + quoted(a.provider_name()) +
+                                                     " has no knobs");
+    return package_attr("ndk._knobs", "Knobs")(self);
+}
+
+// A count the knob `step` replied with (set: steps run; read: steps queued).
+long long step_count(const pyb::object &reply, const char *error)
+{
+    auto text = reply.cast<std::string>();
+    try {
+        size_t used = 0;
+        long long n = std::stoll(text, &used);
+        if (used == text.size() && n >= 0)
+            return n;
+    } catch (const std::exception &) {
+    }
+    if (std::string(error) == "KnobsNotSupported")
+        raise_package_error(error, "knob 'step' reads " + quoted(text) + ", not a count");
+    throw pyb::value_error("knob 'step' replied " + quoted(text) + ", not a count");
+}
+
+long long step(const pyb::object &self, const pyb::object &n)
+{
+    if (PyBool_Check(n.ptr()) || !PyLong_Check(n.ptr()))
+        throw pyb::type_error(std::string("step count must be an int, not ") +
+                              Py_TYPE(n.ptr())->tp_name);
+    if (n.cast<long long>() < 0)
+        throw pyb::value_error("step count must be >= 0");
+    return step_count(package_attr("ndk._knobs", "set_knob")(self, "step", n), "ValueError");
+}
+
+long long pending_steps(const pyb::object &self)
+{
+    return step_count(package_attr("ndk._knobs", "get_knob")(self, "step"), "KnobsNotSupported");
+}
+
+// One OID query with a buffer of buffer_length bytes (0: NULL), parsed (ndk._oid.OidResult).
+pyb::object query_oid_once(Adapter &a, NDIS_OID oid, ULONG buffer_length)
+{
+    std::vector<UCHAR> buffer(buffer_length);
+    ULONG written = 0, needed = 0;
+    NDIS_STATUS status = released([&] {
+        return a.query_oid(oid, buffer_length ? buffer.data() : nullptr, buffer_length, &written,
+                           &needed);
+    });
+    auto shown = std::min(written, buffer_length); // never past our buffer
+    pyb::bytes raw(reinterpret_cast<const char *>(buffer.data()), shown);
+    return package_attr("ndk._oid", "OidResult")
+        .attr("parse")(oid, raw, Status{status}, written, needed);
+}
+
+// buffer_length None negotiates as an NDIS client does: a 0-length query, then one of the
+// size BUFFER_TOO_SHORT named.
+pyb::object query_oid(Adapter &a, NDIS_OID oid, std::optional<ULONG> buffer_length)
+{
+    if (buffer_length) {
+        if (*buffer_length > kMaxOidBuffer)
+            throw pyb::value_error("buffer_length must be in 0.." + std::to_string(kMaxOidBuffer));
+        return query_oid_once(a, oid, *buffer_length);
+    }
+    pyb::object first = query_oid_once(a, oid, 0);
+    auto needed = first.attr("bytes_needed").cast<ULONG>();
+    if (first.attr("status").cast<uint32_t>() != static_cast<uint32_t>(NDIS_STATUS_BUFFER_TOO_SHORT) ||
+        needed == 0)
+        return first;
+    return query_oid_once(a, oid, std::min(needed, kMaxOidBuffer));
+}
+
+Status set_oid(Adapter &a, NDIS_OID oid, const pyb::buffer &data)
+{
+    auto copy = pyb::reinterpret_steal<pyb::object>(PyBytes_FromObject(data.ptr()));
+    if (!copy)
+        throw pyb::error_already_set();
+    std::string bytes = copy.cast<std::string>();
+    if (bytes.size() > MAXULONG)
+        throw pyb::value_error("OID data longer than a ULONG counts");
+    ReleasedGil released_gil;
+    return Status{a.set_oid(oid, bytes.empty() ? nullptr : bytes.data(),
+                            static_cast<ULONG>(bytes.size()))};
+}
+
 } // namespace
+
+void declare_adapter(pyb::module_ &m)
+{
+    AdapterClass(m, "Adapter", R"doc(
+An open NDK adapter (NDK_ADAPTER), from ndk.open_adapter().  A context manager: leaving the
+`with` block closes every object still open and then the adapter (CLOSE_NDK_ADAPTER_HANDLER,
+blocking: no callback of any of its objects runs after it returns, digest 3.1).
+)doc");
+}
 
 void bind_adapter(pyb::module_ &m)
 {
@@ -162,12 +267,7 @@ void bind_adapter(pyb::module_ &m)
                       "*pBufferSize after the call (the required size on BUFFER_TOO_SMALL).")
         .def_readonly("info", &AdapterInfoQuery::info, "The NDK_ADAPTER_INFO, on success.");
 
-    pyb::class_<Adapter, std::shared_ptr<Adapter>> adapter(m, "Adapter", R"doc(
-An open NDK adapter (NDK_ADAPTER), from ndk.open_adapter().  A context manager: leaving the
-`with` block closes every object still open and then the adapter (CLOSE_NDK_ADAPTER_HANDLER,
-blocking: no callback of any of its objects runs after it returns, digest 3.1).
-)doc");
-    adapter
+    pyb::reinterpret_borrow<AdapterClass>(m.attr("Adapter"))
         .def_static(
             "_open",
             [](const std::string &provider, const std::string &options,
@@ -248,45 +348,19 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
             "NdkCreateSharedEndpoint((host, port)) -> Call.  Documented: SUCCESS; PENDING; "
             "INSUFFICIENT_RESOURCES; SHARING_VIOLATION (address in use); TOO_MANY_ADDRESSES "
             "(port 0, no ephemeral port free); INVALID_ADDRESS (not the adapter's address).")
-        .def(
-            "_query_oid",
-            [](Adapter &a, NDIS_OID oid, ULONG buffer_length) {
-                if (buffer_length > kMaxOidBuffer)
-                    throw pyb::value_error("buffer_length above " +
-                                           std::to_string(kMaxOidBuffer) + " bytes");
-                std::vector<UCHAR> buffer(buffer_length);
-                ULONG written = 0, needed = 0;
-                NDIS_STATUS status;
-                {
-                    ReleasedGil released_gil;
-                    status = a.query_oid(oid, buffer_length ? buffer.data() : nullptr,
-                                         buffer_length, &written, &needed);
-                }
-                auto shown = std::min(written, buffer_length); // never past our buffer
-                return pyb::make_tuple(Status{status},
-                                       pyb::bytes(reinterpret_cast<const char *>(buffer.data()),
-                                                  shown),
-                                       written, needed);
-            },
-            pyb::arg("oid"), pyb::arg("buffer_length"),
-            "One OID query (MiniportOidRequest, digest 3.7) with a buffer of buffer_length bytes "
-            "(0: NULL) -> (status, bytes written, BytesWritten, BytesNeeded).  See query_oid.")
-        .def(
-            "_set_oid",
-            [](Adapter &a, NDIS_OID oid, const pyb::buffer &data) {
-                auto copy = pyb::reinterpret_steal<pyb::object>(PyBytes_FromObject(data.ptr()));
-                if (!copy)
-                    throw pyb::error_already_set();
-                std::string bytes = copy.cast<std::string>();
-                if (bytes.size() > MAXULONG)
-                    throw pyb::value_error("OID data longer than a ULONG counts");
-                ReleasedGil released_gil;
-                return Status{a.set_oid(oid, bytes.empty() ? nullptr : bytes.data(),
-                                        static_cast<ULONG>(bytes.size()))};
-            },
-            pyb::arg("oid"), pyb::arg("data"),
-            "One OID set (MiniportOidRequest, digest 3.7) with `data` (bytes-like; empty: NULL) "
-            "-> Status.  See set_oid.")
+        .def("query_oid", &query_oid, pyb::arg("oid"), pyb::arg("buffer_length") = pyb::none(),
+             R"doc(An OID query on the adapter's miniport (MiniportOidRequest, digest 3.7) -> ndk.OidResult.
+
+buffer_length=None negotiates as an NDIS client does: a query with a 0-length buffer, which
+answers NDIS_STATUS_BUFFER_TOO_SHORT with BytesNeeded, then a query of that size (the result
+is the second's).  An int makes exactly one query with a buffer of that size (0: NULL), so
+the BUFFER_TOO_SHORT answer itself can be checked.  Documented: SUCCESS; BUFFER_TOO_SHORT
+(bytes_needed set); INVALID_OID (not supported, also when the provider takes no OIDs).)doc")
+        .def("set_oid", &set_oid, pyb::arg("oid"), pyb::arg("data"),
+             R"doc(An OID set (MiniportOidRequest, digest 3.7) with `data` (bytes-like; empty: NULL) -> ndk.Status.
+
+OID_NDK_SET_STATE takes one BOOLEAN: b"\x01" enables NDK, b"\x00" disables it.  Documented:
+SUCCESS; INVALID_LENGTH (wrong size); INVALID_OID.)doc")
         .def_property_readonly("has_oids", &Adapter::has_oids,
                                "Whether the provider takes OID requests at all.")
         .def("_set_knob",
@@ -301,8 +375,64 @@ blocking: no callback of any of its objects runs after it returns, digest 3.1).
                  NTSTATUS status = released([&] { return a.get_knob(key, value); });
                  return std::make_pair(Status{status}, value);
              })
+        .def_property_readonly("knobs", &knobs_of, "The provider's run-time knobs (ndk.Knobs).")
+        .def_property_readonly(
+            "addresses",
+            [](Adapter &a) { return released([&] { return a.addresses(); }); },
+            "The adapter's IP addresses (knob ``address``: \"192.0.2.1,2001:db8::1\"), in order; "
+            "None when the provider does not say (it has no ``address`` knob).")
+        .def("step", &step, pyb::arg("n") = 1,
+             "Run up to ``n`` queued engine steps (transfers, completions, callbacks) of the "
+             "adapter's miniport, with knob ``progress=\"manual\"``; returns how many ran (knob "
+             "``step``).")
+        .def_property_readonly("pending_steps", &pending_steps,
+                               "How many engine steps are queued on the adapter's miniport (knob "
+                               "``step``, read).")
+        .def(
+            "build_lam",
+            [](Adapter &a, const pyb::object &buffer, std::optional<SIZE_T> length,
+               std::optional<ULONG> lam_size) {
+                // An ndk.Mdl as given (misuse scenarios), else a writable buffer: the
+                // privileged token allows local writes into the mapped memory.
+                if (pyb::isinstance<PyMdl>(buffer))
+                    return build_lam(a, buffer.cast<const PyMdl &>(), length, lam_size);
+                auto mdl = make_mdl(pyb::reinterpret_borrow<pyb::buffer>(buffer), std::nullopt, true);
+                return build_lam(a, mdl, length, lam_size);
+            },
+            pyb::arg("buffer"), pyb::arg("length") = pyb::none(), pyb::arg("lam_size") = pyb::none(),
+            R"doc(NdkBuildLAM -> ndk.LamCall, whose get() returns the ndk.Lam (adapter_page_array, adapter_page_count, fbo).
+
+Logical addresses for ``buffer`` (a writable bytes-like object, or an ndk.Mdl as given), used in
+SGEs under pd.get_privileged_memory_region_token().  length None: the whole buffer.  lam_size
+None: a mapping buffer big enough for the pages touched; an int passes that *pLAMSize
+(BUFFER_TOO_SMALL scenarios: the call's .lam.lam_size is then the size needed).  Documented:
+SUCCESS; PENDING; INVALID_PARAMETER (MDL range not virtually contiguous); INSUFFICIENT_RESOURCES
+(i/a); BUFFER_TOO_SMALL; other.)doc")
+        .def_property_readonly(
+            "validated", [](const Adapter &a) { return a.validation() != nullptr; },
+            "Whether the adapter was opened through the validation layer (validate=True).")
+        .def_property_readonly(
+            "validation", [](const Adapter &a) { return a.validation(); },
+            "The validation layer's record of this adapter (an ndk.ValidationSession, which "
+            "outlives the adapter), or None when it was opened without validation.")
+        .def(
+            "violations",
+            [](const Adapter &a) {
+                auto session = a.validation();
+                return session ? violations_of(*session) : std::vector<validate::Violation>{};
+            },
+            "The contract violations the validation layer recorded on this adapter, oldest "
+            "first, as ndk.Violation ([] when not validated).  Works after close().")
+        .def(
+            "clear_violations",
+            [](const Adapter &a) {
+                if (auto session = a.validation()) {
+                    ReleasedGil released_gil;
+                    session->clear();
+                }
+            },
+            "Forget the violations recorded so far (nothing to do when not validated).")
         .def("__repr__", &adapter_repr);
-    bind_validation_adapter(adapter); // validated, validation, violations(), clear_violations()
 }
 
 } // namespace ndk::py

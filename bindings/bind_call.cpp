@@ -1,4 +1,5 @@
 // ndk.Call: the record of one asynchronous NDK call, and the exception translation.
+#include "package_types.hpp"
 #include "py_support.hpp"
 
 #include "ndk/objects.hpp"
@@ -41,14 +42,14 @@ void bind_call(pyb::module_ &m)
             if (p)
                 std::rethrow_exception(p);
         } catch (const KnobError &e) {
-            auto cls = pyb::module_::import("ndk._errors").attr("KnobsNotSupported");
+            auto cls = package_attr("ndk._errors", "KnobsNotSupported");
             PyErr_SetObject(cls.ptr(), pyb::str(e.what()).ptr());
         } catch (const Error &e) {
-            auto cls = pyb::module_::import("ndk._errors").attr("NdkError");
+            auto cls = package_attr("ndk._errors", "NdkError");
             pyb::object error = cls(static_cast<uint32_t>(e.status()), e.what());
             PyErr_SetObject(cls.ptr(), error.ptr());
         } catch (const ClosedError &e) {
-            auto cls = pyb::module_::import("ndk._errors").attr("ObjectClosedError");
+            auto cls = package_attr("ndk._errors", "ObjectClosedError");
             PyErr_SetObject(cls.ptr(), pyb::str(e.what()).ptr());
         }
     });

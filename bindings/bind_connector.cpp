@@ -1,11 +1,16 @@
 // ndk.Connector and ndk.Listener: connection establishment and teardown (digest 1.8, 1.9, 3.5,
-// 3.6).  The Connector methods with Python-shaped defaults or results (connect, accept,
-// get_connection_data, get_local_address, ...) are in python/ndk/_connection.py, on top of the
-// raw `_` methods here, which pass every argument as given.
+// 3.6).  Defaults where NDK takes a value the consumer rarely chooses: the source address is
+// the adapter's first address of the destination's family with port 0; the read limits are the
+// adapter's MaxInboundReadLimit / MaxOutboundReadLimit.
 #include "object_support.hpp"
+#include "package_types.hpp"
 
 #include <pybind11/stl.h>
 
+#include "ndk/status.hpp"
+
+#include <stdexcept>
+#include <tuple>
 #include <vector>
 
 namespace ndk::py {
@@ -17,11 +22,6 @@ using Length = std::optional<ULONG>;
 
 // Far above any MaxCallerData / MaxCalleeData; a larger buffer is a mistake, not a scenario.
 constexpr ULONG kMaxPrivateDataBuffer = 1u << 24;
-
-SocketAddress address_of(const Address &address)
-{
-    return SocketAddress::from(address.first, address.second);
-}
 
 // `data` (any bytes-like object, copied in C order; None: NULL) with `length` (None: its size).
 PrivateData private_data_of(const Bytes &data, Length length)
@@ -44,43 +44,97 @@ pyb::object address_or_none(const SocketAddress &a)
     return pyb::make_tuple(a.host(), a.port());
 }
 
-// (status, *pAddressLength after the call, (host, port) on SUCCESS else None)
-template <class Get>
-pyb::tuple address_query(Length address_length, Get get)
-{
-    SocketAddress a;
-    NTSTATUS status;
-    {
-        ReleasedGil released_gil;
-        status = get(a, address_length);
-    }
-    return pyb::make_tuple(Status{status}, a.length,
-                           status == STATUS_SUCCESS ? address_or_none(a) : pyb::none());
-}
-
-// (status, inbound read limit, outbound read limit, bytes copied, *pPrivateDataLength after)
-pyb::tuple connection_data(Connector &c, ULONG private_data_length)
+// What one NdkGetConnectionData call returned: status, read limits, the bytes copied and
+// *pPrivateDataLength after the call.
+std::tuple<NTSTATUS, ULONG, ULONG, pyb::bytes, ULONG> connection_data(Connector &c,
+                                                                     ULONG private_data_length)
 {
     if (private_data_length > kMaxPrivateDataBuffer)
         throw pyb::value_error("private_data_length above " +
                                std::to_string(kMaxPrivateDataBuffer) + " bytes");
     std::vector<uint8_t> buffer(private_data_length);
     ULONG inbound = 0, outbound = 0, length = private_data_length;
-    NTSTATUS status;
-    {
-        ReleasedGil released_gil;
-        status = c.get_connection_data(&inbound, &outbound,
-                                       private_data_length ? buffer.data() : nullptr, &length);
-    }
+    NTSTATUS status = released([&] {
+        return c.get_connection_data(&inbound, &outbound,
+                                     private_data_length ? buffer.data() : nullptr, &length);
+    });
     // The provider copies min(*len, RDS) bytes and writes RDS back (digest 1.8).
     size_t copied = 0;
     if (status == STATUS_SUCCESS || status == STATUS_BUFFER_TOO_SMALL)
         copied = std::min(private_data_length, length);
-    return pyb::make_tuple(Status{status}, inbound, outbound,
-                           pyb::bytes(reinterpret_cast<const char *>(buffer.data()), copied),
-                           length);
+    return {status, inbound, outbound,
+            pyb::bytes(reinterpret_cast<const char *>(buffer.data()), copied), length};
 }
 
+// `address` as a socket address; ValueError naming the argument when the host is no IP address.
+SocketAddress address_of(const Address &address, const char *what)
+{
+    try {
+        return SocketAddress::from(address.first, address.second);
+    } catch (const std::invalid_argument &e) {
+        throw pyb::value_error(std::string(what) + ": " + e.what());
+    }
+}
+
+// The source of a connect to `dest` that names none: the adapter's first address of dest's
+// family, port 0 (an ephemeral port); the unspecified address of that family when the adapter
+// does not say which addresses it has.
+SocketAddress source_for(Adapter &adapter, const SocketAddress &dest)
+{
+    auto family = dest.storage.ss_family;
+    for (const auto &host : adapter.addresses().value_or(std::vector<std::string>{})) {
+        try {
+            auto source = SocketAddress::from(host, 0);
+            if (source.storage.ss_family == family)
+                return source;
+        } catch (const std::invalid_argument &) {
+            continue; // a provider's odd entry: not a candidate
+        }
+    }
+    return SocketAddress::from(family == AF_INET ? "0.0.0.0" : "::", 0);
+}
+
+// The read limits a connect or accept passes: as given, else the adapter's maxima.
+std::pair<ULONG, ULONG> read_limits(Adapter &adapter, Length inbound, Length outbound)
+{
+    if (!inbound || !outbound) {
+        NDK_ADAPTER_INFO info = released([&] { return adapter.query_info(); });
+        inbound = inbound.value_or(info.MaxInboundReadLimit);
+        outbound = outbound.value_or(info.MaxOutboundReadLimit);
+    }
+    return {*inbound, *outbound};
+}
+
+Adapter &adapter_of(const Connector &c)
+{
+    if (!c.adapter())
+        throw ClosedError("connector's adapter is closed");
+    return *c.adapter();
+}
+
+// One NdkGetConnectionData call as an ndk.ConnectionData.
+pyb::object connection_data_once(Connector &c, ULONG private_data_length)
+{
+    auto [status, inbound, outbound, data, length] = connection_data(c, private_data_length);
+    return package_attr("ndk._connection", "ConnectionData")(Status{status}, inbound, outbound,
+                                                              data, length);
+}
+
+// NdkGetLocalAddress / NdkGetPeerAddress: (host, port) or NdkError; with address_length, one
+// call as an ndk.AddressResult (BUFFER_TOO_SMALL negotiation).
+template <class Get>
+pyb::object address_of_call(Length address_length, const char *function, Get get)
+{
+    SocketAddress a;
+    NTSTATUS status = released([&] { return get(a, address_length); });
+    pyb::object address = status == STATUS_SUCCESS ? address_or_none(a) : pyb::none();
+    if (address_length)
+        return package_attr("ndk._connection", "AddressResult")(Status{status}, a.length, address);
+    if (status != STATUS_SUCCESS)
+        raise_package_error("NdkError", static_cast<uint32_t>(status),
+                            std::string(function) + ": " + status_name(status));
+    return address;
+}
 } // namespace
 
 void bind_connector(pyb::module_ &m)
@@ -91,40 +145,56 @@ Active side: adapter.create_connector(), connect(qp, dest), complete_connect(). 
 listener.next_connection(), accept(qp).  Disconnect events queue up: wait_disconnect().
 )doc")
         .def(
-            "_connect",
-            [](Connector &c, const std::shared_ptr<Qp> &qp, const Address &src,
-               const Address &dest, ULONG inbound_read_limit, ULONG outbound_read_limit,
-               const Bytes &private_data, Length private_data_length) {
-                auto from = address_of(src), to = address_of(dest);
+            "connect",
+            [](Connector &c, const std::shared_ptr<Qp> &qp, const Address &dest_address,
+               std::optional<Address> src_address, Length inbound_read_limit,
+               Length outbound_read_limit, const Bytes &private_data, Length private_data_length) {
+                auto to = address_of(dest_address, "dest_address");
+                auto from = src_address ? address_of(*src_address, "src_address")
+                                        : source_for(adapter_of(c), to);
+                auto [inbound, outbound] =
+                    read_limits(adapter_of(c), inbound_read_limit, outbound_read_limit);
                 auto data = private_data_of(private_data, private_data_length);
-                return released([&] {
-                    return c.connect(qp, from, to, inbound_read_limit, outbound_read_limit, data);
-                });
+                return released(
+                    [&] { return c.connect(qp, from, to, inbound, outbound, data); });
             },
-            pyb::arg("qp").none(false), pyb::arg("src_address"), pyb::arg("dest_address"),
-            pyb::arg("inbound_read_limit"), pyb::arg("outbound_read_limit"),
-            pyb::arg("private_data") = pyb::none(), pyb::arg("private_data_length") = pyb::none(),
-            "NdkConnect with every argument explicit (see connect).")
+            pyb::arg("qp").none(false), pyb::arg("dest_address"),
+            pyb::arg("src_address") = pyb::none(), pyb::arg("inbound_read_limit") = pyb::none(),
+            pyb::arg("outbound_read_limit") = pyb::none(), pyb::arg("private_data") = pyb::none(),
+            pyb::arg("private_data_length") = pyb::none(),
+            R"doc(NdkConnect -> ndk.Call: connect ``qp`` to a listener at dest_address (host, port).
+
+src_address None: the adapter's first address of dest's family, port 0 (an ephemeral port).
+Read limits None: the adapter's MaxInboundReadLimit / MaxOutboundReadLimit.  private_data:
+bytes-like or None (NULL); private_data_length overrides the length passed (None with a length
+passes NULL with that length).  The connector holds qp from now on.  Documented: SUCCESS;
+PENDING; INSUFFICIENT_RESOURCES, NETWORK_UNREACHABLE, HOST_UNREACHABLE, CONNECTION_REFUSED,
+IO_TIMEOUT, SHARING_VIOLATION, INVALID_ADDRESS, TOO_MANY_ADDRESSES, ADDRESS_ALREADY_EXISTS (all
+i/a); other.)doc")
         .def(
-            "_connect_with_shared_endpoint",
+            "connect_with_shared_endpoint",
             [](Connector &c, const std::shared_ptr<Qp> &qp,
-               const std::shared_ptr<SharedEndpoint> &shared_endpoint, const Address &dest,
-               ULONG inbound_read_limit, ULONG outbound_read_limit, const Bytes &private_data,
+               const std::shared_ptr<SharedEndpoint> &shared_endpoint, const Address &dest_address,
+               Length inbound_read_limit, Length outbound_read_limit, const Bytes &private_data,
                Length private_data_length) {
-                auto to = address_of(dest);
+                auto to = address_of(dest_address, "dest_address");
+                auto [inbound, outbound] =
+                    read_limits(adapter_of(c), inbound_read_limit, outbound_read_limit);
                 auto data = private_data_of(private_data, private_data_length);
                 return released([&] {
-                    return c.connect_with_shared_endpoint(qp, shared_endpoint, to,
-                                                          inbound_read_limit, outbound_read_limit,
-                                                          data);
+                    return c.connect_with_shared_endpoint(qp, shared_endpoint, to, inbound,
+                                                          outbound, data);
                 });
             },
             pyb::arg("qp").none(false), pyb::arg("shared_endpoint").none(false),
-            pyb::arg("dest_address"), pyb::arg("inbound_read_limit"),
-            pyb::arg("outbound_read_limit"), pyb::arg("private_data") = pyb::none(),
+            pyb::arg("dest_address"), pyb::arg("inbound_read_limit") = pyb::none(),
+            pyb::arg("outbound_read_limit") = pyb::none(), pyb::arg("private_data") = pyb::none(),
             pyb::arg("private_data_length") = pyb::none(),
-            "NdkConnectWithSharedEndpoint with every argument explicit (see "
-            "connect_with_shared_endpoint).")
+            R"doc(NdkConnectWithSharedEndpoint -> ndk.Call: connect from ``shared_endpoint``'s address.
+
+Defaults as for connect.  The connector holds qp and shared_endpoint from now on.  Documented:
+SUCCESS; PENDING; INSUFFICIENT_RESOURCES, NETWORK_UNREACHABLE, HOST_UNREACHABLE,
+CONNECTION_REFUSED, IO_TIMEOUT, ADDRESS_ALREADY_EXISTS (all i/a); other.)doc")
         .def("complete_connect", &Connector::complete_connect, pyb::call_guard<ReleasedGil>(),
              pyb::arg("disconnect_event") = true,
              "NdkCompleteConnect -> Call, after connect completed: finish establishment.  "
@@ -136,35 +206,43 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
              "NdkCompleteConnectEx (NDKPI 2.1) -> Call: complete_connect with the _EX disconnect "
              "callback, which reports a ProviderDisconnectReason.  Same statuses.")
         .def(
-            "_accept",
-            [](Connector &c, const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
-               ULONG outbound_read_limit, const Bytes &private_data, Length private_data_length,
+            "accept",
+            [](Connector &c, const std::shared_ptr<Qp> &qp, Length inbound_read_limit,
+               Length outbound_read_limit, const Bytes &private_data, Length private_data_length,
                bool disconnect_event) {
+                auto [inbound, outbound] =
+                    read_limits(adapter_of(c), inbound_read_limit, outbound_read_limit);
                 auto data = private_data_of(private_data, private_data_length);
                 return released([&] {
-                    return c.accept(qp, inbound_read_limit, outbound_read_limit, data,
-                                    disconnect_event);
+                    return c.accept(qp, inbound, outbound, data, disconnect_event);
                 });
             },
-            pyb::arg("qp").none(false), pyb::arg("inbound_read_limit"),
-            pyb::arg("outbound_read_limit"), pyb::arg("private_data") = pyb::none(),
+            pyb::arg("qp").none(false), pyb::arg("inbound_read_limit") = pyb::none(),
+            pyb::arg("outbound_read_limit") = pyb::none(), pyb::arg("private_data") = pyb::none(),
             pyb::arg("private_data_length") = pyb::none(), pyb::arg("disconnect_event") = true,
-            "NdkAccept with every argument explicit (see accept).")
+            R"doc(NdkAccept -> ndk.Call: accept this incoming connection on ``qp``.
+
+Read limits None: the adapter's maxima.  private_data / private_data_length as for connect.
+disconnect_event: register the disconnect callback (wait_disconnect).  Documented: SUCCESS;
+PENDING; CONNECTION_ABORTED (the peer abandoned); IO_TIMEOUT (the peer did not call
+CompleteConnect); other.)doc")
         .def(
-            "_accept_ex",
-            [](Connector &c, const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
-               ULONG outbound_read_limit, const Bytes &private_data, Length private_data_length,
+            "accept_ex",
+            [](Connector &c, const std::shared_ptr<Qp> &qp, Length inbound_read_limit,
+               Length outbound_read_limit, const Bytes &private_data, Length private_data_length,
                bool disconnect_event) {
+                auto [inbound, outbound] =
+                    read_limits(adapter_of(c), inbound_read_limit, outbound_read_limit);
                 auto data = private_data_of(private_data, private_data_length);
                 return released([&] {
-                    return c.accept_ex(qp, inbound_read_limit, outbound_read_limit, data,
-                                       disconnect_event);
+                    return c.accept_ex(qp, inbound, outbound, data, disconnect_event);
                 });
             },
-            pyb::arg("qp").none(false), pyb::arg("inbound_read_limit"),
-            pyb::arg("outbound_read_limit"), pyb::arg("private_data") = pyb::none(),
+            pyb::arg("qp").none(false), pyb::arg("inbound_read_limit") = pyb::none(),
+            pyb::arg("outbound_read_limit") = pyb::none(), pyb::arg("private_data") = pyb::none(),
             pyb::arg("private_data_length") = pyb::none(), pyb::arg("disconnect_event") = true,
-            "NdkAcceptEx with every argument explicit (see accept_ex).")
+            "NdkAcceptEx (NDKPI 2.1) -> ndk.Call: accept with the _EX disconnect callback, which "
+            "reports a ProviderDisconnectReason (wait_disconnect).  Otherwise as accept.")
         .def(
             "reject",
             [](Connector &c, const Bytes &private_data, Length private_data_length) {
@@ -177,28 +255,49 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
             "after connect completed).  private_data: bytes-like or None (NULL); "
             "private_data_length overrides the length passed.  Documented: SUCCESS; "
             "CONNECTION_ABORTED; other.")
-        .def("_get_connection_data", &connection_data, pyb::arg("private_data_length"),
-             "One NdkGetConnectionData call with a buffer of private_data_length bytes (0: "
-             "NULL) -> (status, inbound_read_limit, outbound_read_limit, bytes copied, "
-             "*pPrivateDataLength).")
         .def(
-            "_get_local_address",
+            "get_connection_data",
+            [](Connector &c, std::optional<ULONG> private_data_length) {
+                if (private_data_length)
+                    return connection_data_once(c, *private_data_length);
+                pyb::object first = connection_data_once(c, 0);
+                if (first.attr("status").cast<uint32_t>() != 0) // not STATUS_SUCCESS
+                    return first;
+                return connection_data_once(c, first.attr("private_data_length").cast<ULONG>());
+            },
+            pyb::arg("private_data_length") = pyb::none(),
+            R"doc(NdkGetConnectionData -> ndk.ConnectionData (read limits and the peer's private data).
+
+private_data_length None negotiates: a call with a NULL buffer and length 0 learns the size
+(RDS), then a call with a buffer of that size; the result is the second call's.  An int makes
+one call with a buffer of that size (0: NULL).  Documented: SUCCESS; BUFFER_TOO_SMALL
+(private_data_length then holds the size needed); other.)doc")
+        .def(
+            "get_local_address",
             [](Connector &c, Length address_length) {
-                return address_query(address_length, [&c](SocketAddress &a, Length n) {
-                    return c.get_local_address(a, n);
-                });
+                return address_of_call(address_length, "NdkGetLocalAddress",
+                                       [&c](SocketAddress &a, Length n) {
+                                           return c.get_local_address(a, n);
+                                       });
             },
             pyb::arg("address_length") = pyb::none(),
-            "One NdkGetLocalAddress call -> (status, *pAddressLength, (host, port) or None).")
+            R"doc(NdkGetLocalAddress -> (host, port); raises ndk.NdkError (.status) on failure.
+
+With address_length=N: one call with *pAddressLength = N, returning ndk.AddressResult(status,
+address_length, address or None), for BUFFER_TOO_SMALL negotiation.  Documented: SUCCESS;
+BUFFER_TOO_SMALL (address_length updated); other.)doc")
         .def(
-            "_get_peer_address",
+            "get_peer_address",
             [](Connector &c, Length address_length) {
-                return address_query(address_length, [&c](SocketAddress &a, Length n) {
-                    return c.get_peer_address(a, n);
-                });
+                return address_of_call(address_length, "NdkGetPeerAddress",
+                                       [&c](SocketAddress &a, Length n) {
+                                           return c.get_peer_address(a, n);
+                                       });
             },
             pyb::arg("address_length") = pyb::none(),
-            "One NdkGetPeerAddress call -> (status, *pAddressLength, (host, port) or None).")
+            "NdkGetPeerAddress -> (host, port); raises ndk.NdkError (.status) on failure.  With "
+            "address_length=N: ndk.AddressResult, as get_local_address.  Documented: SUCCESS; "
+            "BUFFER_TOO_SMALL; other.")
         .def("disconnect", &Connector::disconnect, pyb::call_guard<ReleasedGil>(),
              "NdkDisconnect -> Call.  Completes once the peer's disconnect arrived and all DMA "
              "on the QP finished (digest 3.6); the QP is then flushed.  Documented: SUCCESS; "
@@ -223,7 +322,7 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
         .def(
             "listen",
             [](Listener &l, const Address &address) {
-                auto local = address_of(address);
+                auto local = address_of(address, "address");
                 return released([&] { return l.listen(local); });
             },
             pyb::arg("address"),

@@ -1,4 +1,5 @@
 // ndk.Cq, and the results it returns: ndk.Result, ndk.ResultEx (digest 1.3, 2.3, 3.2).
+#include "batch.hpp"
 #include "contexts.hpp"
 #include "object_support.hpp"
 
@@ -299,6 +300,31 @@ comes back as that int; docs/architecture.md, "Contexts").  A value: ==, hash, p
         .def_property_readonly("notifications",
                                [](Cq &cq) { return cq.events().notifications.delivered(); },
                                "How many notification callbacks the provider made.")
+        .def("poll_into", &poll_into, pyb::arg("out"), pyb::arg("min_results") = 0,
+             pyb::arg("timeout") = 1.0, pyb::arg("offset") = 0,
+             R"doc(Poll NdkGetCqResultsEx straight into `out` -> the number of results written.
+
+out: a writable C-contiguous array of 40-byte NDK_RESULT_EX records (Cq.result_array(n): a
+numpy structured array with fields status, bytes_transferred, qp_context, request_context,
+type, provider_error_code, type_specific_completion_output; or a bytearray of that layout,
+struct format "<IIQQiIQ").  Results are written from record `offset` on, at most up to the
+end of the array.  min_results=0 polls once without waiting; otherwise polls (GIL released,
+no Python object per result) until at least min_results arrived or `timeout` seconds passed
+(None: no limit), and returns how many arrived: fewer than min_results means the timeout.
+
+qp_context and request_context stay the raw integers the provider returned: an object given
+as a context shows as its handle there, and the binding lets go of the object (only
+Cq.get_results* and wait_results give the objects back).)doc")
+        .def_static("result_array", [](size_t n) { return new_array("result", n); },
+                    pyb::arg("n"),
+                    "A zeroed array of n NDK_RESULT_EX records for poll_into: numpy structured "
+                    "(Cq.result_dtype()) when numpy is installed, else a bytearray of n * 40 "
+                    "bytes.")
+        .def_static("result_dtype", [] { return numpy_dtype("result"); },
+                    "The numpy dtype of an NDK_RESULT_EX record as poll_into writes it (needs "
+                    "numpy).")
+        .def_property_readonly_static("RESULT_FORMAT", [](pyb::object) { return kResultFormat; },
+                                      "The struct format of an NDK_RESULT_EX record.")
         .def("__repr__", [](const Cq &cq) { return object_repr(cq, "Cq"); });
 }
 

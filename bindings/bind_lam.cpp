@@ -1,29 +1,23 @@
-// ndk.Lam and adapter.build_lam: logical address mappings (NdkBuildLAM / NdkReleaseLAM, digest
+// ndk.Lam and ndk.LamCall: logical address mappings (NdkBuildLAM / NdkReleaseLAM, digest
 // 1.1, 2.4).  build_lam returns an ndk.LamCall: an ndk.Call whose get() gives the ndk.Lam.
-#include "mdl.hpp"
-#include "py_support.hpp"
+#include "lam_call.hpp"
 
-#include "ndk/lam.hpp"
 #include "ndk/status.hpp"
 
 #include <pybind11/stl.h>
 
 namespace ndk::py {
-namespace {
 
-struct LamCall : Call {
-    LamCall(Call call, std::shared_ptr<Lam> lam) : Call(std::move(call)), lam(std::move(lam)) {}
-    std::shared_ptr<Lam> lam;
-};
-
-LamCall build(Adapter &a, const PyMdl &mdl, std::optional<SIZE_T> length,
-              std::optional<ULONG> lam_size)
+LamCall build_lam(Adapter &a, const PyMdl &mdl, std::optional<SIZE_T> length,
+                  std::optional<ULONG> lam_size)
 {
     auto [call, lam] = released([&] {
         return a.build_lam(mdl.chain, length.value_or(mdl.total), lam_size, mdl.keepalive);
     });
     return LamCall(call, lam);
 }
+
+namespace {
 
 void check_mapped(const Lam &lam)
 {
@@ -101,22 +95,6 @@ buffer stays alive while mapped; release() (or dropping the Lam) calls NdkReleas
             pyb::arg("timeout") = pyb::none(),
             "Wait (TimeoutError after `timeout` seconds), then return the ndk.Lam or raise "
             "ndk.NdkError with the final status.");
-
-    // Module functions: ndk.Adapter.build_lam (python/ndk/_adapter.py) calls them, since the
-    // Adapter class is bound before the Mdl and LamCall classes its signature names.
-    m.def("_build_lam", &build, pyb::arg("adapter"), pyb::arg("mdl"),
-          pyb::arg("length") = pyb::none(), pyb::arg("lam_size") = pyb::none(),
-          "NdkBuildLAM over an ndk.Mdl (as given, for misuse scenarios) -> ndk.LamCall.");
-    m.def(
-        "_build_lam",
-        [](Adapter &a, const pyb::buffer &buffer, std::optional<SIZE_T> length,
-           std::optional<ULONG> lam_size) {
-            // Writable: the privileged token allows local writes into the mapped memory.
-            return build(a, make_mdl(buffer, std::nullopt, true), length, lam_size);
-        },
-        pyb::arg("adapter"), pyb::arg("buffer"), pyb::arg("length") = pyb::none(),
-        pyb::arg("lam_size") = pyb::none(),
-        "NdkBuildLAM over a writable buffer -> ndk.LamCall.");
 }
 
 } // namespace ndk::py

@@ -1,6 +1,7 @@
 // ndk.Qp: work-request posting (digest 1.7, 2.5, 3.3, 3.4).  Posts are inline: each returns
 // the provider's status at once (the GIL released around the provider call), and a request
 // that returned STATUS_SUCCESS completes later through the CQ.
+#include "batch.hpp"
 #include "contexts.hpp"
 #include "object_support.hpp"
 
@@ -164,6 +165,32 @@ included, as the same object, held until its completion is retrieved (docs/archi
             pyb::arg("request_context") = 0,
             "NdkInvalidate -> Status: invalidate a fast-registered MR or a bound MW.  Flags: "
             "SILENT_SUCCESS, READ_FENCE, DEFER.  Documented: SUCCESS; CONNECTION_INVALID; other.")
+        .def("post_many", &post_many, pyb::arg("op"), pyb::arg("requests"),
+             pyb::arg("flags") = 0, pyb::arg("remote_address") = pyb::none(),
+             pyb::arg("remote_token") = pyb::none(), pyb::arg("request_context") = 0,
+             R"doc(Post many requests of one kind in one call -> (posted: int, status: ndk.Status).
+
+op: 'send', 'receive', 'write' or 'read' (or ndk.OpType.SEND / RECEIVE / WRITE / READ).
+requests: an array of 40-byte request records (Qp.request_array(n): a numpy structured array
+with fields request_context, address, length, token, remote_address, remote_token, flags; or
+any writable/readable C-contiguous buffer of that layout, struct format "<QQIIQII"), one
+single-SGE NdkSend / NdkReceive / NdkWrite / NdkRead each (address 0 with length 0: no SGE);
+or a list of ndk.Sge, each one request, with remote_address, remote_token and request_context
+(any object, as for Qp.send; default 0) the same for all.  An array's request_context fields
+are raw ints, passed as they are.  flags (ndk.OpFlag) are OR-ed into every request's flags.
+
+The provider is called with the GIL released, in order, stopping at the first post that does
+not return SUCCESS: `posted` requests were posted, `status` is SUCCESS or that post's status
+(the request at index `posted` was not posted).)doc")
+        .def_static("request_array", [](size_t n) { return new_array("request", n); },
+                    pyb::arg("n"),
+                    "A zeroed array of n post_many request records: numpy structured "
+                    "(Qp.request_dtype()) when numpy is installed, else a bytearray of n * 40 "
+                    "bytes.")
+        .def_static("request_dtype", [] { return numpy_dtype("request"); },
+                    "The numpy dtype of a post_many request record (needs numpy).")
+        .def_property_readonly_static("REQUEST_FORMAT", [](pyb::object) { return kRequestFormat; },
+                                      "The struct format of a post_many request record.")
         .def("__repr__", [](const Qp &qp) { return object_repr(qp, "Qp"); });
 }
 

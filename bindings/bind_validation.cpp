@@ -3,6 +3,7 @@
 // for scenarios that break a consumer rule on purpose.
 #include "contexts.hpp"
 #include "object_support.hpp"
+#include "package_types.hpp"
 
 #include "ndk/validation.hpp"
 
@@ -66,14 +67,6 @@ auto rule_key(const Rule &r)
                            std::string(r.summary));
 }
 
-// What a Session recorded, read with the GIL released: judging overdue completions takes the
-// layer's locks, which a provider thread may hold.
-std::vector<Violation> violations_of(Session &session)
-{
-    ReleasedGil released_gil;
-    return session.violations();
-}
-
 // Raw calls skip the consumer's protections, so they are allowed only where the validation
 // layer stands between them and the provider: without it, a call on a closed object reaches
 // freed provider memory.
@@ -81,17 +74,21 @@ void require_validated(const Object &object, const char *function)
 {
     if (object.adapter() && object.adapter()->validation())
         return;
-    auto cls = pyb::module_::import("ndk._errors").attr("ValidationRequired");
-    std::string message = std::string("ndk.testing.raw.") + function +
-                          " needs an object of a validated adapter (ndk.open_adapter(..., "
-                          "validate=True)): it bypasses the consumer's checks, and without the "
-                          "validation layer a call on a closed object reaches freed provider "
-                          "memory";
-    PyErr_SetObject(cls.ptr(), pyb::str(message).ptr());
-    throw pyb::error_already_set();
+    raise_package_error("ValidationRequired",
+                        std::string("ndk.testing.raw.") + function +
+                            " needs an object of a validated adapter (ndk.open_adapter(..., "
+                            "validate=True)): it bypasses the consumer's checks, and without "
+                            "the validation layer a call on a closed object reaches freed "
+                            "provider memory");
 }
 
 } // namespace
+
+std::vector<Violation> violations_of(Session &session)
+{
+    ReleasedGil released_gil;
+    return session.violations();
+}
 
 void bind_validation(pyb::module_ &m)
 {
@@ -209,35 +206,6 @@ the adapter: violations() still answers after the adapter was closed or collecte
         .def("clear", &Session::clear, pyb::call_guard<ReleasedGil>(),
              "Forget the violations recorded so far.")
         .def("__repr__", [](Session &) { return std::string("<ndk.ValidationSession>"); });
-}
-
-void bind_validation_adapter(pyb::class_<Adapter, std::shared_ptr<Adapter>> &adapter)
-{
-    adapter
-        .def_property_readonly(
-            "validated", [](const Adapter &a) { return a.validation() != nullptr; },
-            "Whether the adapter was opened through the validation layer (validate=True).")
-        .def_property_readonly(
-            "validation", [](const Adapter &a) { return a.validation(); },
-            "The validation layer's record of this adapter (an ndk.ValidationSession, which "
-            "outlives the adapter), or None when it was opened without validation.")
-        .def(
-            "violations",
-            [](const Adapter &a) {
-                auto session = a.validation();
-                return session ? violations_of(*session) : std::vector<Violation>{};
-            },
-            "The contract violations the validation layer recorded on this adapter, oldest "
-            "first, as ndk.Violation ([] when not validated).  Works after close().")
-        .def(
-            "clear_violations",
-            [](const Adapter &a) {
-                if (auto session = a.validation()) {
-                    ReleasedGil released_gil;
-                    session->clear();
-                }
-            },
-            "Forget the violations recorded so far (nothing to do when not validated).");
 }
 
 void bind_raw(pyb::module_ &m)

@@ -65,7 +65,7 @@ void release_deferred()
 pyb::object enum_of(const char *name, long long value)
 {
     try {
-        return pyb::module_::import("ndk._constants").attr(name)(value);
+        return package_attr("ndk._constants", name)(value);
     } catch (pyb::error_already_set &e) {
         if (!e.matches(PyExc_ValueError))
             throw;
@@ -323,10 +323,11 @@ std::optional<Mismatch> mismatch(pyb::handle value, const std::string &type)
     }
     if (type == "ndk.Status") // an int does (see the Status caster)
         return PyLong_Check(v) ? Found{} : expected("an ndk.Status (an int)");
-    if (type.rfind("ndk.", 0) == 0) { // a class of the binding
-        auto dot = type.rfind('.');
-        auto module = pyb::module_::import(type.substr(0, dot).c_str());
-        auto cls = pyb::getattr(module, type.substr(dot + 1).c_str(), pyb::none());
+    if (type.rfind("ndk.", 0) == 0) { // a class of the binding (ndk.X is ndk._core.X)
+        auto name = type.substr(type.rfind('.') + 1);
+        auto cls = pyb::getattr(pyb::module_::import("ndk._core"), name.c_str(), pyb::none());
+        if (cls.is_none()) // an enumeration (ndk._constants)
+            cls = pyb::getattr(pyb::module_::import("ndk._constants"), name.c_str(), pyb::none());
         if (cls.is_none() || value.is_none() || pyb::isinstance(value, cls))
             return Found{};
         return expected("an " + shown_type(type));

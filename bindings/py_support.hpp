@@ -4,15 +4,18 @@
 
 #include "ndk/events.hpp"
 #include "ndk/ndkpi.h"
+#include "ndk/validation.hpp"
 
 #include <pybind11/pybind11.h>
 
 #include "gil.hpp"
+#include "package_types.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace ndk {
 class Adapter;
@@ -92,18 +95,22 @@ bool wait_released(const Call &call, double seconds);
 // function (set on every Call a bound function returns) and what was awaited.
 [[noreturn]] void raise_call_timeout(pyb::handle call, const pyb::object &timeout);
 
+// What a validation Session recorded, read with the GIL released: judging overdue completions
+// takes the layer's locks, which a provider thread may hold.
+std::vector<validate::Violation> violations_of(validate::Session &session);
+
 // In registration order: a class must be registered before a signature names it.
 void bind_constants(pyb::module_ &m);
 void bind_call(pyb::module_ &m);
 void bind_validation(pyb::module_ &m); // Violation, Rule, ValidationSession, rules()
-void bind_adapter(pyb::module_ &m);    // calls bind_validation_adapter
-void bind_validation_adapter(pyb::class_<Adapter, std::shared_ptr<Adapter>> &adapter);
+void declare_adapter(pyb::module_ &m); // the class only: the classes below name it
 void bind_object_base(pyb::module_ &m); // Object, Sge, Mdl
 void bind_cq(pyb::module_ &m);          // Cq, Result, ResultEx
 void bind_objects(pyb::module_ &m);     // Pd, Mr, Mw, Srq, SharedEndpoint
 void bind_lam(pyb::module_ &m);         // Lam, LamCall
 void bind_qp(pyb::module_ &m);
 void bind_connector(pyb::module_ &m);   // Connector, Listener
+void bind_adapter(pyb::module_ &m);     // AdapterInfo, AdapterInfoQuery, every Adapter method
 void bind_raw(pyb::module_ &m);         // the submodule raw (ndk.testing.raw)
 
 } // namespace ndk::py
@@ -129,7 +136,7 @@ struct type_caster<ndk::py::Status> {
 
     static handle cast(ndk::py::Status status, return_value_policy, handle)
     {
-        static object status_type = module_::import("ndk._status").attr("Status");
+        static object status_type = ndk::py::package_attr("ndk._status", "Status");
         return status_type(static_cast<uint32_t>(status.value)).release();
     }
 };

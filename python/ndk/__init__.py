@@ -18,7 +18,7 @@ lists what it checks.
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from . import _adapter, _connection, _core, _knobs, _oid
+from . import _core, _knobs
 from ._connection import AddressResult, ConnectionData
 from ._constants import (AdapterFlag, CqNotify, MrFlag, NdStatus, ObjectType, Oid, OpFlag,
                          OpType, RdmaTechnology)
@@ -121,18 +121,6 @@ def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
     for hook in list(_open_hooks):
         hook(adapter)
     return adapter
-
-
-def _knobs_of(adapter: Adapter) -> Knobs:
-    if not adapter.has_knobs:
-        raise KnobsNotSupported(f"provider {adapter.provider!r} has no knobs")
-    return Knobs(adapter)
-
-
-setattr(Adapter, "knobs", property(_knobs_of, doc="The provider's run-time knobs (ndk.Knobs)."))
-_adapter.install(Adapter)
-_oid.install(Adapter)
-_connection.install(Connector)
 
 
 def __getattr__(name: str) -> Any:

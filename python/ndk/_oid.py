@@ -16,12 +16,9 @@ from __future__ import annotations
 import socket
 import struct
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 from ._status import Status
-
-if TYPE_CHECKING:
-    from ._core import Adapter, _Buffer
 
 SOCKADDR_INET_SIZE = 28
 ENTRIES_OFFSET = 16
@@ -42,9 +39,6 @@ OID_NDK_SET_STATE = 0xFC040201
 OID_NDK_STATISTICS = 0xFC040202
 OID_NDK_CONNECTIONS = 0xFC040203
 OID_NDK_LOCAL_ENDPOINTS = 0xFC040204
-
-# Far above any answer NDK defines; the binding refuses more.
-MAX_BUFFER_LENGTH = 1 << 24
 
 
 class OidHeader(NamedTuple):
@@ -149,41 +143,3 @@ def _entries(oid: int, raw: bytes, count: int) -> list[ConnectionEntry | LocalEn
             entries.append(LocalEndpointEntry(local, entry[28] != 0, entry[29] != 0,
                                               struct.unpack_from("<I", entry, 32)[0]))
     return entries
-
-
-def query_oid(self: Adapter, oid: int, buffer_length: Optional[int] = None) -> OidResult:
-    """An OID query on the adapter's miniport (MiniportOidRequest, digest 3.7) -> OidResult.
-
-    buffer_length=None negotiates as an NDIS client does: a query with a 0-length buffer, which
-    answers NDIS_STATUS_BUFFER_TOO_SHORT with BytesNeeded, then a query of that size (the result
-    is the second's).  An int makes exactly one query with a buffer of that size (0: NULL), so
-    the BUFFER_TOO_SHORT answer itself can be checked.  Documented: SUCCESS; BUFFER_TOO_SHORT
-    (bytes_needed set); INVALID_OID (not supported, also when the provider takes no OIDs).
-    """
-    if buffer_length is None:
-        first = _query(self, oid, 0)
-        if first.status != Status.BUFFER_TOO_SHORT or first.bytes_needed == 0:
-            return first
-        return _query(self, oid, first.bytes_needed)
-    if isinstance(buffer_length, bool) or not isinstance(buffer_length, int):
-        raise TypeError(f"buffer_length must be an int or None, not {type(buffer_length).__name__}")
-    if not 0 <= buffer_length <= MAX_BUFFER_LENGTH:
-        raise ValueError(f"buffer_length must be in 0..{MAX_BUFFER_LENGTH}")
-    return _query(self, oid, buffer_length)
-
-
-def _query(adapter: Adapter, oid: int, buffer_length: int) -> OidResult:
-    status, raw, written, needed = adapter._query_oid(int(oid), buffer_length)
-    return OidResult.parse(oid, raw, status, written, needed)
-
-
-def set_oid(self: Adapter, oid: int, data: _Buffer) -> Status:
-    """An OID set (MiniportOidRequest, digest 3.7) with ``data`` (bytes-like; empty: NULL) ->
-    ndk.Status.  OID_NDK_SET_STATE takes one BOOLEAN: b"\\x01" enables NDK, b"\\x00" disables
-    it.  Documented: SUCCESS; INVALID_LENGTH (wrong size); INVALID_OID."""
-    return self._set_oid(int(oid), data)
-
-
-def install(adapter_class: type) -> None:
-    setattr(adapter_class, "query_oid", query_oid)
-    setattr(adapter_class, "set_oid", set_oid)

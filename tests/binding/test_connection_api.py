@@ -72,9 +72,9 @@ def test_connect_rejects_malformed_arguments(adapter, qp):
     dest = ("192.0.2.9", 4000)
     with pytest.raises(TypeError):
         connector.connect(None, dest)
-    with pytest.raises(TypeError, match=r"\(host, port\) tuple"):
+    with pytest.raises(TypeError, match=r"dest_address must be a tuple \(str, int\), not str"):
         connector.connect(qp, "192.0.2.9:4000")
-    with pytest.raises(ValueError, match="not an IPv4 or IPv6 address"):
+    with pytest.raises(ValueError, match="dest_address: not an IPv4 or IPv6 address"):
         connector.connect(qp, ("nowhere", 4000))
     with pytest.raises(OverflowError, match=r"dest_address\[1\] must be an int in 0..65535"):
         connector.connect(qp, ("192.0.2.9", 70000))
@@ -84,7 +84,7 @@ def test_connect_rejects_malformed_arguments(adapter, qp):
         connector.connect(qp, dest, private_data_length=-1)
     with pytest.raises(ValueError, match="inbound_read_limit must be an int in 0.."):
         connector.connect(qp, dest, inbound_read_limit=-1)
-    with pytest.raises(ValueError, match="not an IPv4 or IPv6 address"):
+    with pytest.raises(ValueError, match="src_address: not an IPv4 or IPv6 address"):
         connector.connect(qp, dest, src_address=("bogus", 0))
 
 

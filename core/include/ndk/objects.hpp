@@ -16,8 +16,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <typeinfo>
@@ -167,6 +169,9 @@ public:
     bool has_knobs() const { return provider_->entry().ControlMiniport != nullptr; }
     NTSTATUS set_knob(const std::string &key, const std::string &value, std::string &reply);
     NTSTATUS get_knob(const std::string &key, std::string &value);
+    // The adapter's IP addresses as its provider states them (knob `address`:
+    // "192.0.2.1,2001:db8::1"), in order; nullopt when the provider does not say.
+    std::optional<std::vector<std::string>> addresses();
 
     void track(const std::shared_ptr<Object> &object);
 
@@ -357,6 +362,30 @@ private:
     std::shared_ptr<SrqEvents> events_;
 };
 
+// One single-SGE request of a batch (Qp::post_batch).  40 bytes with no padding, so a caller
+// can hand over an array of records it filled elsewhere (the Python binding's post_many); an
+// all-zero SGE (address 0, length 0) posts no SGL at all.
+struct BatchRequest {
+    uint64_t request_context;
+    uint64_t address;
+    uint32_t length;
+    uint32_t token;
+    uint64_t remote_address;
+    uint32_t remote_token;
+    uint32_t flags;
+};
+static_assert(sizeof(BatchRequest) == 40 && offsetof(BatchRequest, remote_address) == 24 &&
+              offsetof(BatchRequest, flags) == 36);
+
+enum class BatchOp { Send, Receive, Write, Read };
+
+// How far a batch went: `posted` requests returned STATUS_SUCCESS; `status` is SUCCESS, or the
+// status of the request at index `posted`, which was not posted (and none after it).
+struct BatchOutcome {
+    size_t posted = 0;
+    NTSTATUS status = STATUS_SUCCESS;
+};
+
 // Posts are inline (digest 1.7): each returns the provider's NTSTATUS, and a request that
 // returned STATUS_SUCCESS completes later through the CQ.
 class Qp : public Object {
@@ -380,6 +409,9 @@ public:
                            std::span<const NDK_LOGICAL_ADDRESS> adapter_page_array, ULONG fbo,
                            SIZE_T length, PVOID base_virtual_address, ULONG flags);
     NTSTATUS invalidate(PVOID request_context, Object &mr_or_mw, ULONG flags);
+    // Many posts of one kind in one call, in order, stopping at the first that does not return
+    // SUCCESS; `flags` are OR-ed into each request's.  One enter() for the whole batch.
+    BatchOutcome post_batch(BatchOp op, std::span<const BatchRequest> requests, ULONG flags);
 
 private:
     NDK_QP *ndk_;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <sstream>
 
 namespace ndk {
 
@@ -268,6 +269,21 @@ NTSTATUS Adapter::get_knob(const std::string &key, std::string &value)
         provider_->entry().ControlMiniport(miniport_, key.c_str(), nullptr, buf, sizeof buf);
     value = buf;
     return status;
+}
+
+std::optional<std::vector<std::string>> Adapter::addresses()
+{
+    std::string text;
+    if (!has_knobs() || get_knob("address", text) != STATUS_SUCCESS)
+        return std::nullopt;
+    std::vector<std::string> hosts;
+    std::stringstream items(text);
+    for (std::string host; std::getline(items, host, ',');) {
+        auto first = host.find_first_not_of(" \t\n");
+        if (first != std::string::npos)
+            hosts.push_back(host.substr(first, host.find_last_not_of(" \t\n") - first + 1));
+    }
+    return hosts;
 }
 
 Call Adapter::create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity)

@@ -92,4 +92,34 @@ NTSTATUS Qp::invalidate(PVOID request_context, Object &mr_or_mw, ULONG flags)
     return ndk_->Dispatch->NdkInvalidate(ndk_, request_context, mr_or_mw.header(), flags);
 }
 
+BatchOutcome Qp::post_batch(BatchOp op, std::span<const BatchRequest> requests, ULONG flags)
+{
+    auto in_call = enter();
+    const NDK_QP_DISPATCH &d = *ndk_->Dispatch;
+    BatchOutcome outcome;
+    for (const BatchRequest &r : requests) {
+        NDK_SGE sge{};
+        sge.VirtualAddress = reinterpret_cast<PVOID>(static_cast<uintptr_t>(r.address));
+        sge.Length = r.length;
+        sge.MemoryRegionToken = r.token;
+        ULONG n = r.length == 0 && r.address == 0 ? 0 : 1;
+        auto *context = reinterpret_cast<PVOID>(static_cast<uintptr_t>(r.request_context));
+        ULONG f = flags | r.flags;
+        switch (op) {
+        case BatchOp::Send: outcome.status = d.NdkSend(ndk_, context, &sge, n, f); break;
+        case BatchOp::Receive: outcome.status = d.NdkReceive(ndk_, context, &sge, n); break;
+        case BatchOp::Write:
+            outcome.status = d.NdkWrite(ndk_, context, &sge, n, r.remote_address, r.remote_token, f);
+            break;
+        case BatchOp::Read:
+            outcome.status = d.NdkRead(ndk_, context, &sge, n, r.remote_address, r.remote_token, f);
+            break;
+        }
+        if (outcome.status != STATUS_SUCCESS)
+            break;
+        ++outcome.posted;
+    }
+    return outcome;
+}
+
 } // namespace ndk

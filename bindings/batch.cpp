@@ -11,8 +11,9 @@
 // With numpy, Qp.request_array(n) / Cq.result_array(n) give structured arrays of these dtypes;
 // without it, bytearrays of n records (the same layout) work everywhere an array does.
 //
-// These methods are added to the classes bind_qp.cpp and bind_cq.cpp register, from here, so
-// the two stay separate.
+// bind_qp.cpp and bind_cq.cpp bind these as methods of ndk.Qp and ndk.Cq (batch.hpp).
+#include "batch.hpp"
+
 #include "contexts.hpp"
 #include "object_support.hpp"
 
@@ -24,24 +25,9 @@
 #include <thread>
 
 namespace ndk::py {
-namespace {
 
-struct Request {
-    uint64_t request_context;
-    uint64_t address;
-    uint32_t length;
-    uint32_t token;
-    uint64_t remote_address;
-    uint32_t remote_token;
-    uint32_t flags;
-};
-static_assert(sizeof(Request) == 40 && offsetof(Request, remote_address) == 24 &&
-              offsetof(Request, flags) == 36);
 static_assert(sizeof(NDK_RESULT_EX) == 40 && offsetof(NDK_RESULT_EX, Type) == 24 &&
               offsetof(NDK_RESULT_EX, TypeSpecificCompletionOutput) == 32);
-
-constexpr const char *kRequestFormat = "<QQIIQII";
-constexpr const char *kResultFormat = "<IIQQiIQ";
 
 pyb::object numpy_dtype(const char *which)
 {
@@ -70,7 +56,6 @@ pyb::object numpy_dtype(const char *which)
     return np.attr("dtype")(fields);
 }
 
-// A new array of n records: numpy structured when numpy imports, else a bytearray.
 pyb::object new_array(const char *which, size_t n)
 {
     try {
@@ -82,6 +67,8 @@ pyb::object new_array(const char *which, size_t n)
         return pyb::bytearray(std::string(n * 40, '\0'));
     }
 }
+
+namespace {
 
 // An array of records is either typed as them (numpy: exactly the dtype numpy_dtype(which)
 // gives) or untyped bytes (bytearray, bytes, a memoryview of bytes): a float64 array of the
@@ -123,26 +110,24 @@ std::pair<T *, size_t> records(const pyb::buffer_info &info, const char *what)
     return {static_cast<T *>(info.ptr), bytes / 40};
 }
 
-enum class Op { Send, Receive, Write, Read };
-
-Op op_of(const pyb::object &op)
+BatchOp op_of(const pyb::object &op)
 {
     if (pyb::isinstance<pyb::str>(op)) {
         auto name = op.cast<std::string>();
         if (name == "send")
-            return Op::Send;
+            return BatchOp::Send;
         if (name == "receive")
-            return Op::Receive;
+            return BatchOp::Receive;
         if (name == "write")
-            return Op::Write;
+            return BatchOp::Write;
         if (name == "read")
-            return Op::Read;
+            return BatchOp::Read;
     } else if (pyb::isinstance<pyb::int_>(op)) {
         switch (op.cast<long>()) {
-        case NdkOperationTypeSend: return Op::Send;
-        case NdkOperationTypeReceive: return Op::Receive;
-        case NdkOperationTypeWrite: return Op::Write;
-        case NdkOperationTypeRead: return Op::Read;
+        case NdkOperationTypeSend: return BatchOp::Send;
+        case NdkOperationTypeReceive: return BatchOp::Receive;
+        case NdkOperationTypeWrite: return BatchOp::Write;
+        case NdkOperationTypeRead: return BatchOp::Read;
         default: break;
         }
     }
@@ -150,38 +135,18 @@ Op op_of(const pyb::object &op)
                            "ndk.OpType of one), not " + pyb::repr(op).cast<std::string>());
 }
 
-NTSTATUS post_one(NDK_QP *qp, Op op, const Request &r, ULONG flags)
-{
-    NDK_SGE sge{};
-    sge.VirtualAddress = reinterpret_cast<PVOID>(static_cast<uintptr_t>(r.address));
-    sge.Length = r.length;
-    sge.MemoryRegionToken = r.token;
-    auto *context = reinterpret_cast<PVOID>(static_cast<uintptr_t>(r.request_context));
-    ULONG f = flags | r.flags;
-    ULONG n = r.length == 0 && r.address == 0 ? 0 : 1; // an all-zero SGE: no SGL at all
-    const NDK_QP_DISPATCH &d = *qp->Dispatch;
-    switch (op) {
-    case Op::Send: return d.NdkSend(qp, context, &sge, n, f);
-    case Op::Receive: return d.NdkReceive(qp, context, &sge, n);
-    case Op::Write: return d.NdkWrite(qp, context, &sge, n, r.remote_address, r.remote_token, f);
-    case Op::Read: return d.NdkRead(qp, context, &sge, n, r.remote_address, r.remote_token, f);
-    }
-    return STATUS_INVALID_PARAMETER;
-}
+} // namespace
 
 pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &requests,
                      ULONG flags, std::optional<UINT64> remote_address,
                      std::optional<UINT32> remote_token, const pyb::object &request_context)
 {
-    Op op = op_of(op_object);
-    auto in_call = qp.enter(); // the QP is not closed under the posts (InCall)
-    NDK_QP *raw = qp.ndk();
-    size_t posted = 0;
-    NTSTATUS status = STATUS_SUCCESS;
+    BatchOp op = op_of(op_object);
+    BatchOutcome outcome;
     if (pyb::isinstance<pyb::list>(requests) || pyb::isinstance<pyb::tuple>(requests)) {
         // A sequence of ndk.Sge: one single-SGE request each, with the keyword arguments.
         auto seq = pyb::reinterpret_borrow<pyb::sequence>(requests);
-        std::vector<Request> list(seq.size());
+        std::vector<BatchRequest> list(seq.size());
         for (size_t i = 0; i < list.size(); ++i) {
             pyb::object item = seq[i];
             if (!pyb::isinstance<NDK_SGE>(item))
@@ -190,7 +155,7 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
                                       "array of request records), not " +
                                       std::string(Py_TYPE(item.ptr())->tp_name));
             const auto &sge = item.cast<const NDK_SGE &>();
-            list[i] = Request{0,
+            list[i] = BatchRequest{0,
                               reinterpret_cast<uintptr_t>(sge.VirtualAddress),
                               sge.Length,
                               sge.MemoryRegionToken,
@@ -202,13 +167,8 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
         HeldContext held(qp, request_context, "request_context", list.size());
         for (auto &r : list)
             r.request_context = reinterpret_cast<uintptr_t>(held.value());
-        {
-            ReleasedGil released_gil;
-            for (; posted < list.size(); ++posted)
-                if ((status = post_one(raw, op, list[posted], flags)) != STATUS_SUCCESS)
-                    break;
-        }
-        held.posted(posted);
+        outcome = released([&] { return qp.post_batch(op, list, flags); });
+        held.posted(outcome.posted);
     } else {
         bool no_context = PyLong_Check(request_context.ptr()) &&
                           PyObject_Not(request_context.ptr()) == 1; // the default, 0
@@ -221,13 +181,10 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
                                   std::string(Py_TYPE(requests.ptr())->tp_name));
         auto info = contiguous_buffer(pyb::reinterpret_borrow<pyb::buffer>(requests));
         check_record_type(requests, *info, "request", "ndk.Qp.post_many(): requests");
-        auto [list, n] = records<const Request>(*info, "post_many");
-        ReleasedGil released_gil;
-        for (; posted < n; ++posted)
-            if ((status = post_one(raw, op, list[posted], flags)) != STATUS_SUCCESS)
-                break;
+        auto [list, n] = records<const BatchRequest>(*info, "post_many");
+        outcome = released([&] { return qp.post_batch(op, std::span(list, n), flags); });
     }
-    return pyb::make_tuple(posted, Status{status});
+    return pyb::make_tuple(outcome.posted, Status{outcome.status});
 }
 
 size_t poll_into(Cq &cq, const pyb::buffer &out, size_t min_results, const pyb::object &timeout,
@@ -251,72 +208,6 @@ size_t poll_into(Cq &cq, const pyb::buffer &out, size_t min_results, const pyb::
     // The array keeps the raw values; the objects they stood for are let go (contexts.hpp).
     forget_contexts(cq, std::span<const NDK_RESULT_EX>(array, got));
     return got;
-}
-
-} // namespace
-
-void bind_batch(pyb::module_ &m)
-{
-    pyb::object qp_class = m.attr("Qp");
-    pyb::object cq_class = m.attr("Cq");
-
-    qp_class.attr("post_many") = pyb::cpp_function(
-        &post_many, pyb::name("post_many"), pyb::is_method(qp_class),
-        pyb::sibling(pyb::getattr(qp_class, "post_many", pyb::none())), pyb::arg("op"),
-        pyb::arg("requests"), pyb::arg("flags") = 0, pyb::arg("remote_address") = pyb::none(),
-        pyb::arg("remote_token") = pyb::none(), pyb::arg("request_context") = 0,
-        R"doc(Post many requests of one kind in one call -> (posted: int, status: ndk.Status).
-
-op: 'send', 'receive', 'write' or 'read' (or ndk.OpType.SEND / RECEIVE / WRITE / READ).
-requests: an array of 40-byte request records (Qp.request_array(n): a numpy structured array
-with fields request_context, address, length, token, remote_address, remote_token, flags; or
-any writable/readable C-contiguous buffer of that layout, struct format "<QQIIQII"), one
-single-SGE NdkSend / NdkReceive / NdkWrite / NdkRead each (address 0 with length 0: no SGE);
-or a list of ndk.Sge, each one request, with remote_address, remote_token and request_context
-(any object, as for Qp.send; default 0) the same for all.  An array's request_context fields
-are raw ints, passed as they are.  flags (ndk.OpFlag) are OR-ed into every request's flags.
-
-The provider is called with the GIL released, in order, stopping at the first post that does
-not return SUCCESS: `posted` requests were posted, `status` is SUCCESS or that post's status
-(the request at index `posted` was not posted).)doc");
-
-    qp_class.attr("request_array") = pyb::staticmethod(pyb::cpp_function(
-        [](size_t n) { return new_array("request", n); }, pyb::name("request_array"),
-        pyb::arg("n"),
-        "A zeroed array of n post_many request records: numpy structured (Qp.request_dtype()) "
-        "when numpy is installed, else a bytearray of n * 40 bytes."));
-    qp_class.attr("request_dtype") = pyb::staticmethod(pyb::cpp_function(
-        [] { return numpy_dtype("request"); }, pyb::name("request_dtype"),
-        "The numpy dtype of a post_many request record (needs numpy)."));
-    qp_class.attr("REQUEST_FORMAT") = kRequestFormat;
-
-    cq_class.attr("poll_into") = pyb::cpp_function(
-        &poll_into, pyb::name("poll_into"), pyb::is_method(cq_class),
-        pyb::sibling(pyb::getattr(cq_class, "poll_into", pyb::none())), pyb::arg("out"),
-        pyb::arg("min_results") = 0, pyb::arg("timeout") = 1.0, pyb::arg("offset") = 0,
-        R"doc(Poll NdkGetCqResultsEx straight into `out` -> the number of results written.
-
-out: a writable C-contiguous array of 40-byte NDK_RESULT_EX records (Cq.result_array(n): a
-numpy structured array with fields status, bytes_transferred, qp_context, request_context,
-type, provider_error_code, type_specific_completion_output; or a bytearray of that layout,
-struct format "<IIQQiIQ").  Results are written from record `offset` on, at most up to the
-end of the array.  min_results=0 polls once without waiting; otherwise polls (GIL released,
-no Python object per result) until at least min_results arrived or `timeout` seconds passed
-(None: no limit), and returns how many arrived: fewer than min_results means the timeout.
-
-qp_context and request_context stay the raw integers the provider returned: an object given
-as a context shows as its handle there, and the binding lets go of the object (only
-Cq.get_results* and wait_results give the objects back).)doc");
-
-    cq_class.attr("result_array") = pyb::staticmethod(pyb::cpp_function(
-        [](size_t n) { return new_array("result", n); }, pyb::name("result_array"),
-        pyb::arg("n"),
-        "A zeroed array of n NDK_RESULT_EX records for poll_into: numpy structured "
-        "(Cq.result_dtype()) when numpy is installed, else a bytearray of n * 40 bytes."));
-    cq_class.attr("result_dtype") = pyb::staticmethod(pyb::cpp_function(
-        [] { return numpy_dtype("result"); }, pyb::name("result_dtype"),
-        "The numpy dtype of an NDK_RESULT_EX record as poll_into writes it (needs numpy)."));
-    cq_class.attr("RESULT_FORMAT") = kResultFormat;
 }
 
 } // namespace ndk::py
