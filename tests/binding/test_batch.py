@@ -1,4 +1,4 @@
-"""Batch data-path calls: Qp.post_many and Cq.poll_into (bindings/bind_batch.cpp).
+"""Batch data-path calls: Qp.post_many and Cq.poll_into (bindings/batch.cpp).
 
 Behaviour only (what is posted, what lands in the array, statuses); speed is measured in
 bench/, never asserted here.
