@@ -65,10 +65,15 @@ def test_local_length_is_data_overrun(open_adapter: OpenAdapter) -> None:
     (DATA_OVERRUN: the SGEs reference more than the adapter can send): a send with one SGE more
     than the QP's MaxInitiatorRequestSge.  A provider that completes it reports
     STATUS_DATA_OVERRUN, nd_status ND_LOCAL_LENGTH, and the connection ends (ND2 QP error
-    model: later requests complete CANCELLED).  A provider that refuses it inline with
-    STATUS_DATA_OVERRUN (docs/semantics.md POST-CHECKS, ND-LOCAL-LENGTH: the soft provider)
-    leaves no completion and a usable QP, and the scenario skips: no result carries the row."""
+    model: later requests complete CANCELLED); the soft provider does with knob
+    sge_check="completion" (docs/semantics.md ND-LOCAL-LENGTH).  A provider that refuses it
+    inline with STATUS_DATA_OVERRUN (POST-CHECKS) leaves no completion and a usable QP, and the
+    scenario skips: no result carries the row."""
     a, b = pair(open_adapter, max_initiator_request_sge=2)
+    try:
+        a.adapter.knobs.sge_check = "completion"
+    except ndk.KnobsNotSupported:
+        pass  # the provider's own choice decides which branch below runs
     a.buffer[:48] = pattern(48)
     status = a.qp.send([a.mr.sge(16 * i, 16) for i in range(3)], request_context=0xA1)
     if status == Status.SUCCESS:  # reported through the completion

@@ -285,6 +285,19 @@ std::string get_progress(const KnobValues &v, std::string_view)
     return v.manual_progress ? "manual" : "auto";
 }
 
+std::string set_sge_check(KnobValues &v, std::string_view, const std::string &value)
+{
+    if (value != "inline" && value != "completion")
+        return "expected inline or completion";
+    v.sge_check_at_completion.store(value == "completion", std::memory_order_relaxed);
+    return "";
+}
+
+std::string get_sge_check(const KnobValues &v, std::string_view)
+{
+    return v.sge_check_at_completion.load(std::memory_order_relaxed) ? "completion" : "inline";
+}
+
 uint32_t &timeout_of(KnobValues &v, std::string_view name)
 {
     return name == "rnr_timeout_ms" ? v.rnr_timeout_ms : v.connect_timeout_ms;
@@ -445,6 +458,15 @@ const KnobSpec kKnobTable[] = {
                "like `step`. Python: `adapter.knobs.fatal_cq_error = True`",
      .set = nullptr,
      .get = nullptr},
+    {.names = "sge_check",
+     .title = nullptr,
+     .values = "`inline` (default), `completion`",
+     .effect = "where an initiator request with more SGEs than the QP allows fails: inline, "
+               "STATUS_DATA_OVERRUN from the post (POST-CHECKS), or, with `completion`, posted and "
+               "completed STATUS_DATA_OVERRUN (ND_LOCAL_LENGTH) when it executes, which ends the "
+               "connection like any failed request (docs/semantics.md ND-LOCAL-LENGTH)",
+     .set = set_sge_check,
+     .get = get_sge_check},
     {.names = "rnr_timeout_ms",
      .title = nullptr,
      .values = "milliseconds (default 100)",

@@ -64,6 +64,9 @@ struct KnobValues {
     bool manual_progress = false;
     uint32_t rnr_timeout_ms = 100;
     uint32_t connect_timeout_ms = 10000;
+    // sge_check=completion: too many SGEs in an initiator request is found when it executes
+    // (docs/semantics.md ND-LOCAL-LENGTH); read on the data path, so lock-free.
+    std::atomic<bool> sge_check_at_completion{false};
     std::atomic<Misbehave> misbehave{Misbehave::None};
 };
 
@@ -119,6 +122,12 @@ public:
     std::chrono::milliseconds rnr_timeout() const;
     // How long connection establishment waits for the peer's Accept / CompleteConnect.
     std::chrono::milliseconds connect_timeout() const;
+    // Whether an initiator request with more SGEs than the QP allows is posted and completed
+    // STATUS_DATA_OVERRUN (knob sge_check=completion) rather than refused inline.
+    bool sge_check_at_completion() const
+    {
+        return v_.sge_check_at_completion.load(std::memory_order_relaxed);
+    }
     // The contract rule the provider breaks on purpose; read on the data path, so lock-free.
     Misbehave misbehave() const { return v_.misbehave.load(std::memory_order_relaxed); }
 

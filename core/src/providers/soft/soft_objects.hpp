@@ -140,6 +140,7 @@ struct WorkRequest {
     UINT64 remote_address = 0;
     UINT32 remote_token = 0;
     bool invalidate_remote = false; // SendAndInvalidate: remote_token is invalidated
+    bool sge_overrun = false;       // sge_check=completion: more SGEs than the QP allows
     SoftMr *mr = nullptr;           // Bind, FastRegister, Invalidate of an MR
     SoftMw *mw = nullptr;           // Bind, Invalidate of an MW
     uintptr_t address = 0;          // Bind: window start; FastRegister: base virtual address

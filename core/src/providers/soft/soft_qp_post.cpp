@@ -72,7 +72,11 @@ NTSTATUS post_initiator(NDK_QP *ndk_qp, const char *function, NDK_OPERATION_TYPE
 NTSTATUS take_sgl(SoftQp &qp, WorkRequest &wr, const NDK_SGE *sgl, ULONG count, ULONG max_sge)
 {
     uint64_t total = 0;
-    SglLimits limits{max_sge, qp.adapter().info().MaxTransferLength, qp.inline_size};
+    // sge_check=completion: the SGE count is judged when the request executes (execute()).
+    wr.sge_overrun = count > max_sge && !(wr.flags & NDK_OP_FLAG_INLINE) &&
+                     qp.adapter().knobs().sge_check_at_completion();
+    SglLimits limits{wr.sge_overrun ? count : max_sge, qp.adapter().info().MaxTransferLength,
+                     qp.inline_size};
     if (NTSTATUS status = check_sgl(sgl, count, wr.flags, limits, &total); status != STATUS_SUCCESS)
         return status;
     if (wr.flags & NDK_OP_FLAG_INLINE) {

@@ -216,6 +216,8 @@ Outcome execute_invalidate(WorkRequest &wr)
 
 Outcome execute(SoftQp &qp, WorkRequest &wr)
 {
+    if (wr.sge_overrun) // ND2: DATA_OVERRUN, "the SGEs reference more than the adapter can send"
+        return {false, STATUS_DATA_OVERRUN};
     switch (wr.type) {
     case NdkOperationTypeSend: return execute_send(qp, wr);
     case NdkOperationTypeRead:
