@@ -15,6 +15,13 @@ bool affinity_valid(const GROUP_AFFINITY *affinity)
     return affinity->Group == 0 && affinity->Mask != 0 && (affinity->Mask & ~present) == 0;
 }
 
+NTSTATUS check_create_listener(NDK_FN_CONNECT_EVENT_CALLBACK connect_event, NDK_LISTENER **out)
+{
+    if (out == nullptr || connect_event == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return STATUS_SUCCESS;
+}
+
 NTSTATUS check_create_cq(const NDK_ADAPTER_INFO &info, ULONG depth,
                          NDK_FN_CQ_NOTIFICATION_CALLBACK notification,
                          const GROUP_AFFINITY *affinity, NDK_CQ **out)

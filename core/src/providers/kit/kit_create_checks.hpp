@@ -7,6 +7,30 @@
 
 namespace ndk::kit {
 
+// Every create hands its object back through its out-parameter (digest 1.0, "Async create"):
+// a NULL one is STATUS_INVALID_PARAMETER.  NdkCreatePd, NdkCreateConnector, NdkCreateMr and
+// NdkCreateMw have no other argument to check.
+template <class Out>
+NTSTATUS check_create_out(Out **out)
+{
+    return out == nullptr ? STATUS_INVALID_PARAMETER : STATUS_SUCCESS;
+}
+
+// A create that completes inline with an object needing nothing but its adapter and the
+// create's arguments: the out-parameter checked, then the object handed to the adapter
+// (`Adapter::created`: into its registry, out to the consumer).
+template <class Object, class Adapter, class Out, class... Args>
+NTSTATUS create_inline(Adapter &adapter, Out **out, Args &&...args)
+{
+    if (NTSTATUS status = check_create_out(out); status != STATUS_SUCCESS)
+        return status;
+    return adapter.created(new Object(adapter, static_cast<Args &&>(args)...), out);
+}
+
+// NdkCreateListener (digest 1.1, 1.9): the out-parameter, and the connect event callback the
+// listener calls for every incoming request.
+NTSTATUS check_create_listener(NDK_FN_CONNECT_EVENT_CALLBACK connect_event, NDK_LISTENER **out);
+
 // An affinity names processor group 0 and only processors this machine has (NULL: none asked).
 bool affinity_valid(const GROUP_AFFINITY *affinity);
 

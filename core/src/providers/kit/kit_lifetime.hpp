@@ -61,6 +61,40 @@ protected:
         close_completion_ = completion;
         close_context_ = context;
     }
+    // NdkCloseXxx under the provider's lock, for a provider whose close completes where it
+    // frees the object (digest 3.1): a second close is STATUS_INVALID_DEVICE_STATE
+    // (DOUBLE-CLOSE); otherwise `cancel` runs (the provider retires the object and cancels what
+    // it has in flight; a dependent it releases meanwhile does not finish the object), then a
+    // close with dependents left pends: STATUS_PENDING, the completion kept (NULL: a
+    // dereference, CLOSE-NO-COMPLETION).  STATUS_SUCCESS: none left, the caller finishes the
+    // object now (outside the lock, where its callbacks run, so none runs after the close).
+    template <class Cancel>
+    NTSTATUS close_or_pend(NDK_FN_CLOSE_COMPLETION completion, PVOID context, Cancel &&cancel)
+    {
+        if (!begin_close())
+            return STATUS_INVALID_DEVICE_STATE;
+        in_close_ = true;
+        cancel();
+        in_close_ = false;
+        if (dependents_ > 0) {
+            pend_close(completion, context);
+            return STATUS_PENDING;
+        }
+        finishing_ = true;
+        return STATUS_SUCCESS;
+    }
+    // For on_last_dependent() after close_or_pend(): true once, when the pending close may
+    // finish now; false while the close is still cancelling (it finishes the object itself)
+    // and once the object is finishing.
+    bool claim_finish()
+    {
+        if (finishing_ || in_close_)
+            return false;
+        finishing_ = true;
+        return true;
+    }
+    // The object goes another way (its adapter's close frees it): nothing may finish it again.
+    void mark_finishing() { finishing_ = true; }
     // Tell the consumer the pending close is done (nothing for a dereference).  Call it before
     // release_antecedents(), so a successor's completion comes first.
     void call_close_completion() const
@@ -92,6 +126,8 @@ private:
     int dependents_ = 0;
     bool close_requested_ = false;
     bool close_pending_ = false;
+    bool in_close_ = false;
+    bool finishing_ = false;
     NDK_FN_CLOSE_COMPLETION close_completion_ = nullptr;
     PVOID close_context_ = nullptr;
 };

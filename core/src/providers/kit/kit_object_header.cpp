@@ -16,4 +16,18 @@ NTSTATUS query_extension_not_supported(NDK_OBJECT_HEADER *, GUID *, NDK_VERSION,
     return STATUS_NOT_SUPPORTED;
 }
 
+NTSTATUS query_adapter_info(const NDK_ADAPTER_INFO &info, NDK_ADAPTER_INFO *pInfo,
+                            ULONG *pBufferSize)
+{
+    if (pBufferSize == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    if (pInfo == nullptr || *pBufferSize < sizeof(NDK_ADAPTER_INFO)) {
+        *pBufferSize = sizeof(NDK_ADAPTER_INFO);
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    *pInfo = info;
+    *pBufferSize = sizeof(NDK_ADAPTER_INFO);
+    return STATUS_SUCCESS;
+}
+
 } // namespace ndk::kit

@@ -5,6 +5,12 @@
 
 #include "ndk/provider.h"
 
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace ndk::kit {
 
 template <class Miniport>
@@ -20,6 +26,78 @@ NDIS_STATUS oid_request_entry(NDIS_HANDLE context, NDIS_OID Oid, BOOLEAN Set, PV
         return STATUS_INVALID_PARAMETER;
     return Request(*static_cast<Miniport *>(context), Oid, Set != FALSE, Buffer, BufferLength,
                    BytesWritten, BytesNeeded);
+}
+
+// OPEN_NDK_ADAPTER_HANDLER's version negotiation (digest 1.1): a major the provider does not
+// implement (`highest` empty: the provider's highest minor of the requested major) fails with
+// NDIS_STATUS_BAD_VERSION, so does a requested minor above the provider's highest; otherwise
+// the adapter uses, and reports in NDK_ADAPTER_INFO and every object header, its highest minor.
+inline NDIS_STATUS negotiate_version(NDK_VERSION requested, std::optional<USHORT> highest,
+                                     NDK_VERSION &granted)
+{
+    if (!highest || requested.Minor > *highest)
+        return NDIS_STATUS_BAD_VERSION;
+    granted = NDK_VERSION{requested.Major, *highest};
+    return NDIS_STATUS_SUCCESS;
+}
+
+// The versions the providers of this tree implement, NDKPI 1.2 and 2.1 (digest 2.7;
+// docs/semantics.md, VERSIONS): the highest minor of `major`, or none.
+inline std::optional<USHORT> implemented_minor(USHORT major)
+{
+    if (major == 1)
+        return USHORT{2};
+    if (major == 2)
+        return USHORT{1};
+    return std::nullopt;
+}
+
+// What a provider's open does once the entry has checked its arguments: the miniport, the
+// version the consumer asks for (NDIS_OPEN_NDK_ADAPTER_PARAMETERS.Version), the out-pointer.
+template <class Miniport>
+using OpenFn = NDIS_STATUS (*)(Miniport &, NDK_VERSION requested, NDK_ADAPTER **);
+
+// OPEN_NDK_ADAPTER_HANDLER for a provider whose miniport context is a `Miniport`: a NULL
+// context, parameter block or out-pointer is STATUS_INVALID_PARAMETER before the provider is
+// asked (digest 1.1).
+template <class Miniport, OpenFn<Miniport> Open>
+NDIS_STATUS open_adapter_entry(NDIS_HANDLE context, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
+                               NDK_ADAPTER **ppNdkAdapter)
+{
+    if (context == nullptr || parameters == nullptr || ppNdkAdapter == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return Open(*static_cast<Miniport *>(context), parameters->Version, ppNdkAdapter);
+}
+
+template <class Miniport>
+using ControlFn = NTSTATUS (*)(Miniport &, const char *key, const char *value, char *reply,
+                               ULONG reply_length);
+
+// NDK_HARNESS_PROVIDER::ControlMiniport (ndk/provider.h) for a provider whose miniport context
+// is a `Miniport`: a NULL context or key is STATUS_INVALID_PARAMETER.
+template <class Miniport, ControlFn<Miniport> Control>
+NTSTATUS control_entry(NDIS_HANDLE context, const char *key, const char *value, char *reply,
+                       ULONG reply_length)
+{
+    if (context == nullptr || key == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    return Control(*static_cast<Miniport *>(context), key, value, reply, reply_length);
+}
+
+// CreateMiniport's options (ndk/provider.h): "key=value" lines (NULL: none), in order; an empty
+// line is skipped and a line without '=' is a key with an empty value.
+inline std::vector<std::pair<std::string, std::string>> parse_options(const char *options)
+{
+    std::vector<std::pair<std::string, std::string>> parsed;
+    std::istringstream lines(options != nullptr ? options : "");
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty())
+            continue;
+        auto eq = line.find('=');
+        parsed.emplace_back(line.substr(0, eq),
+                            eq == std::string::npos ? "" : line.substr(eq + 1));
+    }
+    return parsed;
 }
 
 // A provider's entry: what it supplies, and what every entry shares (the sizes, the version,

@@ -13,19 +13,14 @@ NTSTATUS LoopObject::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
     LoopAdapter &a = adapter();
     {
         std::lock_guard lock(fabric_mu());
-        if (!begin_close())
-            return STATUS_INVALID_DEVICE_STATE; // a second close (DOUBLE-CLOSE)
-        a.retire(this);
-        in_close_ = true;
-        on_close(); // may complete the object's own requests in flight
-        in_close_ = false;
-        if (dependents() > 0) {
-            // Completed on the engine when the last successor, child or request is gone; a
-            // NULL completion makes the close a dereference (CLOSE-NO-COMPLETION).
-            pend_close(completion, context);
-            return STATUS_PENDING;
-        }
-        finishing_ = true;
+        // Pending: completed on the engine when the last successor, child or request is gone.
+        if (NTSTATUS status = close_or_pend(completion, context,
+                                            [&] {
+                                                a.retire(this);
+                                                on_close(); // may complete its own requests
+                                            });
+            status != STATUS_SUCCESS)
+            return status;
     }
     // On the engine, after every callback already queued for this object: none runs later.
     a.engine().run([this] { finish(); });
@@ -34,9 +29,8 @@ NTSTATUS LoopObject::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
 
 void LoopObject::on_last_dependent()
 {
-    if (finishing_ || in_close_)
+    if (!claim_finish())
         return;
-    finishing_ = true;
     LoopAdapter &a = adapter();
     a.engine().post([&a, this] {
         {
@@ -62,7 +56,7 @@ void LoopObject::finish()
 
 void LoopObject::shut_down()
 {
-    finishing_ = true; // nothing may queue its finish() now
+    mark_finishing(); // nothing may queue its finish() now
     if (begin_close())
         on_close();
 }
@@ -102,15 +96,7 @@ namespace {
 
 NTSTATUS query_adapter_info(NDK_ADAPTER *adapter, NDK_ADAPTER_INFO *pInfo, ULONG *pBufferSize)
 {
-    if (pBufferSize == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    if (pInfo == nullptr || *pBufferSize < sizeof(NDK_ADAPTER_INFO)) {
-        *pBufferSize = sizeof(NDK_ADAPTER_INFO);
-        return STATUS_BUFFER_TOO_SMALL;
-    }
-    *pInfo = LoopAdapter::from(adapter)->info();
-    *pBufferSize = sizeof(NDK_ADAPTER_INFO);
-    return STATUS_SUCCESS;
+    return kit::query_adapter_info(LoopAdapter::from(adapter)->info(), pInfo, pBufferSize);
 }
 
 // Not implemented by this example: shared endpoints and logical address mappings.

@@ -4,6 +4,7 @@
 // Connect; CompleteConnect joins the two QPs and completes the Accept.  The statuses are the
 // soft provider's (docs/semantics.md, CONN-*, DISCONNECT*); there are no timeouts.
 #include "loop_objects.hpp"
+#include "providers/kit/kit_connection.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -140,10 +141,7 @@ void LConnector::on_close()
 NTSTATUS create_connector(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION, PVOID,
                           NDK_CONNECTOR **ppNdkConnector)
 {
-    if (ppNdkConnector == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    LoopAdapter *a = LoopAdapter::from(ndk_adapter);
-    return a->created(new LConnector(*a), ppNdkConnector);
+    return kit::create_inline<LConnector>(*LoopAdapter::from(ndk_adapter), ppNdkConnector);
 }
 
 namespace {
@@ -184,10 +182,11 @@ NTSTATUS connect(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, const PSOCKADDR p
     LConnector &c = connector_of(ndk_connector);
     LoopAdapter &a = c.adapter();
     NDK_ADAPTER_INFO info = a.info();
-    if (RequestCompletion == nullptr || (pPrivateData == nullptr && PrivateDataLength > 0))
+    if (RequestCompletion == nullptr)
         return STATUS_INVALID_PARAMETER;
-    if (PrivateDataLength > info.MaxCallerData)
-        return STATUS_INVALID_BUFFER_SIZE; // docs/semantics.md, CONN-PRIVATE-DATA
+    if (NTSTATUS s = kit::check_private_data(pPrivateData, PrivateDataLength, info.MaxCallerData);
+        s != STATUS_SUCCESS)
+        return s;
     Endpoint local, remote;
     if (NTSTATUS s = Endpoint::from_sockaddr(pSrcAddress, SrcAddressLength, local); s != STATUS_SUCCESS)
         return s;
@@ -223,8 +222,8 @@ NTSTATUS connect(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, const PSOCKADDR p
     c.local = local;
     c.remote = remote;
     c.holds_port = true;
-    c.inbound_limit = std::min(InboundReadLimit, info.MaxInboundReadLimit);
-    c.outbound_limit = std::min(OutboundReadLimit, info.MaxOutboundReadLimit);
+    c.inbound_limit = kit::read_limit(InboundReadLimit, info.MaxInboundReadLimit);
+    c.outbound_limit = kit::read_limit(OutboundReadLimit, info.MaxOutboundReadLimit);
     hold_request(c, RequestCompletion, RequestContext);
 
     // The request reaches the listener: a new passive connector, delivered by its connect
@@ -274,10 +273,11 @@ NTSTATUS accept_common(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, ULONG Inbou
 {
     LConnector &p = connector_of(ndk_connector);
     NDK_ADAPTER_INFO info = p.adapter().info();
-    if (RequestCompletion == nullptr || (pPrivateData == nullptr && PrivateDataLength > 0))
+    if (RequestCompletion == nullptr)
         return STATUS_INVALID_PARAMETER;
-    if (PrivateDataLength > info.MaxCalleeData)
-        return STATUS_INVALID_BUFFER_SIZE;
+    if (NTSTATUS s = kit::check_private_data(pPrivateData, PrivateDataLength, info.MaxCalleeData);
+        s != STATUS_SUCCESS)
+        return s;
     std::lock_guard lock(fabric_mu());
     if (p.state != State::Incoming)
         return STATUS_CONNECTION_INVALID; // not a connector a connect event delivered
@@ -291,9 +291,8 @@ NTSTATUS accept_common(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, ULONG Inbou
         p.establishment_failed(STATUS_CONNECTION_ABORTED); // the connecting side gave up
         return STATUS_PENDING;
     }
-    // Effective read limits: each capped by this adapter and by the peer's opposite limit.
-    p.inbound_limit = std::min({InboundReadLimit, info.MaxInboundReadLimit, c->outbound_limit});
-    p.outbound_limit = std::min({OutboundReadLimit, info.MaxOutboundReadLimit, c->inbound_limit});
+    p.inbound_limit = kit::read_limit(InboundReadLimit, info.MaxInboundReadLimit, c->outbound_limit);
+    p.outbound_limit = kit::read_limit(OutboundReadLimit, info.MaxOutboundReadLimit, c->inbound_limit);
     p.on_disconnect = plain;
     p.on_disconnect_ex = ex;
     p.disconnect_context = DisconnectEventContext;

@@ -2,6 +2,7 @@
 // overrun when a completion finds the CQ full.  No resize, no interrupt moderation: the
 // adapter does not flag them, so both are STATUS_NOT_SUPPORTED as required.
 #include "loop_objects.hpp"
+#include "providers/kit/kit_cq_results.hpp"
 
 #include <type_traits>
 
@@ -79,12 +80,8 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
     LCq *cq = from(ndk_cq);
     std::lock_guard lock(fabric_mu());
     ULONG n = 0;
-    for (; Results != nullptr && n < nResults && !cq->results.empty(); ++n) {
-        const NDK_RESULT_EX &r = cq->results.front();
-        if constexpr (std::is_same_v<Result, NDK_RESULT_EX>)
-            Results[n] = r;
-        else
-            Results[n] = NDK_RESULT{r.Status, r.BytesTransferred, r.QPContext, r.RequestContext};
+    for (; kit::results_wanted(Results, nResults) && n < nResults && !cq->results.empty(); ++n) {
+        Results[n] = kit::result_as<Result>(cq->results.front());
         cq->results.pop_front();
     }
     return n;

@@ -34,10 +34,10 @@ NTSTATUS create_listener(NDK_ADAPTER *ndk_adapter, NDK_FN_CONNECT_EVENT_CALLBACK
                          PVOID ConnectEventContext, NDK_FN_CREATE_COMPLETION, PVOID,
                          NDK_LISTENER **ppNdkListener)
 {
-    if (ppNdkListener == nullptr || ConnectEvent == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    LoopAdapter *a = LoopAdapter::from(ndk_adapter);
-    return a->created(new LListener(*a, ConnectEvent, ConnectEventContext), ppNdkListener);
+    if (NTSTATUS s = kit::check_create_listener(ConnectEvent, ppNdkListener); s != STATUS_SUCCESS)
+        return s;
+    return kit::create_inline<LListener>(*LoopAdapter::from(ndk_adapter), ppNdkListener,
+                                         ConnectEvent, ConnectEventContext);
 }
 
 namespace {

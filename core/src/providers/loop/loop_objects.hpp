@@ -40,8 +40,6 @@ protected:
 
 private:
     void finish(); // engine thread: the close completion, the antecedents, delete
-    bool finishing_ = false;
-    bool in_close_ = false;
 };
 
 class LoopAdapter : public NDK_ADAPTER {
@@ -96,20 +94,7 @@ private:
 };
 
 template <class Ndk>
-struct NdkObject : Ndk, LoopObject {
-    NdkObject(LoopAdapter &adapter, NDK_OBJECT_TYPE type, const void *dispatch)
-        : Ndk{}, LoopObject(adapter, type)
-    {
-        init_header(this->Header, type, adapter.version());
-        this->Dispatch = static_cast<decltype(this->Dispatch)>(dispatch);
-    }
-    NDK_OBJECT_HEADER &header() override { return this->Header; }
-    template <class Self>
-    static Self *from_header(NDK_OBJECT_HEADER *header)
-    {
-        return static_cast<Self *>(reinterpret_cast<Ndk *>(header));
-    }
-};
+using NdkObject = kit::NdkObject<Ndk, LoopObject>;
 
 // The same close function in every dispatch table.
 template <class T>

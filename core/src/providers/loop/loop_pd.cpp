@@ -4,6 +4,7 @@
 // example: their creates return STATUS_NOT_SUPPORTED, and NDK_ADAPTER_INFO says so
 // (MaxWindowSize, MaxSrqDepth and FRMRPageCount are 0).
 #include "loop_objects.hpp"
+#include "providers/kit/kit_mr_checks.hpp"
 
 namespace ndk::loop {
 
@@ -23,10 +24,7 @@ void LMr::deregister()
 
 NTSTATUS create_pd(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION, PVOID, NDK_PD **ppNdkPd)
 {
-    if (ppNdkPd == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    LoopAdapter *adapter = LoopAdapter::from(ndk_adapter);
-    return adapter->created(new LPd(*adapter), ppNdkPd);
+    return kit::create_inline<LPd>(*LoopAdapter::from(ndk_adapter), ppNdkPd);
 }
 
 namespace {
@@ -36,8 +34,8 @@ LMr *from(NDK_MR *mr) { return static_cast<LMr *>(mr); }
 NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETION, PVOID,
                    NDK_MR **ppNdkMr)
 {
-    if (ppNdkMr == nullptr)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS s = kit::check_create_out(ppNdkMr); s != STATUS_SUCCESS)
+        return s;
     if (FastRegister)
         return STATUS_NOT_SUPPORTED; // FRMRPageCount 0: no fast registration here
     LPd *pd = static_cast<LPd *>(ndk_pd);
@@ -72,34 +70,14 @@ VOID get_privileged_token(NDK_PD *, UINT32 *pToken)
         *pToken = 0; // no logical addresses (NdkBuildLAM): 0, never a valid token
 }
 
-// The start of an MDL chain's first `length` bytes when they are virtually contiguous.
-bool contiguous(const MDL *mdl, SIZE_T length, uintptr_t &start)
-{
-    if (mdl == nullptr || length == 0)
-        return false;
-    start = reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(mdl));
-    uintptr_t expected = start;
-    SIZE_T covered = 0;
-    for (int n = 0; mdl != nullptr && covered < length; mdl = mdl->Next) {
-        if (++n > (1 << 20) || reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(mdl)) != expected)
-            return false; // a gap, or a loop
-        covered += mdl->ByteCount;
-        expected += mdl->ByteCount;
-    }
-    return covered >= length && start != 0;
-}
-
-constexpr ULONG kMrFlags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
-                           NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
-
 NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
                      NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     LMr *mr = from(ndk_mr);
     uintptr_t start = 0;
-    if ((Flags & ~kMrFlags) != 0 || Length > mr->adapter().info().MaxRegistrationSize ||
-        !contiguous(Mdl, Length, start))
-        return STATUS_INVALID_PARAMETER; // docs/semantics.md, MR-LENGTH
+    if (NTSTATUS s = kit::check_register_mr(mr->adapter().info(), Mdl, Length, Flags, &start);
+        s != STATUS_SUCCESS)
+        return s;
     std::lock_guard lock(fabric_mu());
     if (mr->registered)
         return STATUS_INVALID_DEVICE_STATE; // MR-STATE

@@ -11,28 +11,25 @@
 
 #include <cstring>
 #include <memory>
-#include <sstream>
 
 namespace ndk::loop {
 namespace {
 
-// NDK 1.2 and 2.1, each major negotiated on its own (docs/semantics.md, VERSIONS).
-NDIS_STATUS open_adapter(NDIS_HANDLE context, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
-                         NDK_ADAPTER **ppNdkAdapter)
+// NDK 1.2 and 2.1, each major negotiated on its own (docs/semantics.md, VERSIONS); the entry
+// has checked the arguments (kit::open_adapter_entry).
+NDIS_STATUS open_adapter(Miniport &miniport, NDK_VERSION requested, NDK_ADAPTER **ppNdkAdapter)
 {
-    auto *miniport = static_cast<Miniport *>(context);
-    if (miniport == nullptr || parameters == nullptr || ppNdkAdapter == nullptr)
-        return STATUS_INVALID_PARAMETER;
     {
         std::lock_guard lock(fabric_mu());
-        if (!miniport->enabled)
+        if (!miniport.enabled)
             return NDIS_STATUS_ADAPTER_NOT_READY; // OID_NDK_SET_STATE disabled it
     }
-    NDK_VERSION requested = parameters->Version;
-    USHORT highest = requested.Major == 1 ? 2 : 1;
-    if ((requested.Major != 1 && requested.Major != 2) || requested.Minor > highest)
-        return NDIS_STATUS_BAD_VERSION;
-    *ppNdkAdapter = new LoopAdapter(*miniport, NDK_VERSION{requested.Major, highest});
+    NDK_VERSION version;
+    if (NDIS_STATUS s = kit::negotiate_version(requested, kit::implemented_minor(requested.Major),
+                                               version);
+        s != NDIS_STATUS_SUCCESS)
+        return s;
+    *ppNdkAdapter = new LoopAdapter(miniport, version);
     return NDIS_STATUS_SUCCESS;
 }
 
@@ -46,19 +43,14 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
     if (out == nullptr)
         return STATUS_INVALID_PARAMETER;
     std::string addresses;
-    std::istringstream lines(options != nullptr ? options : "");
-    for (std::string line; std::getline(lines, line);) {
-        if (line.empty())
-            continue;
-        auto eq = line.find('=');
-        std::string key = line.substr(0, eq);
+    for (const auto &[key, value] : kit::parse_options(options)) {
         if (key != "address") {
             copy_reply_text("the loop provider has no knob '" + key +
                                 "' (only address=IP[,IP...] at open)",
                             error, error_length);
             return STATUS_NOT_SUPPORTED;
         }
-        addresses = eq == std::string::npos ? "" : line.substr(eq + 1);
+        addresses = value;
     }
     auto miniport = std::make_unique<Miniport>();
     if (NTSTATUS s = Fabric::instance().attach(*miniport, addresses); s != STATUS_SUCCESS) {
@@ -79,12 +71,9 @@ VOID destroy_miniport(NDIS_HANDLE context)
     delete miniport;
 }
 
-NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *value, char *reply,
+NTSTATUS control_miniport(Miniport &miniport, const char *key, const char *value, char *reply,
                           ULONG reply_length)
 {
-    auto *miniport = static_cast<Miniport *>(context);
-    if (miniport == nullptr || key == nullptr)
-        return STATUS_INVALID_PARAMETER;
     if (std::strcmp(key, "address") != 0) {
         copy_reply_text(std::string("the loop provider has no knob '") + key + "'", reply,
                         reply_length);
@@ -95,7 +84,7 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
         return STATUS_INVALID_PARAMETER;
     }
     std::string text;
-    for (const Endpoint &ip : miniport->addresses)
+    for (const Endpoint &ip : miniport.addresses)
         text += (text.empty() ? "" : ",") + ip.text();
     copy_reply_text(text, reply, reply_length);
     return STATUS_SUCCESS;
@@ -152,7 +141,8 @@ NDIS_STATUS oid_request(Miniport &miniport, NDIS_OID oid, bool set, void *buffer
 }
 
 constexpr NDK_HARNESS_PROVIDER kLoopProvider = kit::make_provider<Miniport, oid_request>(
-    "loop", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
+    "loop", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter, create_miniport,
+    destroy_miniport, kit::control_entry<Miniport, control_miniport>);
 
 } // namespace
 } // namespace ndk::loop

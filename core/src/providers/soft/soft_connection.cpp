@@ -4,6 +4,7 @@
 #include "soft_connection.hpp"
 
 #include "soft_transfer.hpp"
+#include "providers/kit/kit_connection.hpp"
 
 #include <algorithm>
 
@@ -108,10 +109,13 @@ NTSTATUS start_accept(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, ULONG irl, U
         return STATUS_PENDING;
     }
     NDK_ADAPTER_INFO info = adapter.info();
-    if (completion == nullptr || (private_data == nullptr && private_data_length > 0))
+    if (completion == nullptr)
         return STATUS_INVALID_PARAMETER;
-    if (private_data_length > info.MaxCalleeData)
-        return STATUS_INVALID_BUFFER_SIZE; // ND2 Connector::Accept (digest 4.2)
+    // ND2 Connector::Accept (digest 4.2)
+    if (NTSTATUS status =
+            kit::check_private_data(private_data, private_data_length, info.MaxCalleeData);
+        status != STATUS_SUCCESS)
+        return status;
     std::lock_guard lock(adapter.mu());
     if (p.state != State::Incoming)
         return STATUS_CONNECTION_INVALID; // not a connector delivered by a connect event
@@ -131,9 +135,8 @@ NTSTATUS start_accept(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, ULONG irl, U
         establishment_failed(p, STATUS_CONNECTION_ABORTED); // the connecting peer gave up
         return STATUS_PENDING;
     }
-    // Effective read limits: each capped by this adapter and by the peer's opposite limit.
-    p.inbound_read_limit = std::min({irl, info.MaxInboundReadLimit, c->outbound_read_limit});
-    p.outbound_read_limit = std::min({orl, info.MaxOutboundReadLimit, c->inbound_read_limit});
+    p.inbound_read_limit = kit::read_limit(irl, info.MaxInboundReadLimit, c->outbound_read_limit);
+    p.outbound_read_limit = kit::read_limit(orl, info.MaxOutboundReadLimit, c->inbound_read_limit);
     p.disconnect_event = event;
     p.disconnect_event_ex = event_ex;
     p.disconnect_context = event_context;

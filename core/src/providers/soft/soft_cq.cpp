@@ -1,5 +1,6 @@
 // Completion queue (digest 1.3).
 #include "soft_dispatch_entry.hpp"
+#include "providers/kit/kit_cq_results.hpp"
 #include "soft_objects.hpp"
 #include "providers/kit/kit_create_checks.hpp"
 
@@ -163,20 +164,17 @@ template <class Result>
 ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
 {
     SoftCq *cq = SoftCq::from(ndk_cq);
-    if (Results == nullptr || nResults == 0)
+    if (!kit::results_wanted(Results, nResults))
         return 0;
     std::lock_guard lock(cq->adapter().mu());
     const bool bad_error_code = cq->adapter().misbehave() == Misbehave::ProviderErrorCode;
     ULONG n = 0;
     for (; n < nResults && !cq->results.empty() && cq->error == STATUS_SUCCESS; ++n) {
         const NDK_RESULT_EX &r = cq->results.front();
-        if constexpr (std::is_same_v<Result, NDK_RESULT_EX>) {
-            Results[n] = r;
+        Results[n] = kit::result_as<Result>(r);
+        if constexpr (std::is_same_v<Result, NDK_RESULT_EX>)
             if (r.Status == STATUS_SUCCESS && bad_error_code) [[unlikely]]
                 Results[n].ProviderErrorCode = kMisbehaveProviderErrorCode; // must be 0 (2.3)
-        } else {
-            Results[n] = NDK_RESULT{r.Status, r.BytesTransferred, r.QPContext, r.RequestContext};
-        }
         cq->results.pop_front();
     }
     return n;

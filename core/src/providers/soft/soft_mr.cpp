@@ -5,32 +5,6 @@
 
 namespace ndk::soft {
 
-std::optional<uintptr_t> contiguous_mdl_range(const MDL *mdl, SIZE_T length)
-{
-    if (mdl == nullptr || length == 0)
-        return std::nullopt;
-    uintptr_t start = reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(mdl));
-    uintptr_t expected = start;
-    SIZE_T covered = 0;
-    // A chain longer than this is either a loop or not something a consumer would build.
-    constexpr int kMaxElements = 1 << 20;
-    int elements = 0;
-    for (const MDL *m = mdl; m != nullptr && covered < length; m = m->Next) {
-        if (++elements > kMaxElements)
-            return std::nullopt;
-        if (reinterpret_cast<uintptr_t>(m->StartVa) % NDK_PAGE_SIZE != 0 ||
-            m->ByteOffset >= NDK_PAGE_SIZE)
-            return std::nullopt; // not a well-formed MDL element
-        if (reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(m)) != expected)
-            return std::nullopt; // a gap or overlap: not virtually contiguous
-        covered += m->ByteCount;
-        expected += m->ByteCount;
-    }
-    if (covered < length || start == 0)
-        return std::nullopt; // shorter than Length, or a zero-based address
-    return start;
-}
-
 NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETION CreateCompletion,
                    PVOID RequestContext, NDK_MR **ppNdkMr)
 {
@@ -50,9 +24,6 @@ NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETIO
 
 namespace {
 
-constexpr ULONG kMrFlags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
-                           NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
-
 NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
                      NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext)
 {
@@ -60,18 +31,17 @@ NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
     SoftAdapter &adapter = mr->adapter();
     if (mr->fast_register)
         return STATUS_INVALID_PARAMETER; // only MRs created with FastRegister = FALSE
-    if ((Flags & ~kMrFlags) != 0 || Length > adapter.info().MaxRegistrationSize)
-        return STATUS_INVALID_PARAMETER;
-    auto start = contiguous_mdl_range(Mdl, Length);
-    if (!start)
-        return STATUS_INVALID_PARAMETER; // MDL range not virtually contiguous (digest 1.4)
+    uintptr_t start = 0;
+    if (NTSTATUS status = kit::check_register_mr(adapter.info(), Mdl, Length, Flags, &start);
+        status != STATUS_SUCCESS)
+        return status;
     {
         std::lock_guard lock(adapter.mu());
         if (mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
     }
     return adapter.request(mr, "NdkRegisterMr", RequestCompletion, RequestContext,
-                           [mr, address = *start, Length, Flags] {
+                           [mr, address = start, Length, Flags] {
                                SoftAdapter &a = mr->adapter();
                                std::lock_guard lock(a.mu());
                                if (mr->registered)

@@ -8,6 +8,7 @@
 #include "soft_object.hpp"
 #include "providers/kit/kit_cq_arm.hpp"
 #include "providers/kit/kit_create_checks.hpp"
+#include "providers/kit/kit_mr_checks.hpp"
 
 #include <deque>
 #include <functional>
@@ -334,6 +335,6 @@ void complete_held_request(SoftObject &object, NDK_FN_REQUEST_COMPLETION complet
 
 // Shared by RegisterMr and BuildLAM: the start address of a virtually contiguous MDL chain
 // covering Length bytes, or nullopt (digest 1.1, 1.4).
-std::optional<uintptr_t> contiguous_mdl_range(const MDL *mdl, SIZE_T length);
+using kit::contiguous_mdl_range;
 
 } // namespace ndk::soft

@@ -15,21 +15,17 @@
 namespace ndk::soft {
 namespace {
 
-NDIS_STATUS open_adapter(NDIS_HANDLE context, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
-                         NDK_ADAPTER **ppNdkAdapter)
+// The entry has checked the arguments (kit::open_adapter_entry).
+NDIS_STATUS open_adapter(Miniport &miniport, NDK_VERSION requested, NDK_ADAPTER **ppNdkAdapter)
 {
-    auto *miniport = static_cast<Miniport *>(context);
-    if (miniport == nullptr || parameters == nullptr || ppNdkAdapter == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    if (miniport->knobs.adapter_not_ready())
+    if (miniport.knobs.adapter_not_ready())
         return NDIS_STATUS_ADAPTER_NOT_READY; // NDK functionality is not enabled
-    // An unknown major fails; a requested minor above ours fails; otherwise we use and
-    // report our highest minor of that major (digest 1.1).
-    NDK_VERSION requested = parameters->Version;
-    auto highest = miniport->knobs.highest_minor(requested.Major);
-    if (!highest || requested.Minor > *highest)
-        return NDIS_STATUS_BAD_VERSION;
-    *ppNdkAdapter = new SoftAdapter(*miniport, NDK_VERSION{requested.Major, *highest});
+    NDK_VERSION version;
+    if (NDIS_STATUS status = kit::negotiate_version(
+            requested, miniport.knobs.highest_minor(requested.Major), version);
+        status != NDIS_STATUS_SUCCESS)
+        return status;
+    *ppNdkAdapter = new SoftAdapter(miniport, version);
     return NDIS_STATUS_SUCCESS;
 }
 
@@ -153,12 +149,10 @@ NTSTATUS step(Miniport &miniport, const char *value, char *reply, ULONG reply_le
     return STATUS_SUCCESS;
 }
 
-NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *value, char *reply,
+NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char *reply,
                           ULONG reply_length)
 {
-    auto *miniport = static_cast<Miniport *>(context);
-    if (miniport == nullptr || key == nullptr)
-        return STATUS_INVALID_PARAMETER;
+    Miniport *miniport = &m; // the entry has checked it (kit::control_entry)
     std::string text;
     if (CallHold::is_knob(key)) { // hold / release / held: run time only, like step
         NTSTATUS status = value == nullptr ? miniport->hold.get(key, text)
@@ -207,7 +201,8 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
 }
 
 constexpr NDK_HARNESS_PROVIDER kSoftProvider = kit::make_provider<Miniport, oid_request>(
-    "soft", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
+    "soft", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter, create_miniport,
+    destroy_miniport, kit::control_entry<Miniport, control_miniport>);
 
 } // namespace
 } // namespace ndk::soft

@@ -24,15 +24,7 @@ ibv_context *open_context(const std::string &name)
 
 NTSTATUS query_adapter_info(NDK_ADAPTER *ndk_adapter, NDK_ADAPTER_INFO *pInfo, ULONG *pBufferSize)
 {
-    if (pBufferSize == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    if (pInfo == nullptr || *pBufferSize < sizeof(NDK_ADAPTER_INFO)) {
-        *pBufferSize = sizeof(NDK_ADAPTER_INFO);
-        return STATUS_BUFFER_TOO_SMALL;
-    }
-    *pInfo = VerbsAdapter::from(ndk_adapter)->info();
-    *pBufferSize = sizeof(NDK_ADAPTER_INFO);
-    return STATUS_SUCCESS;
+    return kit::query_adapter_info(VerbsAdapter::from(ndk_adapter)->info(), pInfo, pBufferSize);
 }
 
 // Logical address mappings give the consumer bus addresses of its pages; user-space verbs has

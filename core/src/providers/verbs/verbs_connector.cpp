@@ -7,6 +7,7 @@
 // finishes the MPA exchange itself: the active side sees ESTABLISHED, and NdkCompleteConnect
 // has nothing left to send.  The rdma_cm events are handled in verbs_connection.cpp.
 #include "verbs_objects.hpp"
+#include "providers/kit/kit_connection.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -67,10 +68,7 @@ void VConnector::destroy_resources()
 NTSTATUS create_connector(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION, PVOID,
                           NDK_CONNECTOR **ppNdkConnector)
 {
-    if (ppNdkConnector == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    VerbsAdapter *adapter = VerbsAdapter::from(ndk_adapter);
-    return adapter->created(new VConnector(*adapter), ppNdkConnector);
+    return kit::create_inline<VConnector>(*VerbsAdapter::from(ndk_adapter), ppNdkConnector);
 }
 
 namespace {
@@ -93,10 +91,10 @@ NTSTATUS start_connect(VConnector *c, NDK_QP *ndk_qp, sockaddr_storage source,
     sockaddr_storage destination;
     if (!read_address(pDestAddress, DestAddressLength, destination))
         return STATUS_INVALID_PARAMETER;
-    if (pPrivateData == nullptr && PrivateDataLength > 0)
-        return STATUS_INVALID_PARAMETER;
-    if (PrivateDataLength > info.MaxCallerData)
-        return STATUS_INVALID_BUFFER_SIZE;
+    if (NTSTATUS status =
+            kit::check_private_data(pPrivateData, PrivateDataLength, info.MaxCallerData);
+        status != STATUS_SUCCESS)
+        return status;
     std::lock_guard lock(adapter.mu());
     if (c->state != VConnector::State::Idle)
         return STATUS_CONNECTION_ACTIVE;
@@ -141,8 +139,8 @@ NTSTATUS start_connect(VConnector *c, NDK_QP *ndk_qp, sockaddr_storage source,
     c->depend_on(*qp);
     if (endpoint != nullptr)
         c->depend_on(*endpoint);
-    c->inbound = std::min(InboundReadLimit, info.MaxInboundReadLimit);
-    c->outbound = std::min(OutboundReadLimit, info.MaxOutboundReadLimit);
+    c->inbound = kit::read_limit(InboundReadLimit, info.MaxInboundReadLimit);
+    c->outbound = kit::read_limit(OutboundReadLimit, info.MaxOutboundReadLimit);
     auto *bytes = static_cast<const uint8_t *>(pPrivateData);
     c->own_data.assign(bytes, bytes + PrivateDataLength);
     c->pending = RequestCompletion;
@@ -245,10 +243,10 @@ NTSTATUS accept_common(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, ULONG Inbou
     VConnector *c = VConnector::from(ndk_connector);
     VerbsAdapter &adapter = c->adapter();
     NDK_ADAPTER_INFO info = adapter.info();
-    if (pPrivateData == nullptr && PrivateDataLength > 0)
-        return STATUS_INVALID_PARAMETER;
-    if (PrivateDataLength > info.MaxCalleeData)
-        return STATUS_INVALID_BUFFER_SIZE;
+    if (NTSTATUS status =
+            kit::check_private_data(pPrivateData, PrivateDataLength, info.MaxCalleeData);
+        status != STATUS_SUCCESS)
+        return status;
     std::lock_guard lock(adapter.mu());
     // The connecting peer abandoned (digest 1.8): an Accept reports it through its completion,
     // the only way the digest lists for it.
@@ -269,8 +267,8 @@ NTSTATUS accept_common(NDK_CONNECTOR *ndk_connector, NDK_QP *pNdkQp, ULONG Inbou
         return STATUS_INVALID_PARAMETER;
     if (qp->bound)
         return STATUS_CONNECTION_ACTIVE;
-    c->inbound = std::min({InboundReadLimit, info.MaxInboundReadLimit, c->peer_inbound});
-    c->outbound = std::min({OutboundReadLimit, info.MaxOutboundReadLimit, c->peer_outbound});
+    c->inbound = kit::read_limit(InboundReadLimit, info.MaxInboundReadLimit, c->peer_inbound);
+    c->outbound = kit::read_limit(OutboundReadLimit, info.MaxOutboundReadLimit, c->peer_outbound);
     int error = qp->reset_if_flushed();
     if (error == 0 && !adapter.device().iwarp) { // RoCE: ready to send before the REP goes out
         error = qp->modify_from_cm(c->id, IBV_QPS_RTR);

@@ -11,6 +11,7 @@
 // armed, every completion event moves what the device holds into `polled`, and more than
 // CqDepth completions waiting there is the overrun; an unarmed CQ is judged at its next arm.
 #include "verbs_objects.hpp"
+#include "providers/kit/kit_cq_results.hpp"
 #include "providers/kit/kit_create_checks.hpp"
 
 #include <algorithm>
@@ -208,7 +209,7 @@ template <class Result>
 ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
 {
     VCq *cq = VCq::from(ndk_cq);
-    if (Results == nullptr || nResults == 0)
+    if (!kit::results_wanted(Results, nResults))
         return 0;
     std::lock_guard lock(cq->adapter().mu());
     if (cq->error != STATUS_SUCCESS)
@@ -222,13 +223,8 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
                 cq->arm.arrived(arrived.Status != STATUS_SUCCESS);
             continue;
         }
-        NDK_RESULT_EX r = cq->polled.front();
+        Results[n++] = kit::result_as<Result>(cq->polled.front());
         cq->polled.pop_front();
-        if constexpr (std::is_same_v<Result, NDK_RESULT_EX>)
-            Results[n] = r;
-        else
-            Results[n] = NDK_RESULT{r.Status, r.BytesTransferred, r.QPContext, r.RequestContext};
-        ++n;
     }
     return n;
 }

@@ -46,11 +46,11 @@ NTSTATUS create_listener(NDK_ADAPTER *ndk_adapter, NDK_FN_CONNECT_EVENT_CALLBACK
                          PVOID ConnectEventContext, NDK_FN_CREATE_COMPLETION, PVOID,
                          NDK_LISTENER **ppNdkListener)
 {
-    if (ppNdkListener == nullptr || ConnectEvent == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    VerbsAdapter *adapter = VerbsAdapter::from(ndk_adapter);
-    return adapter->created(new VListener(*adapter, ConnectEvent, ConnectEventContext),
-                            ppNdkListener);
+    if (NTSTATUS status = kit::check_create_listener(ConnectEvent, ppNdkListener);
+        status != STATUS_SUCCESS)
+        return status;
+    return kit::create_inline<VListener>(*VerbsAdapter::from(ndk_adapter), ppNdkListener,
+                                         ConnectEvent, ConnectEventContext);
 }
 
 namespace {

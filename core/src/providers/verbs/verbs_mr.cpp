@@ -3,6 +3,7 @@
 // Fast-register MRs exist as objects, but user-space verbs cannot post a fast registration
 // (IB_WR_REG_MR is a kernel verb), so no page count can be initialized.
 #include "verbs_objects.hpp"
+#include "providers/kit/kit_mr_checks.hpp"
 
 #include <cerrno>
 
@@ -24,8 +25,8 @@ NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETIO
                    NDK_MR **ppNdkMr)
 {
     VPd *pd = VPd::from(ndk_pd);
-    if (ppNdkMr == nullptr)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_create_out(ppNdkMr); status != STATUS_SUCCESS)
+        return status;
     auto *mr = new VMr(pd->adapter(), *pd, FastRegister != FALSE);
     {
         std::lock_guard lock(pd->adapter().mu());
@@ -35,31 +36,6 @@ NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETIO
 }
 
 namespace {
-
-// The start of an MDL chain's first Length bytes when they are virtually contiguous.
-bool contiguous_mdl_range(const MDL *mdl, SIZE_T length, uintptr_t &start)
-{
-    if (mdl == nullptr || length == 0)
-        return false;
-    start = reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(mdl));
-    uintptr_t expected = start;
-    SIZE_T covered = 0;
-    int elements = 0;
-    for (const MDL *m = mdl; m != nullptr && covered < length; m = m->Next) {
-        if (++elements > (1 << 20))
-            return false; // a loop, or nothing a consumer would build
-        if (reinterpret_cast<uintptr_t>(m->StartVa) % NDK_PAGE_SIZE != 0 ||
-            m->ByteOffset >= NDK_PAGE_SIZE ||
-            reinterpret_cast<uintptr_t>(MmGetMdlVirtualAddress(m)) != expected)
-            return false;
-        covered += m->ByteCount;
-        expected += m->ByteCount;
-    }
-    return covered >= length && start != 0;
-}
-
-constexpr ULONG kMrFlags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
-                           NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
 
 int access_of(ULONG flags, bool memory_windows)
 {
@@ -84,9 +60,9 @@ NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
     if (mr->fast_register)
         return STATUS_INVALID_PARAMETER; // the MR kind is fixed at creation (MR-KIND)
     uintptr_t start = 0;
-    if ((Flags & ~kMrFlags) != 0 || Length > adapter.info().MaxRegistrationSize ||
-        !contiguous_mdl_range(Mdl, Length, start))
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_register_mr(adapter.info(), Mdl, Length, Flags, &start);
+        status != STATUS_SUCCESS)
+        return status;
     std::lock_guard lock(adapter.mu());
     if (mr->mr != nullptr)
         return STATUS_INVALID_DEVICE_STATE;

@@ -68,8 +68,8 @@ void VMw::destroy_resources()
 NTSTATUS create_mw(NDK_PD *ndk_pd, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MW **ppNdkMw)
 {
     VPd *pd = VPd::from(ndk_pd);
-    if (ppNdkMw == nullptr)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_create_out(ppNdkMw); status != STATUS_SUCCESS)
+        return status;
     if (!pd->adapter().device().memory_windows)
         return STATUS_NOT_SUPPORTED;
     auto *mw = new VMw(pd->adapter(), *pd);

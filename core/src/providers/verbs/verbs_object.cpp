@@ -7,19 +7,15 @@ NTSTATUS Object::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
     VerbsAdapter &adapter = this->adapter();
     {
         std::lock_guard lock(adapter.mu());
-        if (!begin_close())
-            return STATUS_INVALID_DEVICE_STATE; // a second close (docs/semantics.md)
-        adapter.registry_.retire(*this);
-        in_close_ = true;
-        on_close(); // may complete (and release) the object's own requests in flight
-        in_close_ = false;
-        if (dependents() > 0) {
-            // Completed on the engine once the last successor, child or request is gone; a
-            // NULL completion makes the close a dereference (CLOSE-NO-COMPLETION).
-            pend_close(completion, context);
-            return STATUS_PENDING;
-        }
-        finished_ = true;
+        // Pending: completed on the engine once the last successor, child or request is gone.
+        if (NTSTATUS status = close_or_pend(
+                completion, context,
+                [&] {
+                    adapter.registry_.retire(*this);
+                    on_close(); // may complete (and release) its own requests in flight
+                });
+            status != STATUS_SUCCESS)
+            return status;
     }
     // On the engine: a callback of this object may be running there right now, and none may
     // run after this returns.
@@ -29,9 +25,8 @@ NTSTATUS Object::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
 
 void Object::on_last_dependent()
 {
-    if (finished_ || in_close_)
+    if (!claim_finish())
         return;
-    finished_ = true;
     adapter().engine().post([this] { finish(); });
 }
 

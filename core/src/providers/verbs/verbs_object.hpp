@@ -37,9 +37,6 @@ protected:
 private:
     friend class VerbsAdapter;
     void finish(); // engine thread: destroy, complete the close, release antecedents, delete
-
-    bool finished_ = false;
-    bool in_close_ = false; // close() runs on_close(): it finishes the object itself
 };
 
 using kit::init_header;

@@ -16,15 +16,7 @@
 namespace ndk::verbs {
 
 template <class Ndk>
-struct NdkObject : Ndk, Object {
-    NdkObject(VerbsAdapter &adapter, NDK_OBJECT_TYPE type, const void *dispatch)
-        : Ndk{}, Object(adapter, type)
-    {
-        init_header(this->Header, type, adapter.version());
-        this->Dispatch = static_cast<decltype(this->Dispatch)>(dispatch);
-    }
-    NDK_OBJECT_HEADER &header() override { return this->Header; }
-};
+using NdkObject = kit::NdkObject<Ndk, Object>;
 
 // ---- CQ --------------------------------------------------------------------------------------
 

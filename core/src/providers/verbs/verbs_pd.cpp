@@ -17,8 +17,8 @@ void VPd::destroy_resources()
 NTSTATUS create_pd(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION, PVOID, NDK_PD **ppNdkPd)
 {
     VerbsAdapter *adapter = VerbsAdapter::from(ndk_adapter);
-    if (ppNdkPd == nullptr)
-        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = kit::check_create_out(ppNdkPd); status != STATUS_SUCCESS)
+        return status;
     auto *pd = new VPd(*adapter);
     pd->pd = ibv_alloc_pd(adapter->context());
     if (pd->pd == nullptr) {

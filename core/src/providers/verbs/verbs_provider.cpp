@@ -11,36 +11,27 @@
 
 #include <cstring>
 #include <memory>
-#include <sstream>
 #include <string>
 
 namespace ndk::verbs {
 namespace {
 
 // NDK 1.2 and 2.1, negotiated per major as the soft provider does (docs/semantics.md,
-// VERSIONS): everything both versions add is implemented here.
-NDIS_STATUS open_adapter(NDIS_HANDLE context, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
-                         NDK_ADAPTER **ppNdkAdapter)
+// VERSIONS): everything both versions add is implemented here.  The entry has checked the
+// arguments (kit::open_adapter_entry).
+NDIS_STATUS open_adapter(Miniport &miniport, NDK_VERSION requested, NDK_ADAPTER **ppNdkAdapter)
 {
-    auto *miniport = static_cast<Miniport *>(context);
-    if (miniport == nullptr || parameters == nullptr || ppNdkAdapter == nullptr)
-        return STATUS_INVALID_PARAMETER;
     {
-        std::lock_guard lock(miniport->mu);
-        if (!miniport->enabled)
+        std::lock_guard lock(miniport.mu);
+        if (!miniport.enabled)
             return NDIS_STATUS_ADAPTER_NOT_READY;
     }
-    NDK_VERSION requested = parameters->Version;
-    USHORT highest;
-    if (requested.Major == 1)
-        highest = 2;
-    else if (requested.Major == 2)
-        highest = 1;
-    else
-        return NDIS_STATUS_BAD_VERSION;
-    if (requested.Minor > highest)
-        return NDIS_STATUS_BAD_VERSION;
-    auto adapter = std::make_unique<VerbsAdapter>(*miniport, NDK_VERSION{requested.Major, highest});
+    NDK_VERSION version;
+    if (NDIS_STATUS status = kit::negotiate_version(
+            requested, kit::implemented_minor(requested.Major), version);
+        status != NDIS_STATUS_SUCCESS)
+        return status;
+    auto adapter = std::make_unique<VerbsAdapter>(miniport, version);
     if (!adapter->ok())
         return NDIS_STATUS_RESOURCES;
     *ppNdkAdapter = adapter.release();
@@ -58,13 +49,7 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
     if (out == nullptr)
         return STATUS_INVALID_PARAMETER;
     std::string device, address;
-    std::istringstream lines(options != nullptr ? options : "");
-    for (std::string line; std::getline(lines, line);) {
-        if (line.empty())
-            continue;
-        auto eq = line.find('=');
-        std::string key = line.substr(0, eq);
-        std::string value = eq == std::string::npos ? "" : line.substr(eq + 1);
+    for (const auto &[key, value] : kit::parse_options(options)) {
         if (key == "device")
             device = value;
         else if (key == "address")
@@ -89,17 +74,14 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
 
 VOID destroy_miniport(NDIS_HANDLE context) { delete static_cast<Miniport *>(context); }
 
-NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *value, char *reply,
+NTSTATUS control_miniport(Miniport &miniport, const char *key, const char *value, char *reply,
                           ULONG reply_length)
 {
-    auto *miniport = static_cast<Miniport *>(context);
-    if (miniport == nullptr || key == nullptr)
-        return STATUS_INVALID_PARAMETER;
     std::string text;
     if (std::strcmp(key, "address") == 0)
-        text = miniport->device.address_text();
+        text = miniport.device.address_text();
     else if (std::strcmp(key, "device") == 0)
-        text = miniport->device.name;
+        text = miniport.device.name;
     else {
         copy_reply_text(std::string("the verbs provider has no knob '") + key + "'", reply, reply_length);
         return STATUS_NOT_SUPPORTED;
@@ -114,7 +96,8 @@ NTSTATUS control_miniport(NDIS_HANDLE context, const char *key, const char *valu
 }
 
 constexpr NDK_HARNESS_PROVIDER kVerbsProvider = kit::make_provider<Miniport, oid_request>(
-    "verbs", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
+    "verbs", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter, create_miniport,
+    destroy_miniport, kit::control_entry<Miniport, control_miniport>);
 
 } // namespace
 } // namespace ndk::verbs
