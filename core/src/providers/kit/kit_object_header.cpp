@@ -21,10 +21,12 @@ NTSTATUS query_adapter_info(const NDK_ADAPTER_INFO &info, NDK_ADAPTER_INFO *pInf
 {
     if (pBufferSize == nullptr)
         return STATUS_INVALID_PARAMETER;
-    if (pInfo == nullptr || *pBufferSize < sizeof(NDK_ADAPTER_INFO)) {
-        *pBufferSize = sizeof(NDK_ADAPTER_INFO);
+    if (*pBufferSize < sizeof(NDK_ADAPTER_INFO)) {
+        *pBufferSize = sizeof(NDK_ADAPTER_INFO); // the required size (digest 1.1)
         return STATUS_BUFFER_TOO_SMALL;
     }
+    if (pInfo == nullptr) // room claimed for a structure that is not there
+        return STATUS_INVALID_PARAMETER;
     *pInfo = info;
     *pBufferSize = sizeof(NDK_ADAPTER_INFO);
     return STATUS_SUCCESS;

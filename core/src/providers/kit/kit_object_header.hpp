@@ -39,9 +39,10 @@ struct NdkObject : Ndk, Base {
 };
 
 // NdkQueryAdapterInfo (digest 1.1) answering `info`: a NULL pBufferSize is
-// STATUS_INVALID_PARAMETER; a NULL pInfo or a buffer smaller than NDK_ADAPTER_INFO is
-// STATUS_BUFFER_TOO_SMALL with *pBufferSize set to the size required; otherwise the info is
-// copied and *pBufferSize is the size written.
+// STATUS_INVALID_PARAMETER; a buffer smaller than NDK_ADAPTER_INFO is STATUS_BUFFER_TOO_SMALL
+// with *pBufferSize set to the size required (the sizing call passes NULL and 0); a NULL pInfo
+// with room claimed for it is STATUS_INVALID_PARAMETER; otherwise the info is copied and
+// *pBufferSize is the size written.
 NTSTATUS query_adapter_info(const NDK_ADAPTER_INFO &info, NDK_ADAPTER_INFO *pInfo,
                             ULONG *pBufferSize);
 

@@ -189,18 +189,7 @@ NTSTATUS query_adapter_info(NDK_ADAPTER *ndk_adapter, NDK_ADAPTER_INFO *pInfo, U
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
     if (auto failure = adapter->knobs().take_failure("NdkQueryAdapterInfo"))
         return failure->status;
-    if (pBufferSize == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    if (*pBufferSize < sizeof(NDK_ADAPTER_INFO)) {
-        *pBufferSize = sizeof(NDK_ADAPTER_INFO); // the required size (digest 1.1)
-        return STATUS_BUFFER_TOO_SMALL;
-    }
-    if (pInfo == nullptr)
-        return STATUS_INVALID_PARAMETER;
-    NDK_ADAPTER_INFO info = adapter->info();
-    std::memcpy(pInfo, &info, sizeof info);
-    *pBufferSize = sizeof(NDK_ADAPTER_INFO);
-    return STATUS_SUCCESS;
+    return kit::query_adapter_info(adapter->info(), pInfo, pBufferSize);
 }
 
 NTSTATUS adapter_query_extension(NDK_OBJECT_HEADER *object, GUID *id, NDK_VERSION version,
