@@ -51,9 +51,10 @@ def test_create_cq(open_adapter: OpenAdapter, mode: str) -> None:
 @pytest.mark.digest("1.1")
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_create_cq_depth_above_max(open_adapter: OpenAdapter, mode: str) -> None:
-    """digest 1.1: CqDepth > MaxCqDepth -> STATUS_INVALID_PARAMETER, inline (it is not one
-    of the statuses marked i/a) even when the provider pends its creates. Nothing was
-    created: a create at MaxCqDepth then succeeds."""
+    """digest 1.1: CqDepth > MaxCqDepth -> STATUS_INVALID_PARAMETER, inline or, from a
+    provider that pends its creates, through the create's completion (digest 1.0: any status
+    may come through it; the digest does not say this one cannot). No object either way, and
+    nothing was created: a create at MaxCqDepth then succeeds."""
     adapter = open_adapter(create_mode=mode, max_cq_depth=16)
     assert adapter.query_info().max_cq_depth == 16
     expect_create_failed(adapter.create_cq(17), Status.INVALID_PARAMETER)
@@ -62,11 +63,13 @@ def test_create_cq_depth_above_max(open_adapter: OpenAdapter, mode: str) -> None
 
 @pytest.mark.rule("CQ-CREATE-ZERO-DEPTH")
 @pytest.mark.digest("1.1")
+@pytest.mark.reference("ZERO-DEPTH")
 def test_create_cq_zero_depth(adapter: ndk.Adapter) -> None:
-    """digest 1.1 is silent on CqDepth 0. docs/semantics.md: ZERO-DEPTH -> INVALID_PARAMETER
-    inline; a create with depth 1 then succeeds."""
+    """digest 1.1 is silent on CqDepth 0. docs/semantics.md ZERO-DEPTH (a reference choice):
+    INVALID_PARAMETER (inline or through the completion); a create with depth 1 then
+    succeeds."""
     expect_create_failed(adapter.create_cq(0), Status.INVALID_PARAMETER)
-    expect_created(adapter.create_cq(1), "inline")
+    expect_created(adapter.create_cq(1), "i/a")
 
 
 @pytest.mark.rule("CQ-CREATE-AFFINITY")
@@ -74,7 +77,7 @@ def test_create_cq_zero_depth(adapter: ndk.Adapter) -> None:
 @pytest.mark.parametrize("affinity", [1, (1, 0)], ids=["mask", "mask-group0"])
 def test_create_cq_with_affinity(adapter: ndk.Adapter, affinity: int | tuple[int, int]) -> None:
     """digest 1.1: NdkCreateCq takes an optional GROUP_AFFINITY; CPU 0 in group 0 is valid."""
-    expect_created(adapter.create_cq(16, affinity=affinity), "inline")
+    expect_created(adapter.create_cq(16, affinity=affinity), "i/a")
 
 
 def _invalid_affinities() -> list[Any]:
@@ -87,12 +90,14 @@ def _invalid_affinities() -> list[Any]:
 
 @pytest.mark.rule("CQ-CREATE-AFFINITY-INVALID")
 @pytest.mark.digest("1.1")
+@pytest.mark.reference("AFFINITY")
 @pytest.mark.parametrize("affinity", _invalid_affinities())
 def test_create_cq_invalid_affinity(adapter: ndk.Adapter, affinity: int | tuple[int, int]) -> None:
-    """digest 1.1 is silent on invalid affinities. docs/semantics.md: AFFINITY (group != 0,
-    mask 0, or mask bits beyond the machine's CPUs) -> INVALID_PARAMETER; nothing created."""
+    """digest 1.1: the affinity is only a preference, and the digest is silent on an invalid
+    one (a provider may ignore it). docs/semantics.md AFFINITY (a reference choice): group !=
+    0, mask 0, or mask bits beyond the machine's CPUs -> INVALID_PARAMETER; nothing created."""
     expect_create_failed(adapter.create_cq(16, affinity=affinity), Status.INVALID_PARAMETER)
-    expect_created(adapter.create_cq(16, affinity=1), "inline")
+    expect_created(adapter.create_cq(16, affinity=1), "i/a")
 
 
 @pytest.mark.rule("CQ-CREATE-RESOURCES")
@@ -104,7 +109,7 @@ def test_create_cq_insufficient_resources(adapter: ndk.Adapter, how: str) -> Non
     The failure is not sticky: the next create succeeds."""
     adapter.knobs.fail("NdkCreateCq", Status.INSUFFICIENT_RESOURCES, mode=how)
     expect_create_failed(adapter.create_cq(16), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(adapter.create_cq(16), "inline")
+    expect_created(adapter.create_cq(16), "i/a")
 
 
 # --- resize ------------------------------------------------------------------------------
@@ -134,39 +139,58 @@ def test_resize_cq(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> N
 
 @pytest.mark.rule("CQ-RESIZE-NOT-SUPPORTED")
 @pytest.mark.digest("1.3")
+@pytest.mark.reference("RESIZE")
 @pytest.mark.expect_violation("CQ-RESIZE-UNSUPPORTED")
 def test_resize_cq_without_flag(open_adapter: OpenAdapter, adapter: ndk.Adapter) -> None:
     """digest 1.3: the consumer must not resize unless NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED
-    is set. docs/semantics.md: RESIZE -> NOT_SUPPORTED inline (ND2 CQ::Resize); the CQ is
-    unchanged and usable."""
+    is set; it does not say what a provider answers a consumer that does. docs/semantics.md
+    RESIZE (a reference choice): NOT_SUPPORTED (ND2 CQ::Resize); the CQ is unchanged and
+    usable."""
     plain = _adapter_without(open_adapter, adapter, AdapterFlag.CQ_RESIZE_SUPPORTED)
     assert not _flag_set(plain, AdapterFlag.CQ_RESIZE_SUPPORTED)
     cq = plain.create_cq(4).get(timeout=TIMEOUT)
-    expect_request(cq.resize_cq(8), "inline", Status.NOT_SUPPORTED)
+    expect_request(cq.resize_cq(8), "i/a", Status.NOT_SUPPORTED)
     assert cq.get_results_ex(4) == []
     assert cq.is_open
 
 
-@pytest.mark.rule("CQ-RESIZE-DEPTH")
-@pytest.mark.digest("1.3")
-@pytest.mark.parametrize("depth", [17, 0], ids=["above-max", "zero"])
-def test_resize_cq_invalid_depth(open_adapter: OpenAdapter, depth: int) -> None:
-    """digest 1.3: CqDepth > MaxCqDepth -> INVALID_PARAMETER. docs/semantics.md: RESIZE
-    (depth 0 -> INVALID_PARAMETER). The rejected resize leaves the CQ working and a valid
-    resize then succeeds."""
+def _resize_rejected(open_adapter: OpenAdapter, depth: int) -> None:
+    """A resize of a CQ of depth 4 (MaxCqDepth 16) to ``depth`` fails INVALID_PARAMETER,
+    inline or through its completion; the CQ keeps working and a valid resize succeeds."""
     adapter = open_adapter(max_cq_depth=16)
     if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
         pytest.skip("adapter does not set NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED")
     cq = adapter.create_cq(4).get(timeout=TIMEOUT)
-    expect_request(cq.resize_cq(depth), "inline", Status.INVALID_PARAMETER)
-    expect_request(cq.resize_cq(16), "inline")
+    expect_request(cq.resize_cq(depth), "i/a", Status.INVALID_PARAMETER)
+    expect_request(cq.resize_cq(16), "i/a")
+
+
+@pytest.mark.rule("CQ-RESIZE-DEPTH")
+@pytest.mark.digest("1.3")
+def test_resize_cq_depth_above_max(open_adapter: OpenAdapter) -> None:
+    """digest 1.3: CqDepth > MaxCqDepth -> INVALID_PARAMETER, inline or through the
+    request's completion. The rejected resize leaves the CQ working and a valid resize then
+    succeeds."""
+    _resize_rejected(open_adapter, 17)
+
+
+@pytest.mark.rule("CQ-RESIZE-ZERO-DEPTH")
+@pytest.mark.digest("1.3")
+@pytest.mark.reference("ZERO-DEPTH")
+def test_resize_cq_zero_depth(open_adapter: OpenAdapter) -> None:
+    """digest 1.3 is silent on a resize to depth 0. docs/semantics.md ZERO-DEPTH (a reference
+    choice): INVALID_PARAMETER, as for a create; the CQ keeps working and a valid resize then
+    succeeds."""
+    _resize_rejected(open_adapter, 0)
 
 
 @pytest.mark.rule("CQ-RESIZE-BELOW-ENTRIES")
 @pytest.mark.digest("1.3")
+@pytest.mark.reference("RESIZE")
 def test_resize_cq_below_held_entries(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> None:
-    """digest 4.2 (ND2 CQ::Resize): BUFFER_OVERFLOW if the new size is smaller than the
-    current number of entries. docs/semantics.md: RESIZE. No entry is lost."""
+    """digest 1.3 is silent on a resize below the entries the CQ holds; docs/semantics.md
+    RESIZE (a reference choice, from ND2 CQ::Resize of digest 4.2): BUFFER_OVERFLOW. No entry
+    is lost."""
     if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
         pytest.skip("adapter does not set NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED")
     cq = adapter.create_cq(8).get(timeout=TIMEOUT)
@@ -176,7 +200,7 @@ def test_resize_cq_below_held_entries(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.
     qp.flush()
     # the notification says the entries are queued; nothing is removed before the resize
     assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
-    expect_request(cq.resize_cq(2), "inline", Status.BUFFER_OVERFLOW)
+    expect_request(cq.resize_cq(2), "i/a", Status.BUFFER_OVERFLOW)
     results = drain(cq, 3)
     assert [r.request_context for r in results] == [11, 12, 13]
     assert all(r.status == Status.CANCELLED for r in results)
@@ -194,7 +218,7 @@ def test_resize_cq_insufficient_resources(adapter: ndk.Adapter, how: str) -> Non
     cq = adapter.create_cq(4).get(timeout=TIMEOUT)
     adapter.knobs.fail("NdkResizeCq", Status.INSUFFICIENT_RESOURCES, mode=how)
     expect_request(cq.resize_cq(8), how, Status.INSUFFICIENT_RESOURCES)
-    expect_request(cq.resize_cq(8), "inline")
+    expect_request(cq.resize_cq(8), "i/a")
 
 
 # --- interrupt moderation ----------------------------------------------------------------
@@ -430,6 +454,20 @@ def test_cq_overrun_reports_buffer_overflow(adapter: ndk.Adapter, pd: ndk.Pd, mr
     assert len(cq.get_results_ex(256)) <= 2
 
 
+def _fatal_cq_error(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> tuple[ndk.Cq, ndk.Qp]:
+    """A CQ of depth 8 armed for errors, with one flushed receive of its QP on its way, hit
+    by a fatal error (knob fatal_cq_error, docs/knobs.md) and reported STATUS_INTERNAL_ERROR;
+    returns (cq, qp)."""
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    qp = pd.create_qp(cq, cq, receive_queue_depth=8).get(timeout=TIMEOUT)
+    post_receives(qp, mr, [1], length=16)
+    qp.flush()
+    cq.arm(CqNotify.ERRORS)
+    adapter.knobs.fatal_cq_error = True
+    assert cq.wait_notification(timeout=TIMEOUT) == Status.INTERNAL_ERROR
+    return cq, qp
+
+
 @pytest.mark.rule("CQ-FATAL-ERROR")
 @pytest.mark.digest("1.3")
 def test_fatal_cq_error_reports_internal_error(adapter: ndk.Adapter, pd: ndk.Pd,
@@ -438,20 +476,26 @@ def test_fatal_cq_error_reports_internal_error(adapter: ndk.Adapter, pd: ndk.Pd,
     STATUS_INTERNAL_ERROR, with the same consequences as an overrun: the CQ and all associated
     QPs become unusable and no further completions are reported.  Knob fatal_cq_error
     (docs/knobs.md) raises it on a CQ armed for errors, with one flushed receive on its way:
-    the arm is told once (CQ-ERROR-ARM), the CQ returns no result, and a receive posted on its
-    QP returns STATUS_INVALID_DEVICE_STATE inline (CQ-OVERRUN-QP)."""
-    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
-    qp = pd.create_qp(cq, cq, receive_queue_depth=8).get(timeout=TIMEOUT)
-    post_receives(qp, mr, [1], length=16)
-    qp.flush()
-    cq.arm(CqNotify.ERRORS)
-    adapter.knobs.fatal_cq_error = True
-    assert cq.wait_notification(timeout=TIMEOUT) == Status.INTERNAL_ERROR
+    the arm is told, and the CQ returns no result."""
+    cq, _ = _fatal_cq_error(adapter, pd, mr)
     assert cq.get_results_ex(8) == []
+    assert int(adapter.knobs.fatal_cq_error) == 1  # read: the CQs in error on this miniport
+
+
+@pytest.mark.rule("CQ-FATAL-ERROR-AFTER")
+@pytest.mark.digest("1.3")
+@pytest.mark.reference("CQ-OVERRUN-QP")
+def test_after_fatal_cq_error(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> None:
+    """digest 1.3 says the CQ and its QPs become unusable after a fatal CQ error, not what a
+    post on such a QP returns nor whether a later arm hears of the error again.
+    docs/semantics.md CQ-OVERRUN-QP (a reference choice): a receive posted on the QP returns
+    STATUS_INVALID_DEVICE_STATE inline; and CQ-ERROR-ARM: the error is reported once, so a
+    new arm gets nothing."""
+    cq, qp = _fatal_cq_error(adapter, pd, mr)
     assert qp.receive([mr.sge(0, 16)], request_context=2) == Status.INVALID_DEVICE_STATE
     cq.arm(CqNotify.ANY)
     assert cq.wait_notification(timeout=QUIET) is None  # reported once
-    assert int(adapter.knobs.fatal_cq_error) == 1  # read: the CQs in error on this miniport
+    assert cq.get_results_ex(8) == []
 
 
 @pytest.mark.rule("CQ-NOTIFICATION-WAIT-INT-TIMEOUT")

@@ -99,8 +99,8 @@ def test_inline_failure_while_creates_pend(open_adapter: OpenAdapter) -> None:
 def test_fail_count(adapter: ndk.Adapter) -> None:
     """A failure armed with count=2 fails exactly the next two calls of that function."""
     adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES, count=2)
-    expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES)
-    expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES)
+    expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
+    expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
     expect_created(adapter.create_pd(), "inline")
 
 
@@ -123,7 +123,7 @@ def test_fail_only_the_named_function(adapter: ndk.Adapter) -> None:
     adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES)
     expect_created(adapter.create_cq(4), "inline")
     expect_created(adapter.create_connector(), "inline")
-    expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES)
+    expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
 
 
 @pytest.mark.rule("KNOB-FAIL-OTHER-STATUS")
@@ -169,11 +169,11 @@ def test_object_count_cap(open_adapter: OpenAdapter, kind: str) -> None:
     adapter = open_adapter(**{f"max_{kind}_count": 2})
     create = _creator(kind, adapter)
     live = [expect_created(create(), "inline") for _ in range(2)]  # keep them open
-    expect_create_failed(create(), Status.INSUFFICIENT_RESOURCES)
-    expect_create_failed(create(), Status.INSUFFICIENT_RESOURCES)
+    expect_create_failed(create(), Status.INSUFFICIENT_RESOURCES, "inline")
+    expect_create_failed(create(), Status.INSUFFICIENT_RESOURCES, "inline")
     expect_closed(live.pop(0).close())
     live.append(expect_created(create(), "inline"))
-    expect_create_failed(create(), Status.INSUFFICIENT_RESOURCES)
+    expect_create_failed(create(), Status.INSUFFICIENT_RESOURCES, "inline")
 
 
 @pytest.mark.rule("KNOB-CAP-PER-ADAPTER")
@@ -182,7 +182,7 @@ def test_cap_is_per_adapter(open_adapter: OpenAdapter) -> None:
     """digest 3.7: the caps are per adapter: a full adapter does not limit another one."""
     full = open_adapter(max_pd_count=1)
     held = expect_created(full.create_pd(), "inline")
-    expect_create_failed(full.create_pd(), Status.INSUFFICIENT_RESOURCES)
+    expect_create_failed(full.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
     other = open_adapter(max_pd_count=1)
     expect_created(other.create_pd(), "inline")
     assert held.is_open
@@ -212,7 +212,7 @@ def test_info_knob_at_run_time_is_enforced(adapter: ndk.Adapter) -> None:
     it at run time makes a create above it fail with INVALID_PARAMETER."""
     adapter.knobs.max_cq_depth = 16
     assert adapter.query_info().max_cq_depth == 16
-    expect_create_failed(adapter.create_cq(17), Status.INVALID_PARAMETER)
+    expect_create_failed(adapter.create_cq(17), Status.INVALID_PARAMETER, "inline")
     expect_created(adapter.create_cq(16), "inline")
 
 

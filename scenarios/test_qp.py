@@ -66,8 +66,8 @@ def test_create_qp_with_srq(open_adapter: OpenAdapter, mode: str) -> None:
 def test_create_qp_size_above_limit(open_adapter: OpenAdapter, size: str, mode: str) -> None:
     """digest 1.2: INVALID_PARAMETER when any of the five sizes exceeds its NDK_ADAPTER_INFO
     limit (MaxReceiveQueueDepth, MaxInitiatorQueueDepth, MaxReceiveRequestSge,
-    MaxInitiatorRequestSge, MaxInlineDataSize); inline, not i/a. Every size exactly at its
-    limit is valid."""
+    MaxInitiatorRequestSge, MaxInlineDataSize); inline or through the create's completion
+    (digest 1.0), with no QP either way. Every size exactly at its limit is valid."""
     adapter = open_adapter(create_mode=mode, **SMALL_LIMITS)
     info = adapter.query_info()
     pd = adapter.create_pd().get(timeout=TIMEOUT)
@@ -92,14 +92,16 @@ def test_create_qp_with_srq_size_above_limit(open_adapter: OpenAdapter, size: st
     at_limit = {arg: getattr(info, field) for arg, field in QP_WITH_SRQ_LIMITS.items()}
     over = dict(at_limit, **{size: at_limit[size] + 1})
     expect_create_failed(pd.create_qp_with_srq(cq, cq, srq, **over), Status.INVALID_PARAMETER)
-    expect_created(pd.create_qp_with_srq(cq, cq, srq, **at_limit), "inline")
+    expect_created(pd.create_qp_with_srq(cq, cq, srq, **at_limit), "i/a")
 
 
 @pytest.mark.rule("QP-CREATE-ZERO-DEPTH")
 @pytest.mark.digest("1.2")
+@pytest.mark.reference("QP-DEPTH-ZERO")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_create_qp_zero_depths(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
-    """docs/semantics.md: QP-OBJECTS (queue depth 0 is allowed); such a queue accepts no
+    """digest 1.2 is silent on a queue depth of 0. docs/semantics.md QP-DEPTH-ZERO (a
+    reference choice): allowed, a send-only or receive-only QP; such a queue accepts no
     request: a receive -> NO_MORE_ENTRIES (QUEUE-FULL)."""
     qp = expect_created(pd.create_qp(cq, cq, receive_queue_depth=0, initiator_queue_depth=0),
                         "inline")
@@ -108,10 +110,12 @@ def test_create_qp_zero_depths(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
 
 @pytest.mark.rule("QP-CREATE-FOREIGN-CQ")
 @pytest.mark.digest("1.2")
+@pytest.mark.reference("QP-OBJECTS")
 @pytest.mark.parametrize("which", ["receive", "initiator"])
 def test_create_qp_with_cq_of_other_adapter(open_adapter: OpenAdapter, which: str) -> None:
     """digest 1.2 / 3.1 (a CQ is the antecedent of the QPs on it, under the same adapter).
-    docs/semantics.md: QP-OBJECTS (a CQ of another adapter -> INVALID_PARAMETER, ND2
+    The digest does not say what a provider answers a CQ of another adapter;
+    docs/semantics.md QP-OBJECTS (a reference choice): INVALID_PARAMETER (ND2
     INVALID_PARAMETER_2/3). Nothing was created: the CQ can still be closed at once."""
     adapter, other = open_adapter(), open_adapter()
     pd = adapter.create_pd().get(timeout=TIMEOUT)
@@ -121,7 +125,7 @@ def test_create_qp_with_cq_of_other_adapter(open_adapter: OpenAdapter, which: st
     expect_create_failed(pd.create_qp(*cqs), Status.INVALID_PARAMETER)
     close = theirs.close()
     assert close.status == Status.SUCCESS  # no QP holds it
-    expect_created(pd.create_qp(ours, ours), "inline")
+    expect_created(pd.create_qp(ours, ours), "i/a")
 
 
 @pytest.mark.rule("QP-CREATE-CLOSED-CQ")
@@ -136,21 +140,23 @@ def test_create_qp_with_closed_cq(adapter: ndk.Adapter, pd: ndk.Pd) -> None:
     with pytest.raises(ndk.ObjectClosedError, match="CQ is closed"):
         pd.create_qp(cq, cq)
     other = adapter.create_cq(8).get(timeout=TIMEOUT)
-    expect_created(pd.create_qp(other, other), "inline")
+    expect_created(pd.create_qp(other, other), "i/a")
 
 
 @pytest.mark.rule("QP-CREATE-WITH-SRQ-FOREIGN-SRQ")
 @pytest.mark.digest("1.2")
+@pytest.mark.reference("QP-OBJECTS")
 def test_create_qp_with_srq_of_other_pd(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (the SRQ is a child of a PD; the QP joins the PD it is created on).
-    docs/semantics.md: QP-OBJECTS (an SRQ of another PD -> INVALID_PARAMETER)."""
+    The digest does not say what a provider answers an SRQ of another PD; docs/semantics.md
+    QP-OBJECTS (a reference choice): INVALID_PARAMETER."""
     adapter = open_adapter()
     requires(adapter, max_srq_depth=1)
     pd, other_pd = (adapter.create_pd().get(timeout=TIMEOUT) for _ in range(2))
     cq = adapter.create_cq(8).get(timeout=TIMEOUT)
     srq = other_pd.create_srq(4).get(timeout=TIMEOUT)
     expect_create_failed(pd.create_qp_with_srq(cq, cq, srq), Status.INVALID_PARAMETER)
-    expect_created(other_pd.create_qp_with_srq(cq, cq, srq), "inline")
+    expect_created(other_pd.create_qp_with_srq(cq, cq, srq), "i/a")
 
 
 @pytest.mark.rule("QP-CREATE-RESOURCES")
@@ -161,7 +167,7 @@ def test_create_qp_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, cq: 
     no QP (the CQ closes at once, nothing holds it); the next create succeeds."""
     adapter.knobs.fail("NdkCreateQp", Status.INSUFFICIENT_RESOURCES, mode=how)
     expect_create_failed(pd.create_qp(cq, cq), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(pd.create_qp(cq, cq), "inline")
+    expect_created(pd.create_qp(cq, cq), "i/a")
 
 
 @pytest.mark.rule("QP-CREATE-WITH-SRQ-RESOURCES")
@@ -185,10 +191,12 @@ def test_create_qp_with_srq_insufficient_resources(open_adapter: OpenAdapter, ho
 
 @pytest.mark.rule("QP-RECEIVE-QUEUE-FULL")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("QUEUE-FULL")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_receive_beyond_depth(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
-    """digest 4.2 (ND2 QP::Receive: NO_MORE_ENTRIES when the queue is full); digest 3.4: an
-    inline failure produces no CQE. docs/semantics.md: QUEUE-FULL."""
+    """digest 1.7 documents only SUCCESS and "other" for NdkReceive. docs/semantics.md
+    QUEUE-FULL (a reference choice, from ND2 QP::Receive of digest 4.2): a receive on a full
+    queue -> NO_MORE_ENTRIES; digest 3.4: an inline failure produces no CQE."""
     qp = pd.create_qp(cq, cq, receive_queue_depth=2).get(timeout=TIMEOUT)
     post_receives(qp, mr, [1, 2])
     assert qp.receive([mr.sge(0, 64)], request_context=3) == Status.NO_MORE_ENTRIES
@@ -199,9 +207,11 @@ def test_receive_beyond_depth(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
 
 @pytest.mark.rule("QP-RECEIVE-TOO-MANY-SGE")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("QUEUE-SGE")
 def test_receive_too_many_sges(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
-    """digest 4.2 (ND2 QP::Receive: DATA_OVERRUN, too many SGEs). docs/semantics.md:
-    QUEUE-FULL. No CQE for the failed post (digest 3.4); the QP stays usable."""
+    """digest 1.7 documents only SUCCESS and "other" for NdkReceive. docs/semantics.md
+    QUEUE-SGE (a reference choice, from ND2 QP::Receive of digest 4.2: too many SGEs):
+    DATA_OVERRUN. No CQE for the failed post (digest 3.4); the QP stays usable."""
     qp = pd.create_qp(cq, cq, max_receive_request_sge=2).get(timeout=TIMEOUT)
     sgl = [mr.sge(i * 64, 64) for i in range(3)]
     assert qp.receive(sgl, request_context=1) == Status.DATA_OVERRUN
@@ -212,10 +222,12 @@ def test_receive_too_many_sges(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
 
 @pytest.mark.rule("QP-RECEIVE-WITH-SRQ")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("QP-SRQ-RECEIVE")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_receive_on_qp_with_srq(open_adapter: OpenAdapter, buffer: bytearray) -> None:
-    """digest 1.7 (receives of a QP created with an SRQ go to the SRQ). docs/semantics.md:
-    QUEUE-FULL (qp.receive on such a QP -> INVALID_DEVICE_REQUEST); no CQE results."""
+    """digest 1.2, 1.7 (receives of a QP created with an SRQ go to the SRQ) do not say what
+    NdkReceive on such a QP returns. docs/semantics.md QP-SRQ-RECEIVE (a reference choice):
+    INVALID_DEVICE_REQUEST; no CQE results."""
     adapter = open_adapter()
     requires(adapter, max_srq_depth=1)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
@@ -275,9 +287,11 @@ def test_flush_completes_on_receive_cq(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk
 
 @pytest.mark.rule("QP-FLUSH-USABLE")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("QP-FLUSH")
 def test_qp_usable_after_flush(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
-    """digest 4.2 (ND2 QP::Flush returns SUCCESS). docs/semantics.md: FLUSH (the QP stays
-    usable: a new receive succeeds and a second flush cancels it)."""
+    """digest 1.7 documents only the cancellation of NdkFlush, not what the QP is fit for
+    afterwards. docs/semantics.md QP-FLUSH (a reference choice): the QP stays usable: a new
+    receive succeeds and a second flush cancels it."""
     post_receives(qp, mr, [1])
     qp.flush()
     drain(cq, 1)

@@ -55,8 +55,8 @@ def test_create_srq(open_adapter: OpenAdapter, mode: str) -> None:
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_create_srq_depth_above_max(open_adapter: OpenAdapter, mode: str) -> None:
-    """digest 1.2: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER, inline; a create at
-    MaxSrqDepth then succeeds."""
+    """digest 1.2: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER, inline or through the
+    create's completion (digest 1.0); no SRQ, and a create at MaxSrqDepth then succeeds."""
     adapter = open_adapter(create_mode=mode, max_srq_depth=16)
     requires(adapter, max_srq_depth=1)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
@@ -71,36 +71,40 @@ def test_create_srq_too_many_sges(srq_adapter: ndk.Adapter, srq_pd: ndk.Pd) -> N
     limit = srq_adapter.query_info().max_receive_request_sge
     expect_create_failed(srq_pd.create_srq(8, max_receive_request_sge=limit + 1),
                          Status.INVALID_PARAMETER)
-    expect_created(srq_pd.create_srq(8, max_receive_request_sge=limit), "inline")
+    expect_created(srq_pd.create_srq(8, max_receive_request_sge=limit), "i/a")
 
 
 @pytest.mark.rule("SRQ-CREATE-ZERO-DEPTH")
 @pytest.mark.digest("1.2")
+@pytest.mark.reference("ZERO-DEPTH")
 def test_create_srq_zero_depth(srq_pd: ndk.Pd) -> None:
-    """digest 1.2 is silent on SrqDepth 0. docs/semantics.md: ZERO-DEPTH ->
-    INVALID_PARAMETER."""
+    """digest 1.2 is silent on SrqDepth 0. docs/semantics.md ZERO-DEPTH (a reference choice):
+    INVALID_PARAMETER; a create with depth 1 then succeeds."""
     expect_create_failed(srq_pd.create_srq(0), Status.INVALID_PARAMETER)
-    expect_created(srq_pd.create_srq(1), "inline")
+    expect_created(srq_pd.create_srq(1), "i/a")
 
 
 @pytest.mark.rule("SRQ-CREATE-THRESHOLD")
 @pytest.mark.digest("1.6")
+@pytest.mark.reference("SRQ-THRESHOLD")
 def test_create_srq_threshold_above_depth(srq_pd: ndk.Pd) -> None:
-    """digest 1.6 (a threshold arms the SRQ for "fewer than threshold queued").
-    docs/semantics.md: SRQ-THRESHOLD (notify_threshold > srq_depth -> INVALID_PARAMETER);
-    threshold == depth is valid."""
+    """digest 1.6 (a threshold arms the SRQ for "fewer than threshold queued") is silent on a
+    threshold above the depth. docs/semantics.md SRQ-THRESHOLD (a reference choice):
+    notify_threshold > srq_depth -> INVALID_PARAMETER; threshold == depth is valid."""
     expect_create_failed(srq_pd.create_srq(4, notify_threshold=5), Status.INVALID_PARAMETER)
-    expect_created(srq_pd.create_srq(4, notify_threshold=4), "inline")
+    expect_created(srq_pd.create_srq(4, notify_threshold=4), "i/a")
 
 
 @pytest.mark.rule("SRQ-CREATE-AFFINITY-INVALID")
 @pytest.mark.digest("1.2")
+@pytest.mark.reference("AFFINITY")
 @pytest.mark.parametrize("affinity", [(1, 1), 0], ids=["group1", "mask0"])
 def test_create_srq_invalid_affinity(srq_pd: ndk.Pd, affinity: tuple[int, int] | int) -> None:
-    """digest 1.2 (optional GROUP_AFFINITY). docs/semantics.md: AFFINITY ->
-    INVALID_PARAMETER; a valid affinity then succeeds."""
+    """digest 1.2 (an optional GROUP_AFFINITY, only a preference) is silent on an invalid
+    one. docs/semantics.md AFFINITY (a reference choice): INVALID_PARAMETER; a valid affinity
+    then succeeds."""
     expect_create_failed(srq_pd.create_srq(8, affinity=affinity), Status.INVALID_PARAMETER)
-    expect_created(srq_pd.create_srq(8, affinity=1), "inline")
+    expect_created(srq_pd.create_srq(8, affinity=1), "i/a")
 
 
 @pytest.mark.rule("SRQ-CREATE-UNSUPPORTED")
@@ -122,7 +126,7 @@ def test_create_srq_insufficient_resources(srq_adapter: ndk.Adapter, srq_pd: ndk
     no SRQ; the next create succeeds."""
     srq_adapter.knobs.fail("NdkCreateSrq", Status.INSUFFICIENT_RESOURCES, mode=how)
     expect_create_failed(srq_pd.create_srq(8), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(srq_pd.create_srq(8), "inline")
+    expect_created(srq_pd.create_srq(8), "i/a")
 
 
 # --- receive -----------------------------------------------------------------------------
@@ -130,22 +134,26 @@ def test_create_srq_insufficient_resources(srq_adapter: ndk.Adapter, srq_pd: ndk
 
 @pytest.mark.rule("SRQ-RECEIVE-QUEUE-FULL")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("QUEUE-FULL")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_srq_receive_beyond_depth(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
-    """digest 4.2 (ND2 SRQ::Receive: NO_MORE_ENTRIES). docs/semantics.md: QUEUE-FULL. The
-    SRQ stays usable: after growing it the receive succeeds."""
+    """digest 1.6 documents only SUCCESS and "other" for NdkSrqReceive. docs/semantics.md
+    QUEUE-FULL (a reference choice, from ND2 SRQ::Receive of digest 4.2): a receive on a full
+    SRQ -> NO_MORE_ENTRIES. The SRQ stays usable: after growing it the receive succeeds."""
     srq = srq_pd.create_srq(2).get(timeout=TIMEOUT)
     post_receives(srq, srq_mr, [1, 2])
     assert srq.srq_receive([srq_mr.sge(512, 64)], request_context=3) == Status.NO_MORE_ENTRIES
-    expect_request(srq.modify_srq(srq_depth=3), "inline")
+    expect_request(srq.modify_srq(srq_depth=3), "i/a")
     assert srq.srq_receive([srq_mr.sge(512, 64)], request_context=3) == Status.SUCCESS
 
 
 @pytest.mark.rule("SRQ-RECEIVE-TOO-MANY-SGE")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("QUEUE-SGE")
 def test_srq_receive_too_many_sges(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
-    """digest 4.2 (ND2 SRQ::Receive: DATA_OVERRUN, too many SGEs). docs/semantics.md:
-    QUEUE-FULL. A receive within the SRQ's SGE limit then succeeds."""
+    """digest 1.6 documents only SUCCESS and "other" for NdkSrqReceive. docs/semantics.md
+    QUEUE-SGE (a reference choice, from ND2 SRQ::Receive of digest 4.2: too many SGEs):
+    DATA_OVERRUN. A receive within the SRQ's SGE limit then succeeds."""
     srq = srq_pd.create_srq(4, max_receive_request_sge=2).get(timeout=TIMEOUT)
     sgl = [srq_mr.sge(i * 64, 64) for i in range(3)]
     assert srq.srq_receive(sgl, request_context=1) == Status.DATA_OVERRUN
@@ -183,19 +191,21 @@ def test_modify_srq_above_max(open_adapter: OpenAdapter) -> None:
     requires(adapter, max_srq_depth=1)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     srq = pd.create_srq(4).get(timeout=TIMEOUT)
-    expect_request(srq.modify_srq(srq_depth=17), "inline", Status.INVALID_PARAMETER)
-    expect_request(srq.modify_srq(srq_depth=16), "inline")
+    expect_request(srq.modify_srq(srq_depth=17), "i/a", Status.INVALID_PARAMETER)
+    expect_request(srq.modify_srq(srq_depth=16), "i/a")
 
 
 @pytest.mark.rule("SRQ-MODIFY-BELOW-QUEUED")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("SRQ-DEPTH")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 def test_modify_srq_below_queued(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
-    """digest 4.2 (ND2 SRQ::Modify: BUFFER_OVERFLOW when the depth is below the outstanding
-    receives). docs/semantics.md: SRQ-THRESHOLD. The queued receives and depth are kept."""
+    """digest 1.6 is silent on a depth below the receives queued. docs/semantics.md SRQ-DEPTH
+    (a reference choice, from ND2 SRQ::Modify of digest 4.2): BUFFER_OVERFLOW. The queued
+    receives and depth are kept (a full SRQ: QUEUE-FULL)."""
     srq = srq_pd.create_srq(4).get(timeout=TIMEOUT)
     post_receives(srq, srq_mr, [1, 2, 3])
-    expect_request(srq.modify_srq(srq_depth=2), "inline", Status.BUFFER_OVERFLOW)
+    expect_request(srq.modify_srq(srq_depth=2), "i/a", Status.BUFFER_OVERFLOW)
     assert srq.srq_receive([srq_mr.sge(0, 64)], request_context=4) == Status.SUCCESS
     assert srq.srq_receive([srq_mr.sge(0, 64)], request_context=5) == Status.NO_MORE_ENTRIES
 
@@ -219,10 +229,10 @@ def test_modify_srq_failure(srq_adapter: ndk.Adapter, srq_pd: ndk.Pd, srq_mr: nd
 def test_arm_below_threshold_fires_at_once(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 1.6: if the count of queued receives is already below the threshold when
     ModifySrq arms the SRQ, the notification is generated immediately, with STATUS_SUCCESS,
-    exactly once; then the SRQ is disarmed. docs/semantics.md: SRQ-THRESHOLD."""
+    exactly once; then the SRQ is disarmed."""
     srq = srq_pd.create_srq(8).get(timeout=TIMEOUT)
     post_receives(srq, srq_mr, [1])
-    expect_request(srq.modify_srq(notify_threshold=4), "inline")
+    expect_request(srq.modify_srq(notify_threshold=4), "i/a")
     assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     assert srq.wait_notification(timeout=QUIET) is None
     assert srq.notifications == 1
@@ -235,12 +245,12 @@ def test_disarmed_after_notification(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     non-zero threshold; a modify with threshold 0 (keep) does not re-arm, a new non-zero
     threshold does."""
     srq = srq_pd.create_srq(8).get(timeout=TIMEOUT)
-    expect_request(srq.modify_srq(notify_threshold=2), "inline")
+    expect_request(srq.modify_srq(notify_threshold=2), "i/a")
     assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
-    expect_request(srq.modify_srq(srq_depth=6), "inline")
+    expect_request(srq.modify_srq(srq_depth=6), "i/a")
     assert srq.wait_notification(timeout=QUIET) is None
     assert srq.notifications == 1
-    expect_request(srq.modify_srq(notify_threshold=2), "inline")
+    expect_request(srq.modify_srq(notify_threshold=2), "i/a")
     assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     assert srq.notifications == 2
 
@@ -252,6 +262,6 @@ def test_arm_at_or_above_threshold_waits(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None
     many receives queued as the threshold, arming does not notify."""
     srq = srq_pd.create_srq(8).get(timeout=TIMEOUT)
     post_receives(srq, srq_mr, [1, 2, 3])
-    expect_request(srq.modify_srq(notify_threshold=3), "inline")
+    expect_request(srq.modify_srq(notify_threshold=3), "i/a")
     assert srq.wait_notification(timeout=QUIET) is None
     assert srq.notifications == 0
