@@ -23,6 +23,7 @@
 // abort()s with the rule.  Consumer-side violations are expected (the input misuses the API).
 // Both adapters are closed and their miniports destroyed at the end of every input.
 #include "ndk/ndkpi.h"
+#include "ndk/fault.hpp"
 #include "ndk/provider.h"
 #include "ndk/registry.hpp"
 #include "ndk/status.hpp"
@@ -173,7 +174,7 @@ struct Lam {
 const std::shared_ptr<ndk::Provider> &layer()
 {
     static const std::shared_ptr<ndk::Provider> provider =
-        ndk::validate::wrap(ndk::Provider::load("soft"));
+        ndk::validate::wrap(ndk::fault::wrap(ndk::Provider::load("soft")));
     return provider;
 }
 

@@ -1,8 +1,9 @@
 // Shared helpers for the GoogleTest suites: a raw NDK adapter opened straight through the
 // provider entry (OPEN_NDK_ADAPTER_HANDLER / CLOSE_NDK_ADAPTER_HANDLER), completion recorders
 // that remember how often, with what and on which thread they were called, and engine helpers
-// (a barrier, a gate that holds the provider's callback thread) built only from documented
-// behaviour: an injected asynchronous failure completes through the engine, which is FIFO.
+// (a barrier, a gate that holds the provider's callback thread): a job on the soft provider's
+// engine, which is FIFO, and an asynchronous failure injected by the fault layer, whose
+// completions keep their order too.
 #pragma once
 
 #include "ndk/raw_adapter.hpp"
@@ -12,6 +13,9 @@
 #include "ndk/registry.hpp"
 #include "ndk/status.hpp"
 #include "ndk/validation.hpp"
+#include "layers/fault/fault_layer.hpp"
+#include "layers/validate/layer.hpp"
+#include "providers/soft/soft_adapter.hpp"
 
 #include <gtest/gtest.h>
 
@@ -259,10 +263,27 @@ public:
         return *records_.back();
     }
 
-    // Every callback the provider queued before this call has run: an injected asynchronous
-    // failure of NdkCreateConnector completes on the engine, behind everything queued so far.
+    // The soft provider's adapter under the layers (the fault layer, and the validation layer
+    // when there is one).
+    ndk::soft::SoftAdapter &soft_adapter()
+    {
+        void *object = adapter_;
+        if (session_ != nullptr)
+            object = ndk::validate::Shadow::of(object).real();
+        ndk::fault::Face *face = ndk::fault::face_of(object);
+        EXPECT_NE(face, nullptr) << "not behind the fault layer";
+        EXPECT_EQ(provider().name(), "soft") << "the engine helpers need the soft provider";
+        return *ndk::soft::SoftAdapter::from(reinterpret_cast<NDK_ADAPTER *>(face->inner));
+    }
+
+    // Every callback the provider queued before this call has run (a job behind them on the
+    // soft provider's engine, which is FIFO), and then every completion the fault layer queued:
+    // an injected asynchronous failure of NdkCreateConnector completes behind them.
     void barrier()
     {
+        Gate done;
+        soft_adapter().deliver([&done] { done.open(); });
+        done.wait();
         ASSERT_STATUS(STATUS_SUCCESS,
                       set("fail", "NdkCreateConnector STATUS_INSUFFICIENT_RESOURCES async 1"));
         Record &r = record();
@@ -271,18 +292,13 @@ public:
         ASSERT_TRUE(r.wait()) << "engine barrier timed out";
     }
 
-    // Hold the provider's callback thread inside a callback until the returned gate opens
+    // Hold the soft provider's callback thread (its engine) until the returned gate opens
     // (close() opens every gate first).
     Gate &block()
     {
         gates_.push_back(std::make_unique<Gate>());
         Gate &gate = *gates_.back();
-        EXPECT_STATUS(STATUS_SUCCESS,
-                      set("fail", "NdkCreateConnector STATUS_INSUFFICIENT_RESOURCES async 1"));
-        Record &r = record();
-        r.during = [&gate] { gate.wait(); };
-        NDK_CONNECTOR *out = nullptr;
-        EXPECT_STATUS(STATUS_PENDING, d().NdkCreateConnector(adapter_, Record::create, &r, &out));
+        soft_adapter().deliver([&gate] { gate.wait(); });
         return gate;
     }
 

@@ -1,7 +1,6 @@
 // The fault layer (core/src/layers/fault/): its C entry, and the knobs it acts at the ABI edge
-// (`fail`, `hold`, the completion modes) in front of the soft provider, made to act them itself
-// (NDK_FAULT_PREFER_LAYER=1) although the provider has its own.  The scenario suite runs the
-// same way as CTest scenarios_fault_layer.
+// (`fail`, `hold`, the completion modes, the edge's `misbehave` names) in front of the soft
+// provider, as ndk::Adapter::open stacks it over every provider.
 #include "support.hpp"
 
 #include "ndk/fault.hpp"
@@ -35,8 +34,6 @@ TEST(FaultLayerEntry, NeedsTheProviderItWraps)
 // Objects opened here go through the layer acting its own knobs.
 class FaultLayer : public ::testing::Test {
 protected:
-    void SetUp() override { setenv("NDK_FAULT_PREFER_LAYER", "1", 1); }
-    void TearDown() override { unsetenv("NDK_FAULT_PREFER_LAYER"); }
 
     static void set(ndk::Adapter &adapter, const std::string &key, const std::string &value)
     {

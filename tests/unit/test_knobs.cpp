@@ -1,9 +1,12 @@
-// The soft provider's knobs (core/src/providers/soft/soft_knobs.{hpp,cpp}): parsing, the
-// injected-failure table, completion-mode decisions (seeded), adapter info overrides, caps and
-// version limits.  Unit tests of the class itself; the adapter-level effects are in the
-// create/registry suites.
+// The knobs: the soft provider's (core/src/providers/soft/soft_knobs.{hpp,cpp}: adapter info
+// overrides, caps, version limits) and the fault layer's (core/src/layers/fault/: the
+// injected-failure table, completion-mode decisions, seeded), and the one knob table that
+// documents both.  Unit tests of the classes themselves; the adapter-level effects are in the
+// create/registry/fault-layer suites.
 #include "support.hpp"
 
+#include "layers/fault/fault_layer.hpp"
+#include "providers/kit/kit_functions.hpp"
 #include "providers/soft/soft_knobs.hpp"
 
 #include <gtest/gtest.h>
@@ -17,23 +20,26 @@
 
 namespace {
 
-using ndk::soft::CallKind;
+using ndk::fault::Injection;
 using ndk::soft::Knobs;
+using Kind = Injection::Kind;
 
-NTSTATUS set(Knobs &k, const std::string &key, const std::string &value)
+template <class K>
+NTSTATUS set(K &k, const std::string &key, const std::string &value)
 {
     std::string error;
     return k.set(key, value, error);
 }
 
-std::string get(const Knobs &k, const std::string &key)
+template <class K>
+std::string get(const K &k, const std::string &key)
 {
     std::string value;
     EXPECT_STATUS(STATUS_SUCCESS, k.get(key, value)) << key;
     return value;
 }
 
-std::vector<bool> decisions(Knobs &k, CallKind kind, int n)
+std::vector<bool> decisions(Injection &k, Kind kind, int n)
 {
     std::vector<bool> out;
     for (int i = 0; i < n; ++i)
@@ -43,16 +49,17 @@ std::vector<bool> decisions(Knobs &k, CallKind kind, int n)
 
 TEST(Knobs, DefaultsInlineNothingArmedPlausibleInfo)
 {
+    Injection layer;
+    EXPECT_EQ(get(layer, "create_mode"), "inline");
+    EXPECT_EQ(get(layer, "request_mode"), "inline");
+    EXPECT_EQ(get(layer, "close_mode"), "inline");
+    EXPECT_EQ(get(layer, "fail"), "");
+    for (auto kind : {Kind::Create, Kind::Request, Kind::Close})
+        EXPECT_FALSE(layer.should_pend(kind));
+    EXPECT_FALSE(layer.take_failure("NdkCreateCq"));
     Knobs k;
-    EXPECT_EQ(get(k, "create_mode"), "inline");
-    EXPECT_EQ(get(k, "request_mode"), "inline");
-    EXPECT_EQ(get(k, "close_mode"), "inline");
     EXPECT_EQ(get(k, "adapter_not_ready"), "0");
     EXPECT_EQ(get(k, "ephemeral_ports"), "49152-65535"); // digest 1.1
-    EXPECT_EQ(get(k, "fail"), "");
-    for (auto kind : {CallKind::Create, CallKind::Request, CallKind::Close})
-        EXPECT_FALSE(k.should_pend(kind));
-    EXPECT_FALSE(k.take_failure("NdkCreateCq"));
     EXPECT_FALSE(k.adapter_not_ready());
     auto caps = k.caps();
     EXPECT_EQ(caps.max_cq, 0u);
@@ -75,19 +82,19 @@ TEST(Knobs, DefaultsInlineNothingArmedPlausibleInfo)
 
 TEST(Knobs, CompletionModesAndUnknownKeys)
 {
-    Knobs k;
+    Injection k;
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "create_mode", "pending"));
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "request_mode", "random"));
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "close_mode", "pending"));
     EXPECT_EQ(get(k, "create_mode"), "pending");
     EXPECT_EQ(get(k, "request_mode"), "random");
     EXPECT_EQ(get(k, "close_mode"), "pending");
-    EXPECT_TRUE(k.should_pend(CallKind::Create));
-    EXPECT_TRUE(k.should_pend(CallKind::Close));
+    EXPECT_TRUE(k.should_pend(Kind::Create));
+    EXPECT_TRUE(k.should_pend(Kind::Close));
 
     std::string error;
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, k.set("create_mode", "sometimes", error));
-    EXPECT_NE(error.find("create_mode"), std::string::npos) << error;
+    EXPECT_NE(error.find("inline, pending or random"), std::string::npos) << error;
     EXPECT_EQ(get(k, "create_mode"), "pending"); // unchanged by the rejected value
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "close_mode", "Pending"));
     {
@@ -96,6 +103,9 @@ TEST(Knobs, CompletionModesAndUnknownKeys)
         EXPECT_STATUS(STATUS_NOT_SUPPORTED, set(k, "no_such_knob", "1"));
         EXPECT_STATUS(STATUS_NOT_SUPPORTED, k.get("no_such_knob", value));
         EXPECT_STATUS(STATUS_NOT_SUPPORTED, set(k, "", "1"));
+        // The completion modes are the fault layer's: the soft provider does not know them.
+        EXPECT_STATUS(STATUS_NOT_SUPPORTED, set(k, "create_mode", "pending"));
+        EXPECT_STATUS(STATUS_NOT_SUPPORTED, set(k, "fail", "NdkCreatePd INSUFFICIENT_RESOURCES"));
     }
 }
 
@@ -105,10 +115,10 @@ TEST(Knobs, ApplyParsesLinesAndSemicolons)
     std::string error;
     EXPECT_STATUS(
         STATUS_SUCCESS,
-        k.apply("create_mode=pending;request_mode=random\n\n  \nmax_cq_depth=0x40", error))
+        k.apply("max_qp_count=3;rnr_timeout_ms=7\n\n  \nmax_cq_depth=0x40", error))
         << error;
-    EXPECT_EQ(get(k, "create_mode"), "pending");
-    EXPECT_EQ(get(k, "request_mode"), "random");
+    EXPECT_EQ(get(k, "max_qp_count"), "3");
+    EXPECT_EQ(get(k, "rnr_timeout_ms"), "7");
     EXPECT_EQ(k.adapter_info({2, 1}).MaxCqDepth, 64u);
     EXPECT_STATUS(STATUS_SUCCESS, k.apply("", error));
 }
@@ -117,11 +127,11 @@ TEST(Knobs, ApplyReportsTheFirstBadLine)
 {
     Knobs k;
     std::string error;
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER, k.apply("create_mode", error));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER, k.apply("max_qp_count", error));
     EXPECT_NE(error.find("no '='"), std::string::npos) << error;
 
     error.clear();
-    EXPECT_STATUS(STATUS_NOT_SUPPORTED, k.apply("close_mode=pending;bogus=1", error));
+    EXPECT_STATUS(STATUS_NOT_SUPPORTED, k.apply("max_qp_count=2;bogus=1", error));
     EXPECT_EQ(error, "unknown knob 'bogus'");
 
     error.clear();
@@ -179,10 +189,17 @@ TEST(Knobs, ObjectCapsParse)
 // an unknown key is STATUS_NOT_SUPPORTED.  A value knob that can be set must read back.
 TEST(Knobs, EverySettableValueKnobReadsBack)
 {
+    Injection layer;
+    const std::pair<const char *, const char *> layer_knobs[] = {
+        {"create_mode", "pending"}, {"request_mode", "random"}, {"close_mode", "pending"},
+        {"seed", "9"},              {"misbehave", "notify_twice"},
+    };
+    for (const auto &[key, value] : layer_knobs) {
+        ASSERT_STATUS(STATUS_SUCCESS, set(layer, key, value)) << key;
+        EXPECT_EQ(get(layer, key), value) << key;
+    }
     Knobs k;
     const std::pair<const char *, const char *> knobs[] = {
-        {"create_mode", "pending"},  {"request_mode", "random"},
-        {"close_mode", "pending"},   {"seed", "9"},
         {"adapter_not_ready", "1"},  {"ephemeral_ports", "100-200"},
         {"provider_version", "1.1"}, {"max_cq_depth", "77"},
         {"max_qp_count", "3"},       {"max_cq_count", "4"},
@@ -199,7 +216,7 @@ TEST(Knobs, EverySettableValueKnobReadsBack)
 
 TEST(KnobsFail, ArmsOneInlineFailureByDefault)
 {
-    Knobs k;
+    Injection k;
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "fail", "NdkCreateCq STATUS_INSUFFICIENT_RESOURCES"));
     EXPECT_EQ(get(k, "fail"), "NdkCreateCq STATUS_INSUFFICIENT_RESOURCES inline 1\n");
     auto failure = k.take_failure("NdkCreateCq");
@@ -213,7 +230,7 @@ TEST(KnobsFail, ArmsOneInlineFailureByDefault)
 
 TEST(KnobsFail, CountsAsyncAndEveryCall)
 {
-    Knobs k;
+    Injection k;
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "fail", "NdkRegisterMr INSUFFICIENT_RESOURCES async 2"));
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "fail", "NdkCreatePd 0xC000009A inline -1"));
     for (int i = 0; i < 2; ++i) {
@@ -232,7 +249,7 @@ TEST(KnobsFail, CountsAsyncAndEveryCall)
 
 TEST(KnobsFail, RearmingAFunctionReplacesItsFailure)
 {
-    Knobs k;
+    Injection k;
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "fail", "NdkCreateMr INSUFFICIENT_RESOURCES inline 5"));
     EXPECT_STATUS(STATUS_SUCCESS, set(k, "fail", "NdkCreateMr NOT_SUPPORTED async 1"));
     auto failure = k.take_failure("NdkCreateMr");
@@ -244,7 +261,7 @@ TEST(KnobsFail, RearmingAFunctionReplacesItsFailure)
 
 TEST(KnobsFail, RejectsMalformedSpecifications)
 {
-    Knobs k;
+    Injection k;
     const char *bad[] = {
         "",                                                  // nothing
         "NdkCreateCq",                                       // no status
@@ -279,38 +296,42 @@ TEST(KnobsFail, RejectsMalformedSpecifications)
 
 TEST(KnobsFail, FallibleFunctionList)
 {
+    auto fallible = [](const char *name) {
+        const ndk::kit::NdkFunction *function = ndk::kit::find_function(name);
+        return function != nullptr && function->injectable;
+    };
     for (const char *name : {"NdkCreateCq", "NdkCreatePd", "NdkCreateQp", "NdkCreateQpWithSrq",
                              "NdkRegisterMr", "NdkBuildLAM", "NdkResizeCq", "NdkModifySrq",
                              "NdkListen", "NdkAcceptEx", "NdkCompleteConnectEx"})
-        EXPECT_TRUE(ndk::soft::is_fallible_function(name)) << name;
+        EXPECT_TRUE(fallible(name)) << name;
     for (const char *name : {"NdkArmCq", "NdkFlush", "NdkReleaseLAM", "NdkGetCqResultsEx",
                              "NdkControlConnectEvents", "NdkGetPrivilegedMemoryRegionToken", ""})
-        EXPECT_FALSE(ndk::soft::is_fallible_function(name)) << name;
+        EXPECT_FALSE(fallible(name)) << name;
 }
 
 TEST(KnobsModes, RandomIsReproducibleAndKindsAreIndependent)
 {
-    Knobs a, b, c;
-    for (Knobs *k : {&a, &b, &c})
+    Injection a, b, c;
+    for (Injection *k : {&a, &b, &c})
         ASSERT_STATUS(STATUS_SUCCESS, set(*k, "create_mode", "random"));
     ASSERT_STATUS(STATUS_SUCCESS, set(a, "seed", "42"));
     ASSERT_STATUS(STATUS_SUCCESS, set(b, "seed", "42"));
     ASSERT_STATUS(STATUS_SUCCESS, set(c, "seed", "43"));
-    auto first = decisions(a, CallKind::Create, 128);
-    EXPECT_EQ(first, decisions(b, CallKind::Create, 128));
-    EXPECT_NE(first, decisions(c, CallKind::Create, 128));
+    auto first = decisions(a, Kind::Create, 128);
+    EXPECT_EQ(first, decisions(b, Kind::Create, 128));
+    EXPECT_NE(first, decisions(c, Kind::Create, 128));
     // Both outcomes occur.
     EXPECT_NE(std::count(first.begin(), first.end(), true), 0);
     EXPECT_NE(std::count(first.begin(), first.end(), false), 0);
     // Setting the seed again restarts the sequence.
     ASSERT_STATUS(STATUS_SUCCESS, set(a, "seed", "42"));
-    EXPECT_EQ(decisions(a, CallKind::Create, 128), first);
+    EXPECT_EQ(decisions(a, Kind::Create, 128), first);
     EXPECT_EQ(get(a, "seed"), "42");
-    Knobs k;
+    Injection k;
     ASSERT_STATUS(STATUS_SUCCESS, set(k, "request_mode", "pending"));
-    EXPECT_EQ(decisions(k, CallKind::Request, 5), std::vector<bool>(5, true));
-    EXPECT_EQ(decisions(k, CallKind::Create, 5), std::vector<bool>(5, false));
-    EXPECT_EQ(decisions(k, CallKind::Close, 5), std::vector<bool>(5, false));
+    EXPECT_EQ(decisions(k, Kind::Request, 5), std::vector<bool>(5, true));
+    EXPECT_EQ(decisions(k, Kind::Create, 5), std::vector<bool>(5, false));
+    EXPECT_EQ(decisions(k, Kind::Close, 5), std::vector<bool>(5, false));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, set(k, "seed", "forty-two"));
 }
 
@@ -409,11 +430,32 @@ TEST(KnobTable, DocsKnobsMdIsTheTablesMarkdown)
            "--gtest_filter=KnobTable.DocsKnobsMdIsTheTablesMarkdown";
 }
 
+// The table's rows of the fault layer (and `misbehave`, which both act) name exactly the knobs
+// the layer parses: the one table documents both.
+TEST(KnobTable, TheLayersRowsAreTheLayersKnobs)
+{
+    std::vector<std::string> rows = ndk::soft::knob_names(ndk::soft::KnobBy::Layer);
+    std::erase(rows, "knobs"); // a listing each side answers for its own knobs
+    std::set<std::string> documented(rows.begin(), rows.end());
+    const std::vector<std::string> &parsed = Injection::knob_names();
+    EXPECT_EQ(documented, std::set<std::string>(parsed.begin(), parsed.end()));
+    Knobs soft;
+    for (const std::string &name : parsed) {
+        std::string value;
+        if (name == "misbehave")
+            continue;
+        EXPECT_STATUS(STATUS_NOT_SUPPORTED, soft.get(name, value)) << name;
+    }
+}
+
 // Every knob set() and get() know is in the table once, and the listing the `knobs` knob gives
 // names each row's knobs.
 TEST(KnobTable, EveryKnobIsOneRow)
 {
     std::vector<std::string> names = ndk::soft::knob_names();
+    for (const std::string &name : ndk::soft::knob_names(ndk::soft::KnobBy::Layer))
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            names.push_back(name);
     std::set<std::string> unique(names.begin(), names.end());
     EXPECT_EQ(unique.size(), names.size());
     for (const std::string &name : names) {

@@ -159,7 +159,9 @@ TEST(Lifetime, CloseModeDecidesInlineOrPendingForAnObjectWithoutSuccessors)
 }
 
 // A close stays pending until the requests in flight on the object have completed, and their
-// completions return before the close completion starts (digest 3.1).
+// completions return before the close completion starts (digest 3.1): the fault layer's
+// request_mode=pending owes the requests' completions, so a close the provider finished
+// inline pends behind them.
 TEST(Lifetime, ARequestInFlightMakesTheClosePend)
 {
     EventLog log; // declared first: it outlives every callback
@@ -169,9 +171,10 @@ TEST(Lifetime, ARequestInFlightMakesTheClosePend)
     ASSERT_TRUE(pd && cq);
     NDK_MR *mr = a.mr(pd, false);
     ASSERT_NE(mr, nullptr);
-    ndktest::Gate &gate = a.block(); // the requests below stay queued behind this
     MdlChain chain({{kFakeVa, NDK_PAGE_SIZE}});
+    ndktest::Gate gate; // holds the register's completion, and the layer's queue behind it
     Record &reg = a.record(&log, "register");
+    reg.during = [&gate] { gate.wait(); };
     Record &resize = a.record(&log, "resize");
     Record &mr_close = a.record(&log, "mr.close");
     Record &cq_close = a.record(&log, "cq.close");

@@ -249,7 +249,7 @@ TEST(Misbehave, RequestCompleteTwiceCallsAPendingRequestsCompletionTwice)
     EXPECT_STATUS(STATUS_SUCCESS, registered.status());
 }
 
-TEST(Misbehave, RequestNeverCompleteLeavesTheRequestInFlightUntilTheAdapterCloses)
+TEST(Misbehave, RequestNeverCompleteExecutesTheRequestAndNeverCallsItsCompletion)
 {
     RawAdapter a("request_mode=pending\nmisbehave=request_never_complete");
     NDK_PD *pd = a.pd();
@@ -261,15 +261,14 @@ TEST(Misbehave, RequestNeverCompleteLeavesTheRequestInFlightUntilTheAdapterClose
     ASSERT_STATUS(STATUS_SUCCESS, a.set("misbehave", "none"));
     a.barrier();
     EXPECT_EQ(registered.count(), 0);
-    // The request still holds its MR, so the MR's close waits for it (digest 3.1) ...
+    // The registration was made (the fault layer reports a request's outcome, it does not
+    // stop the request): the MR has its tokens.
+    EXPECT_NE(mr->Dispatch->NdkGetLocalTokenFromMr(mr), 0u);
+    // Nothing is left in flight: the MR's close and the adapter's close do not hang.
     Record &closed = a.record();
-    ASSERT_STATUS(STATUS_PENDING, close_with(mr, closed));
-    a.barrier();
-    EXPECT_EQ(closed.count(), 0);
-    // ... until the adapter's close lets the request go: the close does not hang.
+    EXPECT_STATUS(STATUS_SUCCESS, close_with(mr, closed));
     a.close();
     EXPECT_EQ(registered.count(), 0);
-    EXPECT_EQ(closed.count(), 1);
 }
 
 // ---- Headers and dispatch tables ----------------------------------------------------------
@@ -550,22 +549,22 @@ TEST(Misbehave, DropCompletionLosesEveryOddSuccessfulInitiatorCompletion)
     EXPECT_EQ(pair.poll(pair.b(), 4).size(), 4u) << "every send was executed";
 }
 
-TEST(Misbehave, ReorderCompletionsSwapsEachPairAndFlushesTheOneHeldBack)
+TEST(Misbehave, ReorderCompletionsSwapsEachPairAndLetsTheOddOneThrough)
 {
     Pair pair("misbehave=reorder_completions");
     ASSERT_TRUE(pair.connect());
     Region sink(pair.server(), pair.b().pd, 128, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
     Region source(pair.client(), pair.a().pd, 64, 0);
     send_n(pair, sink, source, 5);
-    auto sent = pair.poll(pair.a(), 4);
-    pair.client().barrier();
+    pair.client().barrier(); // all five are in the CQ
+    auto sent = pair.poll(pair.a(), 1);
     auto rest = drain_cq(pair.a().cq);
     sent.insert(sent.end(), rest.begin(), rest.end());
-    EXPECT_EQ(contexts(sent), (std::vector<uintptr_t>{2, 1, 4, 3})) << "the 5th waits for a 6th";
+    // The layer takes all five at the first poll: two pairs swapped, the fifth, without a
+    // partner, as it is; the rest of them wait in the layer for the next polls.
+    EXPECT_EQ(contexts(sent), (std::vector<uintptr_t>{2, 1, 4, 3, 5}));
     pair.a().qp->Dispatch->NdkFlush(pair.a().qp);
-    auto flushed = drain_cq(pair.a().cq);
-    ASSERT_EQ(contexts(flushed), (std::vector<uintptr_t>{5})) << "a flush delivers it";
-    EXPECT_STATUS(STATUS_SUCCESS, flushed[0].Status);
+    EXPECT_TRUE(drain_cq(pair.a().cq).empty()) << "nothing was held back";
 }
 
 // ---- Statuses -----------------------------------------------------------------------------

@@ -140,6 +140,11 @@ public:
     void close();
     // True until the provider's adapter is closed: objects may still issue their closes.
     bool accepts_closes() const;
+    // An object's close about to reach the provider: false once the adapter is torn down.
+    // While one is under way (until end_close), the adapter's close does not free the
+    // provider's adapter under it.
+    bool begin_close();
+    void end_close();
 
     NTSTATUS query_adapter_info(NDK_ADAPTER_INFO *info, ULONG *size);
     NDK_ADAPTER_INFO query_info(); // throws ndk::Error
@@ -216,6 +221,8 @@ private:
     bool open_ = true;      // false once close() began
     bool torn_down_ = false; // the provider's adapter and miniport are gone
     int calls_in_flight_ = 0;
+    int closes_in_flight_ = 0; // objects' closes inside the provider (begin_close)
+    std::condition_variable closes_done_;
     bool close_deferred_ = false;
     std::vector<Call> deferred_closes_;
     std::vector<std::weak_ptr<Object>> children_;

@@ -1,5 +1,6 @@
 // An NDK adapter opened through a provider's harness entry as NDIS would open it: the provider
-// (optionally behind the validation layer), CreateMiniport, OpenNDKAdapterHandler; the blocking
+// behind the fault layer, which acts the test knobs (docs/knobs.md), optionally behind the
+// validation layer too, as ndk::Adapter::open stacks them; CreateMiniport, OpenNDKAdapterHandler; the blocking
 // CloseNDKAdapterHandler and DestroyMiniport at the end.  Only the raw C ABI of
 // core/include/ndk/ndkpi.h, never the C++ consumer API, so what goes through it is what a
 // kernel consumer of the provider would do.  The GoogleTest suites (tests/unit/support.hpp)
@@ -7,6 +8,7 @@
 #pragma once
 
 #include "ndk/call.hpp"
+#include "ndk/fault.hpp"
 #include "ndk/ndkpi.h"
 #include "ndk/provider.h"
 #include "ndk/registry.hpp"
@@ -24,7 +26,8 @@ public:
     // opened.  `validate`: the provider behind the validation layer.
     explicit RawAdapter(const std::string &options = "", NDK_VERSION version = {2, 0},
                         const std::string &provider = "soft", bool validate = false)
-        : provider_(validate ? validate::wrap(Provider::load(provider)) : Provider::load(provider))
+        : provider_(validate ? validate::wrap(fault::wrap(Provider::load(provider)))
+                             : fault::wrap(Provider::load(provider)))
     {
         char error[512] = {};
         NDIS_STATUS status = provider_->create_miniport(

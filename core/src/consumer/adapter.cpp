@@ -6,7 +6,6 @@
 #include "ndk/fault.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 
 namespace ndk {
@@ -15,17 +14,9 @@ std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
                                        const std::string &options, NDK_VERSION version,
                                        bool validate)
 {
-    // A provider without knobs (the verbs provider) is opened behind the fault layer, which
-    // supplies `fail`, `hold`, the completion modes and the ABI-edge misbehaviour
-    // (docs/knobs.md).  NDK_FAULT_PREFER_LAYER=1 stacks it over any provider and makes it act
-    // those knobs even where the provider has them.  (A provider with knobs of its own is not
-    // stacked yet: the soft provider's own pending creates with misbehave
-    // out_param_after_pending hand the consumer an object the layer has not wrapped.)
-    const char *prefer_env = std::getenv("NDK_FAULT_PREFER_LAYER");
-    const bool prefer = prefer_env != nullptr && std::string(prefer_env) == "1";
-    auto provider = Provider::load(provider_name);
-    if (prefer || provider->entry().ControlMiniport == nullptr)
-        provider = fault::wrap(std::move(provider), prefer);
+    // Every provider is opened behind the fault layer, which acts `fail`, `hold`, the
+    // completion modes and the ABI-edge misbehaviour in front of it (docs/knobs.md).
+    auto provider = fault::wrap(Provider::load(provider_name));
     if (validate)
         provider = validate::wrap(std::move(provider));
     const NDK_HARNESS_PROVIDER &entry = provider->entry();
@@ -65,6 +56,22 @@ bool Adapter::is_open() const
 {
     std::lock_guard lock(mu_);
     return open_;
+}
+
+bool Adapter::begin_close()
+{
+    std::lock_guard lock(mu_);
+    if (torn_down_)
+        return false;
+    ++closes_in_flight_;
+    return true;
+}
+
+void Adapter::end_close()
+{
+    std::lock_guard lock(mu_);
+    if (--closes_in_flight_ == 0)
+        closes_done_.notify_all();
 }
 
 bool Adapter::accepts_closes() const
@@ -164,9 +171,12 @@ void Adapter::finish_close(std::vector<Call> closes)
     for (auto &call : closes)
         call.wait(Call::Seconds(10));
     {
-        std::lock_guard lock(mu_);
+        // An object's close that raced this one (its destructor on another thread) has
+        // returned before the provider's adapter goes.
+        std::unique_lock lock(mu_);
         torn_down_ = true;
         children_.clear();
+        closes_done_.wait(lock, [this] { return closes_in_flight_ == 0; });
     }
     // Blocking: on return no callback of any descendant can run (digest 3.1).
     provider_->entry().Characteristics.CloseNDKAdapterHandler(miniport_, ndk_);

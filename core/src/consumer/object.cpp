@@ -100,18 +100,22 @@ Call Object::close()
     std::unique_lock lock(mu_);
     if (close_call_.valid())
         return close_call_;
-    if (!adapter_->accepts_closes()) {
+    if (!adapter_->begin_close()) {
         close_call_ = Call::inline_result(STATUS_SUCCESS); // closed with its adapter
         return close_call_;
     }
     close_call_ = Call::begin();
     Call call = close_call_;
     if (calls_in_flight_ > 0) {
-        close_deferred_ = true; // the call still inside the provider issues it on its way out
+        // The call still inside the provider issues it on its way out, before it lets the
+        // adapter's close go on.
+        close_deferred_ = true;
+        adapter_->end_close();
         return call;
     }
     lock.unlock();
     issue_close(call);
+    adapter_->end_close();
     return call;
 }
 

@@ -161,7 +161,12 @@ Face *FaultAdapter::wrap(NDK_OBJECT_HEADER *inner, NDK_OBJECT_TYPE type)
     face->magic = kFaceMagic;
     face->inner = reinterpret_cast<AnyObject *>(inner);
     face->adapter = this;
+    face->results = nullptr;
     std::lock_guard lock(mu_);
+    if (type == NdkObjectTypeCq) {
+        cq_results_.push_back(std::make_unique<CqResults>());
+        face->results = cq_results_.back().get();
+    }
     faces_.push_back(std::move(face));
     return faces_.back().get();
 }

@@ -5,7 +5,8 @@
 //   3. hands the provider its own objects for the faces among the arguments, and a relay of
 //      the layer's for every callback (its context a record of the consumer's callback),
 //   4. wraps an object the call created inline in a face, and
-//   5. makes an inline completion pend when the completion mode says so.
+//   5. makes an inline completion pend when the completion mode says so,
+// and acts the `misbehave` names that change what crosses the edge (docs/knobs.md).
 // The argument roles follow from the NDK types alone: NDK_XXX* is an object, NDK_XXX** an
 // object created, a callback is followed by its context (ndkpi.h).
 #pragma once
@@ -102,6 +103,11 @@ inline void relay_void(PVOID context)
 inline void relay_status(PVOID context, NTSTATUS status)
 {
     const CallbackRecord &r = record_of(context);
+    if (r.cq_notification &&
+        r.adapter->miniport.injection.misbehave() == Misbehave::NotifyTwice) {
+        // Broken on purpose: a second notification for one arm, after the first returned (3.2).
+        r.consumer<StatusCallback>()(r.context, status);
+    }
     deliver(r, [&r, status] { r.consumer<StatusCallback>()(r.context, status); });
 }
 inline void relay_reason(PVOID context, ULONG reason)
@@ -185,6 +191,19 @@ struct Forward<Name, Member, R(Self, A...)> {
         kReturns == kit::Returns::Close       ? Injection::Kind::Close
         : kCreated != NdkObjectTypeUndefined ? Injection::Kind::Create
                                              : Injection::Kind::Request;
+    // Index of a post's Flags, kCount for other functions (complete_silent clears
+    // SILENT_SUCCESS there).
+    static constexpr size_t kFlags =
+        Name.view() == std::string_view("NdkSendAndInvalidate") ? kCount - 2
+        : Name.view() == std::string_view("NdkSend") || Name.view() == std::string_view("NdkWrite") ||
+                Name.view() == std::string_view("NdkRead") || Name.view() == std::string_view("NdkBind") ||
+                Name.view() == std::string_view("NdkFastRegister") ||
+                Name.view() == std::string_view("NdkInvalidate")
+            ? kCount - 1
+            : kCount;
+    static constexpr bool kGetResults = Name.view() == std::string_view("NdkGetCqResults") ||
+                                        Name.view() == std::string_view("NdkGetCqResultsEx");
+    static constexpr bool kGetResultsEx = Name.view() == std::string_view("NdkGetCqResultsEx");
     // Index of the consumer's completion callback, kCount when the call has none.
     static constexpr size_t kCompletion = [] {
         size_t at = kCount, i = 0;
@@ -207,8 +226,11 @@ struct Forward<Name, Member, R(Self, A...)> {
                 if (auto failure = injection.take_failure(Name.view())) {
                     if (caught)
                         injection.returned(&adapter);
-                    if (!failure->async || kCompletion == kCount)
+                    if (!failure->async || kCompletion == kCount) {
+                        if constexpr (kCompletion != kCount)
+                            complete_after_inline(adapter, in, failure->status);
                         return failure->status;
+                    }
                     defer(adapter, completion_of(in), failure->status, nullptr);
                     return STATUS_PENDING;
                 }
@@ -223,6 +245,11 @@ struct Forward<Name, Member, R(Self, A...)> {
                     return broken;
                 }
             }
+        }
+        if constexpr (kFlags != kCount) {
+            static_assert(std::is_same_v<std::tuple_element_t<kFlags, Args>, ULONG>);
+            if (injection.active() && injection.misbehave() == Misbehave::CompleteSilent)
+                std::get<kFlags>(in) &= ~ULONG{NDK_OP_FLAG_SILENT_SUCCESS}; // broken on purpose
         }
         const auto *dispatch = static_cast<const Dispatch *>(face->inner->Dispatch);
         auto function = dispatch != nullptr ? dispatch->*Member : nullptr;
@@ -250,7 +277,20 @@ struct Forward<Name, Member, R(Self, A...)> {
                 if (injection.active() && completion_of(in).function != nullptr &&
                     injection.should_pend(kKind))
                     slot = adapter.miniport.deferrer.reserve(&adapter);
-            R result = std::apply(function, out);
+            R result{};
+            if constexpr (kGetResults) {
+                const Misbehave misbehave = injection.misbehave();
+                if (face->results != nullptr && std::get<1>(in) != nullptr &&
+                    (misbehave == Misbehave::DropCompletion ||
+                     misbehave == Misbehave::ReorderCompletions ||
+                     face->results->holding.load(std::memory_order_acquire)))
+                    result = get_cq_results(*face, misbehave, std::get<1>(in), std::get<2>(in),
+                                            kGetResultsEx);
+                else
+                    result = std::apply(function, out);
+            } else {
+                result = std::apply(function, out);
+            }
             if constexpr (kCreated != NdkObjectTypeUndefined)
                 result = created(adapter, in, result);
             if constexpr (kCompletion != kCount)
@@ -258,11 +298,9 @@ struct Forward<Name, Member, R(Self, A...)> {
             if constexpr (kCompletion != kCount)
                 if (injection.active())
                     complete_after_inline(adapter, in, result);
-            if constexpr (Name.view() == std::string_view("NdkGetCqResultsEx"))
-                if (injection.misbehave() == Misbehave::ProviderErrorCode)
-                    for (ULONG i = 0; i < result; ++i) // broken on purpose: 0 on success (2.3)
-                        if (std::get<1>(in)[i].Status == STATUS_SUCCESS)
-                            std::get<1>(in)[i].ProviderErrorCode = 0x1234;
+            if constexpr (kGetResultsEx)
+                if (injection.active())
+                    break_results(injection.misbehave(), std::get<1>(in), result);
             if (caught)
                 injection.returned(&adapter);
             return result;
@@ -270,6 +308,21 @@ struct Forward<Name, Member, R(Self, A...)> {
     }
 
 private:
+    // provider_error_code, drop_invalidate_token: what NdkGetCqResultsEx returns, broken on
+    // purpose (2.3).
+    static void break_results(Misbehave misbehave, NDK_RESULT_EX *results, ULONG count)
+    {
+        for (ULONG i = 0; i < count; ++i) {
+            NDK_RESULT_EX &r = results[i];
+            if (misbehave == Misbehave::ProviderErrorCode && r.Status == STATUS_SUCCESS)
+                r.ProviderErrorCode = 0x1234; // 0 on success
+            if (misbehave == Misbehave::DropInvalidateToken &&
+                r.Type == NdkOperationTypeReceiveAndInvalidate) // the token invalidated
+                r.TypeSpecificCompletionOutput =
+                    static_cast<UINT32>(~static_cast<UINT32>(r.TypeSpecificCompletionOutput));
+        }
+    }
+
     // A misbehaviour that answers the call instead of the provider (docs/knobs.md), or
     // STATUS_SUCCESS for none.
     static NTSTATUS misbehave_instead(Misbehave misbehave)
@@ -356,9 +409,11 @@ private:
             NDK_OBJECT_TYPE created =
                 std::is_same_v<std::tuple_element_t<I - 1, Args>, CreateCallback> ? kCreated
                                                                                    : NdkObjectTypeUndefined;
-            return static_cast<PVOID>(adapter.record(reinterpret_cast<void (*)()>(callback),
-                                                     std::get<I>(in), created,
-                                                     I - 1 == kCompletion));
+            CallbackRecord *record = adapter.record(reinterpret_cast<void (*)()>(callback),
+                                                    std::get<I>(in), created, I - 1 == kCompletion);
+            record->cq_notification =
+                Name.view() == std::string_view("NdkCreateCq") && I - 1 != kCompletion;
+            return static_cast<PVOID>(record);
         } else {
             return to_inner(std::get<I>(in));
         }
@@ -402,6 +457,16 @@ private:
     static NTSTATUS maybe_pend(FaultAdapter &adapter, Args &in, NTSTATUS result, void *saved,
                                uint64_t slot)
     {
+        if constexpr (kKind == Injection::Kind::Close) {
+            // A close the provider finished inline while the layer still owes completions of
+            // this adapter (a request it made pend may be on this very object) pends behind
+            // them: no completion follows the close's (digest 3.1).
+            if (slot == 0 && result == STATUS_SUCCESS && completion_of(in).function != nullptr &&
+                adapter.miniport.deferrer.busy(&adapter)) {
+                defer(adapter, completion_of(in), result, nullptr);
+                return STATUS_PENDING;
+            }
+        }
         if (slot == 0)
             return result;
         NTSTATUS pended = pend(adapter, in, result, saved, slot);

@@ -1,6 +1,6 @@
 // The fault layer's knobs (fail, clear_failures, hold, release, held, create_mode,
-// request_mode, close_mode, seed), spelled and answered as the soft provider's (docs/knobs.md),
-// and the thread that delivers the completions they defer.
+// request_mode, close_mode, seed, misbehave), spelled and answered as docs/knobs.md's table
+// says, and the thread that delivers the completions they defer.
 #include "layers/fault/fault_layer.hpp"
 
 #include "ndk/status.hpp"
@@ -16,10 +16,11 @@ namespace {
 
 const kit::NdkFunction *function_named(std::string_view name) { return kit::find_function(name); }
 
-const std::vector<std::string> kKnobs = {"fail",         "clear_failures", "hold",
-                                         "release",      "held",           "create_mode",
-                                         "request_mode", "close_mode",     "seed",
-                                         "misbehave"};
+// In the knob table's order (docs/knobs.md).
+const std::vector<std::string> kKnobs = {"create_mode", "request_mode", "close_mode",
+                                         "seed",        "fail",         "clear_failures",
+                                         "misbehave",   "hold",         "release",
+                                         "held"};
 
 struct MisbehaveName {
     const char *name;
@@ -42,6 +43,11 @@ const MisbehaveName kMisbehaves[] = {
     {"moderation_pending", Misbehave::ModerationPending},
     {"moderation_not_supported", Misbehave::ModerationNotSupported},
     {"provider_error_code", Misbehave::ProviderErrorCode},
+    {"notify_twice", Misbehave::NotifyTwice},
+    {"drop_invalidate_token", Misbehave::DropInvalidateToken},
+    {"complete_silent", Misbehave::CompleteSilent},
+    {"drop_completion", Misbehave::DropCompletion},
+    {"reorder_completions", Misbehave::ReorderCompletions},
 };
 
 } // namespace
@@ -62,6 +68,15 @@ bool Injection::is_misbehave(const std::string &name)
         if (name == m.name)
             return true;
     return false;
+}
+
+std::vector<std::string> Injection::misbehave_names()
+{
+    std::vector<std::string> names;
+    for (const MisbehaveName &m : kMisbehaves)
+        if (m.value != Misbehave::None)
+            names.push_back(m.name);
+    return names;
 }
 
 void Injection::update_active()
@@ -287,28 +302,82 @@ bool Deferrer::post_if_behind(const FaultAdapter *adapter, Job &job)
     return true;
 }
 
+bool Deferrer::busy(const FaultAdapter *adapter)
+{
+    std::lock_guard lock(mu_); // a close, not a hot path
+    return std::this_thread::get_id() != thread_id_ && has(adapter);
+}
+
 void Deferrer::run()
 {
     std::unique_lock lock(mu_);
     for (;;) {
-        cv_.wait(lock, [&] { return (stop_ && jobs_.empty()) || (!jobs_.empty() && jobs_.front().ready); });
+        cv_.wait(lock, [&] {
+            return (stop_ && jobs_.empty()) || (!jobs_.empty() && jobs_.front().ready && !manual_);
+        });
         if (jobs_.empty())
             return;
-        Entry entry = std::move(jobs_.front());
-        jobs_.pop_front();
-        running_ = entry.adapter;
-        lock.unlock();
-        entry.job();
-        lock.lock();
-        running_ = nullptr;
-        queued_.store(jobs_.size(), std::memory_order_release);
-        cv_.notify_all();
+        run_job(lock, jobs_.begin());
     }
+}
+
+void Deferrer::run_job(std::unique_lock<std::mutex> &lock, std::deque<Entry>::iterator at)
+{
+    Entry entry = std::move(*at);
+    jobs_.erase(at);
+    running_ = entry.adapter;
+    lock.unlock();
+    entry.job();
+    lock.lock();
+    running_ = nullptr;
+    queued_.store(jobs_.size(), std::memory_order_release);
+    cv_.notify_all();
+}
+
+void Deferrer::set_manual(bool manual)
+{
+    std::lock_guard lock(mu_);
+    manual_ = manual;
+    cv_.notify_all();
+}
+
+size_t Deferrer::queued()
+{
+    std::lock_guard lock(mu_);
+    return jobs_.size();
+}
+
+unsigned Deferrer::step(unsigned steps)
+{
+    std::unique_lock lock(mu_);
+    unsigned ran = 0;
+    for (; manual_ && ran < steps && !jobs_.empty() && jobs_.front().ready && running_ == nullptr;
+         ++ran)
+        run_job(lock, jobs_.begin());
+    return ran;
 }
 
 void Deferrer::drain(const FaultAdapter *adapter)
 {
     std::unique_lock lock(mu_);
+    if (manual_ && std::this_thread::get_id() != thread_id_) {
+        // Nothing runs on its own: the adapter's completions run here, in order.
+        for (;;) {
+            auto it = std::find_if(jobs_.begin(), jobs_.end(),
+                                   [adapter](const Entry &entry) { return entry.adapter == adapter; });
+            if (it == jobs_.end()) {
+                if (running_ != adapter)
+                    return;
+                cv_.wait(lock);
+                continue;
+            }
+            if (!it->ready || running_ != nullptr) {
+                cv_.wait(lock);
+                continue;
+            }
+            run_job(lock, it);
+        }
+    }
     if (std::this_thread::get_id() == thread_id_) {
         // Closed from inside a deferred completion: run what is left of it here, in order.
         for (auto it = jobs_.begin(); it != jobs_.end();) {

@@ -1,6 +1,7 @@
-// The fault layer: an NDK_HARNESS_PROVIDER (ndk_fault_layer) that wraps any provider and adds,
-// at the ABI edge, the test knobs a provider need not implement itself: `fail`, `hold`, and
-// the create/request/close completion modes (docs/knobs.md, docs/architecture.md).  Every
+// The fault layer: an NDK_HARNESS_PROVIDER (ndk_fault_layer) that wraps any provider and acts,
+// at the ABI edge, the test knobs no provider implements itself: `fail`, `hold`, the
+// create/request/close completion modes and the `misbehave` names visible at the edge
+// (docs/knobs.md, docs/architecture.md).  Every
 // object the consumer holds is a Face: the NDK layout (header, then the layer's dispatch
 // table) and the provider's object behind it.  Faces and the records of callbacks live until
 // their adapter closes, so a late callback or a call on a closed object lands in valid memory.
@@ -41,12 +42,16 @@ struct AnyObject {
 
 // The consumer's view of a provider object.  `magic` tells a face from anything else a
 // consumer may pass (that is forwarded untouched, for the provider to judge).
+struct CqResults;
 struct Face {
     NDK_OBJECT_HEADER Header;
     const void *Dispatch;
     uint64_t magic;
     AnyObject *inner;
     FaultAdapter *adapter;
+    // A CQ's results the layer fetched and has not handed out (drop_completion,
+    // reorder_completions), owned by the adapter; nullptr for other objects.
+    CqResults *results;
 };
 inline constexpr uint64_t kFaceMagic = 0x4e444b4641434531ull; // "NDKFACE1"
 
@@ -64,6 +69,7 @@ struct CallbackRecord {
     PVOID context = nullptr;
     NDK_OBJECT_TYPE created = NdkObjectTypeUndefined;
     bool completion = false; // a create, request or close completion (not an event)
+    bool cq_notification = false; // the notification callback of NdkCreateCq
     FaultAdapter *adapter = nullptr;
     template <class Fn>
     Fn consumer() const
@@ -74,8 +80,8 @@ struct CallbackRecord {
 
 using Mode = kit::CompletionMode;
 
-// The `misbehave` names the layer can act at the ABI edge (docs/knobs.md says what each
-// breaks); the rest need a provider's internals and stay the soft provider's.
+// The `misbehave` names the layer acts at the ABI edge (docs/knobs.md says what each breaks);
+// the rest need a provider's internals and stay the soft provider's.
 enum class Misbehave {
     None,
     CompleteAfterInline,
@@ -93,7 +99,27 @@ enum class Misbehave {
     ModerationPending,
     ModerationNotSupported,
     ProviderErrorCode,
+    NotifyTwice,
+    DropInvalidateToken,
+    CompleteSilent,
+    DropCompletion,
+    ReorderCompletions,
 };
+
+// What the layer keeps of a CQ while drop_completion or reorder_completions acts on its
+// results (fault_results.cpp): what it fetched from the provider and has not handed out yet,
+// and per QP (by QPContext) how many successful initiator completions it has seen.
+struct CqResults {
+    std::mutex mu;
+    std::deque<NDK_RESULT_EX> ready;
+    std::map<PVOID, uint64_t> successes;
+    std::atomic<bool> holding{false}; // `ready` is not empty
+};
+
+// NdkGetCqResults / NdkGetCqResultsEx on `face` (a CQ) while drop_completion or
+// reorder_completions is set, or the layer still holds results: up to `count` results into
+// `out` (NDK_RESULT_EX when `ex`, else NDK_RESULT).
+ULONG get_cq_results(Face &face, Misbehave misbehave, void *out, ULONG count, bool ex);
 
 struct ArmedFailure {
     NTSTATUS status;
@@ -115,6 +141,8 @@ public:
     Misbehave misbehave() const { return misbehave_.load(std::memory_order_acquire); }
     // Whether `name` is a misbehave value the layer acts ("none" included).
     static bool is_misbehave(const std::string &name);
+    // The names the layer acts, "none" left out.
+    static std::vector<std::string> misbehave_names();
     // The failure armed for `function`, consumed by this call.
     std::optional<ArmedFailure> take_failure(std::string_view function);
     // Whether a call of this kind that the provider completed inline should pend instead.
@@ -163,9 +191,18 @@ public:
     void post(const FaultAdapter *adapter, Job job) { fill(reserve(adapter), std::move(job)); }
     // Queue `job` if `adapter` has anything queued (true), else leave it to the caller.
     bool post_if_behind(const FaultAdapter *adapter, Job &job);
+    // Whether anything of `adapter` is queued or running, seen from outside the layer's thread
+    // (a job running on it is delivered in order already).
+    bool busy(const FaultAdapter *adapter);
     // Returns once nothing of `adapter` is queued or running: an adapter that closes gets its
     // completions first.
     void drain(const FaultAdapter *adapter);
+    // The provider's `progress=manual`: the layer's thread runs nothing either, and step()
+    // runs up to `steps` completions, oldest first, on the calling thread (as the provider's
+    // `step` does); it returns how many ran.  queued() is how many wait.
+    void set_manual(bool manual);
+    unsigned step(unsigned steps);
+    size_t queued();
 
 private:
     struct Entry {
@@ -175,6 +212,8 @@ private:
         bool ready;
     };
     void run();
+    // Runs the job at `at` with the lock released, marking its adapter as running.
+    void run_job(std::unique_lock<std::mutex> &lock, std::deque<Entry>::iterator at);
     bool has(const FaultAdapter *adapter) const; // lock held
     std::mutex mu_;
     std::condition_variable cv_;
@@ -183,6 +222,7 @@ private:
     uint64_t next_slot_ = 1;
     const FaultAdapter *running_ = nullptr;
     bool stop_ = false;
+    bool manual_ = false;
     std::thread thread_;
     std::thread::id thread_id_;
 };
@@ -195,9 +235,6 @@ public:
     }
     std::shared_ptr<Provider> inner;
     NDIS_HANDLE inner_handle;
-    // Layer knobs the provider implements itself are passed to it, unless this is set
-    // (`fault_prefer_layer`): then the layer supplies every knob it has.
-    bool prefer_layer = false;
     Injection injection;
     Deferrer deferrer;
 };
@@ -217,6 +254,7 @@ private:
     std::mutex mu_;
     std::deque<std::unique_ptr<Face>> faces_;
     std::deque<std::unique_ptr<CallbackRecord>> records_;
+    std::deque<std::unique_ptr<CqResults>> cq_results_;
 };
 
 // The layer's dispatch table for an object type (fault_dispatch.cpp).

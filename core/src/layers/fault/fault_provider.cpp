@@ -1,7 +1,7 @@
 // The fault layer as a provider: ndk_fault_layer(), whose CreateMiniport loads the provider
 // named by fault_provider= and whose adapters are faces over that provider's (fault_layer.hpp).
-// A knob of the layer's goes to the provider when the provider has it (it knows its own
-// objects best), unless fault_prefer_layer=1; the layer supplies it otherwise.
+// The layer acts its knobs itself in front of every provider; every other knob, and the
+// `misbehave` names that need a provider's internals, go to the provider.
 #include "layers/fault/fault_layer.hpp"
 
 #include "ndk/fault.hpp"
@@ -10,6 +10,7 @@
 #include "providers/kit/kit_provider_entry.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -34,68 +35,112 @@ void write_text(char *out, ULONG length, const std::string &text)
         std::snprintf(out, length, "%s", text.c_str());
 }
 
-// The knob whose presence at the provider says it has `key`'s family: a provider with `fail`
-// also clears failures, one with `hold` also releases, one with `create_mode` also seeds.
-std::string family_of(const std::string &key)
-{
-    if (key == "clear_failures")
-        return "fail";
-    if (key == "release" || key == "held")
-        return "hold";
-    if (key == "seed")
-        return "create_mode";
-    return key;
-}
-
-// Whether the wrapped provider has knob `key` (its family) itself.
-bool provider_has(const FaultMiniport &m, const std::string &key)
+// Whether the wrapped provider has knob `key` (a read of it is not STATUS_NOT_SUPPORTED).
+bool provider_has(const FaultMiniport &m, const char *key)
 {
     const NDK_HARNESS_PROVIDER &entry = m.inner->entry();
     if (entry.ControlMiniport == nullptr)
         return false;
     char reply[512] = {};
-    return entry.ControlMiniport(m.inner_handle, family_of(key).c_str(), nullptr, reply,
-                                 sizeof reply) != STATUS_NOT_SUPPORTED;
+    return entry.ControlMiniport(m.inner_handle, key, nullptr, reply, sizeof reply) !=
+           STATUS_NOT_SUPPORTED;
 }
 
-// Whether the layer answers knob `key` (set to `value`, or read when `value` is null).
-bool layer_takes(const FaultMiniport &m, const std::string &key, const char *value)
+// The provider's reply to a read of `key`, "" when it has no such knob.
+std::string provider_read(const FaultMiniport &m, const char *key)
 {
-    if (!Injection::is_knob(key))
-        return false;
-    if (key == "misbehave") {
-        // The layer acts only some names; the others stay the provider's (when it has them).
-        if (value == nullptr)
-            return m.injection.misbehave() != Misbehave::None || !provider_has(m, key);
-        if (!Injection::is_misbehave(value))
-            return !provider_has(m, key);
-    }
-    return m.prefer_layer || !provider_has(m, key);
+    const NDK_HARNESS_PROVIDER &entry = m.inner->entry();
+    char reply[512] = {};
+    if (entry.ControlMiniport == nullptr ||
+        entry.ControlMiniport(m.inner_handle, key, nullptr, reply, sizeof reply) != STATUS_SUCCESS)
+        return "";
+    return reply;
 }
 
+// `misbehave`: the layer acts its names; any other goes to the provider's own `misbehave`
+// knob (the names that need its internals).  One misbehaviour at a time: setting one sets the
+// other side's to none.
+NTSTATUS control_misbehave(FaultMiniport &m, const char *value, char *reply, ULONG reply_length)
+{
+    const NDK_HARNESS_PROVIDER &entry = m.inner->entry();
+    const bool provider_knob = provider_has(m, "misbehave");
+    std::string text;
+    if (value == nullptr) { // the layer's when it acts one, else the provider's
+        if (m.injection.misbehave() != Misbehave::None || !provider_knob) {
+            NTSTATUS status = m.injection.get("misbehave", text);
+            write_text(reply, reply_length, text);
+            return status;
+        }
+        return entry.ControlMiniport(m.inner_handle, "misbehave", nullptr, reply, reply_length);
+    }
+    if (Injection::is_misbehave(value)) {
+        NTSTATUS status = m.injection.set("misbehave", value, text);
+        write_text(reply, reply_length, text);
+        if (status == STATUS_SUCCESS && provider_knob) {
+            char ignored[256] = {};
+            entry.ControlMiniport(m.inner_handle, "misbehave", "none", ignored, sizeof ignored);
+        }
+        return status;
+    }
+    if (!provider_knob) {
+        write_text(reply, reply_length,
+                   "misbehave=" + std::string(value) +
+                       " needs the provider's internals, and this provider has no misbehave "
+                       "knob; the fault layer acts the names docs/knobs.md marks as its own");
+        return STATUS_NOT_SUPPORTED;
+    }
+    NTSTATUS status = entry.ControlMiniport(m.inner_handle, "misbehave", value, reply, reply_length);
+    if (status == STATUS_SUCCESS) {
+        m.injection.set("misbehave", "none", text);
+    } else if (status == STATUS_INVALID_PARAMETER && reply != nullptr && reply_length > 0) {
+        // Unknown to both: the provider's list of valid names, then the layer's.
+        std::string names = reply;
+        for (const std::string &name : Injection::misbehave_names())
+            names += ", " + name;
+        write_text(reply, reply_length, names);
+    }
+    return status;
+}
+
+// The provider's `progress=manual` holds the layer's completions too: they run when stepped.
+void follow_progress(FaultMiniport &m)
+{
+    m.deferrer.set_manual(provider_read(m, "progress") == "manual");
+}
+
+// `step`: the layer's held completions first (they were queued before anything the provider
+// queued behind them), then the provider's tasks; read, what both have queued.
+NTSTATUS control_step(FaultMiniport &m, const char *value, char *reply, ULONG reply_length)
+{
+    const NDK_HARNESS_PROVIDER &entry = m.inner->entry();
+    if (value == nullptr) {
+        NTSTATUS status = entry.ControlMiniport(m.inner_handle, "step", nullptr, reply, reply_length);
+        if (status == STATUS_SUCCESS)
+            write_text(reply, reply_length,
+                       std::to_string(std::strtoull(reply, nullptr, 10) + m.deferrer.queued()));
+        return status;
+    }
+    char *end = nullptr;
+    const unsigned long steps = std::strtoul(value, &end, 10);
+    if (*value == '\0' || *end != '\0' || steps > 1000000) // the provider says why
+        return entry.ControlMiniport(m.inner_handle, "step", value, reply, reply_length);
+    const unsigned ran = m.deferrer.step(static_cast<unsigned>(steps));
+    const std::string rest = std::to_string(steps - ran);
+    NTSTATUS status = entry.ControlMiniport(m.inner_handle, "step", rest.c_str(), reply, reply_length);
+    if (status == STATUS_SUCCESS)
+        write_text(reply, reply_length, std::to_string(std::strtoull(reply, nullptr, 10) + ran));
+    return status;
+}
+
+// The layer acts its knobs (Injection::is_knob) in front of every provider; the provider gets
+// every other knob.  `knobs` lists both.
 NTSTATUS control(FaultMiniport &m, const char *key, const char *value, char *reply,
                  ULONG reply_length)
 {
     const std::string name = key != nullptr ? key : "";
-    if (name == "misbehave" && value != nullptr) {
-        // One misbehaviour at a time: whichever of the two does not act it is set to none.
-        std::string ignored;
-        if (!layer_takes(m, name, value)) {
-            m.injection.set(name, "none", ignored);
-        } else if (provider_has(m, name)) {
-            char none[256] = {};
-            m.inner->entry().ControlMiniport(m.inner_handle, key, "none", none, sizeof none);
-        }
-    }
-    if (name == "misbehave" && value != nullptr && !Injection::is_misbehave(value) &&
-        !provider_has(m, name)) {
-        write_text(reply, reply_length,
-                   "misbehave=" + std::string(value) +
-                       " needs the provider's internals, and this provider has no misbehave "
-                       "knob; the fault layer acts the names `misbehave` lists in docs/knobs.md");
-        return STATUS_NOT_SUPPORTED;
-    }
-    if (layer_takes(m, name, value)) {
+    if (name == "misbehave")
+        return control_misbehave(m, value, reply, reply_length);
+    if (Injection::is_knob(name)) {
         std::string text;
         NTSTATUS status = value != nullptr ? m.injection.set(name, value, text)
                                            : m.injection.get(name, text);
@@ -113,30 +158,47 @@ NTSTATUS control(FaultMiniport &m, const char *key, const char *value, char *rep
         }
         return STATUS_NOT_SUPPORTED;
     }
+    if (name == "step")
+        return control_step(m, value, reply, reply_length);
     NTSTATUS status = entry.ControlMiniport(m.inner_handle, key, value, reply, reply_length);
     if (status == STATUS_SUCCESS && name == "knobs" && value == nullptr) {
-        // The provider's knobs and the layer's it lacks.
-        std::string all = reply;
+        // The layer's knobs, then the provider's (`misbehave` once), in the table's order.
+        std::string all;
         for (const std::string &knob : Injection::knob_names())
-            if (!provider_has(m, knob))
+            all += knob + "\n";
+        std::istringstream theirs{std::string(reply)};
+        for (std::string knob; std::getline(theirs, knob);)
+            if (!knob.empty() && !Injection::is_knob(knob))
                 all += knob + "\n";
         write_text(reply, reply_length, all);
     }
+    if (status == STATUS_SUCCESS && name == "progress" && value != nullptr)
+        follow_progress(m);
     return status;
 }
 
-// Options: fault_provider=NAME, fault_prefer_layer=1, and knobs ("key=value" lines or
-// ';'-separated pairs).  The provider gets every knob first, so that one it has is its own
-// (its values, its error texts); only when it refuses a knob it does not know
-// (STATUS_NOT_SUPPORTED) does the layer take its own out and try again, then apply them.
+// Whether the provider completes calls of `mode_knob`'s kind inline by itself: its read-only
+// knob `completes_inline` lists the kinds ("create request close").
+bool completes_inline(const FaultMiniport &m, const std::string &mode_knob)
+{
+    const std::string kind = mode_knob.substr(0, mode_knob.find('_'));
+    std::istringstream words(provider_read(m, "completes_inline"));
+    for (std::string word; words >> word;)
+        if (word == kind)
+            return true;
+    return false;
+}
+
+// Options: fault_provider=NAME and knobs ("key=value" lines or ';'-separated pairs).  The
+// layer's knobs are taken out and applied once the provider's miniport exists; the provider
+// gets the rest.
 NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
                             NDIS_HANDLE *handle)
 {
-    const std::string kProvider = "fault_provider=", kPrefer = "fault_prefer_layer=";
+    const std::string kProvider = "fault_provider=";
     std::string normalized = options ? options : "";
     std::replace(normalized.begin(), normalized.end(), ';', '\n');
-    std::string inner_name, all, theirs;
-    bool prefer = false;
+    std::string inner_name, theirs;
     std::vector<std::pair<std::string, std::string>> knobs; // the layer's
     std::istringstream lines(normalized);
     for (std::string line; std::getline(lines, line);) {
@@ -144,13 +206,8 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
             inner_name = line.substr(kProvider.size());
             continue;
         }
-        if (line.rfind(kPrefer, 0) == 0) {
-            prefer = line.substr(kPrefer.size()) == "1";
-            continue;
-        }
         if (line.empty())
             continue;
-        all += line + "\n";
         size_t eq = line.find('=');
         if (eq != std::string::npos && Injection::is_knob(line.substr(0, eq)))
             knobs.emplace_back(line.substr(0, eq), line.substr(eq + 1));
@@ -172,51 +229,36 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
         write_text(error, error_length, "provider '" + inner_name + "' has no knobs");
         return STATUS_NOT_SUPPORTED;
     }
-    auto create = [&](const std::string &text, NDIS_HANDLE *out) {
-        return inner->create_miniport(text.empty() ? nullptr : text.c_str(), error, error_length,
-                                      out);
-    };
     NDIS_HANDLE inner_handle = nullptr;
-    NDIS_STATUS status = STATUS_NOT_SUPPORTED;
-    bool layer_knobs = prefer || knobs.empty() || inner->entry().ControlMiniport == nullptr;
-    if (!layer_knobs) {
-        status = create(all, &inner_handle);
-        if (status == STATUS_NOT_SUPPORTED)
-            layer_knobs = true; // a knob it does not know: perhaps one of the layer's
-        else if (status != NDIS_STATUS_SUCCESS)
-            return status;
-    }
-    if (layer_knobs) {
-        status = create(theirs, &inner_handle);
-        if (status != NDIS_STATUS_SUCCESS)
-            return status;
-    }
+    NDIS_STATUS status = inner->create_miniport(theirs.empty() ? nullptr : theirs.c_str(), error,
+                                                error_length, &inner_handle);
+    if (status != NDIS_STATUS_SUCCESS)
+        return status;
     auto result = std::make_unique<MiniportHandle>();
     result->miniport = std::make_unique<FaultMiniport>(inner, inner_handle);
-    result->miniport->prefer_layer = prefer;
-    if (layer_knobs) {
-        for (const auto &[key, value] : knobs) {
-            // The layer can add pends but cannot make a provider complete inline: asked at
-            // open for an inline mode the provider does not have, it says so (a scenario that
-            // needs inline completions then skips).  At run time, `inline` only stops the
-            // layer's own pends.
-            if (key.ends_with("_mode") && value == "inline" && !prefer &&
-                !provider_has(*result->miniport, key)) {
-                write_text(error, error_length,
-                           "knob " + key + "=inline: the provider has no " + key +
-                               ", and the fault layer cannot make it complete inline");
-                inner->entry().DestroyMiniport(inner_handle);
-                return STATUS_NOT_SUPPORTED;
-            }
-            char reply[1024] = {};
-            status = control(*result->miniport, key.c_str(), value.c_str(), reply, sizeof reply);
-            if (status != STATUS_SUCCESS) {
-                write_text(error, error_length,
-                           "knob " + key + "=" + value + ": " +
-                               (reply[0] != '\0' ? reply : "not supported by the provider"));
-                inner->entry().DestroyMiniport(inner_handle);
-                return status;
-            }
+    follow_progress(*result->miniport);
+    for (const auto &[key, value] : knobs) {
+        // The layer can add pends but cannot make a provider complete inline: asked at open for
+        // an inline mode, it takes the provider's word (`completes_inline`) that it does, and
+        // otherwise says so (a scenario that needs inline completions then skips).  At run
+        // time, `inline` only stops the layer's own pends.
+        if (key.ends_with("_mode") && value == "inline" &&
+            !completes_inline(*result->miniport, key)) {
+            write_text(error, error_length,
+                       "knob " + key + "=inline: the provider does not say it completes these "
+                       "calls inline (knob completes_inline), and the fault layer cannot make "
+                       "it");
+            inner->entry().DestroyMiniport(inner_handle);
+            return STATUS_NOT_SUPPORTED;
+        }
+        char reply[1024] = {};
+        status = control(*result->miniport, key.c_str(), value.c_str(), reply, sizeof reply);
+        if (status != STATUS_SUCCESS) {
+            write_text(error, error_length,
+                       "knob " + key + "=" + value + ": " +
+                           (reply[0] != '\0' ? reply : "not supported by the provider"));
+            inner->entry().DestroyMiniport(inner_handle);
+            return status;
         }
     }
     *handle = result.release();
@@ -280,11 +322,9 @@ const NDK_HARNESS_PROVIDER kFaultEntry = kit::make_provider<MiniportHandle, oid_
 
 } // namespace
 
-std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner, bool prefer_layer)
+std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner)
 {
     std::string options = "fault_provider=" + inner->load_name() + "\n" + inner->options();
-    if (prefer_layer)
-        options += "fault_prefer_layer=1\n";
     return std::make_shared<Provider>(&kFaultEntry, nullptr, inner->name(), std::move(options),
                                       "fault");
 }

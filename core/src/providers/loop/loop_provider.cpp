@@ -1,7 +1,8 @@
 // The loop provider's entry (core/include/ndk/provider.h): a miniport is one RNIC of the
 // process-wide fabric with its addresses (option `address=IP[,IP...]`, else one IPv4 and one
-// IPv6 address of its own); the knob `address` reads them back.  There are no other knobs:
-// scenarios that need one skip, or get it from the fault layer (docs/knobs.md).
+// IPv6 address of its own); the knob `address` reads them back, and the read-only
+// `completes_inline` says every call it does not have to pend completes inline.  There are no
+// other knobs: scenarios that need one skip, or get it from the fault layer (docs/knobs.md).
 #include "loop_provider.h"
 
 #include "loop_objects.hpp"
@@ -74,6 +75,11 @@ VOID destroy_miniport(NDIS_HANDLE context)
 NTSTATUS control_miniport(Miniport &miniport, const char *key, const char *value, char *reply,
                           ULONG reply_length)
 {
+    if (std::strcmp(key, "completes_inline") == 0 && value == nullptr) {
+        // Only Connect and Accept (waiting for the peer) and a close with open successors pend.
+        copy_reply_text("create request close", reply, reply_length);
+        return STATUS_SUCCESS;
+    }
     if (std::strcmp(key, "address") != 0) {
         copy_reply_text(std::string("the loop provider has no knob '") + key + "'", reply,
                         reply_length);

@@ -1,6 +1,5 @@
 #include "soft_adapter.hpp"
 
-#include "soft_dispatch_entry.hpp"
 #include "soft_objects.hpp"
 
 #include <cstring>
@@ -26,15 +25,6 @@ SoftAdapter::~SoftAdapter()
 
 void SoftAdapter::shutdown()
 {
-    // A call caught by the hold knob goes on and returns before anything is torn down; what
-    // requests that never completed (misbehave) kept is let go.
-    miniport_.hold.release_adapter(this);
-    {
-        std::lock_guard lock(mu_);
-        for (SoftObject *object : abandoned_)
-            object->release_dependent();
-        abandoned_.clear();
-    }
     // Deliver what is queued, then close what the consumer left open, successors first
     // (reverse creation order), and deliver the close completions that this releases.
     for (int round = 0; round < 4; ++round) {
@@ -96,82 +86,23 @@ void SoftAdapter::destroy(SoftObject &object)
     objects_.erase(object.self_);
 }
 
-bool SoftAdapter::injected_failure(const char *function, NDK_FN_CREATE_COMPLETION completion,
-                                   PVOID context, NTSTATUS &status)
+void SoftAdapter::finish_request(SoftObject *object, NDK_FN_REQUEST_COMPLETION completion,
+                                 PVOID context, NTSTATUS status)
 {
-    auto failure = knobs().take_failure(function);
-    if (!failure)
-        return false;
-    if (!failure->async || completion == nullptr) {
-        status = failure->status;
-        return true;
-    }
-    complete_create(completion, context, failure->status, nullptr);
-    status = STATUS_PENDING;
-    return true;
-}
-
-void SoftAdapter::complete_create(NDK_FN_CREATE_COMPLETION completion, PVOID context,
-                                  NTSTATUS status, NDK_OBJECT_HEADER *object)
-{
-    Misbehave mode = misbehave();
-    if (mode == Misbehave::NeverComplete)
-        return; // broken on purpose; the object stays in the adapter's table until its close
-    engine_.post([completion, context, status, object, mode] {
-        completion(context, status, object);
-        if (mode == Misbehave::CompleteTwice)
-            completion(context, status, object); // broken on purpose
-    });
-}
-
-void SoftAdapter::finish_request(Misbehave mode, SoftObject *object,
-                                 NDK_FN_REQUEST_COMPLETION completion, PVOID context,
-                                 NTSTATUS status)
-{
-    if (mode == Misbehave::RequestNeverComplete) {
-        // Broken on purpose: as if the completion were lost, the request stays in flight, so
-        // its object's close pends until the adapter's close lets it go.
-        if (object != nullptr) {
-            std::lock_guard lock(mu_);
-            abandoned_.push_back(object);
-        }
-        return;
-    }
     completion(context, status);
-    if (mode == Misbehave::RequestCompleteTwice)
-        completion(context, status); // broken on purpose
     if (object != nullptr) {
         std::lock_guard lock(mu_);
         object->release_dependent();
     }
 }
 
-NTSTATUS SoftAdapter::request(SoftObject *object, const char *function,
-                              NDK_FN_REQUEST_COMPLETION completion, PVOID context,
-                              std::function<NTSTATUS()> perform, std::function<void()> undo)
+NTSTATUS SoftAdapter::request(const std::function<NTSTATUS()> &perform,
+                              const std::function<void()> &undo)
 {
-    auto settle = [undo](NTSTATUS status) {
-        if (status != STATUS_SUCCESS && undo)
-            undo();
-        return status;
-    };
-    auto failure = knobs().take_failure(function);
-    if (failure && (!failure->async || completion == nullptr))
-        return settle(failure->status);
-    bool pend = failure.has_value() ||
-                (completion != nullptr && knobs().should_pend(CallKind::Request));
-    if (!pend)
-        return settle(perform());
-    if (object != nullptr) {
-        std::lock_guard lock(mu_);
-        object->add_dependent(); // a close waits for this request (digest 3.1)
-    }
-    engine_.post([this, object, completion, context, failure, settle, mode = misbehave(),
-                  perform = std::move(perform)] {
-        finish_request(mode, object, completion, context,
-                       settle(failure ? failure->status : perform()));
-    });
-    return STATUS_PENDING;
+    NTSTATUS status = perform();
+    if (status != STATUS_SUCCESS && undo)
+        undo();
+    return status;
 }
 
 UINT32 SoftAdapter::new_token()
@@ -187,32 +118,21 @@ namespace {
 NTSTATUS query_adapter_info(NDK_ADAPTER *ndk_adapter, NDK_ADAPTER_INFO *pInfo, ULONG *pBufferSize)
 {
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
-    if (auto failure = adapter->knobs().take_failure("NdkQueryAdapterInfo"))
-        return failure->status;
     return kit::query_adapter_info(adapter->info(), pInfo, pBufferSize);
-}
-
-NTSTATUS adapter_query_extension(NDK_OBJECT_HEADER *object, GUID *id, NDK_VERSION version,
-                                 NDK_EXTENSION_INTERFACE *out)
-{
-    auto *adapter = SoftAdapter::from(reinterpret_cast<NDK_ADAPTER *>(object));
-    if (auto failure = adapter->knobs().take_failure("NdkQueryExtension"))
-        return failure->status;
-    return query_extension_not_supported(object, id, version, out);
 }
 
 } // namespace
 
 const NDK_ADAPTER_DISPATCH kAdapterDispatch = {
-    .NdkQueryExtension = entry<SoftAdapter, "NdkQueryExtension", adapter_query_extension>,
-    .NdkQueryAdapterInfo = entry<SoftAdapter, "NdkQueryAdapterInfo", query_adapter_info>,
-    .NdkCreateCq = entry<SoftAdapter, "NdkCreateCq", create_cq>,
-    .NdkCreatePd = entry<SoftAdapter, "NdkCreatePd", create_pd>,
-    .NdkCreateSharedEndpoint = entry<SoftAdapter, "NdkCreateSharedEndpoint", create_shared_endpoint>,
-    .NdkCreateConnector = entry<SoftAdapter, "NdkCreateConnector", create_connector>,
-    .NdkCreateListener = entry<SoftAdapter, "NdkCreateListener", create_listener>,
-    .NdkBuildLAM = entry<SoftAdapter, "NdkBuildLAM", build_lam>,
-    .NdkReleaseLAM = entry<SoftAdapter, "NdkReleaseLAM", release_lam>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkQueryAdapterInfo = query_adapter_info,
+    .NdkCreateCq = create_cq,
+    .NdkCreatePd = create_pd,
+    .NdkCreateSharedEndpoint = create_shared_endpoint,
+    .NdkCreateConnector = create_connector,
+    .NdkCreateListener = create_listener,
+    .NdkBuildLAM = build_lam,
+    .NdkReleaseLAM = release_lam,
 };
 
 } // namespace ndk::soft

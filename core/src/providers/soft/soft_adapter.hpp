@@ -1,6 +1,6 @@
 // The soft NDK adapter: its dispatch table, its object table and the two helpers every create
-// and every asynchronous request goes through, so the inline / pending / injected-failure
-// behaviour of digest 1.0 is decided in one place for all functions.
+// and every asynchronous request goes through.  Both complete inline: pending completion
+// modes and injected failures are the fault layer's, in front of the provider (docs/knobs.md).
 #pragma once
 
 #include "soft_engine.hpp"
@@ -46,14 +46,11 @@ public:
         return registry_.lookup<T>(ndk_object, type);
     }
 
-    // Create an object: injected failure, object cap, then `make` (which validates what needs
-    // the lock and returns the object, or nullptr with `status` set), then inline or pending.
+    // Create an object: object cap, then `make` (which validates what needs the lock and
+    // returns the object, or nullptr with `status` set); the object is returned inline.
     template <class T, class Out>
-    NTSTATUS create(const char *function, NDK_FN_CREATE_COMPLETION completion, PVOID context,
-                    Out **out, const std::function<std::unique_ptr<T>(NTSTATUS &)> &make)
+    NTSTATUS create(Out **out, const std::function<std::unique_ptr<T>(NTSTATUS &)> &make)
     {
-        if (NTSTATUS injected; injected_failure(function, completion, context, injected))
-            return injected;
         std::unique_lock lock(mu_);
         if (at_cap(T::kType))
             return STATUS_INSUFFICIENT_RESOURCES;
@@ -64,34 +61,22 @@ public:
         T *object = made.get();
         adopt(std::move(made));
         lock.unlock();
-        if (completion == nullptr || !knobs().should_pend(CallKind::Create)) {
-            *out = object;
-            return STATUS_SUCCESS;
-        }
-        if (misbehave() == Misbehave::OutParamAfterPending)
-            *out = object; // broken on purpose: the out-parameter is not the provider's to write
-        complete_create(completion, context, STATUS_SUCCESS, &object->Header);
-        return STATUS_PENDING;
+        *out = object;
+        return STATUS_SUCCESS;
     }
 
-    // An asynchronous request on `object` (nullptr: on the adapter itself): injected failure,
-    // then `perform` inline or on the engine.  A pending request on an object holds a
-    // dependent reference so its close waits for it; the adapter's own close drains the engine.
-    // `undo` (optional) runs when the request fails, inline or before its completion, to
-    // release what the caller set up for it.
-    NTSTATUS request(SoftObject *object, const char *function,
-                     NDK_FN_REQUEST_COMPLETION completion, PVOID context,
-                     std::function<NTSTATUS()> perform, std::function<void()> undo = {});
+    // An asynchronous request: `perform`, inline.  `undo` (optional) runs when the request
+    // fails, to release what the caller set up for it.
+    static NTSTATUS request(const std::function<NTSTATUS()> &perform,
+                            const std::function<void()> &undo = {});
 
     // Post a consumer callback on the engine (the provider's own thread).
     void deliver(std::function<void()> callback) { engine_.post(std::move(callback)); }
 
-    // On the engine: call a pending request's completion, then drop the dependent reference
-    // it holds on `object` (nullptr: none).  `mode` is misbehave when the request pended:
-    // request_complete_twice calls the completion twice; request_never_complete never, and
-    // keeps the reference until the adapter closes.
-    void finish_request(Misbehave mode, SoftObject *object, NDK_FN_REQUEST_COMPLETION completion,
-                        PVOID context, NTSTATUS status);
+    // On the engine: call a pending request's completion (a Connect's or an Accept's), then
+    // drop the dependent reference it holds on `object` (nullptr: none).
+    void finish_request(SoftObject *object, NDK_FN_REQUEST_COMPLETION completion, PVOID context,
+                        NTSTATUS status);
 
     // Logical address mappings built by NdkBuildLAM: I/O virtual page -> host page.
     struct LamTable {
@@ -128,12 +113,6 @@ private:
     friend class SoftObject;
     static constexpr UINT32 kPrivilegedToken = 0x00000001;
 
-    bool injected_failure(const char *function, NDK_FN_CREATE_COMPLETION completion,
-                          PVOID context, NTSTATUS &status);
-    // Queue the completion of a create that returned STATUS_PENDING (misbehave=complete_twice
-    // calls it twice, never_complete never: the object then waits for the adapter's close).
-    void complete_create(NDK_FN_CREATE_COMPLETION completion, PVOID context, NTSTATUS status,
-                         NDK_OBJECT_HEADER *object);
     bool at_cap(NDK_OBJECT_TYPE type) const; // lock held
     void destroy(SoftObject &object);                // lock held
 
@@ -146,8 +125,6 @@ private:
     UINT32 next_token_ = 0x100;
     LamTable lams_;
     std::unordered_map<UINT32, TokenEntry> tokens_;
-    // misbehave=request_never_complete: objects whose dependent reference a request kept.
-    std::vector<SoftObject *> abandoned_;
     Engine engine_; // last: its thread stops first, before the tables above go away
 };
 

@@ -14,9 +14,8 @@ void complete_held_request(SoftObject &object, NDK_FN_REQUEST_COMPLETION complet
                            PVOID context, NTSTATUS status)
 {
     SoftAdapter &adapter = object.adapter();
-    Misbehave mode = adapter.misbehave();
-    adapter.deliver([&object, &adapter, completion, context, status, mode] {
-        adapter.finish_request(mode, &object, completion, context, status);
+    adapter.deliver([&object, &adapter, completion, context, status] {
+        adapter.finish_request(&object, completion, context, status);
     });
 }
 
@@ -96,18 +95,10 @@ NTSTATUS start_accept(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, ULONG irl, U
                       const void *private_data, ULONG private_data_length,
                       NDK_FN_DISCONNECT_EVENT_CALLBACK event,
                       NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event_ex, PVOID event_context,
-                      NDK_FN_REQUEST_COMPLETION completion, PVOID context, const char *function)
+                      NDK_FN_REQUEST_COMPLETION completion, PVOID context)
 {
     SoftConnector &p = *SoftConnector::from(ndk_connector);
     SoftAdapter &adapter = p.adapter();
-    if (auto failure = adapter.knobs().take_failure(function)) {
-        if (!failure->async || completion == nullptr)
-            return failure->status;
-        std::lock_guard lock(adapter.mu());
-        p.add_dependent();
-        complete_held_request(p, completion, context, failure->status);
-        return STATUS_PENDING;
-    }
     NDK_ADAPTER_INFO info = adapter.info();
     if (completion == nullptr)
         return STATUS_INVALID_PARAMETER;
@@ -157,9 +148,8 @@ NTSTATUS start_accept(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, ULONG irl, U
 
 NTSTATUS start_complete_connect(NDK_CONNECTOR *ndk_connector,
                                 NDK_FN_DISCONNECT_EVENT_CALLBACK event,
-                                NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event_ex,
-                                PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
-                                PVOID context, const char *function)
+                                NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event_ex, PVOID event_context,
+                                NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     SoftConnector &c = *SoftConnector::from(ndk_connector);
     SoftAdapter &adapter = c.adapter();
@@ -168,22 +158,21 @@ NTSTATUS start_complete_connect(NDK_CONNECTOR *ndk_connector,
         if (c.state != State::Replied)
             return STATUS_CONNECTION_INVALID; // "QP is not connecting" (digest 1.8)
     }
-    return adapter.request(&c, function, completion, context,
-                           [&c, event, event_ex, event_context] {
-                               std::lock_guard lock(c.adapter().mu());
-                               if (c.state != State::Replied)
-                                   return STATUS_CONNECTION_INVALID;
-                               stop_establishment_timer(c);
-                               if (c.peer == nullptr) { // the accepting peer abandoned
-                                   establishment_failed(c, STATUS_SUCCESS);
-                                   return STATUS_CONNECTION_ABORTED;
-                               }
-                               c.disconnect_event = event;
-                               c.disconnect_event_ex = event_ex;
-                               c.disconnect_context = event_context;
-                               establish(c, *c.peer);
-                               return STATUS_SUCCESS;
-                           });
+    return adapter.request([&c, event, event_ex, event_context] {
+        std::lock_guard lock(c.adapter().mu());
+        if (c.state != State::Replied)
+            return STATUS_CONNECTION_INVALID;
+        stop_establishment_timer(c);
+        if (c.peer == nullptr) { // the accepting peer abandoned
+            establishment_failed(c, STATUS_SUCCESS);
+            return STATUS_CONNECTION_ABORTED;
+        }
+        c.disconnect_event = event;
+        c.disconnect_event_ex = event_ex;
+        c.disconnect_context = event_context;
+        establish(c, *c.peer);
+        return STATUS_SUCCESS;
+    });
 }
 
 void establishment_timed_out(SoftConnector &c)
@@ -258,7 +247,7 @@ NTSTATUS accept(NDK_CONNECTOR *connector, NDK_QP *qp, ULONG InboundReadLimit,
 {
     return start_accept(connector, qp, InboundReadLimit, OutboundReadLimit, pPrivateData,
                         PrivateDataLength, DisconnectEvent, nullptr, DisconnectEventContext,
-                        RequestCompletion, RequestContext, "NdkAccept");
+                        RequestCompletion, RequestContext);
 }
 
 NTSTATUS accept_ex(NDK_CONNECTOR *connector, NDK_QP *qp, ULONG InboundReadLimit,
@@ -269,31 +258,27 @@ NTSTATUS accept_ex(NDK_CONNECTOR *connector, NDK_QP *qp, ULONG InboundReadLimit,
 {
     return start_accept(connector, qp, InboundReadLimit, OutboundReadLimit, pPrivateData,
                         PrivateDataLength, nullptr, DisconnectEvent, DisconnectEventContext,
-                        RequestCompletion, RequestContext, "NdkAcceptEx");
+                        RequestCompletion, RequestContext);
 }
 
 NTSTATUS complete_connect(NDK_CONNECTOR *connector, NDK_FN_DISCONNECT_EVENT_CALLBACK event,
                           PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
                           PVOID context)
 {
-    return start_complete_connect(connector, event, nullptr, event_context, completion, context,
-                                  "NdkCompleteConnect");
+    return start_complete_connect(connector, event, nullptr, event_context, completion, context);
 }
 
 NTSTATUS complete_connect_ex(NDK_CONNECTOR *connector, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX event,
                              PVOID event_context, NDK_FN_REQUEST_COMPLETION completion,
                              PVOID context)
 {
-    return start_complete_connect(connector, nullptr, event, event_context, completion, context,
-                                  "NdkCompleteConnectEx");
+    return start_complete_connect(connector, nullptr, event, event_context, completion, context);
 }
 
 NTSTATUS reject(NDK_CONNECTOR *ndk_connector, const PVOID pPrivateData, ULONG PrivateDataLength)
 {
     SoftConnector &c = *SoftConnector::from(ndk_connector);
     SoftAdapter &adapter = c.adapter();
-    if (auto failure = adapter.knobs().take_failure("NdkReject"))
-        return failure->status;
     if (pPrivateData == nullptr && PrivateDataLength > 0)
         return STATUS_INVALID_PARAMETER;
     NDK_ADAPTER_INFO info = adapter.info();
@@ -329,8 +314,7 @@ NTSTATUS reject(NDK_CONNECTOR *ndk_connector, const PVOID pPrivateData, ULONG Pr
     return STATUS_CONNECTION_INVALID;
 }
 
-NTSTATUS disconnect(NDK_CONNECTOR *ndk_connector, NDK_FN_REQUEST_COMPLETION completion,
-                    PVOID context)
+NTSTATUS disconnect(NDK_CONNECTOR *ndk_connector, NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     SoftConnector &c = *SoftConnector::from(ndk_connector);
     SoftAdapter &adapter = c.adapter();
@@ -343,7 +327,7 @@ NTSTATUS disconnect(NDK_CONNECTOR *ndk_connector, NDK_FN_REQUEST_COMPLETION comp
         if (!may_disconnect())
             return STATUS_CONNECTION_INVALID; // not connected, or disconnected already
     }
-    return adapter.request(&c, "NdkDisconnect", completion, context, [&c, may_disconnect] {
+    return adapter.request([&c, may_disconnect] {
         std::lock_guard lock(c.adapter().mu());
         if (!may_disconnect())
             return STATUS_CONNECTION_INVALID;

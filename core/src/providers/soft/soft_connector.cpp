@@ -3,7 +3,6 @@
 // event), the address getters and GetConnectionData.  The rest of the connection's life is in
 // soft_connection.cpp.
 #include "soft_connection.hpp"
-#include "soft_dispatch_entry.hpp"
 #include "soft_endpoint_address.hpp"
 
 #include <algorithm>
@@ -11,30 +10,24 @@
 
 namespace ndk::soft {
 
-NTSTATUS create_connector(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION CreateCompletion,
-                          PVOID RequestContext, NDK_CONNECTOR **ppNdkConnector)
+NTSTATUS create_connector(NDK_ADAPTER *ndk_adapter, NDK_FN_CREATE_COMPLETION, PVOID,
+                          NDK_CONNECTOR **ppNdkConnector)
 {
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
     if (ppNdkConnector == nullptr)
         return STATUS_INVALID_PARAMETER;
     return adapter->create<SoftConnector>(
-        "NdkCreateConnector", CreateCompletion, RequestContext, ppNdkConnector,
-        [&](NTSTATUS &) { return std::make_unique<SoftConnector>(*adapter); });
+        ppNdkConnector, [&](NTSTATUS &) { return std::make_unique<SoftConnector>(*adapter); });
 }
 
 namespace {
 
-// A failure found while starting a connect: returned inline, or (request_mode pending)
-// through the completion, as the "(i/a)" of digest 1.8 allows.
-NTSTATUS refuse(SoftConnector &c, NTSTATUS status, NDK_FN_REQUEST_COMPLETION completion,
-                PVOID context)
+// A failure found while starting a connect: returned inline, as the "(i/a)" of digest 1.8
+// allows (the fault layer's request_mode=pending reports it through the completion instead).
+NTSTATUS refuse(SoftConnector &c, NTSTATUS status)
 {
     c.adapter().miniport().counters.ConnectFailure++;
-    if (!c.adapter().knobs().should_pend(CallKind::Request))
-        return status;
-    c.add_dependent();
-    complete_held_request(c, completion, context, status);
-    return STATUS_PENDING;
+    return status;
 }
 
 // Where a connect request goes: the listener at `dest`, or the status that refuses it.
@@ -56,22 +49,14 @@ NTSTATUS find_listener(SoftAdapter &adapter, const Endpoint &dest, SoftListener 
 }
 
 // Connect and ConnectWithSharedEndpoint (`se` set).
-NTSTATUS start_connect(const char *function, NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp,
-                       NDK_SHARED_ENDPOINT *ndk_se, const SOCKADDR *src, ULONG src_length,
-                       const SOCKADDR *dest, ULONG dest_length, ULONG irl, ULONG orl,
-                       const void *private_data, ULONG private_data_length,
-                       NDK_FN_REQUEST_COMPLETION completion, PVOID context)
+NTSTATUS start_connect(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, NDK_SHARED_ENDPOINT *ndk_se,
+                       const SOCKADDR *src, ULONG src_length, const SOCKADDR *dest,
+                       ULONG dest_length, ULONG irl, ULONG orl, const void *private_data,
+                       ULONG private_data_length, NDK_FN_REQUEST_COMPLETION completion,
+                       PVOID context)
 {
     SoftConnector &c = *SoftConnector::from(ndk_connector);
     SoftAdapter &adapter = c.adapter();
-    if (auto failure = adapter.knobs().take_failure(function)) {
-        if (!failure->async || completion == nullptr)
-            return failure->status;
-        std::lock_guard lock(adapter.mu());
-        c.add_dependent();
-        complete_held_request(c, completion, context, failure->status);
-        return STATUS_PENDING;
-    }
     NDK_ADAPTER_INFO info = adapter.info();
     if (completion == nullptr || (private_data == nullptr && private_data_length > 0))
         return STATUS_INVALID_PARAMETER;
@@ -117,7 +102,7 @@ NTSTATUS start_connect(const char *function, NDK_CONNECTOR *ndk_connector, NDK_Q
     SoftListener *listener = nullptr;
     if (NTSTATUS s = find_listener(adapter, remote, listener); s != STATUS_SUCCESS) {
         Fabric::instance().remove_tuple(local, remote);
-        return refuse(c, s, completion, context);
+        return refuse(c, s);
     }
 
     // Commit: the QP and the shared endpoint become antecedents of the connector (3.1).
@@ -172,9 +157,9 @@ NTSTATUS connect(NDK_CONNECTOR *connector, NDK_QP *qp, const PSOCKADDR pSrcAddre
                  ULONG PrivateDataLength, NDK_FN_REQUEST_COMPLETION RequestCompletion,
                  PVOID RequestContext)
 {
-    return start_connect("NdkConnect", connector, qp, nullptr, pSrcAddress, SrcAddressLength,
-                         pDestAddress, DestAddressLength, InboundReadLimit, OutboundReadLimit,
-                         pPrivateData, PrivateDataLength, RequestCompletion, RequestContext);
+    return start_connect(connector, qp, nullptr, pSrcAddress, SrcAddressLength, pDestAddress,
+                         DestAddressLength, InboundReadLimit, OutboundReadLimit, pPrivateData,
+                         PrivateDataLength, RequestCompletion, RequestContext);
 }
 
 NTSTATUS connect_with_shared_endpoint(NDK_CONNECTOR *connector, NDK_QP *qp,
@@ -187,9 +172,9 @@ NTSTATUS connect_with_shared_endpoint(NDK_CONNECTOR *connector, NDK_QP *qp,
 {
     if (se == nullptr)
         return STATUS_INVALID_PARAMETER;
-    return start_connect("NdkConnectWithSharedEndpoint", connector, qp, se, nullptr, 0,
-                         pDestAddress, DestAddressLength, InboundReadLimit, OutboundReadLimit,
-                         pPrivateData, PrivateDataLength, RequestCompletion, RequestContext);
+    return start_connect(connector, qp, se, nullptr, 0, pDestAddress, DestAddressLength,
+                         InboundReadLimit, OutboundReadLimit, pPrivateData, PrivateDataLength,
+                         RequestCompletion, RequestContext);
 }
 
 NTSTATUS get_connection_data(NDK_CONNECTOR *ndk_connector, ULONG *pInboundReadLimit,
@@ -197,8 +182,6 @@ NTSTATUS get_connection_data(NDK_CONNECTOR *ndk_connector, ULONG *pInboundReadLi
                              ULONG *pPrivateDataLength)
 {
     SoftConnector &c = *SoftConnector::from(ndk_connector);
-    if (auto failure = c.adapter().knobs().take_failure("NdkGetConnectionData"))
-        return failure->status;
     if (pPrivateDataLength == nullptr)
         return STATUS_INVALID_PARAMETER;
     std::lock_guard lock(c.adapter().mu());
@@ -242,19 +225,19 @@ NTSTATUS get_peer_address(NDK_CONNECTOR *c, PSOCKADDR pAddress, ULONG *pAddressL
 } // namespace
 
 const NDK_CONNECTOR_DISPATCH kConnectorDispatch = {
-    .NdkCloseConnector = entry<SoftConnector, "NdkCloseConnector", close_object<SoftConnector>>,
-    .NdkQueryExtension = entry<SoftConnector, "NdkQueryExtension", query_extension_not_supported>,
-    .NdkConnect = entry<SoftConnector, "NdkConnect", connect>,
-    .NdkConnectWithSharedEndpoint = entry<SoftConnector, "NdkConnectWithSharedEndpoint", connect_with_shared_endpoint>,
-    .NdkCompleteConnect = entry<SoftConnector, "NdkCompleteConnect", complete_connect>,
-    .NdkAccept = entry<SoftConnector, "NdkAccept", accept>,
-    .NdkReject = entry<SoftConnector, "NdkReject", reject>,
-    .NdkGetConnectionData = entry<SoftConnector, "NdkGetConnectionData", get_connection_data>,
-    .NdkGetLocalAddress = entry<SoftConnector, "NdkGetLocalAddress", get_local_address>,
-    .NdkGetPeerAddress = entry<SoftConnector, "NdkGetPeerAddress", get_peer_address>,
-    .NdkDisconnect = entry<SoftConnector, "NdkDisconnect", disconnect>,
-    .NdkCompleteConnectEx = entry<SoftConnector, "NdkCompleteConnectEx", complete_connect_ex>,
-    .NdkAcceptEx = entry<SoftConnector, "NdkAcceptEx", accept_ex>,
+    .NdkCloseConnector = close_object<SoftConnector>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkConnect = connect,
+    .NdkConnectWithSharedEndpoint = connect_with_shared_endpoint,
+    .NdkCompleteConnect = complete_connect,
+    .NdkAccept = accept,
+    .NdkReject = reject,
+    .NdkGetConnectionData = get_connection_data,
+    .NdkGetLocalAddress = get_local_address,
+    .NdkGetPeerAddress = get_peer_address,
+    .NdkDisconnect = disconnect,
+    .NdkCompleteConnectEx = complete_connect_ex,
+    .NdkAcceptEx = accept_ex,
 };
 
 } // namespace ndk::soft

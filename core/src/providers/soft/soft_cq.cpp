@@ -1,5 +1,4 @@
 // Completion queue (digest 1.3).
-#include "soft_dispatch_entry.hpp"
 #include "providers/kit/kit_cq_results.hpp"
 #include "soft_objects.hpp"
 #include "providers/kit/kit_create_checks.hpp"
@@ -12,22 +11,20 @@ namespace ndk::soft {
 
 NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
                    NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification, PVOID CqNotificationContext,
-                   GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION CreateCompletion,
-                   PVOID RequestContext, NDK_CQ **ppNdkCq)
+                   GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION, PVOID, NDK_CQ **ppNdkCq)
 {
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
     if (NTSTATUS status = kit::check_create_cq(adapter->info(), CqDepth, CqNotification, Affinity,
                                                ppNdkCq);
         status != STATUS_SUCCESS)
         return status;
-    return adapter->create<SoftCq>(
-        "NdkCreateCq", CreateCompletion, RequestContext, ppNdkCq, [&](NTSTATUS &) {
-            auto cq = std::make_unique<SoftCq>(*adapter);
-            cq->depth = CqDepth;
-            cq->notify = CqNotification;
-            cq->notify_context = CqNotificationContext;
-            return cq;
-        });
+    return adapter->create<SoftCq>(ppNdkCq, [&](NTSTATUS &) {
+        auto cq = std::make_unique<SoftCq>(*adapter);
+        cq->depth = CqDepth;
+        cq->notify = CqNotification;
+        cq->notify_context = CqNotificationContext;
+        return cq;
+    });
 }
 
 namespace {
@@ -39,7 +36,7 @@ void notify_consumer(SoftCq &cq, NTSTATUS status)
 {
     auto notify = cq.notify;
     auto context = cq.notify_context;
-    Misbehave mode = cq.adapter().misbehave(); // notify_twice, concurrent_cq_callbacks
+    Misbehave mode = cq.adapter().misbehave(); // concurrent_cq_callbacks
     deliver_event(cq, [notify, context, status, mode] {
         call_cq_notification(mode, notify, context, status);
     });
@@ -130,8 +127,7 @@ void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
 
 namespace {
 
-NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION RequestCompletion,
-                   PVOID RequestContext)
+NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     SoftCq *cq = SoftCq::from(ndk_cq);
     SoftAdapter &adapter = cq->adapter();
@@ -142,7 +138,7 @@ NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION Requ
         if (CqDepth < cq->results.size())
             return STATUS_BUFFER_OVERFLOW; // smaller than what it holds (digest 4.2, CQ::Resize)
     }
-    return adapter.request(cq, "NdkResizeCq", RequestCompletion, RequestContext, [cq, CqDepth] {
+    return adapter.request([cq, CqDepth] {
         std::lock_guard lock(cq->adapter().mu());
         if (CqDepth < cq->results.size())
             return STATUS_BUFFER_OVERFLOW;
@@ -167,14 +163,10 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
     if (!kit::results_wanted(Results, nResults))
         return 0;
     std::lock_guard lock(cq->adapter().mu());
-    const bool bad_error_code = cq->adapter().misbehave() == Misbehave::ProviderErrorCode;
     ULONG n = 0;
     for (; n < nResults && !cq->results.empty() && cq->error == STATUS_SUCCESS; ++n) {
         const NDK_RESULT_EX &r = cq->results.front();
         Results[n] = kit::result_as<Result>(r);
-        if constexpr (std::is_same_v<Result, NDK_RESULT_EX>)
-            if (r.Status == STATUS_SUCCESS && bad_error_code) [[unlikely]]
-                Results[n].ProviderErrorCode = kMisbehaveProviderErrorCode; // must be 0 (2.3)
         cq->results.pop_front();
     }
     return n;
@@ -195,13 +187,7 @@ NTSTATUS control_cq_interrupt_moderation(NDK_CQ *ndk_cq, ULONG ModerationInterva
 {
     SoftCq *cq = SoftCq::from(ndk_cq);
     SoftAdapter &adapter = cq->adapter();
-    switch (adapter.misbehave()) { // broken on purpose, and nothing changes
-    case Misbehave::ModerationPending: return STATUS_PENDING; // this function never pends
-    case Misbehave::ModerationNotSupported: return STATUS_NOT_SUPPORTED; // the flag is set
-    default: break;
-    }
-    if (auto failure = adapter.knobs().take_failure("NdkControlCqInterruptModeration"))
-        return failure->status; // inline only: this function never pends
+    // Inline only: this function never pends.
     // NOT_SUPPORTED is required without the flag and forbidden with it (digest 1.3).
     if (!(adapter.info().AdapterFlags & NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED))
         return STATUS_NOT_SUPPORTED;
@@ -224,13 +210,13 @@ NTSTATUS control_cq_interrupt_moderation(NDK_CQ *ndk_cq, ULONG ModerationInterva
 } // namespace
 
 const NDK_CQ_DISPATCH kCqDispatch = {
-    .NdkCloseCq = entry<SoftCq, "NdkCloseCq", close_object<SoftCq>>,
-    .NdkQueryExtension = entry<SoftCq, "NdkQueryExtension", query_extension_not_supported>,
-    .NdkResizeCq = entry<SoftCq, "NdkResizeCq", resize_cq>,
-    .NdkArmCq = entry<SoftCq, "NdkArmCq", arm_cq>,
-    .NdkGetCqResults = entry<SoftCq, "NdkGetCqResults", get_cq_results>,
-    .NdkControlCqInterruptModeration = entry<SoftCq, "NdkControlCqInterruptModeration", control_cq_interrupt_moderation>,
-    .NdkGetCqResultsEx = entry<SoftCq, "NdkGetCqResultsEx", get_cq_results_ex>,
+    .NdkCloseCq = close_object<SoftCq>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkResizeCq = resize_cq,
+    .NdkArmCq = arm_cq,
+    .NdkGetCqResults = get_cq_results,
+    .NdkControlCqInterruptModeration = control_cq_interrupt_moderation,
+    .NdkGetCqResultsEx = get_cq_results_ex,
 };
 
 } // namespace ndk::soft

@@ -110,62 +110,6 @@ NDK_ADAPTER_INFO make_default_info()
 
 // ---- parsers and printers, one pair per kind of knob ------------------------------------------
 
-CompletionMode &mode_of(KnobValues &v, std::string_view name)
-{
-    return name == "create_mode" ? v.create_mode : name == "request_mode" ? v.request_mode
-                                                                          : v.close_mode;
-}
-
-std::string set_mode(KnobValues &v, std::string_view name, const std::string &value)
-{
-    auto mode = kit::parse_completion_mode(value);
-    if (!mode)
-        return "expected inline, pending or random";
-    mode_of(v, name) = *mode;
-    return "";
-}
-
-std::string get_mode(const KnobValues &v, std::string_view name)
-{
-    return kit::completion_mode_name(mode_of(const_cast<KnobValues &>(v), name));
-}
-
-std::string set_seed(KnobValues &v, std::string_view, const std::string &value)
-{
-    auto n = parse_number(value);
-    if (!n)
-        return "expected an integer";
-    v.seed = *n;
-    v.rng.seed(v.seed);
-    return "";
-}
-
-std::string get_seed(const KnobValues &v, std::string_view) { return std::to_string(v.seed); }
-
-// "<NdkFunction> <status> [inline|async] [count]"; count -1 means every call.
-std::string set_fail(KnobValues &v, std::string_view, const std::string &value)
-{
-    kit::FailureSpec spec;
-    std::string error = kit::parse_failure(value, spec);
-    if (error.empty())
-        v.failures[spec.function] = ArmedFailure{{spec.status, spec.async}, spec.count};
-    return error;
-}
-
-std::string get_fail(const KnobValues &v, std::string_view)
-{
-    std::string value;
-    for (const auto &[fn, armed] : v.failures)
-        value += kit::failure_text(fn, armed.failure.status, armed.failure.async, armed.remaining);
-    return value;
-}
-
-std::string set_clear_failures(KnobValues &v, std::string_view, const std::string &)
-{
-    v.failures.clear();
-    return "";
-}
-
 const InfoField *info_field(std::string_view name)
 {
     for (const auto &field : kInfoFields)
@@ -348,54 +292,69 @@ std::string get_misbehave(const KnobValues &v, std::string_view)
     return misbehave_name(v.misbehave.load(std::memory_order_relaxed));
 }
 
-// In docs/knobs.md's order.  Rows without a parser are the provider entry's own knobs
-// (soft_provider.cpp: run-time actions and read-only listings).
+// In docs/knobs.md's order.  Rows of the provider without a parser are the provider entry's
+// own knobs (soft_provider.cpp: run-time actions and read-only listings); the fault layer's
+// rows have no parser here (ndk::fault::Injection parses them, core/src/layers/fault/).
 const KnobSpec kKnobTable[] = {
     {.names = "create_mode",
+     .by = KnobBy::Layer,
      .title = nullptr,
      .values = "`inline` (default), `pending`, `random`",
      .effect = "how NdkCreateXxx completes: return the object, or STATUS_PENDING and the create "
-               "completion later",
-     .set = set_mode,
-     .get = get_mode},
+               "completion later, from the layer's thread. `inline` adds no pend: at open it is "
+               "refused (STATUS_NOT_SUPPORTED, a skip) unless the provider's `completes_inline` "
+               "says it completes these calls inline",
+     .set = nullptr,
+     .get = nullptr},
     {.names = "request_mode",
+     .by = KnobBy::Layer,
      .title = nullptr,
      .values = "same",
-     .effect = "the same for asynchronous requests (RegisterMr, DeregisterMr, "
-               "InitializeFastRegisterMr, ResizeCq, ModifySrq, Listen, BuildLAM, CompleteConnect, "
-               "Disconnect), and whether a refused or unreachable Connect reports inline or through "
-               "its completion. Connect and Accept always pend: they wait for the peer",
-     .set = set_mode,
-     .get = get_mode},
+     .effect =
+         "the same for asynchronous requests (RegisterMr, DeregisterMr, "
+         "InitializeFastRegisterMr, ResizeCq, ModifySrq, Listen, BuildLAM, CompleteConnect, "
+         "Disconnect), and whether a refused or unreachable Connect reports inline or through "
+         "its completion (a failure its page documents pends, an argument check stays "
+         "inline). Connect and Accept always pend: they wait for the peer",
+     .set = nullptr,
+     .get = nullptr},
     {.names = "close_mode",
+     .by = KnobBy::Layer,
      .title = nullptr,
      .values = "same",
-     .effect = "the same for NdkCloseXxx (a close also pends while successors are open, digest 3.1)",
-     .set = set_mode,
-     .get = get_mode},
+     .effect =
+         "the same for NdkCloseXxx (a close also pends while successors are open, digest 3.1)",
+     .set = nullptr,
+     .get = nullptr},
     {.names = "seed",
+     .by = KnobBy::Layer,
      .title = nullptr,
      .values = "integer",
      .effect = "seed of `random` mode: the same seed gives the same sequence",
-     .set = set_seed,
-     .get = get_seed},
+     .set = nullptr,
+     .get = nullptr},
     {.names = "fail",
+     .by = KnobBy::Layer,
      .title = nullptr,
      .values = "`\"<NdkFunction> <status> [inline|async] [count]\"` (posts such as NdkSend, "
                "NdkWrite, NdkBind are inline only)",
      .effect = "the next `count` calls (default 1, -1 = every call) of that function return "
-               "`status` inline, or STATUS_PENDING and then `status` through the completion. "
+               "`status` inline, or STATUS_PENDING and then `status` through the completion, "
+               "without reaching the provider (a failed post does not release the QP's deferred "
+               "requests, as a provider's own inline failure would, digest 3.4). "
                "Python: `ad.knobs.fail(\"NdkCreatePd\", Status.INSUFFICIENT_RESOURCES, "
                "mode=\"async\", count=1)`",
-     .set = set_fail,
-     .get = get_fail},
+     .set = nullptr,
+     .get = nullptr},
     {.names = "clear_failures",
+     .by = KnobBy::Layer,
      .title = nullptr,
      .values = "any",
      .effect = "disarm every `fail`",
-     .set = set_clear_failures,
+     .set = nullptr,
      .get = nullptr},
     {.names = "",
+     .by = KnobBy::Provider,
      .title = "NDK_ADAPTER_INFO fields",
      .values = "integer",
      .effect = "any field in snake_case overrides what NdkQueryAdapterInfo reports and what the "
@@ -404,6 +363,7 @@ const KnobSpec kKnobTable[] = {
      .set = set_info_field,
      .get = get_info_field},
     {.names = "max_qp_count max_cq_count max_mr_count max_pd_count max_mw_count max_srq_count",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "integer, 0 = no cap",
      .effect = "object caps (NDIS_NDK_CAPABILITIES); a create beyond the cap returns "
@@ -411,19 +371,23 @@ const KnobSpec kKnobTable[] = {
      .set = set_cap,
      .get = get_cap},
     {.names = "provider_version",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "`\"M.m\"`",
-     .effect = "the only major version the provider accepts and its highest minor (default: 1.2 and "
-               "2.1)",
+     .effect =
+         "the only major version the provider accepts and its highest minor (default: 1.2 and "
+         "2.1)",
      .set = set_provider_version,
      .get = get_provider_version},
     {.names = "adapter_not_ready",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "`True`/`False`",
      .effect = "OpenNDKAdapterHandler returns NDIS_STATUS_ADAPTER_NOT_READY",
      .set = set_adapter_not_ready,
      .get = get_adapter_not_ready},
     {.names = "address",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "`\"192.0.2.1\"`, `\"192.0.2.1,2001:db8::1\"`",
      .effect = "the adapter's IP addresses on the soft fabric (at open only). Default: a unique "
@@ -431,6 +395,7 @@ const KnobSpec kKnobTable[] = {
      .set = set_address,
      .get = get_address},
     {.names = "progress",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "`auto` (default), `manual`",
      .effect = "manual: the adapters' engines run nothing on their own, and posts queue their "
@@ -440,25 +405,30 @@ const KnobSpec kKnobTable[] = {
      .set = set_progress,
      .get = get_progress},
     {.names = "step",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "count (set); read gives the tasks queued",
-     .effect = "set: run up to that many engine tasks of this miniport's adapters (transfers, "
-               "completions, callbacks, due timers), oldest adapter first; the reply is how many "
-               "ran. Only with `progress=manual`. Python: `adapter.step(n)`, `adapter.pending_steps`",
+     .effect =
+         "set: run up to that many engine tasks of this miniport's adapters (transfers, "
+         "completions, callbacks, due timers), oldest adapter first; the reply is how many "
+         "ran. Only with `progress=manual`. Python: `adapter.step(n)`, `adapter.pending_steps`",
      .set = nullptr,
      .get = nullptr},
     {.names = "fatal_cq_error",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "any value (set); read gives the CQs in error",
-     .effect = "set: every open CQ of this miniport's adapters enters the CQ error state with "
-               "STATUS_INTERNAL_ERROR, the fatal CQ error of digest 1.3 (\"usually hardware\"): its "
-               "completions are dropped, none follows, its QPs' posts return "
-               "STATUS_INVALID_DEVICE_STATE, and the notification callback reports it once, to "
-               "whichever arm (CQ-ERROR-ARM); the reply is how many CQs it failed. Run time only, "
-               "like `step`. Python: `adapter.knobs.fatal_cq_error = True`",
+     .effect =
+         "set: every open CQ of this miniport's adapters enters the CQ error state with "
+         "STATUS_INTERNAL_ERROR, the fatal CQ error of digest 1.3 (\"usually hardware\"): its "
+         "completions are dropped, none follows, its QPs' posts return "
+         "STATUS_INVALID_DEVICE_STATE, and the notification callback reports it once, to "
+         "whichever arm (CQ-ERROR-ARM); the reply is how many CQs it failed. Run time only, "
+         "like `step`. Python: `adapter.knobs.fatal_cq_error = True`",
      .set = nullptr,
      .get = nullptr},
     {.names = "sge_check",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "`inline` (default), `completion`",
      .effect = "where an initiator request with more SGEs than the QP allows fails: inline, "
@@ -468,6 +438,7 @@ const KnobSpec kKnobTable[] = {
      .set = set_sge_check,
      .get = get_sge_check},
     {.names = "rnr_timeout_ms",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "milliseconds (default 100)",
      .effect = "how long a send waits for a receive at the peer before it completes "
@@ -475,6 +446,7 @@ const KnobSpec kKnobTable[] = {
      .set = set_timeout,
      .get = get_timeout},
     {.names = "connect_timeout_ms",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "milliseconds (default 10000)",
      .effect = "how long a Connect waits for Accept/Reject, and an Accept for CompleteConnect, "
@@ -482,49 +454,61 @@ const KnobSpec kKnobTable[] = {
      .set = set_timeout,
      .get = get_timeout},
     {.names = "ephemeral_ports",
+     .by = KnobBy::Provider,
      .title = nullptr,
      .values = "`\"LOW-HIGH\"`",
      .effect = "the range port 0 picks from (default 49152-65535), small to test exhaustion",
      .set = set_ephemeral_ports,
      .get = get_ephemeral_ports},
     {.names = "misbehave",
+     .by = KnobBy::Both,
      .title = nullptr,
      .values = "`none` (default) or a name below",
-     .effect = "break one NDK contract rule on purpose (the only knob that does); an unknown name "
-               "is STATUS_INVALID_PARAMETER and the reply lists the valid ones. At open or at run "
+     .effect = "break one NDK contract rule on purpose (the only knob that does): the fault layer "
+               "acts the names visible at the ABI edge, the provider those that need its internals "
+               "(the table below says which); one at a time. An unknown name is "
+               "STATUS_INVALID_PARAMETER and the reply lists the valid ones. At open or at run "
                "time; it applies to what happens after it is set (objects already created keep "
                "their header, a request already pending completes as the mode was when it pended)",
      .set = set_misbehave,
      .get = get_misbehave},
     {.names = "hold release held",
+     .by = KnobBy::Layer,
      .title = nullptr,
      .values = "set `hold` to an NDK dispatch function name (`NdkGetCqResults`, `NdkArmCq`, "
-               "`NdkSend`, ... any function the soft provider implements); set `release` (any "
-               "value); read `held`",
-     .effect = "the next call of that function, on any adapter of this miniport, blocks at its very "
-               "start (before any provider lock) until `release` is set or its adapter closes; the "
-               "hold is consumed by that one call. `release` also disarms a hold that caught "
-               "nothing. `held` is how many calls are blocked now; reading `hold` gives the armed "
-               "name (empty once consumed). Run time only, like `step`. For tests that a validation "
-               "layer sees a consumer calling concurrently",
+               "`NdkSend`, ... any NDK dispatch function); set `release` (any value); read `held`",
+     .effect =
+         "the next call of that function, on any adapter of this miniport, blocks in the "
+         "layer, before it reaches the provider, until `release` is set or its adapter closes; the "
+         "hold is consumed by that one call. `release` also disarms a hold that caught "
+         "nothing. `held` is how many calls are blocked now; reading `hold` gives the armed "
+         "name (empty once consumed). Run time only, like `step`. For tests that a validation "
+         "layer sees a consumer calling concurrently",
+     .set = nullptr,
+     .get = nullptr},
+    {.names = "completes_inline",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "read only: `create request close`",
+     .effect =
+         "the kinds of call the provider completes inline by itself (all that NDK does not "
+         "make pend: Connect and Accept wait for the peer, a close waits for open "
+         "successors); the fault layer accepts `create_mode`, `request_mode` and `close_mode` "
+         "`inline` at open for the kinds listed",
      .set = nullptr,
      .get = nullptr},
     {.names = "knobs",
+     .by = KnobBy::Both,
      .title = nullptr,
      .values = "read only",
-     .effect = "every knob's name, one a line: what `dir(adapter.knobs)` and `repr(adapter.knobs)` "
-               "show (a provider that has no `knobs` knob gets an empty `dir`)",
+     .effect = "every knob's name, one a line, the provider's then the layer's: what "
+               "`dir(adapter.knobs)` and `repr(adapter.knobs)` show (a provider that has no knobs "
+               "gets the layer's)",
      .set = nullptr,
      .get = nullptr},
 };
 
 } // namespace
-
-bool is_fallible_function(const std::string &name)
-{
-    const kit::NdkFunction *function = kit::find_function(name);
-    return function != nullptr && function->injectable;
-}
 
 std::span<const KnobSpec> knob_table() { return kKnobTable; }
 
@@ -539,10 +523,12 @@ bool covers(const KnobSpec &spec, std::string_view name)
     return false;
 }
 
-std::vector<std::string> knob_names()
+std::vector<std::string> knob_names(KnobBy by)
 {
     std::vector<std::string> names;
     for (const KnobSpec &spec : kKnobTable) {
+        if (spec.by != by && spec.by != KnobBy::Both)
+            continue;
         if (*spec.names == '\0') {
             for (const auto &field : kInfoFields)
                 names.push_back(field.name);
@@ -557,7 +543,7 @@ std::vector<std::string> knob_names()
 
 std::string knob_table_markdown()
 {
-    std::string out = "| knob | values | effect |\n|---|---|---|\n";
+    std::string out = "| knob | acted by | values | effect |\n|---|---|---|---|\n";
     auto cell = [](std::string text) {
         for (size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2))
             text.replace(at, 1, "\\|");
@@ -572,7 +558,11 @@ std::string knob_table_markdown()
             for (std::string word; words >> word;)
                 first += (first.empty() ? "`" : ", `") + word + "`";
         }
-        out += "| " + first + " | " + cell(spec.values) + " | " + cell(spec.effect) + " |\n";
+        const char *by = spec.by == KnobBy::Layer      ? "fault layer"
+                         : spec.by == KnobBy::Provider ? "provider"
+                                                       : "both";
+        out += "| " + first + " | " + by + " | " + cell(spec.values) + " | " + cell(spec.effect) +
+               " |\n";
     }
     return out;
 }

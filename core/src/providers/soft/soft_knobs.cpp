@@ -59,41 +59,6 @@ NTSTATUS Knobs::get(const std::string &key, std::string &value) const
     return STATUS_NOT_SUPPORTED;
 }
 
-bool Knobs::decide(CompletionMode mode)
-{
-    switch (mode) {
-    case CompletionMode::Inline: return false;
-    case CompletionMode::Pending: return true;
-    case CompletionMode::Random: return (v_.rng() & 1) != 0;
-    }
-    return false;
-}
-
-bool Knobs::should_pend(CallKind kind)
-{
-    std::lock_guard lock(mu_);
-    switch (kind) {
-    case CallKind::Create: return decide(v_.create_mode);
-    case CallKind::Request: return decide(v_.request_mode);
-    case CallKind::Close: return decide(v_.close_mode);
-    }
-    return false;
-}
-
-std::optional<InjectedFailure> Knobs::take_failure(const char *function)
-{
-    std::lock_guard lock(mu_);
-    if (v_.failures.empty())
-        return std::nullopt;
-    auto it = v_.failures.find(std::string_view(function));
-    if (it == v_.failures.end())
-        return std::nullopt;
-    InjectedFailure failure = it->second.failure;
-    if (it->second.remaining > 0 && --it->second.remaining == 0)
-        v_.failures.erase(it);
-    return failure;
-}
-
 NDK_ADAPTER_INFO Knobs::adapter_info(NDK_VERSION reported) const
 {
     std::lock_guard lock(mu_);

@@ -1,13 +1,13 @@
-// Knobs of the soft RNIC: how it completes calls (inline / pending / random, seeded), which
-// calls it fails and how, what NDK_ADAPTER_INFO it reports, and how many objects it allows.
-// Knobs are set as text key/value pairs, at miniport creation and at run time through the
-// harness control entry (see core/include/ndk/provider.h), so any front end can drive them.
-// A knob never makes the provider break the contract (digest 1.0): a forced failure returns a
-// status the function may return, a pending mode still calls the completion exactly once.
-// The one exception is `misbehave` (soft_misbehave.hpp), which exists to break it on purpose.
+// Knobs of the soft RNIC: what NDK_ADAPTER_INFO it reports, how many objects it allows, its
+// addresses, its engine's progress and timeouts.  Knobs are set as text key/value pairs, at
+// miniport creation and at run time through the harness control entry (see
+// core/include/ndk/provider.h), so any front end can drive them.  The test knobs that act at
+// the ABI edge (`fail`, `hold`, the completion modes, most `misbehave` names) are the fault
+// layer's, stacked over every provider (core/src/layers/fault/); the soft provider completes
+// every call inline that NDK does not make pend.  A knob never makes the provider break the
+// contract (digest 1.0), except `misbehave` (soft_misbehave.hpp), for the names that need the
+// provider's internals.
 #pragma once
-
-#include "providers/kit/kit_test_knobs.hpp"
 
 #include "ndk/ndkpi.h"
 #include "soft_misbehave.hpp"
@@ -27,34 +27,13 @@
 
 namespace ndk::soft {
 
-using CompletionMode = kit::CompletionMode;
-
-// Which knob governs a call's completion mode.
-enum class CallKind { Create, Request, Close };
-
-struct InjectedFailure {
-    NTSTATUS status;
-    bool async; // complete with PENDING and then report the status through the completion
-};
-
 struct ObjectCaps { // NDIS_NDK_CAPABILITIES counts; 0 means no cap
     ULONG max_qp = 0, max_cq = 0, max_mr = 0, max_pd = 0, max_mw = 0, max_srq = 0;
-};
-
-struct ArmedFailure {
-    InjectedFailure failure;
-    int remaining; // < 0: every call
 };
 
 // What the knobs hold: set() writes it, the provider reads it through Knobs (under its lock,
 // except `misbehave`, which the data path reads lock-free).
 struct KnobValues {
-    CompletionMode create_mode = CompletionMode::Inline;
-    CompletionMode request_mode = CompletionMode::Inline;
-    CompletionMode close_mode = CompletionMode::Inline;
-    uint64_t seed = 0;
-    std::mt19937_64 rng{0};
-    std::map<std::string, ArmedFailure, std::less<>> failures;
     NDK_ADAPTER_INFO info{};
     ObjectCaps caps{};
     std::optional<NDK_VERSION> provider_version; // restricts to one major when set
@@ -70,13 +49,21 @@ struct KnobValues {
     std::atomic<Misbehave> misbehave{Misbehave::None};
 };
 
-// One row of the knob table (soft_knob_table.cpp): the knobs it covers, what docs/knobs.md
-// says of them, and how a value is parsed and printed.  The table is the one place a knob is
-// defined: set(), get(), the `knobs` listing and docs/knobs.md's table all come from it.
+// Who acts a knob: the soft provider, the fault layer stacked over it (and over every
+// provider), or both (`misbehave`: the layer its ABI-edge names, the provider the others;
+// `knobs`: each lists its own).
+enum class KnobBy { Provider, Layer, Both };
+
+// One row of the knob table (soft_knob_table.cpp): the knobs it covers, who acts them, what
+// docs/knobs.md says of them, and, for the provider's, how a value is parsed and printed.  The
+// table is the one place a knob is documented: set(), get(), the `knobs` listing and
+// docs/knobs.md's table all come from it; the layer's rows name the knobs
+// ndk::fault::Injection parses (a unit test keeps the two lists equal).
 using KnobSet = std::string (*)(KnobValues &, std::string_view name, const std::string &value);
 using KnobGet = std::string (*)(const KnobValues &, std::string_view name);
 struct KnobSpec {
     const char *names;  // the knob names, space-separated; "" for the NDK_ADAPTER_INFO fields
+    KnobBy by;          // who acts them
     const char *title;  // docs/knobs.md's first column when it is not the names
     const char *values; // what a value is
     const char *effect; // what it does
@@ -86,8 +73,9 @@ struct KnobSpec {
 std::span<const KnobSpec> knob_table();
 // Whether `spec` is the row of knob `name`.
 bool covers(const KnobSpec &spec, std::string_view name);
-// Every knob name, in the table's order (the `knobs` knob).
-std::vector<std::string> knob_names();
+// Every knob name of the rows `by` (Provider: the soft provider's own, the `knobs` knob), in
+// the table's order.
+std::vector<std::string> knob_names(KnobBy by = KnobBy::Provider);
 // The table as the markdown table of docs/knobs.md.
 std::string knob_table_markdown();
 NDK_ADAPTER_INFO default_adapter_info();
@@ -103,11 +91,6 @@ public:
     NTSTATUS get(const std::string &key, std::string &value) const;
     // Apply "key=value" lines (or ';'-separated pairs).
     NTSTATUS apply(const std::string &options, std::string &error);
-
-    // True when this call should return STATUS_PENDING and complete later.
-    bool should_pend(CallKind kind);
-    // Take one injected failure for an NDK function, if any is armed.
-    std::optional<InjectedFailure> take_failure(const char *function);
 
     NDK_ADAPTER_INFO adapter_info(NDK_VERSION reported) const;
     ObjectCaps caps() const;
@@ -132,13 +115,8 @@ public:
     Misbehave misbehave() const { return v_.misbehave.load(std::memory_order_relaxed); }
 
 private:
-    bool decide(CompletionMode mode);
-
     mutable std::mutex mu_;
     KnobValues v_;
 };
-
-// NDK function names that return an NTSTATUS and so can be failed by the `fail` knob.
-bool is_fallible_function(const std::string &name);
 
 } // namespace ndk::soft

@@ -20,9 +20,8 @@ uint64_t take_logical_pages(uint64_t pages)
 
 } // namespace
 
-NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length,
-                   NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext,
-                   NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM, ULONG *pLAMSize, ULONG *pFBO)
+NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length, NDK_FN_REQUEST_COMPLETION,
+                   PVOID, NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM, ULONG *pLAMSize, ULONG *pFBO)
 {
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
     if (pLAMSize == nullptr || pFBO == nullptr)
@@ -59,7 +58,7 @@ NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length,
         *pFBO = static_cast<ULONG>(fbo);
         return STATUS_SUCCESS;
     };
-    return adapter->request(nullptr, "NdkBuildLAM", RequestCompletion, RequestContext, perform);
+    return adapter->request(perform);
 }
 
 VOID release_lam(NDK_ADAPTER *ndk_adapter, NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM)

@@ -1,31 +1,29 @@
 // Listener (digest 1.9): Listen reserves the address:port; paused connect events make the
 // listener look absent to incoming requests.
-#include "soft_dispatch_entry.hpp"
 #include "soft_endpoint_address.hpp"
 #include "soft_objects.hpp"
 
 namespace ndk::soft {
 
 NTSTATUS create_listener(NDK_ADAPTER *ndk_adapter, NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent,
-                         PVOID ConnectEventContext, NDK_FN_CREATE_COMPLETION CreateCompletion,
-                         PVOID RequestContext, NDK_LISTENER **ppNdkListener)
+                         PVOID ConnectEventContext, NDK_FN_CREATE_COMPLETION, PVOID,
+                         NDK_LISTENER **ppNdkListener)
 {
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
     if (ConnectEvent == nullptr || ppNdkListener == nullptr)
         return STATUS_INVALID_PARAMETER;
-    return adapter->create<SoftListener>("NdkCreateListener", CreateCompletion, RequestContext,
-                                         ppNdkListener, [&](NTSTATUS &) {
-                                             auto l = std::make_unique<SoftListener>(*adapter);
-                                             l->connect_event = ConnectEvent;
-                                             l->connect_event_context = ConnectEventContext;
-                                             return l;
-                                         });
+    return adapter->create<SoftListener>(ppNdkListener, [&](NTSTATUS &) {
+        auto l = std::make_unique<SoftListener>(*adapter);
+        l->connect_event = ConnectEvent;
+        l->connect_event_context = ConnectEventContext;
+        return l;
+    });
 }
 
 namespace {
 
 NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG AddressLength,
-                NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext)
+                NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     SoftListener *listener = SoftListener::from(ndk_listener);
     SoftAdapter &adapter = listener->adapter();
@@ -45,7 +43,6 @@ NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG Addr
         listener->port = port;
     }
     return adapter.request(
-        listener, "NdkListen", RequestCompletion, RequestContext,
         [listener] {
             std::lock_guard lock(listener->adapter().mu());
             if (listener->port == nullptr || listener->close_requested())
@@ -89,11 +86,11 @@ void SoftListener::on_close()
 }
 
 const NDK_LISTENER_DISPATCH kListenerDispatch = {
-    .NdkCloseListener = entry<SoftListener, "NdkCloseListener", close_object<SoftListener>>,
-    .NdkQueryExtension = entry<SoftListener, "NdkQueryExtension", query_extension_not_supported>,
-    .NdkListen = entry<SoftListener, "NdkListen", listen>,
-    .NdkGetLocalAddress = entry<SoftListener, "NdkGetLocalAddress", get_local_address>,
-    .NdkControlConnectEvents = entry<SoftListener, "NdkControlConnectEvents", control_connect_events>,
+    .NdkCloseListener = close_object<SoftListener>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkListen = listen,
+    .NdkGetLocalAddress = get_local_address,
+    .NdkControlConnectEvents = control_connect_events,
 };
 
 } // namespace ndk::soft

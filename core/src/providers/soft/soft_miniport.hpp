@@ -1,10 +1,9 @@
-// A soft miniport: one virtual RNIC, with its knobs (and its call hold), its IP addresses on the
+// A soft miniport: one virtual RNIC, with its knobs, its IP addresses on the
 // soft fabric, the NDK adapters opened on it (several may be, digest 1.1) and the
 // NDIS_NDK_PERFORMANCE_COUNTERS that OID_NDK_STATISTICS reports (digest 3.7).
 #pragma once
 
 #include "soft_fabric.hpp"
-#include "soft_hold.hpp"
 #include "soft_knobs.hpp"
 
 #include <vector>
@@ -16,7 +15,6 @@ class SoftAdapter;
 class Miniport {
 public:
     Knobs knobs;
-    CallHold hold; // knobs hold / release / held
     std::vector<IpAddress> addresses;
     // Wire lock held for these two.
     std::vector<SoftAdapter *> adapters;

@@ -17,32 +17,12 @@ struct Named {
 };
 const Named kNames[] = {
     {Misbehave::None, "none"},
-    {Misbehave::CompleteAfterInline, "complete_after_inline"},
-    {Misbehave::CompleteTwice, "complete_twice"},
-    {Misbehave::NeverComplete, "never_complete"},
-    {Misbehave::OutParamAfterPending, "out_param_after_pending"},
-    {Misbehave::RequestCompleteAfterInline, "request_complete_after_inline"},
-    {Misbehave::RequestCompleteTwice, "request_complete_twice"},
-    {Misbehave::RequestNeverComplete, "request_never_complete"},
-    {Misbehave::HeaderVersion, "header_version"},
-    {Misbehave::HeaderType, "header_type"},
-    {Misbehave::HeaderReserved, "header_reserved"},
-    {Misbehave::DispatchNull, "dispatch_null"},
     {Misbehave::CallbackAfterClose, "callback_after_close"},
     {Misbehave::CloseAntecedentEarly, "close_antecedent_early"},
     {Misbehave::NotifyUnarmed, "notify_unarmed"},
-    {Misbehave::NotifyTwice, "notify_twice"},
     {Misbehave::ConcurrentCqCallbacks, "concurrent_cq_callbacks"},
-    {Misbehave::ProviderErrorCode, "provider_error_code"},
-    {Misbehave::DropInvalidateToken, "drop_invalidate_token"},
-    {Misbehave::CompleteSilent, "complete_silent"},
-    {Misbehave::DropCompletion, "drop_completion"},
-    {Misbehave::ReorderCompletions, "reorder_completions"},
-    {Misbehave::UndocumentedStatus, "undocumented_status"},
-    {Misbehave::ModerationPending, "moderation_pending"},
-    {Misbehave::ModerationNotSupported, "moderation_not_supported"},
 };
-static_assert(std::size(kNames) == static_cast<size_t>(Misbehave::ModerationNotSupported) + 1,
+static_assert(std::size(kNames) == static_cast<size_t>(Misbehave::ConcurrentCqCallbacks) + 1,
               "every Misbehave has a name");
 
 // Wait for `done` by spinning, not sleeping: a thread woken from a sleep arrives
@@ -134,16 +114,6 @@ std::string misbehave_names()
     return names;
 }
 
-void misbehave_header(Misbehave mode, NDK_OBJECT_HEADER &header)
-{
-    switch (mode) {
-    case Misbehave::HeaderVersion: ++header.Version.Major; break;
-    case Misbehave::HeaderType: header.ObjectType = NdkObjectTypeMax; break;
-    case Misbehave::HeaderReserved: header.NdkReserved.rf[0] = reinterpret_cast<PVOID>(1); break;
-    default: break;
-    }
-}
-
 std::function<void()> cq_callback_after_close(SoftObject &object)
 {
     if (object.type() != NdkObjectTypeCq)
@@ -155,11 +125,6 @@ std::function<void()> cq_callback_after_close(SoftObject &object)
 void call_cq_notification(Misbehave mode, NDK_FN_CQ_NOTIFICATION_CALLBACK notify, PVOID context,
                           NTSTATUS status)
 {
-    if (mode == Misbehave::NotifyTwice) {
-        notify(context, status);
-        notify(context, status); // after the first returned: a second callback for one arm
-        return;
-    }
     if (mode != Misbehave::ConcurrentCqCallbacks) {
         notify(context, status);
         return;
@@ -187,34 +152,6 @@ void call_cq_notification(Misbehave mode, NDK_FN_CQ_NOTIFICATION_CALLBACK notify
     std::thread second(deliver, 1);
     deliver(0);
     second.join();
-}
-
-void post_shuffled_initiator_result(Misbehave mode, SoftQp &qp, const NDK_RESULT_EX &result)
-{
-    InitiatorCompletionShuffle &shuffle = qp.completion_shuffle;
-    if (mode == Misbehave::DropCompletion) {
-        if (result.Status == STATUS_SUCCESS && ++shuffle.successes % 2 == 1)
-            return; // the request executed and its slot is free; only the completion is lost
-        post_result(*qp.initiator_cq, result, false);
-        return;
-    }
-    if (!shuffle.held_back) { // reorder_completions: the first of a pair waits for the second
-        shuffle.held_back = result;
-        return;
-    }
-    NDK_RESULT_EX first = *shuffle.held_back;
-    shuffle.held_back.reset();
-    post_result(*qp.initiator_cq, result, false);
-    post_result(*qp.initiator_cq, first, false);
-}
-
-void release_held_back_completion(SoftQp &qp)
-{
-    if (!qp.completion_shuffle.held_back)
-        return;
-    NDK_RESULT_EX held = *qp.completion_shuffle.held_back;
-    qp.completion_shuffle.held_back.reset();
-    post_result(*qp.initiator_cq, held, false);
 }
 
 } // namespace ndk::soft

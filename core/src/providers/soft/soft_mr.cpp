@@ -1,31 +1,29 @@
 // Memory region (digest 1.4): normal registration from an MDL chain, or fast-register
 // initialization; the two kinds are fixed at creation (FastRegister).
-#include "soft_dispatch_entry.hpp"
 #include "soft_memory.hpp"
 
 namespace ndk::soft {
 
-NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETION CreateCompletion,
-                   PVOID RequestContext, NDK_MR **ppNdkMr)
+NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETION, PVOID,
+                   NDK_MR **ppNdkMr)
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
     if (ppNdkMr == nullptr)
         return STATUS_INVALID_PARAMETER;
-    return adapter.create<SoftMr>("NdkCreateMr", CreateCompletion, RequestContext, ppNdkMr,
-                                  [&](NTSTATUS &) {
-                                      auto mr = std::make_unique<SoftMr>(adapter);
-                                      mr->pd = pd;
-                                      mr->fast_register = FastRegister != FALSE;
-                                      mr->depend_on(*pd);
-                                      return mr;
-                                  });
+    return adapter.create<SoftMr>(ppNdkMr, [&](NTSTATUS &) {
+        auto mr = std::make_unique<SoftMr>(adapter);
+        mr->pd = pd;
+        mr->fast_register = FastRegister != FALSE;
+        mr->depend_on(*pd);
+        return mr;
+    });
 }
 
 namespace {
 
 NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
-                     NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext)
+                     NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     SoftMr *mr = SoftMr::from(ndk_mr);
     SoftAdapter &adapter = mr->adapter();
@@ -40,26 +38,24 @@ NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
         if (mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
     }
-    return adapter.request(mr, "NdkRegisterMr", RequestCompletion, RequestContext,
-                           [mr, address = start, Length, Flags] {
-                               SoftAdapter &a = mr->adapter();
-                               std::lock_guard lock(a.mu());
-                               if (mr->registered)
-                                   return STATUS_INVALID_DEVICE_STATE;
-                               mr->registered = true;
-                               mr->address = address;
-                               mr->length = Length;
-                               mr->flags = Flags;
-                               mr->local_token = a.new_token();
-                               mr->remote_token = a.new_token();
-                               add_token(a, mr->local_token, *mr, false);
-                               add_token(a, mr->remote_token, *mr, true);
-                               return STATUS_SUCCESS;
-                           });
+    return adapter.request([mr, address = start, Length, Flags] {
+        SoftAdapter &a = mr->adapter();
+        std::lock_guard lock(a.mu());
+        if (mr->registered)
+            return STATUS_INVALID_DEVICE_STATE;
+        mr->registered = true;
+        mr->address = address;
+        mr->length = Length;
+        mr->flags = Flags;
+        mr->local_token = a.new_token();
+        mr->remote_token = a.new_token();
+        add_token(a, mr->local_token, *mr, false);
+        add_token(a, mr->remote_token, *mr, true);
+        return STATUS_SUCCESS;
+    });
 }
 
-NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION RequestCompletion,
-                       PVOID RequestContext)
+NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     SoftMr *mr = SoftMr::from(ndk_mr);
     SoftAdapter &adapter = mr->adapter();
@@ -72,7 +68,7 @@ NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION RequestCompleti
         if (mr->bound_windows > 0)
             return STATUS_DEVICE_BUSY; // windows still bound (ND2 MR::Deregister, digest 4.2)
     }
-    return adapter.request(mr, "NdkDeregisterMr", RequestCompletion, RequestContext, [mr] {
+    return adapter.request([mr] {
         std::lock_guard lock(mr->adapter().mu());
         if (!mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
@@ -89,8 +85,7 @@ NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION RequestCompleti
 }
 
 NTSTATUS initialize_fast_register_mr(NDK_MR *ndk_mr, ULONG AdapterPageCount, BOOLEAN RemoteAccess,
-                                     NDK_FN_REQUEST_COMPLETION RequestCompletion,
-                                     PVOID RequestContext)
+                                     NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     SoftMr *mr = SoftMr::from(ndk_mr);
     SoftAdapter &adapter = mr->adapter();
@@ -104,21 +99,20 @@ NTSTATUS initialize_fast_register_mr(NDK_MR *ndk_mr, ULONG AdapterPageCount, BOO
         if (mr->initialized)
             return STATUS_INVALID_DEVICE_STATE;
     }
-    return adapter.request(mr, "NdkInitializeFastRegisterMr", RequestCompletion, RequestContext,
-                           [mr, AdapterPageCount, RemoteAccess] {
-                               SoftAdapter &a = mr->adapter();
-                               std::lock_guard lock(a.mu());
-                               if (mr->initialized)
-                                   return STATUS_INVALID_DEVICE_STATE;
-                               mr->initialized = true;
-                               mr->page_count = AdapterPageCount;
-                               mr->remote_access = RemoteAccess != FALSE;
-                               mr->local_token = a.new_token();
-                               mr->remote_token = a.new_token();
-                               add_token(a, mr->local_token, *mr, false);
-                               add_token(a, mr->remote_token, *mr, true);
-                               return STATUS_SUCCESS;
-                           });
+    return adapter.request([mr, AdapterPageCount, RemoteAccess] {
+        SoftAdapter &a = mr->adapter();
+        std::lock_guard lock(a.mu());
+        if (mr->initialized)
+            return STATUS_INVALID_DEVICE_STATE;
+        mr->initialized = true;
+        mr->page_count = AdapterPageCount;
+        mr->remote_access = RemoteAccess != FALSE;
+        mr->local_token = a.new_token();
+        mr->remote_token = a.new_token();
+        add_token(a, mr->local_token, *mr, false);
+        add_token(a, mr->remote_token, *mr, true);
+        return STATUS_SUCCESS;
+    });
 }
 
 UINT32 get_remote_token_from_mr(NDK_MR *ndk_mr)
@@ -147,13 +141,13 @@ void SoftMr::on_close()
 }
 
 const NDK_MR_DISPATCH kMrDispatch = {
-    .NdkCloseMr = entry<SoftMr, "NdkCloseMr", close_object<SoftMr>>,
-    .NdkQueryExtension = entry<SoftMr, "NdkQueryExtension", query_extension_not_supported>,
-    .NdkRegisterMr = entry<SoftMr, "NdkRegisterMr", register_mr>,
-    .NdkDeregisterMr = entry<SoftMr, "NdkDeregisterMr", deregister_mr>,
-    .NdkInitializeFastRegisterMr = entry<SoftMr, "NdkInitializeFastRegisterMr", initialize_fast_register_mr>,
-    .NdkGetRemoteTokenFromMr = entry<SoftMr, "NdkGetRemoteTokenFromMr", get_remote_token_from_mr>,
-    .NdkGetLocalTokenFromMr = entry<SoftMr, "NdkGetLocalTokenFromMr", get_local_token_from_mr>,
+    .NdkCloseMr = close_object<SoftMr>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkRegisterMr = register_mr,
+    .NdkDeregisterMr = deregister_mr,
+    .NdkInitializeFastRegisterMr = initialize_fast_register_mr,
+    .NdkGetRemoteTokenFromMr = get_remote_token_from_mr,
+    .NdkGetLocalTokenFromMr = get_local_token_from_mr,
 };
 
 } // namespace ndk::soft

@@ -1,23 +1,20 @@
 // Memory window (digest 1.5).  Bound by NdkBind on a QP; its token is valid once bound.
-#include "soft_dispatch_entry.hpp"
 #include "soft_memory.hpp"
 
 namespace ndk::soft {
 
-NTSTATUS create_mw(NDK_PD *ndk_pd, NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
-                   NDK_MW **ppNdkMw)
+NTSTATUS create_mw(NDK_PD *ndk_pd, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MW **ppNdkMw)
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
     if (ppNdkMw == nullptr)
         return STATUS_INVALID_PARAMETER;
-    return adapter.create<SoftMw>("NdkCreateMw", CreateCompletion, RequestContext, ppNdkMw,
-                                  [&](NTSTATUS &) {
-                                      auto mw = std::make_unique<SoftMw>(adapter);
-                                      mw->pd = pd;
-                                      mw->depend_on(*pd);
-                                      return mw;
-                                  });
+    return adapter.create<SoftMw>(ppNdkMw, [&](NTSTATUS &) {
+        auto mw = std::make_unique<SoftMw>(adapter);
+        mw->pd = pd;
+        mw->depend_on(*pd);
+        return mw;
+    });
 }
 
 namespace {
@@ -47,9 +44,9 @@ void unbind_window(SoftMw &mw)
 void SoftMw::on_close() { unbind_window(*this); }
 
 const NDK_MW_DISPATCH kMwDispatch = {
-    .NdkCloseMw = entry<SoftMw, "NdkCloseMw", close_object<SoftMw>>,
-    .NdkQueryExtension = entry<SoftMw, "NdkQueryExtension", query_extension_not_supported>,
-    .NdkGetRemoteTokenFromMw = entry<SoftMw, "NdkGetRemoteTokenFromMw", get_remote_token_from_mw>,
+    .NdkCloseMw = close_object<SoftMw>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkGetRemoteTokenFromMw = get_remote_token_from_mw,
 };
 
 } // namespace ndk::soft

@@ -41,9 +41,7 @@ NTSTATUS SoftObject::close(NDK_FN_CLOSE_COMPLETION completion, PVOID context)
         pend_close(nullptr, nullptr);
         return STATUS_SUCCESS;
     }
-    bool pend = dependents() > 0 ||
-                (completion != nullptr && adapter.knobs().should_pend(CallKind::Close));
-    if (!pend) {
+    if (dependents() == 0) { // inline; the fault layer's close_mode=pending reports it later
         std::function<void()> after = std::move(after_close_);
         adapter.destroy(*this);
         if (after) {

@@ -45,11 +45,6 @@ SoftTyped<Ndk, Type, Dispatch, Table>::SoftTyped(SoftAdapter &adapter)
 {
     init_header(this->Header, Type, adapter.version());
     this->Dispatch = Table; // set before the object is returned (digest 1.0)
-    if (Misbehave mode = adapter.misbehave(); mode != Misbehave::None) [[unlikely]] {
-        misbehave_header(mode, this->Header);
-        if (mode == Misbehave::DispatchNull)
-            this->Dispatch = nullptr; // the provider never reads it back (digest 1.0)
-    }
 }
 
 class SoftCq : public SoftTyped<NDK_CQ, NdkObjectTypeCq, NDK_CQ_DISPATCH, &kCqDispatch> {
@@ -195,7 +190,6 @@ public:
     size_t released = 0;   // how many of `initiator` may execute (the rest are deferred)
     uint64_t rnr_timer = 0; // the head send waits for a receive at the peer until this fires
     uint64_t rnr_generation = 0;
-    InitiatorCompletionShuffle completion_shuffle; // misbehave drop_/reorder_completions
 
 protected:
     void on_close() override;

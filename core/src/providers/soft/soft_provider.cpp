@@ -154,12 +154,6 @@ NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char 
 {
     Miniport *miniport = &m; // the entry has checked it (kit::control_entry)
     std::string text;
-    if (CallHold::is_knob(key)) { // hold / release / held: run time only, like step
-        NTSTATUS status = value == nullptr ? miniport->hold.get(key, text)
-                                           : miniport->hold.set(key, value, text);
-        copy_reply_text(text, reply, reply_length);
-        return status;
-    }
     if (value == nullptr) {
         if (std::strcmp(key, "address") == 0) {
             for (const auto &ip : miniport->addresses)
@@ -169,6 +163,10 @@ NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char 
         }
         if (std::strcmp(key, "step") == 0)
             return step(*miniport, nullptr, reply, reply_length);
+        if (std::strcmp(key, "completes_inline") == 0) { // every call NDK does not make pend
+            copy_reply_text("create request close", reply, reply_length);
+            return STATUS_SUCCESS;
+        }
         if (std::strcmp(key, "fatal_cq_error") == 0)
             return fatal_cq_error(*miniport, false, reply, reply_length);
         if (std::strcmp(key, "knobs") == 0) { // read only: every knob's name, one a line
@@ -185,8 +183,8 @@ NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char 
         copy_reply_text("the address is set when the adapter is opened", reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }
-    if (std::strcmp(key, "knobs") == 0) {
-        copy_reply_text("knobs lists the knobs; it is read only", reply, reply_length);
+    if (std::strcmp(key, "knobs") == 0 || std::strcmp(key, "completes_inline") == 0) {
+        copy_reply_text(std::string(key) + " is read only", reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }
     if (std::strcmp(key, "step") == 0)

@@ -1,6 +1,5 @@
 // Queue pair (digest 1.7): creation with its limits, flush and close.  Posting is in
 // soft_qp_post.cpp, execution in soft_transfer.cpp.
-#include "soft_dispatch_entry.hpp"
 #include "soft_qp_post.hpp"
 #include "soft_transfer.hpp"
 #include "providers/kit/kit_create_checks.hpp"
@@ -45,9 +44,8 @@ std::unique_ptr<SoftQp> make_qp(SoftPd &pd, NDK_CQ *receive_cq, NDK_CQ *initiato
 
 NTSTATUS create_qp(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVOID QPContext,
                    ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth, ULONG MaxReceiveRequestSge,
-                   ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
-                   NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
-                   NDK_QP **ppNdkQp)
+                   ULONG MaxInitiatorRequestSge, ULONG InlineDataSize, NDK_FN_CREATE_COMPLETION,
+                   PVOID, NDK_QP **ppNdkQp)
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
@@ -56,23 +54,20 @@ NTSTATUS create_qp(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVO
     if (NTSTATUS status = kit::check_create_qp(adapter.info(), sizes, ppNdkQp);
         status != STATUS_SUCCESS)
         return status;
-    return adapter.create<SoftQp>("NdkCreateQp", CreateCompletion, RequestContext, ppNdkQp,
-                                  [&](NTSTATUS &status) {
-                                      auto qp = make_qp(*pd, pReceiveCq, pInitiatorCq, nullptr,
-                                                        status);
-                                      if (qp) {
-                                          qp->context = QPContext;
-                                          qp->set_sizes(sizes);
-                                      }
-                                      return qp;
-                                  });
+    return adapter.create<SoftQp>(ppNdkQp, [&](NTSTATUS &status) {
+        auto qp = make_qp(*pd, pReceiveCq, pInitiatorCq, nullptr, status);
+        if (qp) {
+            qp->context = QPContext;
+            qp->set_sizes(sizes);
+        }
+        return qp;
+    });
 }
 
-NTSTATUS create_qp_with_srq(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq,
-                            NDK_SRQ *pSrq, PVOID QPContext, ULONG InitiatorQueueDepth,
+NTSTATUS create_qp_with_srq(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, NDK_SRQ *pSrq,
+                            PVOID QPContext, ULONG InitiatorQueueDepth,
                             ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
-                            NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
-                            NDK_QP **ppNdkQp)
+                            NDK_FN_CREATE_COMPLETION, PVOID, NDK_QP **ppNdkQp)
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
@@ -82,16 +77,14 @@ NTSTATUS create_qp_with_srq(NDK_PD *ndk_pd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiat
         return status;
     if (pSrq == nullptr)
         return STATUS_INVALID_PARAMETER;
-    return adapter.create<SoftQp>("NdkCreateQpWithSrq", CreateCompletion, RequestContext, ppNdkQp,
-                                  [&](NTSTATUS &status) {
-                                      auto qp = make_qp(*pd, pReceiveCq, pInitiatorCq, pSrq,
-                                                        status);
-                                      if (qp) {
-                                          qp->context = QPContext;
-                                          qp->set_sizes(sizes);
-                                      }
-                                      return qp;
-                                  });
+    return adapter.create<SoftQp>(ppNdkQp, [&](NTSTATUS &status) {
+        auto qp = make_qp(*pd, pReceiveCq, pInitiatorCq, pSrq, status);
+        if (qp) {
+            qp->context = QPContext;
+            qp->set_sizes(sizes);
+        }
+        return qp;
+    });
 }
 
 namespace {
@@ -116,17 +109,17 @@ void SoftQp::on_close()
 }
 
 const NDK_QP_DISPATCH kQpDispatch = {
-    .NdkCloseQp = entry<SoftQp, "NdkCloseQp", close_object<SoftQp>>,
-    .NdkQueryExtension = entry<SoftQp, "NdkQueryExtension", query_extension_not_supported>,
-    .NdkFlush = entry<SoftQp, "NdkFlush", flush>,
-    .NdkSend = entry<SoftQp, "NdkSend", post_send>,
-    .NdkReceive = entry<SoftQp, "NdkReceive", post_receive>,
-    .NdkBind = entry<SoftQp, "NdkBind", post_bind>,
-    .NdkFastRegister = entry<SoftQp, "NdkFastRegister", post_fast_register>,
-    .NdkInvalidate = entry<SoftQp, "NdkInvalidate", post_invalidate>,
-    .NdkRead = entry<SoftQp, "NdkRead", post_read>,
-    .NdkWrite = entry<SoftQp, "NdkWrite", post_write>,
-    .NdkSendAndInvalidate = entry<SoftQp, "NdkSendAndInvalidate", post_send_and_invalidate>,
+    .NdkCloseQp = close_object<SoftQp>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkFlush = flush,
+    .NdkSend = post_send,
+    .NdkReceive = post_receive,
+    .NdkBind = post_bind,
+    .NdkFastRegister = post_fast_register,
+    .NdkInvalidate = post_invalidate,
+    .NdkRead = post_read,
+    .NdkWrite = post_write,
+    .NdkSendAndInvalidate = post_send_and_invalidate,
 };
 
 } // namespace ndk::soft

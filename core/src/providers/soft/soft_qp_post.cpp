@@ -32,18 +32,14 @@ void hold_objects(const WorkRequest &wr)
         wr.mw->add_dependent();
 }
 
-// Everything an initiator post shares: injected failure, a usable QP, allowed flags, room in
-// the queue; then `build` fills the request (returning an inline status) and it is queued.
+// Everything an initiator post shares: a usable QP, allowed flags, room in the queue; then `build` fills the request (returning an inline status) and it is queued.
 template <class Build>
-NTSTATUS post_initiator(NDK_QP *ndk_qp, const char *function, NDK_OPERATION_TYPE type,
-                        PVOID context, ULONG flags, ULONG allowed, Build &&build)
+NTSTATUS post_initiator(NDK_QP *ndk_qp, NDK_OPERATION_TYPE type, PVOID context, ULONG flags,
+                        ULONG allowed, Build &&build)
 {
     SoftQp &qp = *SoftQp::from(ndk_qp);
     SoftAdapter &adapter = qp.adapter();
-    auto failure = adapter.knobs().take_failure(function);
     std::lock_guard lock(adapter.mu());
-    if (failure)
-        return fail_inline(qp, failure->status);
     bool connected = qp.state != SoftQp::State::Idle && qp.state != SoftQp::State::Disconnected;
     if (NTSTATUS status = check_initiator_post(
             {cq_in_error(qp), connected, qp.initiator.size(), qp.initiator_depth}, flags, allowed);
@@ -100,18 +96,17 @@ NTSTATUS take_sgl(SoftQp &qp, WorkRequest &wr, const NDK_SGE *sgl, ULONG count, 
 
 NTSTATUS post_send(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge, ULONG Flags)
 {
-    return post_initiator(qp, "NdkSend", NdkOperationTypeSend, RequestContext, Flags, kSendFlags,
-                          [&](SoftQp &q, WorkRequest &wr) {
-                              return take_sgl(q, wr, pSgl, nSge, q.initiator_sge);
-                          });
+    return post_initiator(
+        qp, NdkOperationTypeSend, RequestContext, Flags, kSendFlags,
+        [&](SoftQp &q, WorkRequest &wr) { return take_sgl(q, wr, pSgl, nSge, q.initiator_sge); });
 }
 
 NTSTATUS post_send_and_invalidate(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl,
                                   ULONG nSge, ULONG Flags, UINT32 RemoteToken)
 {
     // The sender's completion type is Send (digest 1.7).
-    return post_initiator(qp, "NdkSendAndInvalidate", NdkOperationTypeSend, RequestContext,
-                          Flags, kSendFlags, [&](SoftQp &q, WorkRequest &wr) {
+    return post_initiator(qp, NdkOperationTypeSend, RequestContext, Flags, kSendFlags,
+                          [&](SoftQp &q, WorkRequest &wr) {
                               wr.invalidate_remote = true;
                               wr.remote_token = RemoteToken;
                               return take_sgl(q, wr, pSgl, nSge, q.initiator_sge);
@@ -121,7 +116,7 @@ NTSTATUS post_send_and_invalidate(NDK_QP *qp, PVOID RequestContext, const NDK_SG
 NTSTATUS post_read(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
                    UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags)
 {
-    return post_initiator(qp, "NdkRead", NdkOperationTypeRead, RequestContext, Flags, kReadFlags,
+    return post_initiator(qp, NdkOperationTypeRead, RequestContext, Flags, kReadFlags,
                           [&](SoftQp &q, WorkRequest &wr) {
                               NDK_ADAPTER_INFO info = q.adapter().info();
                               if ((Flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) &&
@@ -139,8 +134,8 @@ NTSTATUS post_read(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG 
 NTSTATUS post_write(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
                     UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags)
 {
-    return post_initiator(qp, "NdkWrite", NdkOperationTypeWrite, RequestContext, Flags,
-                          kWriteFlags, [&](SoftQp &q, WorkRequest &wr) {
+    return post_initiator(qp, NdkOperationTypeWrite, RequestContext, Flags, kWriteFlags,
+                          [&](SoftQp &q, WorkRequest &wr) {
                               wr.remote_address = RemoteAddress;
                               wr.remote_token = RemoteToken;
                               return take_sgl(q, wr, pSgl, nSge, q.initiator_sge);
@@ -151,7 +146,7 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
                    PVOID VirtualAddress, SIZE_T Length, ULONG Flags)
 {
     return post_initiator(
-        qp, "NdkBind", NdkOperationTypeBind, RequestContext, Flags, kBindFlags,
+        qp, NdkOperationTypeBind, RequestContext, Flags, kBindFlags,
         [&](SoftQp &q, WorkRequest &wr) {
             SoftAdapter &adapter = q.adapter();
             SoftMr *mr = adapter.lookup<SoftMr>(pMr, NdkObjectTypeMr);
@@ -186,8 +181,8 @@ NTSTATUS post_fast_register(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr,
                             ULONG FBO, SIZE_T Length, PVOID BaseVirtualAddress, ULONG Flags)
 {
     return post_initiator(
-        qp, "NdkFastRegister", NdkOperationTypeFastRegister, RequestContext, Flags,
-        kFastRegisterFlags, [&](SoftQp &q, WorkRequest &wr) {
+        qp, NdkOperationTypeFastRegister, RequestContext, Flags, kFastRegisterFlags,
+        [&](SoftQp &q, WorkRequest &wr) {
             SoftMr *mr = q.adapter().lookup<SoftMr>(pMr, NdkObjectTypeMr);
             if (mr == nullptr || !mr->fast_register || !mr->initialized || mr->pd != q.pd)
                 return STATUS_INVALID_PARAMETER;
@@ -218,14 +213,14 @@ NTSTATUS post_fast_register(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr,
 NTSTATUS post_invalidate(NDK_QP *qp, PVOID RequestContext, NDK_OBJECT_HEADER *pNdkMrOrMw,
                          ULONG Flags)
 {
-    return post_initiator(qp, "NdkInvalidate", NdkOperationTypeInvalidate, RequestContext, Flags,
-                          kInvalidateFlags, [&](SoftQp &q, WorkRequest &wr) {
+    return post_initiator(qp, NdkOperationTypeInvalidate, RequestContext, Flags, kInvalidateFlags,
+                          [&](SoftQp &q, WorkRequest &wr) {
                               SoftAdapter &adapter = q.adapter();
                               wr.mr = adapter.lookup<SoftMr>(pNdkMrOrMw, NdkObjectTypeMr);
                               wr.mw = adapter.lookup<SoftMw>(pNdkMrOrMw, NdkObjectTypeMw);
                               if (wr.mr == nullptr && wr.mw == nullptr)
                                   return STATUS_INVALID_PARAMETER;
-                                                return STATUS_SUCCESS;
+                              return STATUS_SUCCESS;
                           });
 }
 
@@ -233,8 +228,6 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
 {
     SoftQp &qp = *SoftQp::from(ndk_qp);
     SoftAdapter &adapter = qp.adapter();
-    if (auto failure = adapter.knobs().take_failure("NdkReceive"))
-        return failure->status;
     if (qp.srq != nullptr)
         return STATUS_INVALID_DEVICE_REQUEST; // receives go to the SRQ of this QP
     std::lock_guard lock(adapter.mu());

@@ -1,13 +1,12 @@
 // Shared endpoint (digest 1.10): a local address:port that several connectors share.
-#include "soft_dispatch_entry.hpp"
 #include "soft_endpoint_address.hpp"
 #include "soft_objects.hpp"
 
 namespace ndk::soft {
 
 NTSTATUS create_shared_endpoint(NDK_ADAPTER *ndk_adapter, const PSOCKADDR pAddress,
-                                ULONG AddressLength, NDK_FN_CREATE_COMPLETION CreateCompletion,
-                                PVOID RequestContext, NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint)
+                                ULONG AddressLength, NDK_FN_CREATE_COMPLETION, PVOID,
+                                NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint)
 {
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
     Endpoint local;
@@ -17,8 +16,7 @@ NTSTATUS create_shared_endpoint(NDK_ADAPTER *ndk_adapter, const PSOCKADDR pAddre
         status != STATUS_SUCCESS)
         return status;
     return adapter->create<SoftSharedEndpoint>(
-        "NdkCreateSharedEndpoint", CreateCompletion, RequestContext, ppNdkSharedEndpoint,
-        [&](NTSTATUS &status) -> std::unique_ptr<SoftSharedEndpoint> {
+        ppNdkSharedEndpoint, [&](NTSTATUS &status) -> std::unique_ptr<SoftSharedEndpoint> {
             std::shared_ptr<PortReservation> port;
             // SHARING_VIOLATION when taken, TOO_MANY_ADDRESSES when port 0 finds none free.
             status = Fabric::instance().reserve(local.ip, local.port,
@@ -45,9 +43,9 @@ NTSTATUS get_local_address(NDK_SHARED_ENDPOINT *ndk_se, PSOCKADDR pAddress, ULON
 } // namespace
 
 const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch = {
-    .NdkCloseSharedEndpoint = entry<SoftSharedEndpoint, "NdkCloseSharedEndpoint", close_object<SoftSharedEndpoint>>,
-    .NdkQueryExtension = entry<SoftSharedEndpoint, "NdkQueryExtension", query_extension_not_supported>,
-    .NdkGetLocalAddress = entry<SoftSharedEndpoint, "NdkGetLocalAddress", get_local_address>,
+    .NdkCloseSharedEndpoint = close_object<SoftSharedEndpoint>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkGetLocalAddress = get_local_address,
 };
 
 } // namespace ndk::soft

@@ -1,5 +1,4 @@
 // Shared receive queue (digest 1.6).
-#include "soft_dispatch_entry.hpp"
 #include "soft_transfer.hpp"
 #include "providers/kit/kit_create_checks.hpp"
 #include "providers/kit/kit_post_checks.hpp"
@@ -20,8 +19,7 @@ void srq_check_threshold(SoftSrq &srq)
 NTSTATUS create_srq(NDK_PD *ndk_pd, ULONG SrqDepth, ULONG MaxReceiveRequestSge,
                     ULONG NotifyThreshold, NDK_FN_SRQ_NOTIFICATION_CALLBACK SrqNotification,
                     PVOID SrqNotificationContext, GROUP_AFFINITY *Affinity,
-                    NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
-                    NDK_SRQ **ppNdkSrq)
+                    NDK_FN_CREATE_COMPLETION, PVOID, NDK_SRQ **ppNdkSrq)
 {
     SoftPd *pd = SoftPd::from(ndk_pd);
     SoftAdapter &adapter = pd->adapter();
@@ -30,24 +28,23 @@ NTSTATUS create_srq(NDK_PD *ndk_pd, ULONG SrqDepth, ULONG MaxReceiveRequestSge,
                                   SrqNotification, Affinity, ppNdkSrq);
         status != STATUS_SUCCESS)
         return status;
-    return adapter.create<SoftSrq>("NdkCreateSrq", CreateCompletion, RequestContext, ppNdkSrq,
-                                   [&](NTSTATUS &) {
-                                       auto srq = std::make_unique<SoftSrq>(adapter);
-                                       srq->pd = pd;
-                                       srq->depth = SrqDepth;
-                                       srq->max_sge = MaxReceiveRequestSge;
-                                       srq->threshold = NotifyThreshold;
-                                       srq->notify = SrqNotification;
-                                       srq->notify_context = SrqNotificationContext;
-                                       srq->depend_on(*pd);
-                                       return srq;
-                                   });
+    return adapter.create<SoftSrq>(ppNdkSrq, [&](NTSTATUS &) {
+        auto srq = std::make_unique<SoftSrq>(adapter);
+        srq->pd = pd;
+        srq->depth = SrqDepth;
+        srq->max_sge = MaxReceiveRequestSge;
+        srq->threshold = NotifyThreshold;
+        srq->notify = SrqNotification;
+        srq->notify_context = SrqNotificationContext;
+        srq->depend_on(*pd);
+        return srq;
+    });
 }
 
 namespace {
 
 NTSTATUS modify_srq(NDK_SRQ *ndk_srq, ULONG SrqDepth, ULONG NotifyThreshold,
-                    NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext)
+                    NDK_FN_REQUEST_COMPLETION, PVOID)
 {
     SoftSrq *srq = SoftSrq::from(ndk_srq);
     SoftAdapter &adapter = srq->adapter();
@@ -60,27 +57,24 @@ NTSTATUS modify_srq(NDK_SRQ *ndk_srq, ULONG SrqDepth, ULONG NotifyThreshold,
         if (SrqDepth != 0 && SrqDepth < srq->receives.size())
             return STATUS_BUFFER_OVERFLOW; // below the receives outstanding (digest 4.2)
     }
-    return adapter.request(srq, "NdkModifySrq", RequestCompletion, RequestContext,
-                           [srq, SrqDepth, NotifyThreshold] {
-                               std::lock_guard lock(srq->adapter().mu());
-                               if (SrqDepth != 0) {
-                                   if (SrqDepth < srq->receives.size())
-                                       return STATUS_BUFFER_OVERFLOW;
-                                   srq->depth = SrqDepth;
-                               }
-                               if (NotifyThreshold != 0) { // 0 keeps threshold and arming
-                                   srq->threshold = NotifyThreshold;
-                                   srq_check_threshold(*srq); // already below: fire now
-                               }
-                               return STATUS_SUCCESS;
-                           });
+    return adapter.request([srq, SrqDepth, NotifyThreshold] {
+        std::lock_guard lock(srq->adapter().mu());
+        if (SrqDepth != 0) {
+            if (SrqDepth < srq->receives.size())
+                return STATUS_BUFFER_OVERFLOW;
+            srq->depth = SrqDepth;
+        }
+        if (NotifyThreshold != 0) { // 0 keeps threshold and arming
+            srq->threshold = NotifyThreshold;
+            srq_check_threshold(*srq); // already below: fire now
+        }
+        return STATUS_SUCCESS;
+    });
 }
 
 NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge)
 {
     SoftSrq *srq = SoftSrq::from(ndk_srq);
-    if (auto failure = srq->adapter().knobs().take_failure("NdkSrqReceive"))
-        return failure->status;
     std::lock_guard lock(srq->adapter().mu());
     uint64_t total = 0;
     if (NTSTATUS status = kit::check_receive_post(
@@ -97,10 +91,10 @@ NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl
 } // namespace
 
 const NDK_SRQ_DISPATCH kSrqDispatch = {
-    .NdkCloseSrq = entry<SoftSrq, "NdkCloseSrq", close_object<SoftSrq>>,
-    .NdkQueryExtension = entry<SoftSrq, "NdkQueryExtension", query_extension_not_supported>,
-    .NdkModifySrq = entry<SoftSrq, "NdkModifySrq", modify_srq>,
-    .NdkSrqReceive = entry<SoftSrq, "NdkSrqReceive", srq_receive>,
+    .NdkCloseSrq = close_object<SoftSrq>,
+    .NdkQueryExtension = query_extension_not_supported,
+    .NdkModifySrq = modify_srq,
+    .NdkSrqReceive = srq_receive,
 };
 
 } // namespace ndk::soft

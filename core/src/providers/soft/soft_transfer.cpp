@@ -31,15 +31,9 @@ void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
         wr.mr->release_dependent();
     if (wr.mw != nullptr)
         wr.mw->release_dependent();
-    Misbehave mode = qp.adapter().misbehave();
-    if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS) &&
-        mode != Misbehave::CompleteSilent)
+    if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS))
         return; // digest 2.5: success produces no completion, failure always does
-    NDK_RESULT_EX result = result_for(qp, wr.context, wr.type, status);
-    if (mode == Misbehave::DropCompletion || mode == Misbehave::ReorderCompletions) [[unlikely]]
-        post_shuffled_initiator_result(mode, qp, result);
-    else
-        post_result(*qp.initiator_cq, result, false);
+    post_result(*qp.initiator_cq, result_for(qp, wr.context, wr.type, status), false);
 }
 
 void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULONG bytes,
@@ -50,8 +44,6 @@ void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULO
     if (invalidated) {
         r.Type = NdkOperationTypeReceiveAndInvalidate;
         r.TypeSpecificCompletionOutput = *invalidated; // digest 2.3
-        if (qp.adapter().misbehave() == Misbehave::DropInvalidateToken)
-            r.TypeSpecificCompletionOutput = static_cast<UINT32>(~*invalidated); // broken
     }
     post_result(*qp.receive_cq, r, solicited);
 }
@@ -330,7 +322,6 @@ void flush_qp(SoftQp &qp)
         qp.receives.pop_front();
         complete_receive(qp, rr, STATUS_CANCELLED, 0, false);
     }
-    release_held_back_completion(qp); // misbehave=reorder_completions loses nothing
 }
 
 void fail_connection(SoftQp &qp)
