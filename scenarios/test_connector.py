@@ -31,14 +31,15 @@ def test_create_connector_insufficient_resources(adapter: ndk.Adapter, how: str)
     asynchronously; no connector; the next create succeeds."""
     adapter.knobs.fail("NdkCreateConnector", Status.INSUFFICIENT_RESOURCES, mode=how)
     expect_create_failed(adapter.create_connector(), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(adapter.create_connector(), "inline")
+    expect_created(adapter.create_connector(), "i/a")
 
 
 @pytest.mark.rule("CONNECTOR-CLOSE-IDLE")
 @pytest.mark.digest("3.5")
 def test_close_idle_connector(adapter: ndk.Adapter) -> None:
     """digest 1.0, 3.5: a connector that never connected holds no endpoint; its close
-    returns STATUS_SUCCESS with no completion and it cannot be used afterwards."""
+    succeeds (STATUS_SUCCESS with no completion, or STATUS_PENDING and one) and it cannot be
+    used afterwards."""
     connector = adapter.create_connector().get(timeout=TIMEOUT)
     expect_closed(connector.close())
     assert connector.closed and not connector.is_open

@@ -55,7 +55,7 @@ def test_close_mode_set_at_run_time(adapter: ndk.Adapter) -> None:
     adapter.knobs.close_mode = "pending"
     expect_call(adapter.create_pd().get(timeout=TIMEOUT).close(), Status.SUCCESS, "pending")
     adapter.knobs.close_mode = "inline"
-    expect_closed(adapter.create_pd().get(timeout=TIMEOUT).close())
+    expect_call(adapter.create_pd().get(timeout=TIMEOUT).close(), Status.SUCCESS, "inline")
 
 
 # --- injected failures -------------------------------------------------------------------

@@ -16,16 +16,17 @@ PAGE = 4096
 
 
 def assert_unregistered(mr: ndk.Mr) -> None:
-    """docs/semantics.md: TOKENS (0 before register/initialize, 0 after deregister)."""
-    assert mr.local_token == 0
-    assert mr.remote_token == 0
+    """No registered range (the consumer's record of what completed).  The tokens are valid
+    only after a register or initialize completes (digest 1.4); what the getters return
+    before is the provider's choice (docs/semantics.md TOKENS: 0), MR-TOKENS-UNREGISTERED."""
+    assert mr.length == 0
 
 
 def assert_registered(mr: ndk.Mr) -> None:
-    """docs/semantics.md: TOKENS (non-zero once registered).  Local and remote token may be
-    the same value (verbs devices use one key for both; the digest does not ask for two)."""
-    assert mr.local_token != 0
-    assert mr.remote_token != 0
+    """The token getters answer the same tokens on every call (digest 1.4: valid once the
+    request completed).  Local and remote token may be the same value (verbs devices use one
+    key for both; the digest does not ask for two); that 0 is never one is the soft
+    provider's choice (docs/semantics.md TOKENS), MR-TOKENS-UNREGISTERED's."""
     assert mr.get_local_token_from_mr() == mr.local_token
     assert mr.get_remote_token_from_mr() == mr.remote_token
 
@@ -39,8 +40,7 @@ def assert_registered(mr: ndk.Mr) -> None:
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_create_mr(open_adapter: OpenAdapter, mode: str, fast_register: bool) -> None:
     """digest 1.2 (NdkCreateMr, FastRegister TRUE or FALSE), 1.0: SUCCESS inline or PENDING
-    then one completion; the MR is not yet registered (tokens 0, docs/semantics.md:
-    TOKENS)."""
+    then one completion; the MR is not yet registered."""
     adapter = open_adapter(create_mode=mode)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     mr = expect_created(pd.create_mr(fast_register=fast_register), mode)
@@ -57,7 +57,7 @@ def test_create_mr_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, how:
     no MR; the next create succeeds."""
     adapter.knobs.fail("NdkCreateMr", Status.INSUFFICIENT_RESOURCES, mode=how)
     expect_create_failed(pd.create_mr(), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(pd.create_mr(), "inline")
+    expect_created(pd.create_mr(), "i/a")
 
 
 # --- register / deregister ---------------------------------------------------------------
@@ -68,7 +68,7 @@ def test_create_mr_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, how:
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_register(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> None:
     """digest 1.4 (NdkRegisterMr): SUCCESS inline or PENDING then one completion; the
-    tokens are valid after the register completes (docs/semantics.md: TOKENS)."""
+    tokens are valid after the register completes."""
     adapter = open_adapter(request_mode=mode)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -87,7 +87,7 @@ def test_register_contiguous_mdl_chain(pd: ndk.Pd, buffer: bytearray) -> None:
     mr = pd.create_mr().get(timeout=TIMEOUT)
     mdl = ndk.Mdl(buffer, [(0, PAGE), (PAGE, PAGE), (2 * PAGE, 100)])
     assert mdl.total_length == 2 * PAGE + 100
-    expect_request(mr.register_mr(mdl), "inline")
+    expect_request(mr.register_mr(mdl), "i/a")
     assert_registered(mr)
 
 
@@ -97,7 +97,7 @@ def test_register_length_shorter_than_mdl(pd: ndk.Pd, buffer: bytearray) -> None
     """digest 1.4: NdkRegisterMr registers Length bytes of the MDL chain; a Length below the
     chain's total is valid."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
-    expect_request(mr.register_mr(ndk.Mdl(buffer), length=PAGE), "inline")
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=PAGE), "i/a")
     assert_registered(mr)
 
 
@@ -111,53 +111,60 @@ def test_register_length_shorter_than_mdl(pd: ndk.Pd, buffer: bytearray) -> None
 def test_register_noncontiguous_mdl(pd: ndk.Pd, buffer: bytearray,
                                     segments: list[tuple[int, int]]) -> None:
     """digest 1.4: INVALID_PARAMETER when the MDL range is not virtually contiguous
-    (docs/semantics.md: MR-LENGTH, a gap or an overlap). The failed register leaves the MR
-    unregistered (tokens 0) and a valid register then succeeds."""
+    (a gap, an overlap, or segments out of order), inline or through the request's
+    completion. The failed register leaves the MR unregistered and a valid register then
+    succeeds."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
-    expect_request(mr.register_mr(ndk.Mdl(buffer, segments)), "inline",
+    expect_request(mr.register_mr(ndk.Mdl(buffer, segments)), "i/a",
                    Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.register(buffer), "inline")
+    expect_request(mr.register(buffer), "i/a")
     assert_registered(mr)
 
 
 @pytest.mark.rule("MR-REGISTER-LENGTH")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("MR-LENGTH")
 @pytest.mark.parametrize("length", [0, 64 * 1024 + 1], ids=["zero", "beyond-mdl"])
 def test_register_invalid_length(pd: ndk.Pd, buffer: bytearray, length: int) -> None:
-    """digest 1.4 is silent. docs/semantics.md: MR-LENGTH (length 0 or beyond the MDL chain)
-    -> INVALID_PARAMETER; tokens stay 0; a valid register then succeeds."""
+    """digest 1.4 is silent on a Length of 0 or beyond the MDL chain. docs/semantics.md
+    MR-LENGTH (a reference choice): INVALID_PARAMETER; the MR stays unregistered; a valid
+    register then succeeds."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
-    expect_request(mr.register_mr(ndk.Mdl(buffer), length=length), "inline",
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=length), "i/a",
                    Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.register_mr(ndk.Mdl(buffer), length=len(buffer)), "inline")
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=len(buffer)), "i/a")
     assert_registered(mr)
 
 
 @pytest.mark.rule("MR-REGISTER-MAX-SIZE")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("MR-LENGTH")
 def test_register_above_max_registration_size(open_adapter: OpenAdapter, buffer: bytearray) -> None:
-    """digest 2.1 (MaxRegistrationSize: max bytes in one registration), 4.2 (ND2
-    MR::Register INVALID_PARAMETER > MaxRegistrationSize). docs/semantics.md: MR-LENGTH."""
+    """digest 2.1 (MaxRegistrationSize: max bytes in one registration) does not say what
+    NdkRegisterMr answers a longer one. docs/semantics.md MR-LENGTH (a reference choice, from
+    ND2 MR::Register of digest 4.2): INVALID_PARAMETER; at the maximum it registers."""
     adapter = open_adapter(max_registration_size=8 * PAGE)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     mr = pd.create_mr().get(timeout=TIMEOUT)
-    expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE + 1), "inline",
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE + 1), "i/a",
                    Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE), "inline")
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE), "i/a")
     assert_registered(mr)
 
 
 @pytest.mark.rule("MR-REGISTER-UNKNOWN-FLAGS")
 @pytest.mark.digest("2.6")
+@pytest.mark.reference("MR-LENGTH")
 @pytest.mark.parametrize("flags", [0x10, 0x80000000])
 def test_register_unknown_flags(pd: ndk.Pd, buffer: bytearray, flags: int) -> None:
-    """digest 2.6 lists NDK_MR_FLAG_* (0x1, 0x2, 0x5, 0x8). docs/semantics.md: MR-LENGTH
-    (unknown flag bits -> INVALID_PARAMETER). Tokens stay 0."""
+    """digest 2.6 lists NDK_MR_FLAG_* (0x1, 0x2, 0x5, 0x8) and does not say what other bits
+    get. docs/semantics.md MR-LENGTH (a reference choice): unknown flag bits ->
+    INVALID_PARAMETER; the MR stays unregistered."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
-    expect_request(mr.register(buffer, flags=flags), "inline", Status.INVALID_PARAMETER)
+    expect_request(mr.register(buffer, flags=flags), "i/a", Status.INVALID_PARAMETER)
     assert_unregistered(mr)
 
 
@@ -175,17 +182,19 @@ def test_register_documented_flags(pd: ndk.Pd, buffer: bytearray, flags: int | M
     RDMA_READ_SINK_NOT_REQUIRED is set the provider must not fail because RDMA_READ_SINK
     is present."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
-    expect_request(mr.register(buffer, flags=int(flags)), "inline")
+    expect_request(mr.register(buffer, flags=int(flags)), "i/a")
     assert_registered(mr)
 
 
 @pytest.mark.rule("MR-REGISTER-TWICE")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("MR-STATE")
 def test_register_twice(mr: ndk.Mr, buffer: bytearray) -> None:
-    """docs/semantics.md: MR-STATE (register on a registered MR -> INVALID_DEVICE_STATE).
-    The first registration is untouched."""
+    """digest 1.4 is silent on registering an MR twice. docs/semantics.md MR-STATE (a
+    reference choice): register on a registered MR -> INVALID_DEVICE_STATE. The first
+    registration is untouched."""
     local, remote = mr.local_token, mr.remote_token
-    expect_request(mr.register(bytearray(PAGE)), "inline", Status.INVALID_DEVICE_STATE)
+    expect_request(mr.register(bytearray(PAGE)), "i/a", Status.INVALID_DEVICE_STATE)
     assert (mr.local_token, mr.remote_token) == (local, remote)
 
 
@@ -200,7 +209,7 @@ def test_register_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, buffe
     adapter.knobs.fail("NdkRegisterMr", Status.INSUFFICIENT_RESOURCES, mode=how)
     expect_request(mr.register(buffer), how, Status.INSUFFICIENT_RESOURCES)
     assert_unregistered(mr)
-    expect_request(mr.register(buffer), "inline")
+    expect_request(mr.register(buffer), "i/a")
     assert_registered(mr)
 
 
@@ -208,8 +217,8 @@ def test_register_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, buffe
 @pytest.mark.digest("1.4")
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_deregister(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> None:
-    """digest 1.4 (NdkDeregisterMr): SUCCESS inline or PENDING then one completion; tokens
-    are 0 again (docs/semantics.md: TOKENS) and the MR can be registered again."""
+    """digest 1.4 (NdkDeregisterMr): SUCCESS inline or PENDING then one completion; the MR
+    is unregistered and can be registered again."""
     adapter = open_adapter(request_mode=mode)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -222,12 +231,14 @@ def test_deregister(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> 
 
 @pytest.mark.rule("MR-DEREGISTER-UNREGISTERED")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("MR-STATE")
 def test_deregister_unregistered(pd: ndk.Pd) -> None:
-    """docs/semantics.md: MR-STATE (deregister on an unregistered MR ->
-    INVALID_DEVICE_STATE); the MR can still be registered."""
+    """digest 1.4 is silent on deregistering an MR that is not registered.
+    docs/semantics.md MR-STATE (a reference choice): INVALID_DEVICE_STATE; the MR can still be
+    registered."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
-    expect_request(mr.deregister_mr(), "inline", Status.INVALID_DEVICE_STATE)
-    expect_request(mr.register(bytearray(PAGE)), "inline")
+    expect_request(mr.deregister_mr(), "i/a", Status.INVALID_DEVICE_STATE)
+    expect_request(mr.register(bytearray(PAGE)), "i/a")
 
 
 @pytest.mark.rule("MR-DEREGISTER-FAILURE")
@@ -240,7 +251,7 @@ def test_deregister_failure_keeps_registration(adapter: ndk.Adapter, mr: ndk.Mr,
     adapter.knobs.fail("NdkDeregisterMr", Status.INSUFFICIENT_RESOURCES, mode=how)
     expect_request(mr.deregister_mr(), how, Status.INSUFFICIENT_RESOURCES)
     assert (mr.local_token, mr.remote_token) == (local, remote)
-    expect_request(mr.deregister_mr(), "inline")
+    expect_request(mr.deregister_mr(), "i/a")
     assert_unregistered(mr)
 
 
@@ -253,8 +264,7 @@ def test_deregister_failure_keeps_registration(adapter: ndk.Adapter, mr: ndk.Mr,
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_initialize_fast_register(open_adapter: OpenAdapter, mode: str, remote_access: bool) -> None:
     """digest 1.4 (NdkInitializeFastRegisterMr on an MR created with FastRegister TRUE):
-    SUCCESS inline or PENDING then one completion; tokens valid afterwards
-    (docs/semantics.md: TOKENS)."""
+    SUCCESS inline or PENDING then one completion; tokens valid afterwards."""
     adapter = open_adapter(request_mode=mode)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
@@ -265,38 +275,44 @@ def test_initialize_fast_register(open_adapter: OpenAdapter, mode: str, remote_a
 
 @pytest.mark.rule("MR-FRMR-PAGE-LIMIT")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("FRMR-LIMIT")
 def test_initialize_fast_register_too_many_pages(open_adapter: OpenAdapter) -> None:
-    """digest 1.4: STATUS_IMPLEMENTATION_LIMIT when AdapterPageCount is not supported.
-    docs/semantics.md: FRMR-LIMIT (> max_registration_size // 4096). The MR stays
-    uninitialized and a supported count then succeeds."""
+    """digest 1.4: STATUS_IMPLEMENTATION_LIMIT when AdapterPageCount is not supported; which
+    counts are is the provider's: docs/semantics.md FRMR-LIMIT (a reference choice): above
+    max_registration_size // 4096. The MR stays uninitialized and a supported count then
+    succeeds."""
     adapter = open_adapter(max_registration_size=16 * PAGE)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
-    expect_request(mr.initialize_fast_register_mr(17), "inline", Status.IMPLEMENTATION_LIMIT)
+    expect_request(mr.initialize_fast_register_mr(17), "i/a", Status.IMPLEMENTATION_LIMIT)
     assert_unregistered(mr)
-    expect_request(mr.initialize_fast_register_mr(16), "inline")
+    expect_request(mr.initialize_fast_register_mr(16), "i/a")
     assert_registered(mr)
 
 
 @pytest.mark.rule("MR-FRMR-ZERO-PAGES")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("FRMR-LIMIT")
 def test_initialize_fast_register_zero_pages(pd: ndk.Pd) -> None:
-    """docs/semantics.md: FRMR-LIMIT (AdapterPageCount 0 -> INVALID_PARAMETER)."""
+    """digest 1.4 is silent on an AdapterPageCount of 0. docs/semantics.md FRMR-LIMIT (a
+    reference choice): INVALID_PARAMETER; a count of 1 then initializes."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
-    expect_request(mr.initialize_fast_register_mr(0), "inline", Status.INVALID_PARAMETER)
+    expect_request(mr.initialize_fast_register_mr(0), "i/a", Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.initialize_fast_register_mr(1), "inline")
+    expect_request(mr.initialize_fast_register_mr(1), "i/a")
 
 
 @pytest.mark.rule("MR-FRMR-INITIALIZE-TWICE")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("MR-STATE")
 def test_initialize_fast_register_twice(pd: ndk.Pd) -> None:
-    """docs/semantics.md: MR-STATE (initialize twice -> INVALID_DEVICE_STATE); the first
-    initialization's tokens are kept."""
+    """digest 1.4 is silent on initializing a fast-register MR twice. docs/semantics.md
+    MR-STATE (a reference choice): INVALID_DEVICE_STATE; the first initialization's tokens
+    are kept."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
-    expect_request(mr.initialize_fast_register_mr(16), "inline")
+    expect_request(mr.initialize_fast_register_mr(16), "i/a")
     tokens = (mr.local_token, mr.remote_token)
-    expect_request(mr.initialize_fast_register_mr(16), "inline", Status.INVALID_DEVICE_STATE)
+    expect_request(mr.initialize_fast_register_mr(16), "i/a", Status.INVALID_DEVICE_STATE)
     assert (mr.local_token, mr.remote_token) == tokens
 
 
@@ -310,33 +326,37 @@ def test_initialize_fast_register_async_failure(adapter: ndk.Adapter, pd: ndk.Pd
     adapter.knobs.fail("NdkInitializeFastRegisterMr", Status.IMPLEMENTATION_LIMIT, mode=how)
     expect_request(mr.initialize_fast_register_mr(16), how, Status.IMPLEMENTATION_LIMIT)
     assert_unregistered(mr)
-    expect_request(mr.initialize_fast_register_mr(16), "inline")
+    expect_request(mr.initialize_fast_register_mr(16), "i/a")
     assert_registered(mr)
 
 
 @pytest.mark.rule("MR-KIND-REGISTER-ON-FRMR")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("MR-KIND")
 def test_register_on_fast_register_mr(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4: NdkRegisterMr only on an MR created with FastRegister = FALSE.
-    docs/semantics.md: MR-KIND (register / register_mr / deregister on a fast-register MR
-    -> INVALID_PARAMETER). The MR can still be initialized for fast registration."""
+    It does not say what the provider answers otherwise: docs/semantics.md MR-KIND (a
+    reference choice): register / register_mr / deregister on a fast-register MR ->
+    INVALID_PARAMETER. The MR can still be initialized for fast registration."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
-    expect_request(mr.register(buffer), "inline", Status.INVALID_PARAMETER)
-    expect_request(mr.register_mr(ndk.Mdl(buffer)), "inline", Status.INVALID_PARAMETER)
-    expect_request(mr.deregister_mr(), "inline", Status.INVALID_PARAMETER)
+    expect_request(mr.register(buffer), "i/a", Status.INVALID_PARAMETER)
+    expect_request(mr.register_mr(ndk.Mdl(buffer)), "i/a", Status.INVALID_PARAMETER)
+    expect_request(mr.deregister_mr(), "i/a", Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.initialize_fast_register_mr(16), "inline")
+    expect_request(mr.initialize_fast_register_mr(16), "i/a")
 
 
 @pytest.mark.rule("MR-KIND-INITIALIZE-ON-NORMAL")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("MR-KIND")
 def test_initialize_on_normal_mr(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4: NdkInitializeFastRegisterMr needs an MR created with FastRegister = TRUE.
-    docs/semantics.md: MR-KIND -> INVALID_PARAMETER. The MR can still be registered."""
+    It does not say what the provider answers otherwise: docs/semantics.md MR-KIND (a
+    reference choice): INVALID_PARAMETER. The MR can still be registered."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
-    expect_request(mr.initialize_fast_register_mr(16), "inline", Status.INVALID_PARAMETER)
+    expect_request(mr.initialize_fast_register_mr(16), "i/a", Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.register(buffer), "inline")
+    expect_request(mr.register(buffer), "i/a")
     assert_registered(mr)
 
 
@@ -344,10 +364,35 @@ def test_initialize_on_normal_mr(pd: ndk.Pd, buffer: bytearray) -> None:
 @pytest.mark.digest("1.4")
 def test_tokens_differ_between_regions(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4, 2.4: a token names one registered region: two live registrations never
-    share a local or a remote token. docs/semantics.md: TOKENS."""
+    share a local or a remote token."""
     first = pd.create_mr().get(timeout=TIMEOUT)
     second = pd.create_mr().get(timeout=TIMEOUT)
     assert first.register(memoryview(buffer)[:PAGE]).wait(timeout=TIMEOUT) == Status.SUCCESS
     assert second.register(memoryview(buffer)[PAGE:]).wait(timeout=TIMEOUT) == Status.SUCCESS
     assert not ({first.local_token, first.remote_token}
                 & {second.local_token, second.remote_token})
+
+
+@pytest.mark.rule("MR-TOKENS-UNREGISTERED")
+@pytest.mark.digest("1.4")
+@pytest.mark.reference("TOKENS")
+def test_tokens_zero_unless_registered(adapter: ndk.Adapter, pd: ndk.Pd,
+                                       buffer: bytearray) -> None:
+    """digest 1.4: the tokens are valid only after Register or InitializeFastRegister
+    completed; what the getters return before, or after Deregister, NDK does not say.
+    docs/semantics.md TOKENS (a reference choice): 0, which is never a valid token: 0 after
+    create, after a failed register and after deregister, non-zero once registered (or
+    initialized, where the adapter has fast registration)."""
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert (mr.local_token, mr.remote_token) == (0, 0)
+    expect_request(mr.register_mr(ndk.Mdl(buffer), length=0), "i/a", Status.INVALID_PARAMETER)
+    assert (mr.local_token, mr.remote_token) == (0, 0)
+    expect_request(mr.register(buffer), "i/a")
+    assert mr.local_token != 0 and mr.remote_token != 0
+    expect_request(mr.deregister_mr(), "i/a")
+    assert (mr.local_token, mr.remote_token) == (0, 0)
+    if adapter.query_info().frmr_page_count:
+        frmr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+        assert (frmr.local_token, frmr.remote_token) == (0, 0)
+        expect_request(frmr.initialize_fast_register_mr(16), "i/a")
+        assert frmr.local_token != 0 and frmr.remote_token != 0
