@@ -65,6 +65,7 @@ def test_write_at_remote_offset_with_gather(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("WRITE-INLINE")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("QP-WRITE-INLINE")
 def test_inline_write_from_unregistered_memory(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NDK_SGE: with INLINE the token is ignored), 6 item 9 (InlineDataSize
     covers send or write). docs/semantics.md QP-WRITE-INLINE: an INLINE write is accepted and
@@ -81,6 +82,7 @@ def test_inline_write_from_unregistered_memory(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("WRITE-BEYOND-REMOTE")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("offset, length", [(4096 - 16, 32), (4096, 1), (-8, 16)],
                          ids=["across-end", "past-end", "before-start"])
 def test_write_outside_remote_region(open_adapter: OpenAdapter, offset: int, length: int) -> None:
@@ -99,6 +101,7 @@ def test_write_outside_remote_region(open_adapter: OpenAdapter, offset: int, len
 
 @pytest.mark.rule("WRITE-READ-ONLY-REGION")
 @pytest.mark.digest("2.6")
+@pytest.mark.reference("DATA-STATUS")
 def test_write_to_region_without_remote_write(open_adapter: OpenAdapter) -> None:
     """digest 2.6 (NDK_MR_FLAG_ALLOW_REMOTE_WRITE), 4.2 (ND2 ACCESS_VIOLATION).
     docs/semantics.md DATA-STATUS: a remote token without the access -> ACCESS_VIOLATION; the
@@ -116,6 +119,7 @@ def test_write_to_region_without_remote_write(open_adapter: OpenAdapter) -> None
 
 @pytest.mark.rule("WRITE-LOCAL-SGE-INVALID")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("problem", [
     "outside",
     # a token the queue's PD never registered breaks SGE-TOKEN on purpose (docs/validation.md)
@@ -144,6 +148,7 @@ def test_write_with_bad_local_sge(open_adapter: OpenAdapter, problem: str) -> No
 
 @pytest.mark.rule("WRITE-LOCAL-TOKEN-AS-REMOTE")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("op", ["write", "read"])
 def test_local_token_used_as_remote_token(open_adapter: OpenAdapter, op: str) -> None:
     """digest 1.4 (NdkGetLocalTokenFromMr / NdkGetRemoteTokenFromMr: two tokens, the local one
@@ -163,6 +168,7 @@ def test_local_token_used_as_remote_token(open_adapter: OpenAdapter, op: str) ->
 
 @pytest.mark.rule("WRITE-OTHER-PD-TOKEN")
 @pytest.mark.digest("1.2")
+@pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("op", ["write", "read"])
 def test_remote_token_of_another_pd(open_adapter: OpenAdapter, op: str) -> None:
     """digest 1.2 (an MR belongs to one PD; a QP reaches its own PD's memory), 4.2.
@@ -208,6 +214,7 @@ def test_read_moves_bytes_into_read_sink(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("READ-SINK-FLAG-REQUIRED")
 @pytest.mark.digest("1.4")
+@pytest.mark.reference("DATA-STATUS")
 def test_read_into_region_without_read_sink_flag(open_adapter: OpenAdapter) -> None:
     """digest 1.4 (NDK_MR_FLAG_RDMA_READ_SINK is required for RDMA-read sinks unless
     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED is set -- the soft adapter does not set it).
@@ -243,6 +250,7 @@ def test_read_sink_flag_waived_by_adapter_flag(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("READ-SINK-NO-LOCAL-WRITE")
 @pytest.mark.digest("2.6")
+@pytest.mark.reference("DATA-STATUS")
 def test_read_sink_without_local_write(open_adapter: OpenAdapter) -> None:
     """digest 2.6 (RDMA_READ_SINK and ALLOW_LOCAL_WRITE are separate bits). docs/semantics.md
     DATA-STATUS: a sink without ALLOW_LOCAL_WRITE -> ACCESS_VIOLATION, sink unchanged."""
@@ -258,6 +266,7 @@ def test_read_sink_without_local_write(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("READ-BEYOND-REMOTE")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_read_beyond_remote_region(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkRead: STATUS_REMOTE_RESOURCES, read beyond the size of remote memory).
     The status arrives in the completion (docs/semantics.md DATA-STATUS); the sink is
@@ -274,6 +283,7 @@ def test_read_beyond_remote_region(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("READ-NO-REMOTE-READ")
 @pytest.mark.digest("2.6")
+@pytest.mark.reference("DATA-STATUS")
 def test_read_region_without_remote_read(open_adapter: OpenAdapter) -> None:
     """digest 2.6 (NDK_MR_FLAG_ALLOW_REMOTE_READ is its own bit: ALLOW_REMOTE_WRITE 0x5
     includes LOCAL_WRITE, not REMOTE_READ). docs/semantics.md DATA-STATUS: reading a region
@@ -349,6 +359,7 @@ def test_bound_window_gives_remote_access(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("BIND-WINDOW-BOUNDS")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("offset, length", [(1024 - 8, 16), (-4, 8)], ids=["past-end", "before"])
 def test_access_outside_window(open_adapter: OpenAdapter, offset: int, length: int) -> None:
     """digest 1.7 (NdkRead: REMOTE_RESOURCES beyond the remote memory). docs/semantics.md
@@ -368,6 +379,7 @@ def test_access_outside_window(open_adapter: OpenAdapter, offset: int, length: i
 
 @pytest.mark.rule("BIND-READ-ONLY-WINDOW")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_read_only_window_refuses_write(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkBind ALLOW_REMOTE_READ without ALLOW_REMOTE_WRITE). docs/semantics.md
     DATA-STATUS: a read through the window succeeds; a write through it -> ACCESS_VIOLATION,
@@ -427,6 +439,7 @@ def test_silent_bind_has_no_completion(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("BIND-OUTSIDE-MR")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("POST-CHECKS")
 @pytest.mark.parametrize("offset, length", [(-4096, 64), (4096 - 32, 64), (4096, 1), (0, 4097)],
                          ids=["before", "across-end", "past-end", "too-long"])
 def test_bind_outside_mr_range(open_adapter: OpenAdapter, offset: int, length: int) -> None:
@@ -447,6 +460,7 @@ def test_bind_outside_mr_range(open_adapter: OpenAdapter, offset: int, length: i
 
 @pytest.mark.rule("BIND-TWICE")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("DATA-STATUS")
 def test_second_bind_without_invalidate(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 INVALID_DEVICE_REQUEST = malformed request). docs/semantics.md
     DATA-STATUS: a second Bind of a bound MW without Invalidate completes
@@ -462,6 +476,7 @@ def test_second_bind_without_invalidate(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("MW-INVALIDATE")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_invalidated_window_token_fails(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkInvalidate of a bound MW): INVALIDATE completes SUCCESS; afterwards the
     window's token no longer grants access: a write through it -> ACCESS_VIOLATION
@@ -482,6 +497,7 @@ def test_invalidated_window_token_fails(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("MW-INVALIDATE-UNBOUND")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("DATA-STATUS")
 def test_invalidate_unbound_window(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 INVALID_DEVICE_REQUEST, e.g. invalidating an unbound MW).
     docs/semantics.md DATA-STATUS: the Invalidate is accepted inline and completes
@@ -495,6 +511,7 @@ def test_invalidate_unbound_window(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("MW-DEREGISTER")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("MW-DEREGISTER")
 def test_deregister_mr_with_bound_window(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 MR::Deregister: DEVICE_BUSY while MWs are bound). docs/semantics.md
     MW-DEREGISTER: NdkDeregisterMr -> STATUS_DEVICE_BUSY; the registration and the window
@@ -503,19 +520,20 @@ def test_deregister_mr_with_bound_window(open_adapter: OpenAdapter) -> None:
     local = region(a.pd, flags=READ_SINK)
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE, fill=pattern(64, seed=14))
     mw = _bound_window(b, target, 0, 4096, OpFlag.ALLOW_REMOTE_READ)
-    expect_request(target.mr.deregister_mr(), "inline", Status.DEVICE_BUSY)
+    expect_request(target.mr.deregister_mr(), "i/a", Status.DEVICE_BUSY)
     assert a.qp.read([local.sge(0, 64)], target.address, mw.remote_token,
                      request_context=1) == Status.SUCCESS
     expect_result(a.cq, Status.SUCCESS, OpType.READ, 1)
     assert bytes(local.buf[:64]) == pattern(64, seed=14)
     assert b.qp.invalidate(mw, request_context=2) == Status.SUCCESS
     expect_result(b.cq, Status.SUCCESS, OpType.INVALIDATE, 2)
-    expect_request(target.mr.deregister_mr(), "inline")
+    expect_request(target.mr.deregister_mr(), "i/a")
     assert target.mr.local_token == 0   # docs/semantics.md TOKENS
 
 
 @pytest.mark.rule("MW-SEND-AND-INVALIDATE")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_send_and_invalidate_of_bound_window(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkSendAndInvalidate; the sender's Type is SEND), 2.3 (the receiver's
     Type is RECEIVE_AND_INVALIDATE and TypeSpecificCompletionOutput the invalidated token):
@@ -543,6 +561,7 @@ def test_send_and_invalidate_of_bound_window(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("SEND-AND-INVALIDATE-BAD-TOKEN")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_send_and_invalidate_of_token_receiver_cannot_invalidate(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (SendAndInvalidate: the receiver must abort the connection if the token is
     invalid). docs/semantics.md DATA-STATUS: a normal MR's remote token cannot be remotely
@@ -606,6 +625,7 @@ def test_fast_registered_region_as_local_sge(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("FRMR-FBO-MISMATCH")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("POST-CHECKS")
 @pytest.mark.parametrize("shift", [1, PAGE // 2])
 def test_fast_register_base_not_fbo_aligned(open_adapter: OpenAdapter, shift: int) -> None:
     """digest 1.7 (NdkFastRegister: BaseVirtualAddress must be FBO + n * PAGE_SIZE).
@@ -626,6 +646,7 @@ def test_fast_register_base_not_fbo_aligned(open_adapter: OpenAdapter, shift: in
 
 @pytest.mark.rule("FRMR-LENGTH-BEYOND-PAGES")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("POST-CHECKS")
 def test_fast_register_length_beyond_pages(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkFastRegister: Length <= AdapterPageCount * PAGE_SIZE - FBO).
     docs/semantics.md POST-CHECKS: one byte more -> INVALID_PARAMETER inline, no CQE; exactly
@@ -690,6 +711,7 @@ def test_fast_register_local_write_without_remote_access(open_adapter: OpenAdapt
 
 @pytest.mark.rule("FRMR-INVALIDATE")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_invalidated_fast_register_token_fails(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkInvalidate of a fast-registered MR): INVALIDATE completes SUCCESS; the
     MR's remote token then grants nothing: a write -> ACCESS_VIOLATION (docs/semantics.md
@@ -708,6 +730,7 @@ def test_invalidated_fast_register_token_fails(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("FRMR-REREGISTER")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_fast_register_again_after_invalidate(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkInvalidate, NdkFastRegister): FastRegister, Invalidate, FastRegister
     onto new pages works, and the MR's token then reaches the new pages only. A further
@@ -736,6 +759,7 @@ def test_fast_register_again_after_invalidate(open_adapter: OpenAdapter) -> None
 
 @pytest.mark.rule("FRMR-INVALIDATE-NORMAL-MR")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_invalidate_normally_registered_mr(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkInvalidate: an MR passed here must have been fast-registered, never
     normally registered). docs/semantics.md DATA-STATUS: the Invalidate is accepted inline
@@ -747,15 +771,17 @@ def test_invalidate_normally_registered_mr(open_adapter: OpenAdapter) -> None:
     assert b.qp.invalidate(target.mr, request_context=0x2B) == Status.SUCCESS
     expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x2B)
     assert target.mr.remote_token == token
-    expect_request(target.mr.deregister_mr(), "inline")
+    expect_request(target.mr.deregister_mr(), "i/a")
 
 
 @pytest.mark.rule("FRMR-SEND-AND-INVALIDATE")
 @pytest.mark.digest("2.3")
+@pytest.mark.reference("DATA-STATUS")
 def test_send_and_invalidate_of_fast_registered_token(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkSendAndInvalidate; sender Type SEND), 2.3 (receiver Type
     RECEIVE_AND_INVALIDATE, TypeSpecificCompletionOutput = the invalidated token): the message
-    arrives; the peer's fast-registered token then grants nothing (ACCESS_VIOLATION)."""
+    arrives; the peer's fast-registered token then grants nothing (ACCESS_VIOLATION,
+    docs/semantics.md DATA-STATUS: NDK names no status for it)."""
     a, b = pair(open_adapter)
     local = region(a.pd, fill=b"invalidate-frmr")
     frmr = fast_register(b, PAGE, FR_REMOTE)
@@ -776,6 +802,7 @@ def test_send_and_invalidate_of_fast_registered_token(open_adapter: OpenAdapter)
 
 @pytest.mark.rule("FRMR-SEND-AND-INVALIDATE-PLAIN-RESULTS")
 @pytest.mark.digest("3.2")
+@pytest.mark.reference("DATA-STATUS")
 def test_receive_and_invalidate_through_get_results(open_adapter: OpenAdapter) -> None:
     """digest 3.2: a ReceiveAndInvalidate completion must still be retrievable with
     NdkGetCqResults (status, bytes, contexts); the token is still invalidated, and a later
@@ -797,6 +824,7 @@ def test_receive_and_invalidate_through_get_results(open_adapter: OpenAdapter) -
 
 @pytest.mark.rule("READ-LOCAL-INVALIDATE")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
 def test_read_with_local_invalidate(open_adapter: OpenAdapter) -> None:
     """digest 1.7 (NdkRead with NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE and the adapter flag
     set: a successful completion invalidates the first SGE's buffer/token), 2.1: the read's
@@ -875,6 +903,7 @@ def test_privileged_token_write_source(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PRIVILEGED-NOT-REMOTE")
 @pytest.mark.digest("1.2")
+@pytest.mark.reference("DATA-STATUS")
 def test_privileged_token_never_remote(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (the privileged token must never allow remote access). docs/semantics.md
     DATA-STATUS: used as the remote token of a write -> ACCESS_VIOLATION; the LAM buffer is
@@ -892,6 +921,7 @@ def test_privileged_token_never_remote(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PRIVILEGED-RELEASED-LAM")
 @pytest.mark.digest("1.1")
+@pytest.mark.reference("DATA-STATUS")
 def test_logical_address_after_release_lam(open_adapter: OpenAdapter) -> None:
     """digest 1.1 (NdkReleaseLAM ends the mapping), 2.4. docs/semantics.md DATA-STATUS: a
     local SGE naming a released logical address under the privileged token ->
@@ -915,10 +945,13 @@ def test_logical_address_after_release_lam(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("DEFER-FAST-REGISTER-EXAMPLE")
 @pytest.mark.digest("3.4")
+@pytest.mark.reference("POST-CHECKS")
 def test_deferred_fast_register_then_inline_failure(open_adapter: OpenAdapter) -> None:
     """digest 3.4, worked example: FR(DEFER) succeeds inline, then FR(DEFER) fails inline
-    (BaseVirtualAddress not FBO-aligned: INVALID_PARAMETER). The first FR must still complete
-    to the CQ -- and its registration works; the second produces no CQE."""
+    (BaseVirtualAddress not FBO-aligned: INVALID_PARAMETER inline, docs/semantics.md
+    POST-CHECKS, a reference choice: NDK does not say the provider finds it at post time).
+    The first FR must still complete to the CQ -- and its registration works; the second
+    produces no CQE."""
     a, b = pair(open_adapter)
     first, second = build_lam(b.adapter, PAGE), build_lam(b.adapter, PAGE)
     mr1 = fast_register_mr(b.pd, len(first.pages))
