@@ -199,6 +199,7 @@ def test_connect_to_closed_listener_is_refused(adapters: tuple[ndk.Adapter, ndk.
 
 @pytest.mark.rule("CONNECT-REFUSED-INCOMING-CLOSED")
 @pytest.mark.digest("3.1")
+@pytest.mark.reference("CONN-REFUSED")
 def test_connect_refused_when_incoming_connector_closed(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: CONN-REFUSED / CONN-CLOSE: the passive side closes the connector
     of the connect event without answering: the Connect completes CONNECTION_REFUSED."""
@@ -211,6 +212,7 @@ def test_connect_refused_when_incoming_connector_closed(adapters: tuple[ndk.Adap
 
 @pytest.mark.rule("CONNECT-HOST-UNREACHABLE")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-UNREACHABLE")
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_connect_to_unowned_address_is_unreachable(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.8: HOST_UNREACHABLE (i/a). docs/semantics.md: CONN-UNREACHABLE (an address no
@@ -224,6 +226,7 @@ def test_connect_to_unowned_address_is_unreachable(open_adapter: OpenAdapter, mo
 
 @pytest.mark.rule("CONNECT-NO-LOOPBACK")
 @pytest.mark.digest("2.1")
+@pytest.mark.reference("CONN-UNREACHABLE")
 def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter: OpenAdapter) -> None:
     """digest 2.1 (LOOPBACK_CONNECTIONS_SUPPORTED), 1.8 (HOST_UNREACHABLE).
     docs/semantics.md: CONN-UNREACHABLE: without the flag (knob adapter_flags), the adapter's
@@ -244,14 +247,15 @@ def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter: Open
 @pytest.mark.parametrize("source", [UNOWNED, SERVER], ids=["unowned", "other-adapter"])
 def test_connect_from_address_not_owned(adapters: tuple[ndk.Adapter, ndk.Adapter], source: str) -> None:
     """digest 1.8: INVALID_ADDRESS (local address not valid for the adapter, i/a): a source
-    address the adapter does not own (not at all, or another adapter's); inline with the
-    default request mode; the listener sees nothing; the QP stays usable."""
+    address the adapter does not own (not at all, or another adapter's), inline or through
+    the completion (the soft provider: inline, docs/semantics.md CONN-INLINE-ADDRESS); the
+    listener sees nothing; the QP stays usable."""
     client, server = adapters
     listener = listening(server, (SERVER, 7116))
     side = make_side(client)
     refused = new_connector(client)
-    expect_inline(refused.connect(side.qp, (SERVER, 7116), src_address=(source, 0)),
-                  Status.INVALID_ADDRESS)
+    expect_call(refused.connect(side.qp, (SERVER, 7116), src_address=(source, 0)),
+                  Status.INVALID_ADDRESS, "i/a")
     no_incoming(listener)
     connector = new_connector(client)
     assert connector.connect(side.qp, (SERVER, 7116)).status == Status.PENDING
@@ -260,6 +264,7 @@ def test_connect_from_address_not_owned(adapters: tuple[ndk.Adapter, ndk.Adapter
 
 @pytest.mark.rule("CONNECT-FAMILY")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-FAMILY")
 def test_connect_across_address_families(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (INVALID_ADDRESS). docs/semantics.md: CONN-FAMILY: an IPv4 source with an
     IPv6 destination is INVALID_ADDRESS, inline; no connect event."""
@@ -275,6 +280,7 @@ def test_connect_across_address_families(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("CONNECT-PRIVATE-DATA-NULL")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("CONN-PRIVATE-DATA")
 @pytest.mark.expect_violation("PRIVATE-DATA-NULL")
 def test_connect_null_private_data_with_length(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: CONN-PRIVATE-DATA (a NULL pointer with a non-zero length:
@@ -294,6 +300,7 @@ def test_connect_null_private_data_with_length(adapters: tuple[ndk.Adapter, ndk.
 
 @pytest.mark.rule("CONNECT-ACTIVE-CONNECTOR")
 @pytest.mark.digest("3.6")
+@pytest.mark.reference("CONN-ACTIVE")
 @pytest.mark.parametrize("state", ["connecting", "connected"])
 def test_connect_on_used_connector(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 3.6, 4.2 (ND2 Connector::Connect: CONNECTION_ACTIVE). docs/semantics.md:
@@ -316,6 +323,7 @@ def test_connect_on_used_connector(adapters: tuple[ndk.Adapter, ndk.Adapter], st
 
 @pytest.mark.rule("CONNECT-ACTIVE-QP")
 @pytest.mark.digest("3.6")
+@pytest.mark.reference("CONN-ACTIVE")
 def test_connect_with_connected_qp(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6 (a QP carries one connection). docs/semantics.md: CONN-ACTIVE: Connect with a
     QP already bound to another connector is CONNECTION_ACTIVE inline; no connect event."""
@@ -342,6 +350,7 @@ def test_connect_times_out_without_answer(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("ACCEPT-AFTER-CONNECT-TIMEOUT")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-TIMEOUT")
 def test_accept_after_connect_timed_out_is_aborted(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (Accept: CONNECTION_ABORTED, the connecting peer abandoned).
     docs/semantics.md: CONN-TIMEOUT: after the active side's Connect timed out, the passive
@@ -356,6 +365,7 @@ def test_accept_after_connect_timed_out_is_aborted(open_adapter: OpenAdapter) ->
 
 @pytest.mark.rule("ACCEPT-TIMEOUT")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-TIMEOUT")
 def test_accept_times_out_without_complete_connect(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (Accept: IO_TIMEOUT, the peer did not call CompleteConnect).
     docs/semantics.md: CONN-TIMEOUT: the Accept completes IO_TIMEOUT after connect_timeout_ms
@@ -372,6 +382,7 @@ def test_accept_times_out_without_complete_connect(open_adapter: OpenAdapter) ->
 
 @pytest.mark.rule("ACCEPT-ABORTED")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-CLOSE")
 def test_accept_after_connecting_side_closed(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (Accept: CONNECTION_ABORTED, the connecting peer abandoned), 3.1 (a close
     cancels what is pending). docs/semantics.md: CONN-CLOSE / CONN-ABORTED: the active side
@@ -388,6 +399,7 @@ def test_accept_after_connecting_side_closed(adapters: tuple[ndk.Adapter, ndk.Ad
 
 @pytest.mark.rule("CONNECT-COMPLETE-ABORTED")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-CLOSE")
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_complete_connect_after_accepting_side_closed(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.8 (CompleteConnect: CONNECTION_ABORTED, the accepting peer abandoned).
@@ -406,6 +418,7 @@ def test_complete_connect_after_accepting_side_closed(open_adapter: OpenAdapter,
 
 @pytest.mark.rule("CONNECT-COMPLETE-NOT-CONNECTING")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-STATE")
 @pytest.mark.parametrize("state", ["idle", "connecting", "connected", "passive"])
 def test_complete_connect_when_not_connecting(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 1.8 (CompleteConnect: CONNECTION_INVALID, "QP is not connecting").
@@ -430,6 +443,7 @@ def test_complete_connect_when_not_connecting(adapters: tuple[ndk.Adapter, ndk.A
 
 @pytest.mark.rule("ACCEPT-NOT-INCOMING")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-STATE")
 @pytest.mark.parametrize("state", ["idle", "active", "accepted"])
 def test_accept_when_not_incoming(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: Accept on an idle connector, on the active
@@ -452,6 +466,7 @@ def test_accept_when_not_incoming(adapters: tuple[ndk.Adapter, ndk.Adapter], sta
 
 @pytest.mark.rule("ACCEPT-ACTIVE-QP")
 @pytest.mark.digest("3.6")
+@pytest.mark.reference("CONN-ACTIVE")
 def test_accept_with_connected_qp(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6. docs/semantics.md: CONN-ACTIVE: Accept with a QP already bound to another
     connector is CONNECTION_ACTIVE inline; the incoming connection can still be accepted on a
@@ -473,6 +488,7 @@ def test_accept_with_connected_qp(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> 
 
 @pytest.mark.rule("REJECT-PASSIVE")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-REFUSED")
 def test_passive_reject(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkReject inline; CONNECTION_REFUSED: the peer rejected).
     docs/semantics.md: CONN-REFUSED: the Connect completes CONNECTION_REFUSED; the reject's
@@ -491,6 +507,7 @@ def test_passive_reject(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
 
 @pytest.mark.rule("REJECT-ACTIVE")
 @pytest.mark.digest("3.5")
+@pytest.mark.reference("CONN-ABORTED")
 def test_active_reject_after_connect(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.5 (the active side may Reject after Connect completes, if the read limits or
     private data are unacceptable). docs/semantics.md: CONN-ABORTED: Reject returns SUCCESS;
@@ -518,6 +535,7 @@ def test_reject_after_connecting_side_closed(adapters: tuple[ndk.Adapter, ndk.Ad
 
 @pytest.mark.rule("REJECT-NOT-CONNECTING")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-STATE")
 @pytest.mark.parametrize("state", ["idle", "connecting", "connected"])
 def test_reject_without_request(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: Reject on an idle connector, on an active
@@ -541,6 +559,7 @@ def test_reject_without_request(adapters: tuple[ndk.Adapter, ndk.Adapter], state
 
 @pytest.mark.rule("REJECT-PRIVATE-DATA-SIZE")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("CONN-PRIVATE-DATA")
 def test_reject_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 4.2 (ND2 Connector::Reject: INVALID_BUFFER_SIZE). docs/semantics.md:
     CONN-PRIVATE-DATA: a passive Reject with more than MaxCalleeData bytes fails inline and
@@ -563,6 +582,7 @@ def test_reject_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, 
 
 @pytest.mark.rule("CONNDATA-SIZE-QUERY")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-RDS")
 def test_connection_data_size_query(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (pPrivateData NULL and *len 0: SUCCESS, RDS written; RDS may exceed what
     the peer sent). docs/semantics.md: CONN-RDS (the soft provider: exactly the bytes the
@@ -578,6 +598,7 @@ def test_connection_data_size_query(adapters: tuple[ndk.Adapter, ndk.Adapter]) -
 
 @pytest.mark.rule("CONNDATA-BUFFER-TOO-SMALL")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-RDS")
 @pytest.mark.parametrize("length", [1, 10, 37])
 def test_connection_data_buffer_too_small(adapters: tuple[ndk.Adapter, ndk.Adapter], length: int) -> None:
     """digest 1.8: *len < RDS: BUFFER_TOO_SMALL, min(*len, RDS) bytes copied, RDS written back.
@@ -597,6 +618,7 @@ def test_connection_data_buffer_too_small(adapters: tuple[ndk.Adapter, ndk.Adapt
 
 @pytest.mark.rule("CONNDATA-COPY")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-RDS")
 @pytest.mark.parametrize("extra", [0, 1, 100])
 def test_connection_data_large_enough_buffer(adapters: tuple[ndk.Adapter, ndk.Adapter], extra: int) -> None:
     """digest 1.8: *len >= RDS: SUCCESS, the RDS bytes copied (the sent ones first), RDS
@@ -646,6 +668,7 @@ def test_private_data_both_directions(adapters: tuple[ndk.Adapter, ndk.Adapter])
 
 @pytest.mark.rule("CONNDATA-PASSIVE-READ-LIMITS")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-READ-LIMITS")
 @pytest.mark.parametrize("requested, server_max, seen", [
     ((2, 1), (16, 16), (1, 2)),
     ((8, 6), (3, 5), (3, 5)),
@@ -695,6 +718,7 @@ def test_effective_read_limits_after_connect(open_adapter: OpenAdapter, client_m
 
 @pytest.mark.rule("CONNDATA-CONNECT-TOO-LARGE")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("CONN-PRIVATE-DATA")
 @pytest.mark.parametrize("max_caller_data", [None, 8], ids=["default", "knob-8"])
 def test_connect_private_data_above_max_caller_data(open_adapter: OpenAdapter, max_caller_data: int | None) -> None:
     """digest 2.1 (MaxCallerData), 4.2 (ND2 Connector::Connect: INVALID_BUFFER_SIZE).
@@ -719,6 +743,7 @@ def test_connect_private_data_above_max_caller_data(open_adapter: OpenAdapter, m
 
 @pytest.mark.rule("CONNDATA-ACCEPT-TOO-LARGE")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("CONN-PRIVATE-DATA")
 def test_accept_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 2.1 (MaxCalleeData), 4.2 (ND2 Connector::Accept: INVALID_BUFFER_SIZE).
     docs/semantics.md: CONN-PRIVATE-DATA: MaxCalleeData + 1 bytes fail inline, the Connect
@@ -737,6 +762,7 @@ def test_accept_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, 
 
 @pytest.mark.rule("CONNDATA-NOT-CONNECTED")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("UNCONNECTED")
 @pytest.mark.parametrize("state", ["idle", "connecting"])
 def test_connection_data_before_any_connection(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 4.2 (ND2 Connector::GetReadLimits / GetPrivateData: CONNECTION_INVALID).
@@ -795,6 +821,7 @@ def test_address_buffer_too_small(open_adapter: OpenAdapter, family: str, which:
 
 @pytest.mark.rule("CONNECT-ADDRESS-UNCONNECTED")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("UNCONNECTED")
 @pytest.mark.parametrize("which", ["local", "peer"])
 def test_address_of_idle_connector(adapter: ndk.Adapter, which: str) -> None:
     """digest 4.2 (ND2 Connector::GetLocalAddress / GetPeerAddress: CONNECTION_INVALID).
@@ -829,6 +856,7 @@ def test_disconnect_flushes_local_qp(open_adapter: OpenAdapter, mode: str) -> No
 
 @pytest.mark.rule("DISCONNECT-EVENT-EX")
 @pytest.mark.digest("1.11")
+@pytest.mark.reference("DISCONNECT-REASON")
 @pytest.mark.parametrize("initiator", ["active", "passive"])
 def test_peer_disconnect_event_reason_graceful(adapters: tuple[ndk.Adapter, ndk.Adapter], initiator: str) -> None:
     """digest 1.11 (the disconnect callback is invoked once, when the peer disconnects;
@@ -872,6 +900,7 @@ def test_peer_disconnect_does_not_flush(adapters: tuple[ndk.Adapter, ndk.Adapter
 
 @pytest.mark.rule("DISCONNECT-PEER-POSTS")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("DISCONNECT")
 def test_peer_initiator_posts_after_disconnect(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.7 (CONNECTION_INVALID: QP not connected). docs/semantics.md: DISCONNECT /
     QP-STATE: after the peer disconnected, initiator posts on this side's QP are
@@ -902,6 +931,7 @@ def test_local_initiator_posts_after_disconnect(adapters: tuple[ndk.Adapter, ndk
 
 @pytest.mark.rule("DISCONNECT-TWICE")
 @pytest.mark.digest("3.6")
+@pytest.mark.reference("DISCONNECT")
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_second_disconnect(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 3.6 (a disconnected connector cannot be reused). docs/semantics.md: DISCONNECT
@@ -915,6 +945,7 @@ def test_second_disconnect(open_adapter: OpenAdapter, mode: str) -> None:
 
 @pytest.mark.rule("DISCONNECT-AFTER-PEER")
 @pytest.mark.digest("3.6")
+@pytest.mark.reference("DISCONNECT")
 def test_disconnect_after_peer_disconnected(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6 (the indication can race with a local Disconnect). docs/semantics.md:
     DISCONNECT: after a peer disconnect, Disconnect still succeeds once; a second one is
@@ -929,6 +960,7 @@ def test_disconnect_after_peer_disconnected(adapters: tuple[ndk.Adapter, ndk.Ada
 
 @pytest.mark.rule("DISCONNECT-UNCONNECTED")
 @pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-STATE")
 @pytest.mark.parametrize("state", ["idle", "connecting", "passive-incoming"])
 def test_disconnect_without_connection(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: NdkDisconnect on a connector with no
@@ -947,6 +979,7 @@ def test_disconnect_without_connection(adapters: tuple[ndk.Adapter, ndk.Adapter]
 
 @pytest.mark.rule("DISCONNECT-CLOSE")
 @pytest.mark.digest("3.6")
+@pytest.mark.reference("CONN-CLOSE")
 def test_close_connected_connector(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.1, 3.6. docs/semantics.md: CONN-CLOSE / DISCONNECT-REASON: closing a connected
     connector without disconnecting flushes its QP (receives CANCELLED) and the peer gets one
@@ -961,6 +994,7 @@ def test_close_connected_connector(adapters: tuple[ndk.Adapter, ndk.Adapter]) ->
 
 @pytest.mark.rule("DISCONNECT-ERROR")
 @pytest.mark.digest("1.11")
+@pytest.mark.reference("QP-ERROR")
 def test_error_completion_ends_connection(open_adapter: OpenAdapter) -> None:
     """digest 1.11, 4.2 (ND2 QP error model). docs/semantics.md: QP-ERROR / DISCONNECT-REASON
     (3: an error completion ended the connection): a Send with no receive at the peer and
@@ -980,6 +1014,7 @@ def test_error_completion_ends_connection(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("DISCONNECT-NO-REUSE")
 @pytest.mark.digest("3.6")
+@pytest.mark.reference("CONN-ACTIVE")
 @pytest.mark.parametrize("reused", ["connector", "qp"])
 def test_disconnected_objects_cannot_reconnect(adapters: tuple[ndk.Adapter, ndk.Adapter], reused: str) -> None:
     """digest 3.6 (a disconnected QP or connector cannot be reused). docs/semantics.md:
@@ -1027,16 +1062,16 @@ def test_listener_port_held_by_accepted_connector(adapters: tuple[ndk.Adapter, n
     a, b = connected_pair(adapters, 7181)
     close = b.listener.close()
     other = server.create_listener().get(timeout=TIMEOUT)
-    expect_call(other.listen((SERVER, 7181)), Status.SHARING_VIOLATION, "inline")
+    expect_call(other.listen((SERVER, 7181)), Status.SHARING_VIOLATION, "i/a")
     remote = listening(client, (CLIENT, 7281))
     side = make_side(server)
     connector = new_connector(server)
-    expect_inline(connector.connect(side.qp, (CLIENT, 7281), src_address=(SERVER, 7181)),
-                  Status.SHARING_VIOLATION)
+    expect_call(connector.connect(side.qp, (CLIENT, 7281), src_address=(SERVER, 7181)),
+                  Status.SHARING_VIOLATION, "i/a")
     no_incoming(remote)
     assert b.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
     assert close.wait(timeout=TIMEOUT) == Status.SUCCESS
-    expect_call(other.listen((SERVER, 7181)), Status.SUCCESS, "inline")
+    expect_call(other.listen((SERVER, 7181)), Status.SUCCESS, "i/a")
     assert other.get_local_address() == (SERVER, 7181)
 
 
@@ -1061,7 +1096,8 @@ def test_closing_listener_refuses_new_requests(adapters: tuple[ndk.Adapter, ndk.
 def test_connect_from_port_in_use(adapters: tuple[ndk.Adapter, ndk.Adapter], holder: str) -> None:
     """digest 1.8 (SHARING_VIOLATION: local address in use, i/a), 3.5 (a listener, a
     connector, a shared endpoint each hold their address:port; plain connects do not share
-    ports). docs/semantics.md: ENDPOINT-REFS. Inline; no connect event."""
+    ports). SHARING_VIOLATION inline or through the completion (the soft provider: inline,
+    docs/semantics.md CONN-INLINE-ADDRESS); no connect event."""
     client, server = adapters
     listener = listening(server, (SERVER, 7183))
     held: object
@@ -1074,8 +1110,8 @@ def test_connect_from_port_in_use(adapters: tuple[ndk.Adapter, ndk.Adapter], hol
         held = client.create_shared_endpoint((CLIENT, 7283)).get(timeout=TIMEOUT)
     side = make_side(client)
     connector = new_connector(client)
-    expect_inline(connector.connect(side.qp, (SERVER, 7183), src_address=(CLIENT, 7283)),
-                  Status.SHARING_VIOLATION)
+    expect_call(connector.connect(side.qp, (SERVER, 7183), src_address=(CLIENT, 7283)),
+                  Status.SHARING_VIOLATION, "i/a")
     no_incoming(listener)
     assert held is not None  # still open: it holds the port
 
@@ -1100,7 +1136,8 @@ def test_connector_close_frees_port(adapters: tuple[ndk.Adapter, ndk.Adapter]) -
 def test_connect_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (TOO_MANY_ADDRESSES: port 0 and no ephemeral port, i/a). docs/semantics.md:
     ENDPOINT-REFS (knob ephemeral_ports of size 1): while a connector holds the only port, a
-    port-0 Connect fails inline, no connect event; once it closes, the port is reused."""
+    port-0 Connect fails (inline or through the completion; soft: inline,
+    CONN-INLINE-ADDRESS), no connect event; once it closes, the port is reused."""
     client = open_adapter(address=CLIENT, ephemeral_ports="50000-50000")
     server = open_adapter(address=SERVER)
     listener = listening(server, (SERVER, 7185))
@@ -1108,7 +1145,7 @@ def test_connect_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
     assert first.connector.get_local_address() == (CLIENT, 50000)
     side = make_side(client)
     connector = new_connector(client)
-    expect_inline(connector.connect(side.qp, (SERVER, 7185)), Status.TOO_MANY_ADDRESSES)
+    expect_call(connector.connect(side.qp, (SERVER, 7185)), Status.TOO_MANY_ADDRESSES, "i/a")
     no_incoming(listener)
     assert first.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
     second, b_second = establish(client, server, (SERVER, 7185), listener=listener)
@@ -1170,20 +1207,21 @@ def test_shared_endpoint_port_held_by_connector(adapters: tuple[ndk.Adapter, ndk
     expect_call(client.create_shared_endpoint((CLIENT, 7288)), Status.SHARING_VIOLATION,
                 "inline")
     other = client.create_listener().get(timeout=TIMEOUT)
-    expect_call(other.listen((CLIENT, 7288)), Status.SHARING_VIOLATION, "inline")
+    expect_call(other.listen((CLIENT, 7288)), Status.SHARING_VIOLATION, "i/a")
     assert not close.done
     assert a.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
     assert close.wait(timeout=TIMEOUT) == Status.SUCCESS
     assert close.completions == 1
-    expect_call(other.listen((CLIENT, 7288)), Status.SUCCESS, "inline")
+    expect_call(other.listen((CLIENT, 7288)), Status.SUCCESS, "i/a")
 
 
 @pytest.mark.rule("ENDPOINT-ADDRESS-ALREADY-EXISTS")
 @pytest.mark.digest("1.8")
 def test_duplicate_four_tuple_through_shared_endpoint(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (ADDRESS_ALREADY_EXISTS: the 4-tuple already exists, i/a): a second
-    connector through the same shared endpoint to the same destination fails inline, no
-    connect event; the first connection proceeds."""
+    connector through the same shared endpoint to the same destination fails (inline or
+    through the completion; soft: inline, docs/semantics.md CONN-INLINE-ADDRESS), no connect
+    event; the first connection proceeds."""
     client, server = adapters
     endpoint = client.create_shared_endpoint((CLIENT, 7289)).get(timeout=TIMEOUT)
     listener = listening(server, (SERVER, 7189))
@@ -1195,9 +1233,9 @@ def test_duplicate_four_tuple_through_shared_endpoint(adapters: tuple[ndk.Adapte
     b.connector = incoming(listener)
     second = make_side(client)
     second.connector = new_connector(client)
-    expect_inline(second.connector.connect_with_shared_endpoint(second.qp, endpoint,
+    expect_call(second.connector.connect_with_shared_endpoint(second.qp, endpoint,
                                                                 (SERVER, 7189)),
-                  Status.ADDRESS_ALREADY_EXISTS)
+                  Status.ADDRESS_ALREADY_EXISTS, "i/a")
     no_incoming(listener)
     accept_call = b.connector.accept(b.qp)
     assert call.wait(timeout=TIMEOUT) == Status.SUCCESS
