@@ -152,6 +152,7 @@ def test_send_and_invalidate_result_types(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RESULT-RECEIVE-AND-INVALIDATE-PLAIN")
 @pytest.mark.digest("3.2")
+@pytest.mark.reference("DATA-STATUS")
 def test_receive_and_invalidate_through_plain_results(open_adapter: OpenAdapter) -> None:
     """digest 3.2: a ReceiveAndInvalidate completion is still retrievable with
     NdkGetCqResults; the token is still invalidated, so a later NdkInvalidate of it fails
@@ -751,6 +752,7 @@ def test_resize_up_keeps_completions(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RESIZE-BELOW-HELD")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("RESIZE")
 def test_resize_below_held_completions_fails(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2 CQ::Resize), docs/semantics.md RESIZE: a new depth below the entries
     the CQ holds -> STATUS_BUFFER_OVERFLOW (inline: no completion); the CQ keeps its depth

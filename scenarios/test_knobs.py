@@ -49,6 +49,7 @@ def test_request_mode_pending(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("KNOB-CLOSE-MODE")
 @pytest.mark.digest("1.0")
+@pytest.mark.reference("CLOSE-MODE")
 def test_close_mode_set_at_run_time(adapter: ndk.Adapter) -> None:
     """docs/semantics.md: CLOSE-MODE: with close_mode="pending" a close returns PENDING and
     completes exactly once; back to "inline" it returns SUCCESS with no completion."""
@@ -96,8 +97,9 @@ def test_inline_failure_while_creates_pend(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("KNOB-FAIL-COUNT")
 @pytest.mark.digest("1.0")
+@pytest.mark.reference("KNOBS")
 def test_fail_count(adapter: ndk.Adapter) -> None:
-    """A failure armed with count=2 fails exactly the next two calls of that function."""
+    """docs/semantics.md KNOBS (a reference choice: the harness's knobs, not NDK): a failure armed with count=2 fails exactly the next two calls of that function."""
     adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES, count=2)
     expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
     expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
@@ -106,8 +108,9 @@ def test_fail_count(adapter: ndk.Adapter) -> None:
 
 @pytest.mark.rule("KNOB-FAIL-EVERY")
 @pytest.mark.digest("1.0")
+@pytest.mark.reference("KNOBS")
 def test_fail_every_until_cleared(adapter: ndk.Adapter) -> None:
-    """count=-1 fails every call until clear_failures(); then calls succeed again."""
+    """docs/semantics.md KNOBS (a reference choice: the harness's knobs, not NDK): count=-1 fails every call until clear_failures(); then calls succeed again."""
     adapter.knobs.fail("NdkCreateCq", Status.INSUFFICIENT_RESOURCES, mode="async", count=-1)
     for _ in range(5):
         expect_create_failed(adapter.create_cq(4), Status.INSUFFICIENT_RESOURCES, "async")
@@ -117,8 +120,9 @@ def test_fail_every_until_cleared(adapter: ndk.Adapter) -> None:
 
 @pytest.mark.rule("KNOB-FAIL-ONLY-NAMED")
 @pytest.mark.digest("1.0")
+@pytest.mark.reference("KNOBS")
 def test_fail_only_the_named_function(adapter: ndk.Adapter) -> None:
-    """A failure armed for NdkCreatePd leaves every other function alone and stays armed
+    """docs/semantics.md KNOBS (a reference choice: the harness's knobs, not NDK): a failure armed for NdkCreatePd leaves every other function alone and stays armed
     for its own function."""
     adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES)
     expect_created(adapter.create_cq(4), "inline")
@@ -161,6 +165,7 @@ def _creator(kind: str, adapter: ndk.Adapter) -> Callable[[], ndk.Call[ndk.Objec
 
 @pytest.mark.rule("KNOB-CAP-COUNT")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("CAPS")
 @pytest.mark.parametrize("kind", ["cq", "pd", "mr", "mw", "srq", "qp"])
 def test_object_count_cap(open_adapter: OpenAdapter, kind: str) -> None:
     """digest 3.7 (NDIS_NDK_CAPABILITIES Max*Count) and 1.1/1.2 (INSUFFICIENT_RESOURCES).
@@ -178,8 +183,9 @@ def test_object_count_cap(open_adapter: OpenAdapter, kind: str) -> None:
 
 @pytest.mark.rule("KNOB-CAP-PER-ADAPTER")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("CAPS")
 def test_cap_is_per_adapter(open_adapter: OpenAdapter) -> None:
-    """digest 3.7: the caps are per adapter: a full adapter does not limit another one."""
+    """docs/semantics.md CAPS (a reference choice), digest 3.7: the caps are per adapter: a full adapter does not limit another one."""
     full = open_adapter(max_pd_count=1)
     held = expect_created(full.create_pd(), "inline")
     expect_create_failed(full.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
@@ -218,8 +224,9 @@ def test_info_knob_at_run_time_is_enforced(adapter: ndk.Adapter) -> None:
 
 @pytest.mark.rule("KNOB-UNKNOWN")
 @pytest.mark.digest("1.1")
+@pytest.mark.reference("KNOBS")
 def test_unknown_knob_is_rejected(ndk_provider: str, adapter: ndk.Adapter) -> None:
-    """An unknown knob is refused (ndk.KnobsNotSupported) at open and at run time; it is
+    """docs/semantics.md KNOBS (a reference choice: the harness's knobs, not NDK): an unknown knob is refused (ndk.KnobsNotSupported) at open and at run time; it is
     never silently ignored."""
     with pytest.raises(ndk.KnobsNotSupported):
         ndk.open_adapter(ndk_provider, no_such_knob=1)
@@ -241,8 +248,9 @@ def _random_run(open_adapter: OpenAdapter, seed: int, count: int = 32) -> list[S
 
 @pytest.mark.rule("KNOB-RANDOM-REPRODUCIBLE")
 @pytest.mark.digest("1.0")
+@pytest.mark.reference("KNOBS")
 def test_random_mode_is_reproducible(open_adapter: OpenAdapter) -> None:
-    """create_mode="random" with a seed: the same seed gives the same sequence of inline and
+    """docs/semantics.md KNOBS: create_mode="random" with a seed: the same seed gives the same sequence of inline and
     pending completions on a fresh adapter, and every call still follows digest 1.0 (inline
     SUCCESS and no completion, or PENDING and exactly one)."""
     first = _random_run(open_adapter, seed=20240611)
@@ -252,7 +260,8 @@ def test_random_mode_is_reproducible(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("KNOB-RANDOM-MIXES")
 @pytest.mark.digest("1.0")
+@pytest.mark.reference("KNOBS")
 def test_random_mode_mixes_both(open_adapter: OpenAdapter) -> None:
-    """create_mode="random" produces both inline and pending completions (fixed seed)."""
+    """docs/semantics.md KNOBS (a reference choice: the harness's knobs, not NDK): create_mode="random" produces both inline and pending completions (fixed seed)."""
     statuses = set(_random_run(open_adapter, seed=7, count=64))
     assert statuses == {Status.SUCCESS, Status.PENDING}

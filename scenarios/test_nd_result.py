@@ -175,12 +175,15 @@ def test_timeout_is_nd_io_timeout(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("ND-RESULT-REMOTE-ERROR")
 @pytest.mark.digest("4.1")
+@pytest.mark.reference("DATA-STATUS")
 def test_remote_error_is_remote_resources(open_adapter: OpenAdapter) -> None:
     """digest 4.1 (ND_REMOTE_ERROR has the number of STATUS_REMOTE_RESOURCES), 1.7 (NdkRead:
     STATUS_REMOTE_RESOURCES for a read beyond the remote memory), 4.2 (ND2 QP::Read:
     REMOTE_ERROR beyond remote memory): a read running 64 bytes past the peer's registration
     completes STATUS_REMOTE_RESOURCES, nd_status ND_REMOTE_ERROR; the sink is untouched and the
-    connection ends (docs/semantics.md QP-ERROR)."""
+    connection ends.  That the status comes through the completion (digest 1.7 lists it among
+    NdkRead's inline returns too) is docs/semantics.md DATA-STATUS, and the end of the
+    connection QP-ERROR: reference choices."""
     a, b = pair(open_adapter)
     b.buffer[:] = bytes([0x5A]) * len(b.buffer)
     end = b.mr.address + b.mr.length

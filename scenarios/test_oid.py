@@ -79,6 +79,7 @@ def test_connections_of_idle_miniport(adapter: ndk.Adapter) -> None:
 
 @pytest.mark.rule("OID-CONNECTIONS-PAIRS")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-OWNER")
 def test_connections_entries_come_in_pairs(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7 (mapped to TCP: even entries the ND 4-tuple, odd entries the TCP 4-tuple;
     only even entries carry UserModeOwner and OwnerPid). docs/semantics.md: OID-OWNER
@@ -210,6 +211,7 @@ def test_connections_gone_after_close(adapters: tuple[ndk.Adapter, ndk.Adapter])
 
 @pytest.mark.rule("OID-BUFFER-TOO-SHORT")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-SIZE")
 @pytest.mark.parametrize("oid", [Oid.NDK_CONNECTIONS, Oid.NDK_LOCAL_ENDPOINTS,
                                  Oid.NDK_STATISTICS],
                          ids=["connections", "local-endpoints", "statistics"])
@@ -237,6 +239,7 @@ def test_query_buffer_too_short(adapters: tuple[ndk.Adapter, ndk.Adapter], oid: 
 
 @pytest.mark.rule("OID-BUFFER-LARGER")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-SIZE")
 def test_query_with_larger_buffer(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: OID-SIZE: a buffer larger than needed succeeds; BytesWritten is the
     table's size, not the buffer's."""
@@ -255,6 +258,7 @@ def test_query_with_larger_buffer(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> 
 
 @pytest.mark.rule("OID-LOCAL-ENDPOINTS")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-OWNER")
 def test_local_endpoints_of_listener_and_shared_endpoint(adapter: ndk.Adapter) -> None:
     """digest 3.7 (NDIS_NDK_LOCAL_ENDPOINTS: entries {Local, UserModeOwner, Listener (FALSE:
     a shared endpoint), OwnerPid}, paired like the connections table). docs/semantics.md:
@@ -327,6 +331,7 @@ def test_statistics_header_and_reserved_counters(adapters: tuple[ndk.Adapter, nd
 
 @pytest.mark.rule("OID-STATISTICS-CONNECT-ACCEPT")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-COUNTERS")
 def test_statistics_connect_accept_active(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.7 (Connect, Accept, ActiveConnection). docs/semantics.md: OID-COUNTERS:
     Connect counts connections established actively (the client's miniport), Accept passively
@@ -347,6 +352,7 @@ def test_statistics_connect_accept_active(adapters: tuple[ndk.Adapter, ndk.Adapt
 
 @pytest.mark.rule("OID-STATISTICS-LOOPBACK")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-COUNTERS")
 def test_statistics_loopback_counts_both_ends(adapter: ndk.Adapter) -> None:
     """docs/semantics.md: OID-COUNTERS: a loopback connection is established actively and
     passively on the same miniport: Connect 1, Accept 1, ActiveConnection 2; 0 once the
@@ -363,6 +369,7 @@ def test_statistics_loopback_counts_both_ends(adapter: ndk.Adapter) -> None:
 
 @pytest.mark.rule("OID-STATISTICS-CONNECT-FAILURE")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-COUNTERS")
 @pytest.mark.parametrize("failure", ["refused", "unreachable", "rejected", "timed-out"])
 def test_statistics_connect_failure(open_adapter: OpenAdapter, failure: str) -> None:
     """digest 3.7 (ConnectFailure). docs/semantics.md: OID-COUNTERS (connects refused,
@@ -392,6 +399,7 @@ def test_statistics_connect_failure(open_adapter: OpenAdapter, failure: str) -> 
 
 @pytest.mark.rule("OID-STATISTICS-CONNECTION-ERROR")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-COUNTERS")
 def test_statistics_connection_error(open_adapter: OpenAdapter) -> None:
     """digest 3.7 (ConnectionError). docs/semantics.md: OID-COUNTERS / QP-ERROR: a connection
     ended by an error completion (a Send with no receive, rnr_timeout_ms=0: IO_TIMEOUT)
@@ -409,6 +417,7 @@ def test_statistics_connection_error(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("OID-STATISTICS-RDMA-SEND")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-COUNTERS")
 @pytest.mark.parametrize("payload", [1, 4096, 4097, 10000])
 def test_statistics_rdma_octets_and_frames_of_send(adapters: tuple[ndk.Adapter, ndk.Adapter], payload: int) -> None:
     """digest 3.7 (RDMAIn/OutOctets include L2 overhead; RDMAIn/OutFrames).
@@ -427,6 +436,7 @@ def test_statistics_rdma_octets_and_frames_of_send(adapters: tuple[ndk.Adapter, 
 
 @pytest.mark.rule("OID-STATISTICS-RDMA-READ-WRITE")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-COUNTERS")
 def test_statistics_rdma_octets_of_read_and_write(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: OID-COUNTERS: an RDMA Write of 6000 bytes counts out on the writer;
     an RDMA Read of 3000 bytes moves data from the peer, so it counts out on the peer and in
@@ -452,6 +462,7 @@ def test_statistics_rdma_octets_of_read_and_write(adapters: tuple[ndk.Adapter, n
 
 @pytest.mark.rule("OID-STATISTICS-CQ-ERROR")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-COUNTERS")
 def test_statistics_cq_error(adapter: ndk.Adapter) -> None:
     """digest 3.7 (CQError), 1.3 (an overrun: STATUS_BUFFER_OVERFLOW). docs/semantics.md:
     OID-COUNTERS (CQ overruns): three flushed receives into a CQ of depth 2 overrun it once:
@@ -496,6 +507,7 @@ def test_set_state_disable_and_enable(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("OID-SET-STATE-LENGTH")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-SIZE")
 @pytest.mark.parametrize("data", [b"", b"\x00\x00", b"\x00\x00\x00\x00"],
                          ids=["empty", "two-bytes", "four-bytes"])
 def test_set_state_wrong_length(adapter: ndk.Adapter, data: bytes) -> None:
@@ -507,6 +519,7 @@ def test_set_state_wrong_length(adapter: ndk.Adapter, data: bytes) -> None:
 
 @pytest.mark.rule("OID-INVALID")
 @pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-SIZE")
 @pytest.mark.parametrize("oid", [UNKNOWN_OID, OID_GEN_SUPPORTED_LIST],
                          ids=["ndk-range", "general"])
 def test_unknown_oid(adapter: ndk.Adapter, oid: int) -> None:

@@ -41,6 +41,7 @@ def _idle(*cqs: ndk.Cq) -> None:
 
 @pytest.mark.rule("PROGRESS-POST-MOVES-NOTHING")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("PROGRESS")
 def test_post_moves_nothing_until_stepped(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS: under progress="manual" a send returns SUCCESS inline
     (digest 1.7) but only queues its transfer: no byte moves and neither CQ has a completion,
@@ -66,6 +67,7 @@ def test_post_moves_nothing_until_stepped(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PROGRESS-PENDING-STEPS")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("PROGRESS")
 def test_pending_steps_counts_queued_transfers(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS, docs/knobs.md (step): each post queues its transfer as one
     engine task, so three sends make pending_steps 3; step(10) runs the three (and reports 3),
@@ -87,8 +89,9 @@ def test_pending_steps_counts_queued_transfers(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("PROGRESS-STEP-IDLE")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("PROGRESS")
 def test_step_on_idle_engine_runs_nothing(open_adapter: OpenAdapter) -> None:
-    """docs/knobs.md (step): the reply is how many tasks ran, fewer than asked when the queue
+    """docs/semantics.md PROGRESS (a reference choice), docs/knobs.md (step): the reply is how many tasks ran, fewer than asked when the queue
     empties: 0 on an idle engine, and stepping an idle engine changes nothing."""
     a, b, adapter = _manual(open_adapter)
     assert adapter.step(5) == 0
@@ -103,6 +106,7 @@ def test_step_on_idle_engine_runs_nothing(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PROGRESS-ARM-BEFORE-POLL")
 @pytest.mark.digest("3.2")
+@pytest.mark.reference("PROGRESS")
 def test_completion_between_arm_and_poll(open_adapter: OpenAdapter) -> None:
     """digest 3.2 (the provider clears the arm, then calls the callback when completions are
     queued), docs/semantics.md PROGRESS: arm ANY, step the transfer: a poll already sees the
@@ -164,8 +168,9 @@ def test_close_pends_until_queued_callback_ran(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("PROGRESS-STEP-AUTO")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("PROGRESS")
 def test_step_under_auto_progress_is_refused(open_adapter: OpenAdapter) -> None:
-    """docs/knobs.md (step: "Only with progress=manual"): under the default progress="auto"
+    """docs/semantics.md PROGRESS (a reference choice), docs/knobs.md (step: "Only with progress=manual"): under the default progress="auto"
     adapter.step() raises ValueError saying so, rather than silently running nothing; reading
     pending_steps still works and traffic moves on its own."""
     a, b = pair(open_adapter, loopback=True)
@@ -181,6 +186,7 @@ def test_step_under_auto_progress_is_refused(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PROGRESS-RNR-TIMER")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("PROGRESS")
 def test_rnr_timer_fires_as_a_step(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS (due timers are steps) and DATA-STATUS (rnr_timeout_ms): a
     send that found no receive waits; once its 20 ms timer is due it is one queued task that
@@ -206,6 +212,7 @@ def test_rnr_timer_fires_as_a_step(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PROGRESS-RECEIVE-RESUMES-SEND")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("PROGRESS")
 def test_receive_queues_the_waiting_send(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS and DATA-STATUS: a send waiting for a receive (timeout far
     away) is resumed by the peer's receive: posting it queues one task, and that step completes
@@ -227,6 +234,7 @@ def test_receive_queues_the_waiting_send(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PROGRESS-ERROR-IN-ONE-STEP")
 @pytest.mark.digest("4.2")
+@pytest.mark.reference("PROGRESS")
 def test_error_and_flush_in_one_step(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md PROGRESS and QP-ERROR: the step that transfers an oversized send
     completes it REMOTE_RESOURCES, the receive BUFFER_OVERFLOW and flushes the receive queued
@@ -248,8 +256,9 @@ def test_error_and_flush_in_one_step(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PROGRESS-BACK-TO-AUTO")
 @pytest.mark.digest("1.7")
+@pytest.mark.reference("PROGRESS")
 def test_switching_back_to_auto_runs_queued_tasks(open_adapter: OpenAdapter) -> None:
-    """docs/knobs.md (progress is a run-time knob): a transfer queued under manual progress
+    """docs/semantics.md PROGRESS (a reference choice), docs/knobs.md (progress is a run-time knob): a transfer queued under manual progress
     runs on its own once progress is set back to auto: both completions arrive without any
     step."""
     a, b, adapter = _manual(open_adapter)
@@ -265,6 +274,7 @@ def test_switching_back_to_auto_runs_queued_tasks(open_adapter: OpenAdapter) -> 
 
 @pytest.mark.rule("PROGRESS-MODERATION-TIMER")
 @pytest.mark.digest("1.3")
+@pytest.mark.reference("PROGRESS")
 def test_moderation_interval_fires_as_a_step(open_adapter: OpenAdapter) -> None:
     """digest 1.3 (the interval controls when the count is MAXULONG), docs/semantics.md
     PROGRESS: under moderation the transfer step queues no notification; the 1 ms moderation
