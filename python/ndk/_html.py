@@ -14,7 +14,11 @@ from typing import Sequence
 from xml.sax.saxutils import quoteattr
 
 from ._report import (
+    COLLECTION,
     DIFFERS,
+    REFERENCE,
+    REQUIRED,
+    level_of,
     FAILING,
     FATE_LABELS,
     has_differences,
@@ -204,11 +208,21 @@ def _violations_section(records: Sequence[Record], providers: Sequence[str]) -> 
     ])
 
 
+def rule_levels(records: Sequence[Record]) -> dict[str, str]:
+    """Each rule's conformance level as the matrix table shows it: "required", or
+    "reference choice (ID)" with its docs/semantics.md entry."""
+    return {r.rule: (f"{REFERENCE} ({r.reference})" if level_of(r) == REFERENCE else REQUIRED)
+            for r in records if r.rule is not None and r.rule != COLLECTION}
+
+
 def format_html(records: Sequence[Record], providers: Sequence[str], wall_seconds: float) -> str:
     """The whole report as one HTML document."""
     cols, rows = matrix(records, providers)
-    matrix_table = _table(["rule", *cols], rows,
-                          [[""] + [_CELL_CLASS.get(cell, "") for cell in row[1:]] for row in rows])
+    levels = rule_levels(records)
+    matrix_table = _table(["rule", "level", *cols],
+                          [[row[0], levels.get(row[0], "-"), *row[1:]] for row in rows],
+                          [["", ""] + [_CELL_CLASS.get(cell, "") for cell in row[1:]]
+                           for row in rows])
 
     counts = family_counts(records)
     fates, differences = has_fates(records), has_differences(records)

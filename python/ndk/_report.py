@@ -261,24 +261,40 @@ def format_differences(records: Sequence[Record]) -> str:
             "failure without --strict):\n" + "\n".join(lines))
 
 
+def level_counts(records: Sequence[Record],
+                 providers: Sequence[str]) -> list[tuple[str, int, dict[str, Counter]]]:
+    """Per conformance level (REQUIRED, then REFERENCE): how many rules it has, and per
+    provider column a Counter of its scenarios' outcomes ("passed", "failed" with errors,
+    "differs", "skipped"); empty when no scenario has a rule."""
+    scenario_records = [r for r in records if r.rule not in (None, COLLECTION)]
+    if not scenario_records:
+        return []
+    levels = []
+    for level in (REQUIRED, REFERENCE):
+        mine = [r for r in scenario_records if level_of(r) == level]
+        per_column = {col: Counter("failed" if r.outcome in FAILING else r.outcome
+                                   for r in mine if provider_label(r) == col)
+                      for col in columns(records, providers)}
+        levels.append((level, len({r.rule for r in mine}), per_column))
+    return levels
+
+
+def level_cell(count: Counter) -> str:
+    """A level's scenarios on one provider: passed/failed/differing/skipped."""
+    return f"{count['passed']}/{count['failed']}/{count[DIFFERS]}/{count['skipped']}"
+
+
 def format_levels(records: Sequence[Record], providers: Sequence[str]) -> str:
     """The conformance levels: per level and provider column, scenarios passed, failed,
     differing and skipped; then each reference-choice rule with the docs/semantics.md entry
     it relies on (every other rule is required)."""
     cols = columns(records, providers)
-    scenario_records = [r for r in records if r.rule not in (None, COLLECTION)]
-    if not scenario_records:
+    levels = level_counts(records, providers)
+    if not levels:
         return ""
-    rows = []
-    for level in (REQUIRED, REFERENCE):
-        mine = [r for r in scenario_records if level_of(r) == level]
-        rules = {r.rule for r in mine}
-        row = [level, str(len(rules))]
-        for col in cols:
-            count = Counter("failed" if r.outcome in FAILING else r.outcome
-                            for r in mine if provider_label(r) == col)
-            row.append(f"{count['passed']}/{count['failed']}/{count[DIFFERS]}/{count['skipped']}")
-        rows.append(row)
+    scenario_records = [r for r in records if r.rule not in (None, COLLECTION)]
+    rows = [[level, str(rules), *(level_cell(per_column[col]) for col in cols)]
+            for level, rules, per_column in levels]
     table = format_table(["level", "rules", *cols], rows, indent="  ")
     choices = sorted({(r.rule, r.reference) for r in scenario_records if r.reference},
                      key=lambda pair: rule_sort_key(pair[0] or ""))

@@ -28,7 +28,7 @@ import pytest
 from ._progress import ConformanceProgress
 from ._report import (COLLECTION, DETAIL_ATTR, DIFFERS, FAILING, FATE_ATTR, FATE_LABELS,
                       REFERENCE, VIOLATION_PROPERTY, Record, ViolationRecord, format_report,
-                      level_of, provider_label, violation_tallies)
+                      level_counts, level_of, provider_label, violation_tallies)
 from ._selection import Where, collected_where, selected_providers, where_of
 
 SCENARIOS_ENV = "NDK_SCENARIOS"
@@ -299,7 +299,9 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
     time limit.  The scenarios that differ from a reference choice, per provider, as
     ``ndk-differs``: their test cases are failures in the XML (pytest's), not in the report;
     and the conformance levels as ``<property name="ndk-reference-choice RULE"
-    value="SEMANTICS-ID"/>`` for each reference-choice rule (every other rule is required).
+    value="SEMANTICS-ID"/>`` for each reference-choice rule (every other rule is required),
+    with their counts per provider: ``<property name="ndk-level soft required"
+    value="rules=281 passed=413 failed=0 differing=0 skipped=0"/>`` (and ``reference choice``).
     """
     tallies = violation_tallies(records, providers)
     fates: dict[tuple[str, str], list[str]] = {}  # (provider column, fate) -> node IDs
@@ -309,7 +311,8 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
         elif record.outcome == DIFFERS:
             fates.setdefault((provider_label(record), DIFFERS), []).append(record.nodeid)
     choices = {r.rule: r.reference for r in records if level_of(r) == REFERENCE}
-    if not tallies and not fates and not choices:
+    levels = level_counts(records, providers)
+    if not tallies and not fates and not choices and not levels:
         return
     tree = ET.parse(path)
     root = tree.getroot()
@@ -330,6 +333,12 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
     for rule, reference in sorted((r, ref) for r, ref in choices.items() if r is not None):
         ET.SubElement(properties, "property", name=f"ndk-reference-choice {rule}",
                       value=str(reference))
+    for level, rules, per_column in levels:
+        for provider, count in per_column.items():
+            ET.SubElement(properties, "property", name=f"ndk-level {provider} {level}",
+                          value=f"rules={rules} passed={count['passed']} "
+                                f"failed={count['failed']} differing={count[DIFFERS]} "
+                                f"skipped={count['skipped']}")
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 

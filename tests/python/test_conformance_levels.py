@@ -9,8 +9,9 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ndk._html import format_html
 from ndk._report import (DIFFERS, REFERENCE, REQUIRED, Record, cell, format_levels,
-                         format_report, format_totals, level_of)
+                         format_report, format_totals, level_counts, level_of)
 from ndk.conformance import conclude
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +65,26 @@ def test_levels_count_per_provider_and_list_each_reference_rule():
     assert "    CQ-D  [AFFINITY]" in lines
 
 
+def test_level_counts_give_rules_and_outcomes_per_level_and_provider():
+    records = [record("passed", "CQ-A"), record("failed", "CQ-A", provider="lib.so"),
+               record(DIFFERS, "CQ-B", "ZERO-DEPTH"), record("skipped", "CQ-D", "AFFINITY")]
+    (required, rules, per_column), (reference, ref_rules, ref_columns) = level_counts(
+        records, ["soft", "lib.so"])
+    assert (required, rules, reference, ref_rules) == (REQUIRED, 1, REFERENCE, 2)
+    assert (per_column["soft"]["passed"], per_column["lib.so"]["failed"]) == (1, 1)
+    assert (ref_columns["soft"][DIFFERS], ref_columns["soft"]["skipped"]) == (1, 1)
+    assert level_counts([], ["soft"]) == []
+
+
+def test_the_html_matrix_names_each_rules_level():
+    records = [record("passed", "CQ-A"), record(DIFFERS, "CQ-B", "ZERO-DEPTH")]
+    page = format_html(records, ["soft"], 1.0)
+    assert "<tr><th>rule</th><th>level</th><th>soft</th></tr>" in page
+    assert "<tr><td>CQ-A</td><td>required</td>" in page
+    assert "<tr><td>CQ-B</td><td>reference choice (ZERO-DEPTH)</td>" in page
+    assert "<h2>Conformance levels</h2>" in page and "reference choice  1" in page
+
+
 def test_differences_alone_do_not_fail_the_run(tmp_path):
     differs_only = [record("passed", "CQ-A"), record(DIFFERS, "CQ-B", "ZERO-DEPTH")]
     # pytest itself saw the difference as a failed test.
@@ -104,6 +125,10 @@ def test_the_runner_reports_a_difference_and_fails_on_it_only_when_strict(
                                  "0 skipped in *"])
     properties = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
     assert properties["ndk-reference-choice CQ-CHOICE"] == "ZERO-DEPTH"
+    assert properties["ndk-level soft required"] == (
+        "rules=1 passed=1 failed=0 differing=0 skipped=0")
+    assert properties["ndk-level soft reference choice"] == (
+        "rules=1 passed=0 failed=0 differing=1 skipped=0")
     assert properties["ndk-differs soft"].startswith("count=1 ")
     strict = run_ndk(pytester, "conformance", "--scenarios", str(directory), "--provider",
                      "soft", "--strict")
