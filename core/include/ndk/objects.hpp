@@ -142,7 +142,7 @@ public:
     bool accepts_closes() const;
     // An object's close about to reach the provider: false once the adapter is torn down.
     // While one is under way (until end_close), the adapter's close does not free the
-    // provider's adapter under it.
+    // provider's adapter under it: it pends like a call in flight, and end_close finishes it.
     bool begin_close();
     void end_close();
 

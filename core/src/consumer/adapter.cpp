@@ -69,9 +69,17 @@ bool Adapter::begin_close()
 
 void Adapter::end_close()
 {
-    std::lock_guard lock(mu_);
-    if (--closes_in_flight_ == 0)
-        closes_done_.notify_all();
+    std::vector<Call> closes;
+    {
+        std::lock_guard lock(mu_);
+        if (--closes_in_flight_ == 0)
+            closes_done_.notify_all();
+        if (closes_in_flight_ != 0 || calls_in_flight_ != 0 || !close_deferred_)
+            return;
+        close_deferred_ = false;
+        closes.swap(deferred_closes_);
+    }
+    finish_close(std::move(closes)); // the adapter's close waited for this object's
 }
 
 bool Adapter::accepts_closes() const
@@ -105,7 +113,7 @@ void Adapter::leave()
     std::vector<Call> closes;
     {
         std::lock_guard lock(mu_);
-        if (--calls_in_flight_ != 0 || !close_deferred_)
+        if (--calls_in_flight_ != 0 || closes_in_flight_ != 0 || !close_deferred_)
             return;
         close_deferred_ = false;
         closes.swap(deferred_closes_);
@@ -150,10 +158,10 @@ void Adapter::close()
     std::vector<Call> closes = close_children();
     {
         std::lock_guard lock(mu_);
-        if (calls_in_flight_ > 0) {
+        if (calls_in_flight_ > 0 || closes_in_flight_ > 0) {
             // Another thread is inside the provider on this adapter: waiting for it here could
             // wait forever (a held call is released by a knob, or by this very close), so the
-            // close pends and the last call to return finishes it (leave()).
+            // close pends and the last call to return finishes it (leave(), end_close()).
             close_deferred_ = true;
             deferred_closes_ = std::move(closes);
             return;
