@@ -47,11 +47,18 @@ TEST(Lifetime, ClosingACqWithAQpPendsUntilTheQpIsClosed)
     // detects (docs/semantics.md DOUBLE-CLOSE); it changes nothing.
     Record &again = a.record();
     EXPECT_STATUS(STATUS_INVALID_DEVICE_STATE, ndktest::close_with(cq, again));
-    EXPECT_STATUS(STATUS_SUCCESS, ndktest::close_with(qp, qp_close));
+    // The QP's close may finish inline or pend (digest 3.1): in front of the fault layer it
+    // pends when the CQ close's completion, which it released, is still being delivered.
+    NTSTATUS qp_status = ndktest::close_with(qp, qp_close);
+    ASSERT_TRUE(qp_status == STATUS_SUCCESS || qp_status == STATUS_PENDING) << qp_status;
     ASSERT_TRUE(cq_close.wait());
+    if (qp_status == STATUS_PENDING) {
+        ASSERT_TRUE(qp_close.wait());
+    }
     a.close();
     EXPECT_EQ(cq_close.count(), 1);
-    EXPECT_EQ(qp_close.count(), 0) << "a close that returned SUCCESS has no callback";
+    EXPECT_EQ(qp_close.count(), qp_status == STATUS_PENDING ? 1 : 0)
+        << "a close that returned SUCCESS has no callback; one that pended has exactly one";
     EXPECT_EQ(again.count(), 0);
 }
 
