@@ -281,9 +281,10 @@ public:
     // an injected asynchronous failure of NdkCreateConnector completes behind them.
     void barrier()
     {
-        Gate done;
-        soft_adapter().deliver([&done] { done.open(); });
-        done.wait();
+        // Shared: the engine may still be inside open() when wait() returns here.
+        auto done = std::make_shared<Gate>();
+        soft_adapter().deliver([done] { done->open(); });
+        done->wait();
         ASSERT_STATUS(STATUS_SUCCESS,
                       set("fail", "NdkCreateConnector STATUS_INSUFFICIENT_RESOURCES async 1"));
         Record &r = record();
