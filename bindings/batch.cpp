@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
-#include <thread>
 
 namespace ndk::py {
 

@@ -128,9 +128,9 @@ pyb::object knobs_of(const pyb::object &self)
 }
 
 // A count the knob `step` replied with (set: steps run; read: steps queued).
-long long step_count(const pyb::object &reply, const char *error)
+// The count knob `step` answered with (set: steps run; read: steps queued), if it is one.
+std::optional<long long> step_count(const std::string &text)
 {
-    auto text = reply.cast<std::string>();
     try {
         size_t used = 0;
         long long n = std::stoll(text, &used);
@@ -138,9 +138,7 @@ long long step_count(const pyb::object &reply, const char *error)
             return n;
     } catch (const std::exception &) {
     }
-    if (std::string(error) == "KnobsNotSupported")
-        raise_package_error(error, "knob 'step' reads " + quoted(text) + ", not a count");
-    throw pyb::value_error("knob 'step' replied " + quoted(text) + ", not a count");
+    return std::nullopt;
 }
 
 long long step(const pyb::object &self, const pyb::object &n)
@@ -150,12 +148,18 @@ long long step(const pyb::object &self, const pyb::object &n)
                               Py_TYPE(n.ptr())->tp_name);
     if (n.cast<long long>() < 0)
         throw pyb::value_error("step count must be >= 0");
-    return step_count(package_attr("ndk._knobs", "set_knob")(self, "step", n), "ValueError");
+    auto reply = package_attr("ndk._knobs", "set_knob")(self, "step", n).cast<std::string>();
+    if (auto ran = step_count(reply))
+        return *ran;
+    throw pyb::value_error("knob 'step' replied " + quoted(reply) + ", not a count");
 }
 
 long long pending_steps(const pyb::object &self)
 {
-    return step_count(package_attr("ndk._knobs", "get_knob")(self, "step"), "KnobsNotSupported");
+    auto text = package_attr("ndk._knobs", "get_knob")(self, "step").cast<std::string>();
+    if (auto queued = step_count(text))
+        return *queued;
+    raise_package_error("KnobsNotSupported", "knob 'step' reads " + quoted(text) + ", not a count");
 }
 
 // One OID query with a buffer of buffer_length bytes (0: NULL), parsed (ndk._oid.OidResult).
