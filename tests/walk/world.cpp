@@ -115,6 +115,23 @@ std::chrono::duration<double> World::wait_for() const
     return std::chrono::duration<double>(config_.wait_seconds);
 }
 
+std::shared_ptr<ndk::Connector> World::next_connection_or_failure(ndk::Listener &listener,
+                                                                  const ndk::Call &connect)
+{
+    // Short slices: a connect that fails through its completion delivers no connect event, and
+    // the walk should not spend the whole wait finding that out.
+    const auto slice = std::chrono::duration<double>(0.01);
+    auto deadline = std::chrono::steady_clock::now() + wait_for();
+    for (;;) {
+        if (auto incoming = listener.next_connection(slice))
+            return incoming;
+        if (connect.done() && connect.result() != STATUS_SUCCESS)
+            return nullptr;
+        if (std::chrono::steady_clock::now() > deadline)
+            return nullptr;
+    }
+}
+
 bool World::open()
 {
     for (size_t i = 0; i < options_.size(); ++i) {

@@ -235,6 +235,10 @@ private:
     void note_call(const char *fn, const ndk::Call &call); // inline status, then the completion's
     void check_violations(const std::set<std::string> &allowed);
     std::chrono::duration<double> wait_for() const;
+    // The connection `connect` delivered at `listener`; nothing once `connect` finished with a
+    // failure, or after wait_for().
+    std::shared_ptr<ndk::Connector> next_connection_or_failure(ndk::Listener &listener,
+                                                               const ndk::Call &connect);
 
     template <class T>
     std::shared_ptr<T> handle(int64_t id, Kind kind)

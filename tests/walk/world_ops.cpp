@@ -1168,8 +1168,17 @@ void World::op_connect(const Op &op)
     c->qstate = 2; // a connector and a QP carry one connection attempt in their life
     qp->qstate = 2;
     auto incoming = l->paused ? nullptr
-                              : std::static_pointer_cast<ndk::Listener>(l->h)->next_connection(
-                                    wait_for());
+                              : next_connection_or_failure(
+                                    *std::static_pointer_cast<ndk::Listener>(l->h), call);
+    if (!incoming && !l->paused && call.done() && call.result() != STATUS_SUCCESS) {
+        // A failure that comes through the completion (i/a, digest 1.8: ADDRESS_ALREADY_EXISTS
+        // when a shared endpoint already carries a connection to this listener): nothing
+        // reached the listener, as for the inline failure above.
+        note(mode == 5 ? "NdkConnectWithSharedEndpoint (completion)" : "NdkConnect (completion)",
+             call.result());
+        c->qstate = 0;
+        return;
+    }
     if (!incoming) {
         if (!l->paused) {
             fail("timeout", "NdkConnectEventCallback",
