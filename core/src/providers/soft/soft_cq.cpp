@@ -105,7 +105,7 @@ void fail_cq(SoftCq &cq, NTSTATUS status)
     if (cq.error != STATUS_SUCCESS)
         return;
     cq.error = status;
-    cq.results.clear();
+    cq.results.fail();
     cq.adapter().miniport().counters.CQError++;
     satisfy_arm(cq);
 }
@@ -114,11 +114,10 @@ void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
 {
     if (cq.error != STATUS_SUCCESS)
         return; // no further completions are reported after a CQ error (digest 1.3)
-    if (cq.results.size() >= cq.depth) {
+    if (!cq.results.push(result, cq.depth)) {
         fail_cq(cq, STATUS_BUFFER_OVERFLOW); // overrun: the CQ is unusable from now on
         return;
     }
-    cq.results.push_back(result);
     cq.arm.arrived(solicited || result.Status != STATUS_SUCCESS); // errors satisfy SOLICITED
     if (!cq.arm.armed() && cq.adapter().misbehave() == Misbehave::NotifyUnarmed)
         notify_consumer(cq, STATUS_SUCCESS); // broken on purpose: no arm asked for it
@@ -135,12 +134,12 @@ NTSTATUS resize_cq(NDK_CQ *ndk_cq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION, PVO
         return status;
     {
         std::lock_guard lock(adapter.mu());
-        if (CqDepth < cq->results.size())
+        if (!cq->results.fits(CqDepth))
             return STATUS_BUFFER_OVERFLOW; // smaller than what it holds (digest 4.2, CQ::Resize)
     }
     return adapter.request([cq, CqDepth] {
         std::lock_guard lock(cq->adapter().mu());
-        if (CqDepth < cq->results.size())
+        if (!cq->results.fits(CqDepth))
             return STATUS_BUFFER_OVERFLOW;
         cq->depth = CqDepth;
         return STATUS_SUCCESS;
@@ -162,14 +161,8 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
     SoftCq *cq = SoftCq::from(ndk_cq);
     if (!kit::results_wanted(Results, nResults))
         return 0;
-    std::lock_guard lock(cq->adapter().mu());
-    ULONG n = 0;
-    for (; n < nResults && !cq->results.empty() && cq->error == STATUS_SUCCESS; ++n) {
-        const NDK_RESULT_EX &r = cq->results.front();
-        Results[n] = kit::result_as<Result>(r);
-        cq->results.pop_front();
-    }
-    return n;
+    // The ring's lock only, never the adapter's: the poller does not wait for a transfer.
+    return cq->results.pop(Results, nResults, kit::result_as<Result>);
 }
 
 ULONG get_cq_results(NDK_CQ *cq, NDK_RESULT Results[], ULONG nResults)

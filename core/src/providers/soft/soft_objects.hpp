@@ -4,6 +4,7 @@
 #pragma once
 
 #include "soft_adapter.hpp"
+#include "soft_cq_ring.hpp"
 #include "soft_fabric.hpp"
 #include "soft_object.hpp"
 #include "providers/kit/kit_cq_arm.hpp"
@@ -57,7 +58,7 @@ public:
     PVOID notify_context = nullptr;
     ULONG moderation_interval = 0;
     ULONG moderation_count = 0;
-    std::deque<NDK_RESULT_EX> results; // completions waiting to be polled
+    CqRing results; // completions waiting to be polled (its own lock: soft_cq_ring.hpp)
     kit::CqArm arm; // the arm, and what arrived since the last callback (digest 3.2)
     // A CQ error (overrun): reported once through the notification callback, by the arm in
     // place or the next one; no completion is reported after it (digest 1.3).
