@@ -7,7 +7,11 @@
 
 namespace ndk::soft {
 
-Knobs::Knobs() { v_.info = default_adapter_info(); }
+Knobs::Knobs()
+{
+    v_.info = default_adapter_info();
+    publish();
+}
 
 NTSTATUS Knobs::apply(const std::string &options, std::string &error)
 {
@@ -39,6 +43,7 @@ NTSTATUS Knobs::set(const std::string &key, const std::string &value, std::strin
             continue;
         std::lock_guard lock(mu_);
         std::string why = spec.set(v_, key, value);
+        publish(); // a refused value may have set part of a multi-field knob
         if (why.empty())
             return STATUS_SUCCESS;
         error = "knob " + key + "=" + value + ": " + why;
@@ -99,16 +104,25 @@ std::pair<uint16_t, uint16_t> Knobs::ephemeral_ports() const
     return v_.ephemeral;
 }
 
+void Knobs::publish()
+{
+    constexpr auto relaxed = std::memory_order_relaxed;
+    data_path_.max_transfer_length.store(v_.info.MaxTransferLength, relaxed);
+    data_path_.max_read_request_sge.store(v_.info.MaxReadRequestSge, relaxed);
+    data_path_.max_window_size.store(v_.info.MaxWindowSize, relaxed);
+    data_path_.adapter_flags.store(v_.info.AdapterFlags, relaxed);
+    data_path_.manual_progress.store(v_.manual_progress, relaxed);
+    data_path_.rnr_timeout_ms.store(v_.rnr_timeout_ms, relaxed);
+}
+
 bool Knobs::manual_progress() const
 {
-    std::lock_guard lock(mu_);
-    return v_.manual_progress;
+    return data_path_.manual_progress.load(std::memory_order_relaxed);
 }
 
 std::chrono::milliseconds Knobs::rnr_timeout() const
 {
-    std::lock_guard lock(mu_);
-    return std::chrono::milliseconds(v_.rnr_timeout_ms);
+    return std::chrono::milliseconds(data_path_.rnr_timeout_ms.load(std::memory_order_relaxed));
 }
 
 std::chrono::milliseconds Knobs::connect_timeout() const

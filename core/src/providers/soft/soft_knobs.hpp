@@ -80,6 +80,27 @@ std::vector<std::string> knob_names(KnobBy by = KnobBy::Provider);
 std::string knob_table_markdown();
 NDK_ADAPTER_INFO default_adapter_info();
 
+// What the data path reads of the knobs, published as atomics whenever a knob is set, so a
+// post or a transfer takes no mutex for them (the rest of the knobs are read under Knobs' lock,
+// on the control path).  Relaxed: each field stands alone, a post racing a knob change may see
+// either value, as it would see the change just before or just after.
+struct DataPathKnobs {
+    std::atomic<ULONG> max_transfer_length{0};
+    std::atomic<ULONG> max_read_request_sge{0};
+    std::atomic<SIZE_T> max_window_size{0};
+    std::atomic<ULONG> adapter_flags{0};
+    std::atomic<bool> manual_progress{false};
+    std::atomic<uint32_t> rnr_timeout_ms{0};
+
+    ULONG max_transfer() const { return max_transfer_length.load(std::memory_order_relaxed); }
+    ULONG max_read_sge() const { return max_read_request_sge.load(std::memory_order_relaxed); }
+    SIZE_T max_window() const { return max_window_size.load(std::memory_order_relaxed); }
+    bool has_flag(ULONG flag) const
+    {
+        return (adapter_flags.load(std::memory_order_relaxed) & flag) == flag;
+    }
+};
+
 class Knobs {
 public:
     Knobs();
@@ -113,10 +134,15 @@ public:
     }
     // The contract rule the provider breaks on purpose; read on the data path, so lock-free.
     Misbehave misbehave() const { return v_.misbehave.load(std::memory_order_relaxed); }
+    // The data path's knobs, lock-free.
+    const DataPathKnobs &data_path() const { return data_path_; }
 
 private:
+    void publish(); // mu_ held: copy what the data path reads into data_path_
+
     mutable std::mutex mu_;
     KnobValues v_;
+    DataPathKnobs data_path_;
 };
 
 } // namespace ndk::soft

@@ -133,7 +133,7 @@ NTSTATUS resolve_local(SoftQp &qp, const std::vector<NDK_SGE> &sgl, LocalAccess 
         if (access != LocalAccess::Read && !(mr->flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE))
             return STATUS_ACCESS_VIOLATION;
         if (access == LocalAccess::ReadSink && !(mr->flags & NDK_MR_FLAG_RDMA_READ_SINK) &&
-            !(adapter.info().AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED))
+            !adapter.knobs().data_path().has_flag(NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED))
             return STATUS_ACCESS_VIOLATION; // digest 1.4: read sinks need RDMA_READ_SINK
         if (!inside(mr->address, mr->length, address, sge.Length))
             return STATUS_ACCESS_VIOLATION;

@@ -4,16 +4,12 @@
 #pragma once
 
 #include "soft_objects.hpp"
+#include "soft_spans.hpp"
 
 #include <vector>
 
 namespace ndk::soft {
 
-struct Span {
-    unsigned char *host;
-    size_t length;
-};
-using Spans = std::vector<Span>;
 
 size_t total_length(const Spans &spans);
 // Copy min(total(dst), total(src)) bytes from src to dst; returns the count copied.

@@ -7,6 +7,8 @@
 #include "soft_cq_ring.hpp"
 #include "soft_fabric.hpp"
 #include "soft_object.hpp"
+#include "soft_request_queue.hpp"
+#include "soft_spans.hpp"
 #include "providers/kit/kit_cq_arm.hpp"
 #include "providers/kit/kit_create_checks.hpp"
 #include "providers/kit/kit_mr_checks.hpp"
@@ -125,6 +127,12 @@ protected:
 struct ReceiveRequest {
     PVOID context = nullptr;
     std::vector<NDK_SGE> sgl;
+
+    void clear() // for reuse by the next receive (RequestQueue): the SGL keeps its capacity
+    {
+        context = nullptr;
+        sgl.clear();
+    }
 };
 
 // A posted initiator request (digest 1.7), kept until the engine executes it.
@@ -144,6 +152,25 @@ struct WorkRequest {
     SIZE_T length = 0;
     std::vector<uint64_t> pages; // FastRegister
     ULONG fbo = 0;
+
+    void clear() // for reuse by the next post (RequestQueue): the vectors keep their capacity
+    {
+        type = NdkOperationTypeSend;
+        context = nullptr;
+        flags = 0;
+        sgl.clear();
+        inline_data.clear();
+        remote_address = 0;
+        remote_token = 0;
+        invalidate_remote = false;
+        sge_overrun = false;
+        mr = nullptr;
+        mw = nullptr;
+        address = 0;
+        length = 0;
+        pages.clear();
+        fbo = 0;
+    }
 };
 
 class SoftConnector;
@@ -158,7 +185,7 @@ public:
     ULONG depth = 0;
     ULONG max_sge = 0;
     ULONG threshold = 0; // > 0: armed
-    std::deque<ReceiveRequest> receives; // posted and not consumed
+    RequestQueue<ReceiveRequest> receives; // posted and not consumed
     std::vector<SoftQp *> qps;           // QPs created on this SRQ
     NDK_FN_SRQ_NOTIFICATION_CALLBACK notify = nullptr;
     PVOID notify_context = nullptr;
@@ -175,7 +202,7 @@ public:
     SoftCq *initiator_cq = nullptr;
     SoftSrq *srq = nullptr;
     PVOID context = nullptr;
-    std::deque<ReceiveRequest> receives; // posted and not consumed
+    RequestQueue<ReceiveRequest> receives; // posted and not consumed
 
     // Connection state (digest 3.5, 3.6; docs/semantics.md, QP-STATE).
     enum class State {
@@ -187,10 +214,13 @@ public:
     State state = State::Idle;
     SoftQp *peer = nullptr;
     SoftConnector *connector = nullptr;
-    std::deque<WorkRequest> initiator; // posted, not executed
+    RequestQueue<WorkRequest> initiator; // posted, not executed
     size_t released = 0;   // how many of `initiator` may execute (the rest are deferred)
     uint64_t rnr_timer = 0; // the head send waits for a receive at the peer until this fires
     uint64_t rnr_generation = 0;
+    // The spans of the transfer this QP's initiator is executing (its source and its sink),
+    // kept between transfers so that moving data allocates nothing once they have grown.
+    Spans local_spans, peer_spans;
 
 protected:
     void on_close() override;

@@ -45,14 +45,14 @@ NTSTATUS post_initiator(NDK_QP *ndk_qp, NDK_OPERATION_TYPE type, PVOID context, 
             {cq_in_error(qp), connected, qp.initiator.size(), qp.initiator_depth}, flags, allowed);
         status != STATUS_SUCCESS)
         return fail_inline(qp, status);
-    WorkRequest wr;
+    WorkRequest &wr = qp.initiator.next_slot(); // queued only when it is whole (commit)
     wr.type = type;
     wr.context = context;
     wr.flags = flags;
     if (NTSTATUS status = build(qp, wr); status != STATUS_SUCCESS)
         return fail_inline(qp, status);
     hold_objects(wr);
-    qp.initiator.push_back(std::move(wr));
+    qp.initiator.commit();
     if (qp.state == SoftQp::State::Error) {
         flush_qp(qp); // ND2: after an error completion every request completes CANCELLED
         return STATUS_SUCCESS;
@@ -71,7 +71,7 @@ NTSTATUS take_sgl(SoftQp &qp, WorkRequest &wr, const NDK_SGE *sgl, ULONG count, 
     // sge_check=completion: the SGE count is judged when the request executes (execute()).
     wr.sge_overrun = count > max_sge && !(wr.flags & NDK_OP_FLAG_INLINE) &&
                      qp.adapter().knobs().sge_check_at_completion();
-    SglLimits limits{wr.sge_overrun ? count : max_sge, qp.adapter().info().MaxTransferLength,
+    SglLimits limits{wr.sge_overrun ? count : max_sge, qp.adapter().knobs().data_path().max_transfer(),
                      qp.inline_size};
     if (NTSTATUS status = check_sgl(sgl, count, wr.flags, limits, &total); status != STATUS_SUCCESS)
         return status;
@@ -118,15 +118,15 @@ NTSTATUS post_read(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG 
 {
     return post_initiator(qp, NdkOperationTypeRead, RequestContext, Flags, kReadFlags,
                           [&](SoftQp &q, WorkRequest &wr) {
-                              NDK_ADAPTER_INFO info = q.adapter().info();
+                              const DataPathKnobs &knobs = q.adapter().knobs().data_path();
                               if ((Flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) &&
-                                  (!(info.AdapterFlags &
-                                     NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED) ||
+                                  (!knobs.has_flag(
+                                       NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED) ||
                                    nSge == 0))
                                   return STATUS_INVALID_PARAMETER;
                               wr.remote_address = RemoteAddress;
                               wr.remote_token = RemoteToken;
-                              ULONG max = std::min(q.initiator_sge, info.MaxReadRequestSge);
+                              ULONG max = std::min(q.initiator_sge, knobs.max_read_sge());
                               return take_sgl(q, wr, pSgl, nSge, max);
                           });
 }
@@ -162,7 +162,7 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
             // Inside the MR's range; an index, never zero-based (digest 1.7).
             if (address == 0 || address < mr->address || Length > mr->length ||
                 address - mr->address > mr->length - Length ||
-                Length > adapter.info().MaxWindowSize)
+                Length > adapter.knobs().data_path().max_window())
                 return STATUS_INVALID_PARAMETER;
             wr.mr = mr;
             wr.mw = mw;
@@ -234,10 +234,13 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
     uint64_t total = 0;
     if (NTSTATUS status = check_receive_post(
             {cq_in_error(qp), true, qp.receives.size(), qp.receive_depth}, pSgl, nSge,
-            {qp.receive_sge, adapter.info().MaxTransferLength, 0}, &total);
+            {qp.receive_sge, adapter.knobs().data_path().max_transfer(), 0}, &total);
         status != STATUS_SUCCESS)
         return status;
-    qp.receives.push_back(ReceiveRequest{RequestContext, {pSgl, pSgl + nSge}});
+    ReceiveRequest &rr = qp.receives.next_slot();
+    rr.context = RequestContext;
+    rr.sgl.assign(pSgl, pSgl + nSge);
+    qp.receives.commit();
     if (qp.state == SoftQp::State::Error) {
         flush_qp(qp);
         return STATUS_SUCCESS;

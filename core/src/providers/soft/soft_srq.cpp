@@ -79,10 +79,13 @@ NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl
     uint64_t total = 0;
     if (NTSTATUS status = kit::check_receive_post(
             {false, true, srq->receives.size(), srq->depth}, pSgl, nSge,
-            {srq->max_sge, srq->adapter().info().MaxTransferLength, 0}, &total);
+            {srq->max_sge, srq->adapter().knobs().data_path().max_transfer(), 0}, &total);
         status != STATUS_SUCCESS)
         return status;
-    srq->receives.push_back(ReceiveRequest{RequestContext, {pSgl, pSgl + nSge}});
+    ReceiveRequest &rr = srq->receives.next_slot();
+    rr.context = RequestContext;
+    rr.sgl.assign(pSgl, pSgl + nSge);
+    srq->receives.commit();
     for (SoftQp *qp : srq->qps)
         receive_posted(*qp); // a send waiting at a peer of any of its QPs may proceed
     return STATUS_SUCCESS;

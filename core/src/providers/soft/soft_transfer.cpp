@@ -48,13 +48,15 @@ void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULO
     post_result(*qp.receive_cq, r, solicited);
 }
 
-// The next receive for an incoming send: from the QP's SRQ or its own receive queue.
-std::optional<ReceiveRequest> take_receive(SoftQp &qp)
+// The next receive for an incoming send, from the QP's SRQ or its own receive queue, or
+// nullptr.  It is consumed; the pointer stays valid until the next receive is posted to that
+// queue, which cannot happen while the adapter's lock is held (RequestQueue keeps the slot).
+ReceiveRequest *take_receive(SoftQp &qp)
 {
     auto &queue = qp.srq != nullptr ? qp.srq->receives : qp.receives;
     if (queue.empty())
-        return std::nullopt;
-    ReceiveRequest rr = std::move(queue.front());
+        return nullptr;
+    ReceiveRequest *rr = &queue.front();
     queue.pop_front();
     if (qp.srq != nullptr)
         srq_check_threshold(*qp.srq);
@@ -86,16 +88,18 @@ bool invalidate_remote_token(SoftQp &receiver, UINT32 token)
 Outcome execute_send(SoftQp &qp, WorkRequest &wr)
 {
     SoftQp &peer = *qp.peer;
-    Spans source;
+    Spans &source = qp.local_spans;
+    source.clear();
     if (wr.flags & NDK_OP_FLAG_INLINE)
         source.push_back({wr.inline_data.data(), wr.inline_data.size()});
     else if (NTSTATUS s = resolve_local(qp, wr.sgl, LocalAccess::Read, source); s != STATUS_SUCCESS)
         return {false, s};
-    auto rr = take_receive(peer);
-    if (!rr)
+    ReceiveRequest *rr = take_receive(peer);
+    if (rr == nullptr)
         return {true, STATUS_SUCCESS}; // receiver not ready: retry until rnr_timeout_ms
     bool solicited = (wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
-    Spans sink;
+    Spans &sink = qp.peer_spans;
+    sink.clear();
     NTSTATUS at_receiver = resolve_local(peer, rr->sgl, LocalAccess::Write, sink);
     size_t bytes = total_length(source);
     if (at_receiver == STATUS_SUCCESS && bytes > total_length(sink))
@@ -122,7 +126,8 @@ Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
 {
     SoftQp &peer = *qp.peer;
     bool read = wr.type == NdkOperationTypeRead;
-    Spans local;
+    Spans &local = qp.local_spans;
+    local.clear();
     if (!read && (wr.flags & NDK_OP_FLAG_INLINE)) {
         local.push_back({wr.inline_data.data(), wr.inline_data.size()});
     } else if (NTSTATUS s = resolve_local(qp, wr.sgl, read ? LocalAccess::ReadSink
@@ -132,7 +137,8 @@ Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
         return {false, s};
     }
     size_t bytes = total_length(local);
-    Spans remote;
+    Spans &remote = qp.peer_spans;
+    remote.clear();
     if (NTSTATUS s = resolve_remote(peer, wr.remote_token, wr.remote_address, bytes, !read, remote);
         s != STATUS_SUCCESS)
         return {false, s};
@@ -238,11 +244,10 @@ void rnr_expired(SoftQp &qp)
     qp.rnr_timer = 0;
     if (qp.initiator.empty() || qp.state != SoftQp::State::Connected)
         return;
-    WorkRequest wr = std::move(qp.initiator.front());
+    complete_initiator(qp, qp.initiator.front(), STATUS_IO_TIMEOUT);
     qp.initiator.pop_front();
     if (qp.released > 0)
         --qp.released;
-    complete_initiator(qp, wr, STATUS_IO_TIMEOUT);
     fail_connection(qp);
 }
 
@@ -275,10 +280,9 @@ void pump(SoftQp &qp)
             return;
         }
         cancel_rnr_timer(qp);
-        WorkRequest wr = std::move(qp.initiator.front());
+        complete_initiator(qp, qp.initiator.front(), outcome.status);
         qp.initiator.pop_front();
         --qp.released;
-        complete_initiator(qp, wr, outcome.status);
         if (outcome.status != STATUS_SUCCESS) {
             fail_connection(qp);
             return;
@@ -312,15 +316,13 @@ void flush_qp(SoftQp &qp)
 {
     cancel_rnr_timer(qp);
     while (!qp.initiator.empty()) {
-        WorkRequest wr = std::move(qp.initiator.front());
+        complete_initiator(qp, qp.initiator.front(), STATUS_CANCELLED);
         qp.initiator.pop_front();
-        complete_initiator(qp, wr, STATUS_CANCELLED);
     }
     qp.released = 0;
     while (!qp.receives.empty()) {
-        ReceiveRequest rr = std::move(qp.receives.front());
+        complete_receive(qp, qp.receives.front(), STATUS_CANCELLED, 0, false);
         qp.receives.pop_front();
-        complete_receive(qp, rr, STATUS_CANCELLED, 0, false);
     }
 }
 
