@@ -4,13 +4,25 @@
 // the manner of perftest.  Python is never inside a timed loop.
 //
 //   ndk_perf send_lat|write_lat|read_lat [--size N] [--iters N] [--warmup N]
-//            [--threads] [--progress auto|manual] [--samples FILE]
+//            [--threads] [--progress auto|manual] [--seconds N] [--samples FILE]
 //       latency samples (one clock read per iteration): min, median, avg, p99, p99.9 in us;
 //       --samples writes every sample to FILE, in ns, one per line, in the order measured
 //       (what `ndk perf --plot` draws).
 //       send_lat is a ping-pong, a sample is half its round trip; --threads runs the pong
 //       side on its own thread, both busy-polling (as two perftest processes would); without
-//       it one thread drives both sides (the provider's cost alone).
+//       it one thread drives both sides (the provider's cost alone).  --seconds bounds the
+//       run (the warm-up to a tenth of it, the samples to the rest): two busy-polling threads
+//       on loaded cores can take milliseconds a round trip, and a bounded run still gives
+//       the percentiles of the samples it took (their count is in the output).
+//   ndk_perf cacheline [--iters N] [--warmup N] [--seconds N] [--samples FILE]
+//       the physical limit of send_lat --threads: one atomic word in its own cache line
+//       bounced between two busy-waiting threads, no provider; a sample is half a round trip,
+//       clocked as send_lat clocks it, so the two compare as they stand.
+//   ndk_perf msg_rate [--connections N] [--size N] [--batch N] [--iters N]
+//       message rate: N connections between the same two adapters, each connection's QP
+//       pair driven by its own thread, which posts `batch` RDMA writes and polls them, over
+//       and over; aggregate and per-connection Mops/s.  --connections 1 against 2 is how
+//       far the provider scales with threads (two connections should never contend).
 //   ndk_perf send_bw|write_bw|read_bw [--size N] [--iters N] [--inflight N]
 //       `inflight` requests in flight, polled in batches: peak (best window) and average
 //       bandwidth in MB/s (10^6) and GB/s, message rate in Mpps.
@@ -26,6 +38,13 @@
 //       resident memory (RSS delta) per object.  Run one `--what` per process for clean RSS
 //       deltas (memory freed by an earlier part is reused by a later one).
 //
+// Every test that opens adapters also takes --options KNOBS: knob lines ("key=value", ';'
+// between them) for each adapter it opens, given at CreateMiniport, e.g. "transport=shm" to
+// measure a transport other than the default.  A provider that refuses one fails the run
+// (exit 1) with its own reason on stderr, which is what bench/compare prints for the row.
+// The address and progress knobs are ndk_perf's (each adapter has its own address; progress
+// is --progress, set once connected).
+//
 // `ndk_perf --help` lists every test's options with their ranges.  Each value is checked
 // whole before anything runs (see "arguments" below): a bad one, an unknown option or a missing
 // value is one line on stderr naming the argument and its valid range, and exit code 2.
@@ -35,6 +54,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -58,7 +78,7 @@ struct Option {
     enum Kind { Number, Flag, Choice, Parts, Text } kind;
     const char *name;
     uint64_t lo = 0, hi = 0;
-    const char *choices = ""; // Choice: "auto|manual"; Parts: "mrs,qps,cq"
+    const char *choices = ""; // Choice: "auto|manual"; Parts: "mrs,qps,cq"; Text: "FILE"
     const char *note = "";
 };
 
@@ -67,14 +87,22 @@ Option iters_option(uint64_t lo = 1, const char *note = "")
 {
     return {Option::Number, "iters", lo, kMaxIters, "", note};
 }
+// Knob lines for every adapter the test opens (see the top of this file).
+Option knobs_option()
+{
+    return {Option::Text, "options", 0, 0, "KNOBS", "key=value;... for each adapter"};
+}
 
 const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
 {
+    static const Option warmup = {Option::Number, "warmup", 0, kMaxIters};
+    static const Option seconds = {Option::Number, "seconds", 0, 3600, "", "0: no limit"};
+    static const Option samples = {Option::Text, "samples", 0, 0, "FILE"};
     static const std::vector<Option> latency = {
-        size_option(), iters_option(), {Option::Number, "warmup", 0, kMaxIters},
-        {Option::Choice, "progress", 0, 0, "auto|manual"}, {Option::Text, "samples"}};
+        size_option(), iters_option(), warmup, {Option::Choice, "progress", 0, 0, "auto|manual"},
+        seconds, samples, knobs_option()};
     static const std::vector<Option> bandwidth = {
-        size_option(), iters_option(), {Option::Number, "inflight", 1, 1024}};
+        size_option(), iters_option(), {Option::Number, "inflight", 1, 1024}, knobs_option()};
     static std::vector<Option> send_latency = [] {
         std::vector<Option> v = latency;
         v.insert(v.begin() + 3, {Option::Flag, "threads"});
@@ -84,39 +112,46 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
         {"send_lat", send_latency},
         {"write_lat", latency},
         {"read_lat", latency},
+        {"cacheline", {iters_option(), warmup, seconds, samples}},
         {"send_bw", bandwidth},
         {"write_bw", bandwidth},
         {"read_bw", bandwidth},
+        // A thread per connection: past the cores it measures the scheduler, hence the cap.
+        {"msg_rate",
+         {{Option::Number, "connections", 1, 64}, size_option(),
+          {Option::Number, "batch", 1, 1024, "", "at most the queue depth, 1024"},
+          iters_option(1, "writes per connection"), knobs_option()}},
         {"memcpy",
          {size_option(uint64_t{1} << 32), iters_option(0, "0: about 4 GiB copied"),
           {Option::Number, "offset", 0, 4095}}},
         {"poll_rate",
          {{Option::Number, "batch", 1, kMaxCqDepth}, {Option::Number, "count", 1, kMaxCqDepth},
-          iters_option()}},
-        {"create_close", {iters_option()}},
+          iters_option(), knobs_option()}},
+        {"create_close", {iters_option(), knobs_option()}},
         {"scale",
          {{Option::Number, "mrs", 1, 10000000}, {Option::Number, "qps", 1, 1000000},
           {Option::Number, "cq-depth", 1, kMaxCqDepth},
           {Option::Number, "cq-fill", 0, kMaxCqDepth, "", "at most --cq-depth"},
-          {Option::Parts, "what", 0, 0, "mrs,qps,cq"}}},
+          {Option::Parts, "what", 0, 0, "mrs,qps,cq"}, knobs_option()}},
     };
     return tests;
 }
 
 std::string describe(const Option &o)
 {
+    std::string note = *o.note ? std::string(" (") + o.note + ")" : "";
     switch (o.kind) {
     case Option::Number:
         return "--" + std::string(o.name) + " " + std::to_string(o.lo) + ".." +
-               std::to_string(o.hi) + (*o.note ? std::string(" (") + o.note + ")" : "");
+               std::to_string(o.hi) + note;
     case Option::Flag:
-        return "--" + std::string(o.name);
+        return "--" + std::string(o.name) + note;
     case Option::Choice:
-        return "--" + std::string(o.name) + " " + o.choices;
+        return "--" + std::string(o.name) + " " + o.choices + note;
     case Option::Parts:
-        return "--" + std::string(o.name) + " {" + o.choices + "},...";
+        return "--" + std::string(o.name) + " {" + o.choices + "},..." + note;
     case Option::Text:
-        return "--" + std::string(o.name) + " FILE";
+        return "--" + std::string(o.name) + " " + o.choices + note;
     }
     return "";
 }
@@ -283,6 +318,22 @@ void parse_options(Args &args, int argc, char **argv, int first)
                          std::to_string(args.num("cq-depth", kMaxCqDepth)));
     if (args.flag("threads") && args.str("progress", "auto") == "manual")
         throw UsageError("--threads with --progress manual: step from one thread only");
+    // --options leaves ndk_perf its own knobs: each adapter's address, and progress (manual
+    // progress before the connection is made would never complete it).
+    std::string knobs = args.str("options", "");
+    for (size_t start = 0; start < knobs.size();) {
+        size_t end = std::min(knobs.find_first_of(";\n", start), knobs.size());
+        std::string key = knobs.substr(start, end - start);
+        key = key.substr(0, key.find('='));
+        key.erase(0, std::min(key.find_first_not_of(" \t"), key.size()));
+        key.erase(key.find_last_not_of(" \t") + 1);
+        if (key == "address" || key == "progress")
+            throw UsageError("argument --options: " + key + " is ndk_perf's to set (" +
+                             (key == "address" ? "each adapter has its own"
+                                               : "--progress, where the test has it") +
+                             ")");
+        start = end + 1;
+    }
 }
 
 double ns_between(Clock::time_point a, Clock::time_point b)
@@ -310,7 +361,17 @@ public:
     Json &str(const std::string &k, const std::string &v)
     {
         sep();
-        out_ += "\"" + k + "\": \"" + v + "\"";
+        out_ += "\"" + k + "\": \"";
+        for (char c : v) { // --options is the user's text: quotes, backslashes, newlines
+            if (c == '"' || c == '\\')
+                out_ += std::string("\\") + c;
+            else if (static_cast<unsigned char>(c) < 0x20)
+                out_ += "\\u00" + std::string(1, "0123456789abcdef"[c >> 4]) +
+                        "0123456789abcdef"[c & 15];
+            else
+                out_ += c;
+        }
+        out_ += "\"";
         return *this;
     }
     Json &raw(const std::string &k, const std::string &v)
@@ -381,22 +442,69 @@ void poll_type(NDK_CQ *cq, NDK_OPERATION_TYPE type)
         throw std::runtime_error("unexpected completion type " + std::to_string(r[0].Type));
 }
 
-std::string manual_options(const Args &a)
+// The knob lines for the adapters of a Pair: --options, and progress=manual for --progress
+// manual (the Pair sets it once connected).
+std::string pair_options(const Args &a)
 {
-    return a.str("progress", "auto") == "manual" ? "progress=manual" : "";
+    return a.str("options", "") +
+           (a.str("progress", "auto") == "manual" ? "\nprogress=manual" : "");
 }
+
+// The clock of a latency loop: one read per iteration (tick), the time since the previous
+// read one sample (divided by `per_sample`: 2 for half a round trip).  First the warm-up,
+// unsampled: --warmup iterations (default a tenth of --iters, plus 100), or a tenth of
+// --seconds if that ends first; then --iters samples, or fewer if --seconds ends first.
+class LatencyLoop {
+public:
+    LatencyLoop(const Args &args, uint64_t iters, double per_sample)
+        : iters_(iters), warmup_(args.num("warmup", iters / 10 + 100)), per_sample_(per_sample)
+    {
+        samples_.reserve(iters);
+        last_ = Clock::now(); // the first iteration starts here
+        if (uint64_t seconds = args.num("seconds", 0); seconds != 0) {
+            warm_until_ = last_ + std::chrono::milliseconds(seconds * 100);
+            stop_ = last_ + std::chrono::seconds(seconds);
+        }
+    }
+    // Another iteration is wanted.
+    bool more() const { return samples_.size() < iters_ && last_ < stop_; }
+    // An iteration ended.
+    void tick()
+    {
+        auto now = Clock::now();
+        if (warmed_ >= warmup_ || now >= warm_until_)
+            samples_.push_back(ns_between(last_, now) / per_sample_);
+        else
+            ++warmed_;
+        last_ = now;
+    }
+    // The samples; at least one, or the loop ran out of --seconds in its warm-up.
+    const std::vector<double> &samples() const
+    {
+        if (samples_.empty())
+            throw std::runtime_error("no sample within --seconds (the warm-up took them)");
+        return samples_;
+    }
+
+private:
+    uint64_t iters_, warmup_, warmed_ = 0;
+    double per_sample_;
+    Clock::time_point last_;
+    Clock::time_point warm_until_ = Clock::time_point::max(), stop_ = Clock::time_point::max();
+    std::vector<double> samples_;
+};
 
 // ---- latency --------------------------------------------------------------------------------
 
 std::string send_lat(const Args &args)
 {
     auto size = static_cast<ULONG>(args.num("size", 64));
-    uint64_t iters = args.num("iters", 100000), warmup = args.num("warmup", iters / 10 + 100);
+    uint64_t iters = args.num("iters", 100000);
     bool threads = args.flag("threads");
     bool manual = args.str("progress", "auto") == "manual";
     if (manual && threads)
         throw std::runtime_error("--threads with --progress manual: step from one thread only");
-    Pair pair(4096, 1024, manual_options(args));
+    Pair pair(4096, 1024, pair_options(args));
     Region sa(pair.client(), pair.a().pd, size), ra(pair.client(), pair.a().pd, size);
     Region sb(pair.server(), pair.b().pd, size), rb(pair.server(), pair.b().pd, size);
     NDK_QP *qa = pair.a().qp, *qb = pair.b().qp;
@@ -405,16 +513,14 @@ std::string send_lat(const Args &args)
             r_b = rb.sge(0, size);
     check(qa->Dispatch->NdkReceive(qa, nullptr, &r_a, 1), "NdkReceive");
     check(qb->Dispatch->NdkReceive(qb, nullptr, &r_b, 1), "NdkReceive");
-    uint64_t total = iters + warmup;
     std::vector<double> samples;
-    samples.reserve(iters);
     if (!threads) {
         // Auto progress: A's send completes inside NdkSend, so A's CQ holds [send, receive]
         // after B's reply, and B's CQ [receive] then [send].  Every result is polled inside
         // the timed loop (one clock read per iteration).
         NDK_RESULT_EX r[2];
-        auto last = Clock::now();
-        for (uint64_t i = 0; i < total; ++i) {
+        LatencyLoop loop(args, iters, 2);
+        while (loop.more()) {
             check(qa->Dispatch->NdkSend(qa, nullptr, &s_a, 1, 0), "NdkSend");
             if (manual)
                 pair.client().step(1);
@@ -426,32 +532,38 @@ std::string send_lat(const Args &args)
             poll_n(ca, r, 2);
             check(qa->Dispatch->NdkReceive(qa, nullptr, &r_a, 1), "NdkReceive");
             poll_n(cb, r, 1);
-            auto now = Clock::now();
-            if (i >= warmup)
-                samples.push_back(ns_between(last, now) / 2);
-            last = now;
+            loop.tick();
         }
+        samples = loop.samples();
     } else {
+        // The pong answers `pings` pings.  When the loop wants no more, the ping sets it to
+        // the count with one last ping, untimed, before sending that ping: the pong reads it
+        // after answering (the transfer orders the two), so it never waits for a ping that
+        // will not come.
+        std::atomic<uint64_t> pings{UINT64_MAX};
         std::thread pong([&] {
-            for (uint64_t i = 0; i < total; ++i) {
+            for (uint64_t i = 0; i < pings.load(std::memory_order_acquire); ++i) {
                 poll_type(cb, NdkOperationTypeReceive);
                 check(qb->Dispatch->NdkReceive(qb, nullptr, &r_b, 1), "NdkReceive");
                 check(qb->Dispatch->NdkSend(qb, nullptr, &s_b, 1, 0), "NdkSend");
                 poll_type(cb, NdkOperationTypeSend);
             }
         });
-        auto last = Clock::now();
-        for (uint64_t i = 0; i < total; ++i) {
+        LatencyLoop loop(args, iters, 2);
+        for (uint64_t i = 0;; ++i) {
+            bool last = !loop.more();
+            if (last)
+                pings.store(i + 1, std::memory_order_release);
             check(qa->Dispatch->NdkSend(qa, nullptr, &s_a, 1, 0), "NdkSend");
             poll_type(ca, NdkOperationTypeSend);
             poll_type(ca, NdkOperationTypeReceive);
             check(qa->Dispatch->NdkReceive(qa, nullptr, &r_a, 1), "NdkReceive");
-            auto now = Clock::now();
-            if (i >= warmup)
-                samples.push_back(ns_between(last, now) / 2);
-            last = now;
+            if (last)
+                break;
+            loop.tick();
         }
         pong.join();
+        samples = loop.samples();
     }
     write_samples(args, samples);
     return Json()
@@ -460,6 +572,7 @@ std::string send_lat(const Args &args)
         .num("iters", static_cast<double>(iters))
         .str("mode", threads ? "threads" : "one_thread")
         .str("progress", manual ? "manual" : "auto")
+        .str("options", args.str("options", ""))
         .str("sample", "half round trip")
         .raw("latency", latency_stats(samples))
         .text();
@@ -468,17 +581,15 @@ std::string send_lat(const Args &args)
 std::string rdma_lat(const Args &args, bool read)
 {
     auto size = static_cast<ULONG>(args.num("size", 64));
-    uint64_t iters = args.num("iters", 100000), warmup = args.num("warmup", iters / 10 + 100);
+    uint64_t iters = args.num("iters", 100000);
     bool manual = args.str("progress", "auto") == "manual";
-    Pair pair(4096, 1024, manual_options(args));
+    Pair pair(4096, 1024, pair_options(args));
     Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
     NDK_QP *qa = pair.a().qp;
     NDK_SGE s = local.sge(0, size);
     NDK_RESULT_EX r[1];
-    std::vector<double> samples;
-    samples.reserve(iters);
-    auto last = Clock::now();
-    for (uint64_t i = 0; i < iters + warmup; ++i) {
+    LatencyLoop loop(args, iters, 1);
+    while (loop.more()) {
         check(read ? qa->Dispatch->NdkRead(qa, nullptr, &s, 1, remote.address(), remote.remote, 0)
                    : qa->Dispatch->NdkWrite(qa, nullptr, &s, 1, remote.address(), remote.remote,
                                             0),
@@ -486,20 +597,61 @@ std::string rdma_lat(const Args &args, bool read)
         if (manual)
             pair.client().step(1);
         poll_n(pair.a().cq, r, 1);
-        auto now = Clock::now();
-        if (i >= warmup)
-            samples.push_back(ns_between(last, now));
-        last = now;
+        loop.tick();
     }
-    write_samples(args, samples);
+    write_samples(args, loop.samples());
     return Json()
         .str("test", read ? "read_lat" : "write_lat")
         .num("size", size)
         .num("iters", static_cast<double>(iters))
         .str("mode", "one_thread")
         .str("progress", manual ? "manual" : "auto")
+        .str("options", args.str("options", ""))
         .str("sample", "post to completion polled")
-        .raw("latency", latency_stats(samples))
+        .raw("latency", latency_stats(loop.samples()))
+        .text();
+}
+
+// The floor under send_lat --threads: what two busy-waiting threads take to hand one cache
+// line back and forth, with no provider in between.  The ping writes an odd number into the
+// word and waits for the next even one, which the pong writes on seeing it; a plain load in
+// the wait (no pause, no yield), as the send_lat threads poll.
+std::string cacheline(const Args &args)
+{
+    uint64_t iters = args.num("iters", 1000000);
+    constexpr uint64_t kStop = UINT64_MAX; // the ping's last word: the pong returns
+    struct alignas(64) Line {
+        std::atomic<uint64_t> word{0};
+    };
+    static_assert(sizeof(Line) == 64, "the word alone in its cache line");
+    auto line = std::make_unique<Line>(); // heap: aligned, and nothing else on its line
+    std::atomic<uint64_t> &word = line->word;
+    std::thread pong([&] {
+        for (uint64_t ping = 1;; ping += 2) {
+            uint64_t v;
+            while ((v = word.load(std::memory_order_acquire)) != ping && v != kStop) {
+            }
+            if (v == kStop)
+                return;
+            word.store(ping + 1, std::memory_order_release);
+        }
+    });
+    LatencyLoop loop(args, iters, 2);
+    for (uint64_t ping = 1; loop.more(); ping += 2) {
+        word.store(ping, std::memory_order_release);
+        while (word.load(std::memory_order_acquire) != ping + 1) {
+        }
+        loop.tick();
+    }
+    word.store(kStop, std::memory_order_release);
+    pong.join();
+    write_samples(args, loop.samples());
+    return Json()
+        .str("test", "cacheline")
+        .num("iters", static_cast<double>(iters))
+        .str("mode", "threads")
+        .str("sample", "half round trip")
+        .raw("latency", latency_stats(loop.samples()))
         .text();
 }
 
@@ -511,7 +663,7 @@ std::string bandwidth(const Args &args, const std::string &test)
     uint64_t iters = args.num("iters", 5000);
     auto inflight = static_cast<ULONG>(args.num("inflight", 64));
     bool send = test == "send_bw", read = test == "read_bw";
-    Pair pair(4096, 1024);
+    Pair pair(4096, 1024, args.str("options", ""));
     Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
     NDK_QP *qa = pair.a().qp, *qb = pair.b().qp;
     NDK_SGE s = local.sge(0, size), rs = remote.sge(0, size);
@@ -551,6 +703,7 @@ std::string bandwidth(const Args &args, const std::string &test)
         .num("size", size)
         .num("iters", msgs)
         .num("inflight", inflight)
+        .str("options", args.str("options", ""))
         .num("peak_mb_s", static_cast<double>(inflight) * size / best_ns * 1e3)
         .num("avg_mb_s", bytes / total_ns * 1e3)
         .num("avg_gb_s", bytes / total_ns)
@@ -600,7 +753,7 @@ std::string poll_rate(const Args &args)
     auto batch = static_cast<ULONG>(args.num("batch", 64));
     auto count = static_cast<ULONG>(args.num("count", 65536));
     uint64_t iters = args.num("iters", 20);
-    Pair pair(count, 1024);
+    Pair pair(count, 1024, args.str("options", ""));
     Region local(pair.client(), pair.a().pd, 8), remote(pair.server(), pair.b().pd, 8);
     NDK_QP *qa = pair.a().qp;
     NDK_CQ *cq = pair.a().cq;
@@ -643,12 +796,106 @@ std::string poll_rate(const Args &args)
         .text();
 }
 
+// N connections between the same two adapters, one thread each: `batch` 8-byte (--size)
+// RDMA writes posted on the connection's QP, then polled from its own CQ, over and over.  The
+// threads start together, after a warm-up; the first to finish its --iters ends the others'
+// windows, so every connection's rate is measured while all of them run, and the aggregate
+// is the sum of those rates.  With one connection it is the post + poll rate of one core in a
+// steady state (the CQ holds at most one batch), which poll_rate's filled CQ is not.
+std::string msg_rate(const Args &args)
+{
+    auto connections = static_cast<unsigned>(args.num("connections", 1));
+    auto size = static_cast<ULONG>(args.num("size", 8));
+    auto batch = static_cast<ULONG>(args.num("batch", 16));
+    uint64_t iters = args.num("iters", 1000000);
+    Pair pair(4096, 1024, args.str("options", ""), 0, false, connections);
+    std::vector<std::unique_ptr<Region>> local, remote;
+    for (unsigned c = 0; c < connections; ++c) {
+        local.push_back(std::make_unique<Region>(pair.client(), pair.a(c).pd, size));
+        remote.push_back(std::make_unique<Region>(pair.server(), pair.b(c).pd, size));
+    }
+    struct Run {
+        uint64_t ops = 0;
+        double ns = 0;
+        std::exception_ptr error;
+    };
+    std::vector<Run> runs(connections);
+    std::atomic<unsigned> ready{0};
+    std::atomic<bool> stop{false};
+    auto drive = [&](unsigned c) {
+        Run &run = runs[c];
+        try {
+            NDK_QP *qp = pair.a(c).qp;
+            NDK_CQ *cq = pair.a(c).cq;
+            NDK_SGE s = local[c]->sge(0, size);
+            UINT64 address = remote[c]->address();
+            UINT32 token = remote[c]->remote;
+            std::vector<NDK_RESULT_EX> out(batch);
+            auto round = [&] {
+                for (ULONG i = 0; i < batch; ++i)
+                    check(qp->Dispatch->NdkWrite(qp, nullptr, &s, 1, address, token, 0),
+                          "NdkWrite");
+                poll_n(cq, out.data(), batch);
+            };
+            for (uint64_t w = 0; w < iters / batch / 10 + 1; ++w) // caches, allocator
+                round();
+            ready.fetch_add(1);
+            while (ready.load() < connections) {
+            }
+            auto t0 = Clock::now();
+            while (run.ops < iters && !stop.load(std::memory_order_relaxed)) {
+                round();
+                run.ops += batch;
+            }
+            run.ns = ns_between(t0, Clock::now());
+            stop.store(true);
+        } catch (...) {
+            run.error = std::current_exception();
+            stop.store(true);
+            ready.fetch_add(connections); // no one waits at the start for this thread
+        }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned c = 0; c < connections; ++c)
+        threads.emplace_back(drive, c);
+    for (std::thread &t : threads)
+        t.join();
+    double mops = 0, ops = 0, window_ns = 0;
+    std::string each;
+    for (const Run &run : runs) {
+        if (run.error)
+            std::rethrow_exception(run.error);
+        double rate = run.ns > 0 ? static_cast<double>(run.ops) / run.ns * 1e3 : 0;
+        mops += rate;
+        ops += static_cast<double>(run.ops);
+        window_ns = std::max(window_ns, run.ns);
+        each += (each.empty() ? "" : ", ") + Json()
+                                                 .num("ops", static_cast<double>(run.ops))
+                                                 .num("seconds", run.ns / 1e9)
+                                                 .num("mops", rate)
+                                                 .text();
+    }
+    return Json()
+        .str("test", "msg_rate")
+        .num("connections", connections)
+        .num("size", size)
+        .num("batch", batch)
+        .num("iters", static_cast<double>(iters))
+        .str("op", "write")
+        .str("options", args.str("options", ""))
+        .num("aggregate_mops", mops)
+        .num("ops", ops)
+        .num("window_s", window_ns / 1e9)
+        .raw("connection", "[" + each + "]")
+        .text();
+}
+
 // ---- control plane --------------------------------------------------------------------------
 
 std::string create_close(const Args &args)
 {
     uint64_t iters = args.num("iters", 200000);
-    RawAdapter a("address=192.0.2.78\n");
+    RawAdapter a("address=192.0.2.78\n" + AdapterOptions(args.str("options", "")).at_open);
     NDK_PD *pd0 = a.pd();
     NDK_CQ *cq0 = a.cq(1024);
     Done done;
@@ -738,7 +985,7 @@ std::string scale(const Args &args)
     auto wanted = [&](const char *part) {
         return what.find("," + std::string(part) + ",") != std::string::npos;
     };
-    RawAdapter a("address=192.0.2.79\n");
+    RawAdapter a("address=192.0.2.79\n" + AdapterOptions(args.str("options", "")).at_open);
     NDK_PD *pd = a.pd();
     Done done;
     Json out;
@@ -818,7 +1065,8 @@ std::string scale(const Args &args)
         size_t filled = created;
         if (cq_fill > 0) {
             // Filled through a connected pair whose CQ has that depth (its own adapters).
-            Pair pair(static_cast<ULONG>(std::min<uint64_t>(cq_fill + 16, cq_depth)), 1024);
+            Pair pair(static_cast<ULONG>(std::min<uint64_t>(cq_fill + 16, cq_depth)), 1024,
+                      args.str("options", ""));
             Region local(pair.client(), pair.a().pd, 8), remote(pair.server(), pair.b().pd, 8);
             NDK_QP *qa = pair.a().qp;
             NDK_SGE s = local.sge(0, 8);
@@ -879,8 +1127,12 @@ int main(int argc, char **argv)
             out = send_lat(args);
         else if (t == "write_lat" || t == "read_lat")
             out = rdma_lat(args, t == "read_lat");
+        else if (t == "cacheline")
+            out = cacheline(args);
         else if (t == "send_bw" || t == "write_bw" || t == "read_bw")
             out = bandwidth(args, t);
+        else if (t == "msg_rate")
+            out = msg_rate(args);
         else if (t == "memcpy")
             out = memcpy_test(args);
         else if (t == "poll_rate")

@@ -233,16 +233,41 @@ inline sockaddr_in ipv4(const std::string &host, uint16_t port)
     return a;
 }
 
-// Two soft adapters (client a, server b) with one CQ, PD and connected QP each.  `options` are
-// knob lines for both adapters (e.g. "progress=manual").  With manual progress the connection
-// is made in auto mode first, then both adapters switch.
+// Knob lines ("key=value", one a line or ';'-separated, as the providers read them) split in
+// two: the progress knob, which a Pair applies only once connected (a manual engine would not
+// complete the connection), and every other line, which goes to the adapters as they open
+// (e.g. "transport=shm": a transport is chosen when the adapter is created).
+struct AdapterOptions {
+    std::string at_open;
+    bool manual = false;
+
+    explicit AdapterOptions(const std::string &options)
+    {
+        for (size_t start = 0; start <= options.size();) {
+            size_t end = std::min(options.find_first_of(";\n", start), options.size());
+            std::string line = options.substr(start, end - start);
+            start = end + 1;
+            if (line.find_first_not_of(" \t") == std::string::npos)
+                continue;
+            if (line.rfind("progress=", 0) == 0)
+                manual = line == "progress=manual";
+            else
+                at_open += line + "\n";
+        }
+    }
+};
+
+// Two soft adapters (client a, server b) with `connections` connected QPs between them, each
+// with its own CQ and PD on either side (a(i), b(i)).  `options` are knob lines for both
+// adapters (AdapterOptions: e.g. "transport=shm", "progress=manual").  With manual progress
+// the connections are made in auto mode first, then both adapters switch.
 class Pair {
 public:
     explicit Pair(ULONG cq_depth = 4096, ULONG queue_depth = 1024, const std::string &options = "",
-                  ULONG inline_size = 0, bool validate = false)
-        : client_ip_(next_ip()), server_ip_(next_ip()),
-          client_("address=" + client_ip_ + "\n", "soft", validate),
-          server_("address=" + server_ip_ + "\n", "soft", validate)
+                  ULONG inline_size = 0, bool validate = false, unsigned connections = 1)
+        : options_(options), client_ip_(next_ip()), server_ip_(next_ip()),
+          client_("address=" + client_ip_ + "\n" + options_.at_open, "soft", validate),
+          server_("address=" + server_ip_ + "\n" + options_.at_open, "soft", validate)
     {
         NDK_LISTENER *listener = nullptr;
         Done &created = server_.done();
@@ -261,42 +286,11 @@ public:
         ULONG length = sizeof bound;
         listener->Dispatch->NdkGetLocalAddress(listener, reinterpret_cast<PSOCKADDR>(&bound),
                                                &length);
-        make_side(client_, a_, cq_depth, queue_depth, inline_size);
-        make_side(server_, b_, cq_depth, queue_depth, inline_size);
-        a_.connector = client_.connector();
-        Done &connected = client_.done();
-        sockaddr_in src = ipv4(client_ip_, 0);
-        sockaddr_in dst = ipv4(server_ip_, ntohs(bound.sin_port));
-        s = a_.connector->Dispatch->NdkConnect(a_.connector, a_.qp,
-                                                reinterpret_cast<PSOCKADDR>(&src), sizeof src,
-                                                reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, 4,
-                                                4, nullptr, 0, Done::request, &connected);
-        if (s != STATUS_PENDING && s != STATUS_SUCCESS)
-            fail("NdkConnect", s);
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (incoming_.load() == nullptr) {
-            if (std::chrono::steady_clock::now() > deadline)
-                throw std::runtime_error("no connect event");
-            std::this_thread::yield();
-        }
-        b_.connector = incoming_.load();
-        Done &accepted = server_.done();
-        s = b_.connector->Dispatch->NdkAccept(b_.connector, b_.qp, 4, 4, nullptr, 0, nullptr,
-                                              nullptr, Done::request, &accepted);
-        if (s != STATUS_PENDING && s != STATUS_SUCCESS)
-            fail("NdkAccept", s);
-        if ((s = connected.wait()) != STATUS_SUCCESS)
-            fail("NdkConnect completion", s);
-        Done &completed = client_.done();
-        s = a_.connector->Dispatch->NdkCompleteConnect(a_.connector, nullptr, nullptr,
-                                                       Done::request, &completed);
-        if (s == STATUS_PENDING)
-            s = completed.wait();
-        if (s != STATUS_SUCCESS)
-            fail("NdkCompleteConnect", s);
-        if ((s = accepted.wait()) != STATUS_SUCCESS)
-            fail("NdkAccept completion", s);
-        if (options.find("progress=manual") != std::string::npos) {
+        a_.resize(std::max(connections, 1u));
+        b_.resize(a_.size());
+        for (size_t i = 0; i < a_.size(); ++i)
+            connect(a_[i], b_[i], cq_depth, queue_depth, inline_size, ntohs(bound.sin_port));
+        if (options_.manual) {
             client_.knob("progress", "manual");
             server_.knob("progress", "manual");
         }
@@ -313,8 +307,9 @@ public:
 
     RawAdapter &client() { return client_; }
     RawAdapter &server() { return server_; }
-    Side &a() { return a_; }
-    Side &b() { return b_; }
+    Side &a(size_t connection = 0) { return a_.at(connection); }
+    Side &b(size_t connection = 0) { return b_.at(connection); }
+    size_t connections() const { return a_.size(); }
 
 private:
     static std::string next_ip()
@@ -333,11 +328,54 @@ private:
         side.pd = adapter.pd();
         side.qp = adapter.qp(side.pd, side.cq, side.cq, &side, depth, depth, inline_size);
     }
+    // One connection to the listener on `port`: connect, accept, complete; one at a time, so
+    // the connect event in `incoming_` is this connection's.
+    void connect(Side &a, Side &b, ULONG cq_depth, ULONG queue_depth, ULONG inline_size,
+                 uint16_t port)
+    {
+        make_side(client_, a, cq_depth, queue_depth, inline_size);
+        make_side(server_, b, cq_depth, queue_depth, inline_size);
+        incoming_.store(nullptr);
+        a.connector = client_.connector();
+        Done &connected = client_.done();
+        sockaddr_in src = ipv4(client_ip_, 0);
+        sockaddr_in dst = ipv4(server_ip_, port);
+        NTSTATUS s = a.connector->Dispatch->NdkConnect(
+            a.connector, a.qp, reinterpret_cast<PSOCKADDR>(&src), sizeof src,
+            reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, 4, 4, nullptr, 0, Done::request,
+            &connected);
+        if (s != STATUS_PENDING && s != STATUS_SUCCESS)
+            fail("NdkConnect", s);
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (incoming_.load() == nullptr) {
+            if (std::chrono::steady_clock::now() > deadline)
+                throw std::runtime_error("no connect event");
+            std::this_thread::yield();
+        }
+        b.connector = incoming_.load();
+        Done &accepted = server_.done();
+        s = b.connector->Dispatch->NdkAccept(b.connector, b.qp, 4, 4, nullptr, 0, nullptr,
+                                             nullptr, Done::request, &accepted);
+        if (s != STATUS_PENDING && s != STATUS_SUCCESS)
+            fail("NdkAccept", s);
+        if ((s = connected.wait()) != STATUS_SUCCESS)
+            fail("NdkConnect completion", s);
+        Done &completed = client_.done();
+        s = a.connector->Dispatch->NdkCompleteConnect(a.connector, nullptr, nullptr,
+                                                      Done::request, &completed);
+        if (s == STATUS_PENDING)
+            s = completed.wait();
+        if (s != STATUS_SUCCESS)
+            fail("NdkCompleteConnect", s);
+        if ((s = accepted.wait()) != STATUS_SUCCESS)
+            fail("NdkAccept completion", s);
+    }
 
+    AdapterOptions options_;
     std::string client_ip_, server_ip_;
     RawAdapter client_, server_;
     std::atomic<NDK_CONNECTOR *> incoming_{nullptr};
-    Side a_, b_;
+    std::vector<Side> a_, b_;
 };
 
 // Poll `cq` until `n` results arrived; the results land in `out` (at least n long).  Throws
