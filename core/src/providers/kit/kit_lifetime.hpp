@@ -14,6 +14,7 @@
 
 #include "ndk/ndkpi.h"
 
+#include <atomic>
 #include <vector>
 
 namespace ndk::kit {
@@ -31,15 +32,18 @@ public:
         antecedent.add_dependent();
         antecedents_.push_back(&antecedent);
     }
-    void add_dependent() { ++dependents_; }
+    // Atomic: a provider may take and drop dependents from its data path on several threads
+    // (the soft provider's flush of a request that holds an MR); a close is requested only
+    // with the provider's object state held exclusively, so close_requested_ is stable then.
+    void add_dependent() { dependents_.fetch_add(1, std::memory_order_relaxed); }
     // One dependent is gone; the last one of an object whose close waits calls
     // on_last_dependent().
     void release_dependent()
     {
-        if (--dependents_ == 0 && close_requested_)
+        if (dependents_.fetch_sub(1, std::memory_order_acq_rel) == 1 && close_requested_)
             on_last_dependent();
     }
-    int dependents() const { return dependents_; }
+    int dependents() const { return dependents_.load(std::memory_order_acquire); }
     bool close_requested() const { return close_requested_; }
     // The close returned STATUS_PENDING (or is a dereference) and waits for its dependents.
     bool close_pending() const { return close_pending_; }
@@ -123,7 +127,7 @@ protected:
 
 private:
     std::vector<Lifetime *> antecedents_;
-    int dependents_ = 0;
+    std::atomic<int> dependents_{0};
     bool close_requested_ = false;
     bool close_pending_ = false;
     bool in_close_ = false;

@@ -6,6 +6,7 @@
 #include "soft_engine.hpp"
 #include "soft_miniport.hpp"
 #include "soft_object.hpp"
+#include "soft_wire_lock.hpp"
 #include "providers/kit/kit_object_registry.hpp"
 
 #include <array>
@@ -32,7 +33,7 @@ public:
     NDK_ADAPTER_INFO info() const { return knobs().adapter_info(version_); }
     Misbehave misbehave() const { return knobs().misbehave(); }
     Engine &engine() { return engine_; }
-    std::mutex &mu() { return mu_; }
+    WireLock &mu() { return mu_; }
 
     // Blocking close (CLOSE_NDK_ADAPTER_HANDLER): delivers every queued callback, tears down
     // what the consumer left open, and returns when no callback can follow (digest 3.1).
@@ -118,7 +119,7 @@ private:
 
     Miniport &miniport_;
     NDK_VERSION version_;
-    std::mutex &mu_; // the fabric's wire lock (soft_fabric.hpp)
+    WireLock &mu_; // the fabric's wire lock (soft_fabric.hpp, soft_wire_lock.hpp)
     std::list<std::unique_ptr<SoftObject>> objects_; // creation order
     kit::ObjectRegistry<SoftObject> registry_;
     std::array<ULONG, NdkObjectTypeMax> counts_{};

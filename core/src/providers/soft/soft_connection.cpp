@@ -42,7 +42,7 @@ void establishment_failed(SoftConnector &c, NTSTATUS status)
     c.peer = nullptr;
     if (c.qp != nullptr && c.qp->connector == &c)
         c.qp->connector = nullptr;
-    c.adapter().miniport().counters.ConnectFailure++;
+    Miniport::count(c.adapter().miniport().counters.ConnectFailure);
     finish_pending(c, status);
 }
 
@@ -64,7 +64,7 @@ void leave_connected(SoftConnector &c)
     c.peer = nullptr;
     if (c.counted_active) {
         c.counted_active = false;
-        c.adapter().miniport().counters.ActiveConnection--;
+        Miniport::count(c.adapter().miniport().counters.ActiveConnection, -1);
     }
     if (c.qp != nullptr) {
         c.qp->peer = nullptr;
@@ -80,13 +80,15 @@ void establish(SoftConnector &active, SoftConnector &passive)
     active.state = passive.state = State::Connected;
     active.qp->peer = passive.qp;
     passive.qp->peer = active.qp;
+    // From now on a transfer touches both QPs: one lock for the connection (soft_objects.hpp).
+    active.qp->connection_mu = passive.qp->connection_mu = std::make_shared<std::mutex>();
     active.qp->state = passive.qp->state = SoftQp::State::Connected;
     auto &ac = active.adapter().miniport().counters;
     auto &pc = passive.adapter().miniport().counters;
-    ac.Connect++;
-    ac.ActiveConnection++;
-    pc.Accept++;
-    pc.ActiveConnection++;
+    Miniport::count(ac.Connect);
+    Miniport::count(ac.ActiveConnection);
+    Miniport::count(pc.Accept);
+    Miniport::count(pc.ActiveConnection);
     active.counted_active = passive.counted_active = true;
     finish_pending(passive, STATUS_SUCCESS);
 }
@@ -234,9 +236,9 @@ void connection_terminated(SoftConnector &local)
 {
     if (local.state != State::Connected)
         return;
-    local.adapter().miniport().counters.ConnectionError++;
+    Miniport::count(local.adapter().miniport().counters.ConnectionError);
     if (local.peer != nullptr)
-        local.peer->adapter().miniport().counters.ConnectionError++;
+        Miniport::count(local.peer->adapter().miniport().counters.ConnectionError);
     end_connection(local, kDisconnectError);
 }
 

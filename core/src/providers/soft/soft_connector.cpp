@@ -26,7 +26,7 @@ namespace {
 // allows (the fault layer's request_mode=pending reports it through the completion instead).
 NTSTATUS refuse(SoftConnector &c, NTSTATUS status)
 {
-    c.adapter().miniport().counters.ConnectFailure++;
+    Miniport::count(c.adapter().miniport().counters.ConnectFailure);
     return status;
 }
 

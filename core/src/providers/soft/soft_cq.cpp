@@ -106,12 +106,13 @@ void fail_cq(SoftCq &cq, NTSTATUS status)
         return;
     cq.error = status;
     cq.results.fail();
-    cq.adapter().miniport().counters.CQError++;
+    Miniport::count(cq.adapter().miniport().counters.CQError);
     satisfy_arm(cq);
 }
 
 void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
 {
+    std::lock_guard lock(cq.completion_mu); // connections on other threads complete here too
     if (cq.error != STATUS_SUCCESS)
         return; // no further completions are reported after a CQ error (digest 1.3)
     if (!cq.results.push(result, cq.depth)) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ndk/ndkpi.h"
+#include "soft_wire_lock.hpp"
 
 #include <array>
 #include <compare>
@@ -50,10 +51,11 @@ class Fabric {
 public:
     static Fabric &instance();
 
-    // The wire lock: every soft adapter's object state is guarded by this one mutex, so data
-    // can move between two adapters (or within one) without lock ordering between them.
-    // The soft provider is a reference model first; one lock keeps its rules checkable.
-    std::mutex &wire() { return wire_; }
+    // The wire lock: every soft adapter's object state is guarded by it, so data can move
+    // between two adapters (or within one) without lock ordering between them.  The data path
+    // takes it shared (with its connection's own lock), everything else exclusive
+    // (soft_wire_lock.hpp).
+    WireLock &wire() { return wire_; }
 
     // Listening endpoints and established 4-tuples.  Wire lock held for all four.
     SoftListener *listener_at(const Endpoint &local) const;
@@ -78,7 +80,7 @@ private:
     friend class PortReservation;
     void release(const IpAddress &ip, uint16_t port);
 
-    std::mutex wire_;
+    WireLock wire_;
     std::map<std::pair<IpAddress, uint16_t>, SoftListener *> listeners_;
     std::map<std::pair<std::pair<IpAddress, uint16_t>, std::pair<IpAddress, uint16_t>>, int>
         tuples_;

@@ -6,6 +6,7 @@
 #include "soft_fabric.hpp"
 #include "soft_knobs.hpp"
 
+#include <atomic>
 #include <vector>
 
 namespace ndk::soft {
@@ -16,9 +17,17 @@ class Miniport {
 public:
     Knobs knobs;
     std::vector<IpAddress> addresses;
-    // Wire lock held for these two.
+    // Wire lock held (exclusive) for `adapters`, and for reading `counters`.
     std::vector<SoftAdapter *> adapters;
     NDIS_NDK_PERFORMANCE_COUNTERS counters{};
+
+    // Add to one counter: atomically, since connections on several threads count at once
+    // under the shared wire lock (soft_wire_lock.hpp).
+    static void count(ULONG64 &counter, int64_t delta = 1)
+    {
+        std::atomic_ref<ULONG64>(counter).fetch_add(static_cast<ULONG64>(delta),
+                                                     std::memory_order_relaxed);
+    }
 
     bool owns(const IpAddress &ip) const
     {

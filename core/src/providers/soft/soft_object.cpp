@@ -66,9 +66,8 @@ void SoftObject::on_last_dependent()
 
 void SoftObject::schedule_close_completion()
 {
-    if (completion_scheduled_)
+    if (completion_scheduled_.exchange(true))
         return;
-    completion_scheduled_ = true;
     SoftAdapter &adapter = this->adapter();
     adapter.engine_.post([this, &adapter] {
         std::function<void()> after = std::move(after_close_);

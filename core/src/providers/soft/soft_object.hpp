@@ -7,6 +7,7 @@
 #include "providers/kit/kit_lifetime.hpp"
 #include "providers/kit/kit_object_header.hpp"
 
+#include <atomic>
 #include <functional>
 #include <list>
 #include <memory>
@@ -43,7 +44,9 @@ private:
     void dereference() { pend_close(nullptr, nullptr); }
     void release_all_antecedents() { release_antecedents(); }
 
-    bool completion_scheduled_ = false;
+    // Atomic: the data path may schedule it (a flush releasing the last request that held an
+    // MR) while another connection's event looks at it.
+    std::atomic<bool> completion_scheduled_{false};
     std::function<void()> after_close_; // misbehave=callback_after_close: runs after the close
     std::list<std::unique_ptr<SoftObject>>::iterator self_; // in the adapter's object list
 };

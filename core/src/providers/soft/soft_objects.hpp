@@ -13,7 +13,9 @@
 #include "providers/kit/kit_create_checks.hpp"
 #include "providers/kit/kit_mr_checks.hpp"
 
+#include <atomic>
 #include <deque>
+#include <mutex>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -63,8 +65,12 @@ public:
     CqRing results; // completions waiting to be polled (its own lock: soft_cq_ring.hpp)
     kit::CqArm arm; // the arm, and what arrived since the last callback (digest 3.2)
     // A CQ error (overrun): reported once through the notification callback, by the arm in
-    // place or the next one; no completion is reported after it (digest 1.3).
-    NTSTATUS error = STATUS_SUCCESS;
+    // place or the next one; no completion is reported after it (digest 1.3).  Atomic: posts
+    // on other connections read it (the post checks) while one fails the CQ.
+    std::atomic<NTSTATUS> error{STATUS_SUCCESS};
+    // Serializes the connections that complete into this CQ at once under the shared wire
+    // lock: the arm, the moderation timer and the error above (the ring has its own lock).
+    std::mutex completion_mu;
     uint64_t moderation_timer = 0; // interval moderation: fires a deferred notification
     uint64_t moderation_serial = 0; // which timer is this CQ's (unique across all CQs)
 };
@@ -186,6 +192,9 @@ public:
     ULONG max_sge = 0;
     ULONG threshold = 0; // > 0: armed
     RequestQueue<ReceiveRequest> receives; // posted and not consumed
+    // The connections of its QPs take receives at once under the shared wire lock: this
+    // guards `receives` and the threshold then (posting and modifying are exclusive).
+    std::mutex take_mu;
     std::vector<SoftQp *> qps;           // QPs created on this SRQ
     NDK_FN_SRQ_NOTIFICATION_CALLBACK notify = nullptr;
     PVOID notify_context = nullptr;
@@ -221,6 +230,28 @@ public:
     // The spans of the transfer this QP's initiator is executing (its source and its sink),
     // kept between transfers so that moving data allocates nothing once they have grown.
     Spans local_spans, peer_spans;
+    // The RDMA traffic counters (OID_NDK_STATISTICS) of this QP's connection, kept here so that
+    // two connections never write one cache line; the OID adds them up and a destroyed QP
+    // folds them into its miniport's counters.  Under the connection's lock.
+    struct Traffic {
+        uint64_t out_octets = 0, out_frames = 0, in_octets = 0, in_frames = 0;
+        void add_to(NDIS_NDK_PERFORMANCE_COUNTERS &c) const
+        {
+            c.RDMAOutOctets += out_octets;
+            c.RDMAOutFrames += out_frames;
+            c.RDMAInOctets += in_octets;
+            c.RDMAInFrames += in_frames;
+        }
+    } traffic;
+    // The lock of this QP's connection: its own until the connection is established, then
+    // one mutex shared with the peer QP, so the two ends of a connection are serialized and
+    // two connections are not.  Replaced only with the wire lock held exclusive.
+    std::shared_ptr<std::mutex> connection_mu = std::make_shared<std::mutex>();
+    // The shared data path met a request that changes memory access and left it for the
+    // engine (soft_transfer.cpp, pump).
+    bool continuation_queued = false;
+
+    ~SoftQp() override;
 
 protected:
     void on_close() override;

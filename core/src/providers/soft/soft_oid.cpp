@@ -37,7 +37,13 @@ public:
     NDIS_NDK_PERFORMANCE_COUNTERS counters() override
     {
         std::lock_guard lock(Fabric::instance().wire());
-        return miniport_.counters;
+        NDIS_NDK_PERFORMANCE_COUNTERS counters = miniport_.counters;
+        for (SoftAdapter *adapter : miniport_.adapters)
+            adapter->for_each_object([&](SoftObject &object) {
+                if (object.type() == NdkObjectTypeQp)
+                    static_cast<SoftQp &>(object).traffic.add_to(counters);
+            });
+        return counters;
     }
     void list_connections(ndis::ConnectionsTable &table) override
     {

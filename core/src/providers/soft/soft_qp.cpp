@@ -100,6 +100,8 @@ VOID flush(NDK_QP *ndk_qp)
 
 } // namespace
 
+SoftQp::~SoftQp() { traffic.add_to(adapter().miniport().counters); } // wire lock held
+
 void SoftQp::on_close()
 {
     // A close cancels what is still queued (digest 3.1).

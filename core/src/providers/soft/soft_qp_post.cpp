@@ -4,6 +4,8 @@
 #include "providers/kit/kit_post_checks.hpp"
 
 #include <cstring>
+#include <mutex>
+#include <shared_mutex>
 
 namespace ndk::soft {
 namespace {
@@ -11,13 +13,28 @@ namespace {
 using namespace kit; // the flag masks of the post checks
 
 // Digest 3.4: on an inline failure the provider must push every earlier deferred request.
-NTSTATUS fail_inline(SoftQp &qp, NTSTATUS status)
+NTSTATUS fail_inline(SoftQp &qp, NTSTATUS status, Hold hold)
 {
     if (qp.released < qp.initiator.size()) {
         qp.released = qp.initiator.size();
-        kick(qp);
+        kick(qp, hold);
     }
     return status;
+}
+
+// Run `post` with the locks a post needs (soft_wire_lock.hpp): a request that changes memory
+// access takes the wire lock exclusive; a send, write, read or receive takes it shared plus
+// the QP's connection lock, so connections on other threads go on meanwhile.
+template <class Post>
+NTSTATUS with_post_locks(SoftQp &qp, Hold hold, Post &&post)
+{
+    if (hold == Hold::Exclusive) {
+        std::lock_guard wire(qp.adapter().mu());
+        return post();
+    }
+    std::shared_lock wire(qp.adapter().mu());
+    std::lock_guard connection(*qp.connection_mu);
+    return post();
 }
 
 // A queued Bind, FastRegister or Invalidate names an MR or MW: its close pends until the
@@ -34,23 +51,20 @@ void hold_objects(const WorkRequest &wr)
 
 // Everything an initiator post shares: a usable QP, allowed flags, room in the queue; then `build` fills the request (returning an inline status) and it is queued.
 template <class Build>
-NTSTATUS post_initiator(NDK_QP *ndk_qp, NDK_OPERATION_TYPE type, PVOID context, ULONG flags,
-                        ULONG allowed, Build &&build)
+NTSTATUS queue_initiator(SoftQp &qp, Hold hold, NDK_OPERATION_TYPE type, PVOID context,
+                         ULONG flags, ULONG allowed, Build &build)
 {
-    SoftQp &qp = *SoftQp::from(ndk_qp);
-    SoftAdapter &adapter = qp.adapter();
-    std::lock_guard lock(adapter.mu());
     bool connected = qp.state != SoftQp::State::Idle && qp.state != SoftQp::State::Disconnected;
     if (NTSTATUS status = check_initiator_post(
             {cq_in_error(qp), connected, qp.initiator.size(), qp.initiator_depth}, flags, allowed);
         status != STATUS_SUCCESS)
-        return fail_inline(qp, status);
+        return fail_inline(qp, status, hold);
     WorkRequest &wr = qp.initiator.next_slot(); // queued only when it is whole (commit)
     wr.type = type;
     wr.context = context;
     wr.flags = flags;
     if (NTSTATUS status = build(qp, wr); status != STATUS_SUCCESS)
-        return fail_inline(qp, status);
+        return fail_inline(qp, status, hold);
     hold_objects(wr);
     qp.initiator.commit();
     if (qp.state == SoftQp::State::Error) {
@@ -59,9 +73,19 @@ NTSTATUS post_initiator(NDK_QP *ndk_qp, NDK_OPERATION_TYPE type, PVOID context, 
     }
     if (!(flags & NDK_OP_FLAG_DEFER)) {
         qp.released = qp.initiator.size(); // the end of a deferred chain (digest 3.4)
-        kick(qp);
+        kick(qp, hold);
     }
     return STATUS_SUCCESS;
+}
+
+// `hold`: Exclusive for a request that changes memory access (changes_memory_access).
+template <class Build>
+NTSTATUS post_initiator(NDK_QP *ndk_qp, Hold hold, NDK_OPERATION_TYPE type, PVOID context,
+                        ULONG flags, ULONG allowed, Build &&build)
+{
+    SoftQp &qp = *SoftQp::from(ndk_qp);
+    return with_post_locks(qp, hold, [&] { return queue_initiator(qp, hold, type, context, flags,
+                                                                  allowed, build); });
 }
 
 // The SGL of a data request: SGE count, total length, and INLINE data copied now.
@@ -97,7 +121,7 @@ NTSTATUS take_sgl(SoftQp &qp, WorkRequest &wr, const NDK_SGE *sgl, ULONG count, 
 NTSTATUS post_send(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge, ULONG Flags)
 {
     return post_initiator(
-        qp, NdkOperationTypeSend, RequestContext, Flags, kSendFlags,
+        qp, Hold::Shared, NdkOperationTypeSend, RequestContext, Flags, kSendFlags,
         [&](SoftQp &q, WorkRequest &wr) { return take_sgl(q, wr, pSgl, nSge, q.initiator_sge); });
 }
 
@@ -105,7 +129,8 @@ NTSTATUS post_send_and_invalidate(NDK_QP *qp, PVOID RequestContext, const NDK_SG
                                   ULONG nSge, ULONG Flags, UINT32 RemoteToken)
 {
     // The sender's completion type is Send (digest 1.7).
-    return post_initiator(qp, NdkOperationTypeSend, RequestContext, Flags, kSendFlags,
+    return post_initiator(qp, Hold::Exclusive, NdkOperationTypeSend, RequestContext, Flags,
+                          kSendFlags,
                           [&](SoftQp &q, WorkRequest &wr) {
                               wr.invalidate_remote = true;
                               wr.remote_token = RemoteToken;
@@ -116,7 +141,9 @@ NTSTATUS post_send_and_invalidate(NDK_QP *qp, PVOID RequestContext, const NDK_SG
 NTSTATUS post_read(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
                    UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags)
 {
-    return post_initiator(qp, NdkOperationTypeRead, RequestContext, Flags, kReadFlags,
+    // A read that invalidates its sink changes memory access (changes_memory_access).
+    Hold hold = Flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE ? Hold::Exclusive : Hold::Shared;
+    return post_initiator(qp, hold, NdkOperationTypeRead, RequestContext, Flags, kReadFlags,
                           [&](SoftQp &q, WorkRequest &wr) {
                               const DataPathKnobs &knobs = q.adapter().knobs().data_path();
                               if ((Flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) &&
@@ -134,7 +161,8 @@ NTSTATUS post_read(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG 
 NTSTATUS post_write(NDK_QP *qp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
                     UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags)
 {
-    return post_initiator(qp, NdkOperationTypeWrite, RequestContext, Flags, kWriteFlags,
+    return post_initiator(qp, Hold::Shared, NdkOperationTypeWrite, RequestContext, Flags,
+                          kWriteFlags,
                           [&](SoftQp &q, WorkRequest &wr) {
                               wr.remote_address = RemoteAddress;
                               wr.remote_token = RemoteToken;
@@ -146,7 +174,7 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
                    PVOID VirtualAddress, SIZE_T Length, ULONG Flags)
 {
     return post_initiator(
-        qp, NdkOperationTypeBind, RequestContext, Flags, kBindFlags,
+        qp, Hold::Exclusive, NdkOperationTypeBind, RequestContext, Flags, kBindFlags,
         [&](SoftQp &q, WorkRequest &wr) {
             SoftAdapter &adapter = q.adapter();
             SoftMr *mr = adapter.lookup<SoftMr>(pMr, NdkObjectTypeMr);
@@ -181,7 +209,8 @@ NTSTATUS post_fast_register(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr,
                             ULONG FBO, SIZE_T Length, PVOID BaseVirtualAddress, ULONG Flags)
 {
     return post_initiator(
-        qp, NdkOperationTypeFastRegister, RequestContext, Flags, kFastRegisterFlags,
+        qp, Hold::Exclusive, NdkOperationTypeFastRegister, RequestContext, Flags,
+        kFastRegisterFlags,
         [&](SoftQp &q, WorkRequest &wr) {
             SoftMr *mr = q.adapter().lookup<SoftMr>(pMr, NdkObjectTypeMr);
             if (mr == nullptr || !mr->fast_register || !mr->initialized || mr->pd != q.pd)
@@ -213,7 +242,8 @@ NTSTATUS post_fast_register(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr,
 NTSTATUS post_invalidate(NDK_QP *qp, PVOID RequestContext, NDK_OBJECT_HEADER *pNdkMrOrMw,
                          ULONG Flags)
 {
-    return post_initiator(qp, NdkOperationTypeInvalidate, RequestContext, Flags, kInvalidateFlags,
+    return post_initiator(qp, Hold::Exclusive, NdkOperationTypeInvalidate, RequestContext, Flags,
+                          kInvalidateFlags,
                           [&](SoftQp &q, WorkRequest &wr) {
                               SoftAdapter &adapter = q.adapter();
                               wr.mr = adapter.lookup<SoftMr>(pNdkMrOrMw, NdkObjectTypeMr);
@@ -230,7 +260,8 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
     SoftAdapter &adapter = qp.adapter();
     if (qp.srq != nullptr)
         return STATUS_INVALID_DEVICE_REQUEST; // receives go to the SRQ of this QP
-    std::lock_guard lock(adapter.mu());
+    std::shared_lock wire(adapter.mu());
+    std::lock_guard connection(*qp.connection_mu);
     uint64_t total = 0;
     if (NTSTATUS status = check_receive_post(
             {cq_in_error(qp), true, qp.receives.size(), qp.receive_depth}, pSgl, nSge,
@@ -245,7 +276,7 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
         flush_qp(qp);
         return STATUS_SUCCESS;
     }
-    receive_posted(qp);
+    receive_posted(qp, Hold::Shared);
     return STATUS_SUCCESS;
 }
 

@@ -53,13 +53,20 @@ void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULO
 // queue, which cannot happen while the adapter's lock is held (RequestQueue keeps the slot).
 ReceiveRequest *take_receive(SoftQp &qp)
 {
-    auto &queue = qp.srq != nullptr ? qp.srq->receives : qp.receives;
-    if (queue.empty())
+    if (qp.srq == nullptr) { // under the connection's lock
+        if (qp.receives.empty())
+            return nullptr;
+        ReceiveRequest *rr = &qp.receives.front();
+        qp.receives.pop_front();
+        return rr;
+    }
+    SoftSrq &srq = *qp.srq; // shared by connections that may be taking from it right now
+    std::lock_guard lock(srq.take_mu);
+    if (srq.receives.empty())
         return nullptr;
-    ReceiveRequest *rr = &queue.front();
-    queue.pop_front();
-    if (qp.srq != nullptr)
-        srq_check_threshold(*qp.srq);
+    ReceiveRequest *rr = &srq.receives.front();
+    srq.receives.pop_front();
+    srq_check_threshold(srq);
     return rr;
 }
 
@@ -114,7 +121,7 @@ Outcome execute_send(SoftQp &qp, WorkRequest &wr)
         return {false, STATUS_REMOTE_RESOURCES};
     }
     copy_spans(sink, source);
-    count_transfer(qp.adapter(), peer.adapter(), bytes);
+    count_transfer(qp, peer, bytes);
     std::optional<UINT32> invalidated;
     if (wr.invalidate_remote)
         invalidated = wr.remote_token;
@@ -144,7 +151,7 @@ Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
         return {false, s};
     if (read) {
         copy_spans(local, remote);
-        count_transfer(peer.adapter(), qp.adapter(), bytes);
+        count_transfer(peer, qp, bytes);
         if (wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
             // The first SGE's fast-register MR is invalidated by a successful read (digest 1.7).
             auto *mr = static_cast<SoftMr *>(
@@ -155,7 +162,7 @@ Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
         }
     } else {
         copy_spans(remote, local);
-        count_transfer(qp.adapter(), peer.adapter(), bytes);
+        count_transfer(qp, peer, bytes);
     }
     return {};
 }
@@ -236,7 +243,7 @@ void cancel_rnr_timer(SoftQp &qp)
     ++qp.rnr_generation; // a timer task already queued is stale from now on
 }
 
-void pump(SoftQp &qp);
+void pump(SoftQp &qp, Hold hold);
 
 // The head send waited rnr_timeout_ms for a receive: it fails, and the connection with it.
 void rnr_expired(SoftQp &qp)
@@ -269,11 +276,32 @@ void wait_for_receive(SoftQp &qp)
     });
 }
 
-void pump(SoftQp &qp)
+// The shared data path met a request that changes memory access: the engine goes on from it,
+// with the wire lock exclusive.  Under the connection's lock.
+void continue_on_engine(SoftQp &qp)
+{
+    if (qp.continuation_queued)
+        return;
+    qp.continuation_queued = true;
+    SoftAdapter &adapter = qp.adapter();
+    adapter.deliver([&adapter, qp = &qp] {
+        std::lock_guard lock(adapter.mu());
+        if (!adapter.exists(qp))
+            return;
+        qp->continuation_queued = false;
+        pump(*qp, Hold::Exclusive);
+    });
+}
+
+void pump(SoftQp &qp, Hold hold)
 {
     while (qp.released > 0 && !qp.initiator.empty()) {
         if (qp.state != SoftQp::State::Connected)
             return; // queued until a flush (peer disconnected) or already flushed (error)
+        if (hold == Hold::Shared && changes_memory_access(qp.initiator.front())) {
+            continue_on_engine(qp);
+            return;
+        }
         Outcome outcome = execute(qp, qp.initiator.front());
         if (outcome.blocked) {
             wait_for_receive(qp);
@@ -292,24 +320,36 @@ void pump(SoftQp &qp)
 
 } // namespace
 
-void kick(SoftQp &qp)
+bool changes_memory_access(const WorkRequest &wr)
+{
+    switch (wr.type) {
+    case NdkOperationTypeBind:
+    case NdkOperationTypeFastRegister:
+    case NdkOperationTypeInvalidate: return true;
+    case NdkOperationTypeSend: return wr.invalidate_remote;
+    case NdkOperationTypeRead: return (wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) != 0;
+    default: return false;
+    }
+}
+
+void kick(SoftQp &qp, Hold hold)
 {
     SoftAdapter &adapter = qp.adapter();
     if (!adapter.knobs().manual_progress()) {
-        pump(qp);
+        pump(qp, hold);
         return;
     }
     adapter.deliver([&adapter, qp = &qp] {
         std::lock_guard lock(adapter.mu());
         if (adapter.exists(qp))
-            pump(*qp);
+            pump(*qp, Hold::Exclusive);
     });
 }
 
-void receive_posted(SoftQp &qp)
+void receive_posted(SoftQp &qp, Hold hold)
 {
     if (qp.peer != nullptr && !qp.peer->initiator.empty())
-        kick(*qp.peer);
+        kick(*qp.peer, hold);
 }
 
 void flush_qp(SoftQp &qp)
@@ -339,16 +379,14 @@ void fail_connection(SoftQp &qp)
         connection_terminated(*qp.connector);
 }
 
-void count_transfer(SoftAdapter &from, SoftAdapter &to, size_t bytes)
+void count_transfer(SoftQp &from, SoftQp &to, size_t bytes)
 {
     uint64_t frames = bytes == 0 ? 1 : (bytes + kFramePayload - 1) / kFramePayload;
     uint64_t octets = bytes + frames * kFrameOverhead;
-    auto &out = from.miniport().counters;
-    auto &in = to.miniport().counters;
-    out.RDMAOutOctets += octets;
-    out.RDMAOutFrames += frames;
-    in.RDMAInOctets += octets;
-    in.RDMAInFrames += frames;
+    from.traffic.out_octets += octets;
+    from.traffic.out_frames += frames;
+    to.traffic.in_octets += octets;
+    to.traffic.in_frames += frames;
 }
 
 } // namespace ndk::soft

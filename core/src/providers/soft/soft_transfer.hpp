@@ -7,9 +7,20 @@
 
 namespace ndk::soft {
 
+// How the caller holds the wire lock (soft_wire_lock.hpp): Shared on the data path (with the
+// QP's connection lock), Exclusive everywhere else.
+enum class Hold { Shared, Exclusive };
+
+// Whether a request changes memory access (Bind, FastRegister, Invalidate, SendAndInvalidate,
+// a Read that invalidates its sink): it is posted and executed only with the wire lock held
+// exclusive, since other connections read the token tables it changes.
+bool changes_memory_access(const WorkRequest &wr);
+
 // Run the QP's released initiator requests now, or, under manual progress, queue a step that
 // does.  Call after anything that may let a request proceed (a post, a receive at the peer).
-void kick(SoftQp &qp);
+// Under Hold::Shared a request that changes memory access, and what follows it, is left for
+// the engine, which runs it exclusive.
+void kick(SoftQp &qp, Hold hold = Hold::Exclusive);
 
 // Complete every request still queued on the QP's initiator and receive queues with
 // STATUS_CANCELLED (NdkFlush, Disconnect's implicit flush, close).
@@ -20,9 +31,10 @@ void flush_qp(SoftQp &qp);
 void fail_connection(SoftQp &qp);
 
 // A receive was posted on `qp` (or on its SRQ): a send blocked at the peer may now proceed.
-void receive_posted(SoftQp &qp);
+void receive_posted(SoftQp &qp, Hold hold = Hold::Exclusive);
 
-// NDIS_NDK_PERFORMANCE_COUNTERS for `bytes` of payload from one adapter to another.
-void count_transfer(SoftAdapter &from, SoftAdapter &to, size_t bytes);
+// NDIS_NDK_PERFORMANCE_COUNTERS' RDMA octets and frames for `bytes` of payload from one QP to
+// its peer, counted on the two QPs (SoftQp::traffic).
+void count_transfer(SoftQp &from, SoftQp &to, size_t bytes);
 
 } // namespace ndk::soft
