@@ -4,7 +4,8 @@
 # run with nothing changed installs nothing and rebuilds nothing.
 #
 #   tests/setup.sh [preset ...]      presets: default (build/), asan (build-asan/), tsan
-#   NDK_TSAN_TARGETS=...             targets to build for tsan (default: ndk_unit_tests)
+#   NDK_TSAN_TARGETS=...             targets to build for tsan (default: ndk_unit_tests,
+#                                    ndk_soft_provider, ndk_stress)
 #   NDK_NO_INSTALL=1                 do not install the ndk package (the default preset builds
 #                                    build/ndk-harness_*.deb with CPack and installs it, so that
 #                                    `import ndk`, `ndk` and `pytest --ndk-provider` work anywhere)
@@ -41,8 +42,9 @@ for preset in "${presets[@]}"; do
   [[ $preset == default ]] || dir="build-$preset"
   [[ -f $dir/build.ninja ]] || cmake --preset "$preset" >/dev/null
   if [[ $preset == tsan ]]; then
-    # Under TSan the C++ suites run (the Python interpreter is not built for it).
-    cmake --build "$dir" --target ${NDK_TSAN_TARGETS:-ndk_unit_tests ndk_soft_provider}
+    # Under TSan the C++ suites run (the Python interpreter is not built for it): the unit
+    # label's GoogleTest suites and the short stress run (docs/stress.md).
+    cmake --build "$dir" --target ${NDK_TSAN_TARGETS:-ndk_unit_tests ndk_soft_provider ndk_stress}
   else
     cmake --build "$dir"
   fi
