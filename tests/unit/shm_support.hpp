@@ -1,0 +1,121 @@
+// Helpers of the shm transport's tests (test_shm_*.cpp): forked children that are killed and
+// reaped whatever happens to the test, pipes for handshakes (a byte, or an EOF that releases
+// every waiting child at once), and unique names, so no test leaves a process, a socket name
+// or a file behind and none synchronizes by sleeping.
+#pragma once
+
+#include "providers/soft/transport/unique_fd.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace ndk::soft::shm::testing {
+
+// A child process running `body` (its return value is the exit code; an exception is 100).
+// The child leaves with _exit: it must not run the parent's atexit handlers or gtest's.
+class Child {
+public:
+    template <class Body>
+    static Child spawn(Body &&body)
+    {
+        const pid_t pid = ::fork();
+        if (pid < 0)
+            throw std::runtime_error("fork failed");
+        if (pid == 0) {
+            int code = 100;
+            try {
+                code = body();
+            } catch (...) {
+            }
+            ::_exit(code);
+        }
+        return Child(pid);
+    }
+
+    Child(Child &&other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
+    Child(const Child &) = delete;
+    Child &operator=(const Child &) = delete;
+    ~Child()
+    {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            reap();
+        }
+    }
+
+    pid_t pid() const { return pid_; }
+
+    // Reap the child; its exit code, or 128 + the signal that killed it.
+    int wait()
+    {
+        const int status = reap();
+        if (WIFEXITED(status))
+            return WEXITSTATUS(status);
+        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    }
+
+    void kill(int signal = SIGKILL) const { ::kill(pid_, signal); }
+
+private:
+    explicit Child(pid_t pid) : pid_(pid) {}
+
+    int reap()
+    {
+        int status = 0;
+        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+        return status;
+    }
+
+    pid_t pid_;
+};
+
+struct Pipe {
+    UniqueFd read_end;
+    UniqueFd write_end;
+
+    Pipe()
+    {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0)
+            throw std::runtime_error("pipe2 failed");
+        read_end.reset(fds[0]);
+        write_end.reset(fds[1]);
+    }
+
+    void put(char c) const
+    {
+        if (::write(write_end.get(), &c, 1) != 1)
+            throw std::runtime_error("pipe write failed");
+    }
+
+    // The next byte, or nothing (-1) at EOF: the writer closed its end or died.
+    int get() const
+    {
+        char c;
+        ssize_t n;
+        do
+            n = ::read(read_end.get(), &c, 1);
+        while (n < 0 && errno == EINTR);
+        return n == 1 ? static_cast<unsigned char>(c) : -1;
+    }
+};
+
+// A name no other test process uses: this pid and a counter.
+inline std::string unique_name(const char *what)
+{
+    static std::atomic<unsigned> serial{0};
+    return std::string("ndk-harness-test/") + what + '/' + std::to_string(::getpid()) + '/' +
+           std::to_string(serial.fetch_add(1));
+}
+
+} // namespace ndk::soft::shm::testing
