@@ -1,0 +1,207 @@
+// The shm transport's endpoint registry (core/src/providers/soft/transport/shm_registry.*):
+// add, find, remove; entries of exited processes recognized as stale and reclaimed; several
+// processes registering one endpoint at once, exactly one winning.
+#include "providers/soft/transport/process_identity.hpp"
+#include "providers/soft/transport/shm_registry.hpp"
+#include "shm_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using namespace ndk::soft::shm;
+using ndk::soft::shm::testing::Child;
+using ndk::soft::shm::testing::Pipe;
+namespace fs = std::filesystem;
+
+// Each test gets a fresh private directory, removed whatever the test's outcome.
+class ShmRegistry : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        char templ[] = "/dev/shm/ndk-harness-test-XXXXXX";
+        ASSERT_NE(::mkdtemp(templ), nullptr);
+        dir_ = templ;
+    }
+    void TearDown() override
+    {
+        std::error_code ignored;
+        fs::remove_all(dir_, ignored);
+    }
+
+    EndpointEntry entry(const std::string &address, std::uint16_t port,
+                        const ProcessIdentity &owner, const std::string &socket = "s")
+    {
+        return {address, port, owner, socket};
+    }
+
+    std::size_t files() const
+    {
+        std::size_t n = 0;
+        for (const auto &f : fs::directory_iterator(dir_))
+            n += f.path().filename() != ".lock";
+        return n;
+    }
+
+    fs::path dir_;
+};
+
+TEST_F(ShmRegistry, AddFindRemove)
+{
+    EndpointRegistry registry(dir_);
+    const ProcessIdentity self = self_identity();
+    const EndpointEntry mine = entry("192.0.2.1", 4000, self, "ndk/listener/1");
+    EXPECT_FALSE(registry.find("192.0.2.1", 4000).has_value());
+    ASSERT_EQ(registry.add(mine), AddResult::added);
+    EXPECT_EQ(registry.find("192.0.2.1", 4000), mine);
+    EXPECT_FALSE(registry.find("192.0.2.1", 4001).has_value());
+    EXPECT_FALSE(registry.find("192.0.2.2", 4000).has_value());
+
+    EndpointEntry holder;
+    EXPECT_EQ(registry.add(entry("192.0.2.1", 4000, self, "other"), &holder), AddResult::in_use);
+    EXPECT_EQ(holder, mine);
+    ASSERT_EQ(registry.add(entry("2001:db8::1", 4000, self)), AddResult::added);
+    EXPECT_EQ(registry.list().size(), 2u);
+
+    // Only the owner removes.
+    EXPECT_FALSE(registry.remove("192.0.2.1", 4000, {self.pid, self.start_time + 1}));
+    EXPECT_TRUE(registry.remove("192.0.2.1", 4000, self));
+    EXPECT_FALSE(registry.find("192.0.2.1", 4000).has_value());
+    EXPECT_FALSE(registry.remove("192.0.2.1", 4000, self));
+    EXPECT_EQ(registry.list().size(), 1u);
+}
+
+TEST_F(ShmRegistry, RejectsNamesThatAreNotAddresses)
+{
+    EndpointRegistry registry(dir_);
+    const ProcessIdentity self = self_identity();
+    EXPECT_THROW(registry.add(entry("../etc", 1, self)), std::invalid_argument);
+    EXPECT_THROW(registry.add(entry("a/b", 1, self)), std::invalid_argument);
+    EXPECT_THROW(registry.add(entry(".lock", 1, self)), std::invalid_argument);
+    EXPECT_THROW(registry.add(entry("", 1, self)), std::invalid_argument);
+    EXPECT_THROW(registry.add(entry("192.0.2.1", 1, self, "two\nlines")), std::invalid_argument);
+    EXPECT_EQ(files(), 0u);
+}
+
+TEST_F(ShmRegistry, RefusesADirectoryOthersCanWrite)
+{
+    ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+    EXPECT_THROW(EndpointRegistry{dir_}, std::system_error);
+    ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+    EXPECT_NO_THROW(EndpointRegistry{dir_});
+}
+
+TEST_F(ShmRegistry, AnExitedOwnersEntryIsStaleAndReclaimed)
+{
+    EndpointRegistry registry(dir_);
+    Child child = Child::spawn([&] {
+        EndpointRegistry theirs(dir_);
+        const ProcessIdentity me = self_identity();
+        const bool ok = theirs.add({"192.0.2.7", 5000, me, "child"}) == AddResult::added &&
+                        theirs.add({"192.0.2.7", 5001, me, "child"}) == AddResult::added;
+        return ok ? 0 : 1;
+    });
+    ASSERT_EQ(child.wait(), 0);
+    EXPECT_EQ(files(), 2u);
+    // Its owner is gone: invisible to lookups and listings...
+    EXPECT_FALSE(registry.find("192.0.2.7", 5000).has_value());
+    EXPECT_TRUE(registry.list().empty());
+    // ...taken over by a new registration of the same endpoint...
+    const ProcessIdentity self = self_identity();
+    ASSERT_EQ(registry.add(entry("192.0.2.7", 5000, self, "parent")), AddResult::added);
+    EXPECT_EQ(registry.find("192.0.2.7", 5000)->socket_name, "parent");
+    // ...and swept with the rest.
+    EXPECT_EQ(registry.reclaim_stale(), 1u);
+    EXPECT_EQ(files(), 1u);
+    EXPECT_TRUE(registry.find("192.0.2.7", 5000).has_value());
+}
+
+TEST_F(ShmRegistry, AReusedPidDoesNotKeepAnEntryAlive)
+{
+    EndpointRegistry registry(dir_);
+    const ProcessIdentity self = self_identity();
+    // This pid, but a process that started at another time: the entry's owner is gone.
+    ASSERT_EQ(registry.add(entry("192.0.2.9", 1, {self.pid, self.start_time + 1})),
+              AddResult::added);
+    EXPECT_FALSE(registry.find("192.0.2.9", 1).has_value());
+    EXPECT_EQ(registry.add(entry("192.0.2.9", 1, self)), AddResult::added);
+}
+
+TEST_F(ShmRegistry, ConcurrentRegistrationsFromSeveralProcessesHaveOneWinner)
+{
+    constexpr int kChildren = 4;
+    Pipe go;      // EOF starts every child at once
+    Pipe release; // EOF lets them exit
+    Pipe results; // one byte per child: 'a' added, 'u' in use, 'e' error
+    std::vector<Child> children;
+    for (int i = 0; i < kChildren; ++i) {
+        children.push_back(Child::spawn([&, i] {
+            go.write_end.reset();
+            release.write_end.reset();
+            char result = 'e';
+            if (go.get() == -1) {
+                try {
+                    EndpointRegistry theirs(dir_);
+                    const auto r = theirs.add(
+                        {"192.0.2.1", 6000, self_identity(), "child" + std::to_string(i)});
+                    result = r == AddResult::added ? 'a' : 'u';
+                } catch (...) {
+                }
+            }
+            results.put(result);
+            return release.get() == -1 ? 0 : 1;
+        }));
+    }
+    go.write_end.reset();
+    results.write_end.reset();
+    int added = 0;
+    int in_use = 0;
+    for (int i = 0; i < kChildren; ++i) {
+        const int r = results.get();
+        added += r == 'a';
+        in_use += r == 'u';
+    }
+    EXPECT_EQ(added, 1);
+    EXPECT_EQ(in_use, kChildren - 1);
+    EndpointRegistry registry(dir_);
+    const auto winner = registry.find("192.0.2.1", 6000);
+    ASSERT_TRUE(winner.has_value());
+    bool winner_is_a_child = false;
+    for (const Child &c : children)
+        winner_is_a_child = winner_is_a_child || winner->owner.pid == c.pid();
+    EXPECT_TRUE(winner_is_a_child);
+
+    release.write_end.reset();
+    for (Child &c : children)
+        EXPECT_EQ(c.wait(), 0);
+    EXPECT_FALSE(registry.find("192.0.2.1", 6000).has_value());
+    EXPECT_EQ(registry.reclaim_stale(), 1u);
+    EXPECT_EQ(files(), 0u);
+}
+
+TEST_F(ShmRegistry, ASweepRemovesADeadWritersHalfMadeFile)
+{
+    EndpointRegistry registry(dir_);
+    Child child = Child::spawn([] { return 0; });
+    const pid_t dead = child.pid();
+    ASSERT_EQ(child.wait(), 0);
+    const fs::path leftover = dir_ / (".tmp-" + std::to_string(dead) + "-1-0");
+    { std::ofstream(leftover) << "half"; }
+    const ProcessIdentity self = self_identity();
+    const fs::path in_progress =
+        dir_ / (".tmp-" + std::to_string(self.pid) + '-' + std::to_string(self.start_time) + "-99");
+    { std::ofstream(in_progress) << "half"; }
+    EXPECT_EQ(registry.reclaim_stale(), 0u); // entries: none; leftovers are not entries
+    EXPECT_FALSE(fs::exists(leftover));
+    EXPECT_TRUE(fs::exists(in_progress)); // a running writer's file stays
+}
+
+} // namespace
