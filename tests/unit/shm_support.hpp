@@ -4,9 +4,12 @@
 // or a file behind and none synchronizes by sleeping.
 #pragma once
 
+#include "providers/soft/transport/peer_watch.hpp"
+#include "providers/soft/transport/shm_handoff.hpp"
 #include "providers/soft/transport/unique_fd.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,6 +112,28 @@ struct Pipe {
         return n == 1 ? static_cast<unsigned char>(c) : -1;
     }
 };
+
+// A watch on our own child: it cannot be reaped behind our back, so its pid is its own.
+inline PeerWatch watch_child(const Child &child)
+{
+    const auto identity = identify(child.pid());
+    auto watch = identity ? PeerWatch::open(*identity) : std::nullopt;
+    if (!watch)
+        throw std::runtime_error("child exited before it was watched");
+    return std::move(*watch);
+}
+
+// The connection the watched child makes to `listener`; throws if the child exits without
+// connecting, where a plain accept() would wait forever.
+inline UniqueFd accept_while_alive(int listener, const PeerWatch &child)
+{
+    pollfd fds[2] = {{listener, POLLIN, 0}, {child.fd(), POLLIN, 0}};
+    while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
+    }
+    if ((fds[0].revents & POLLIN) == 0)
+        throw std::runtime_error("child exited without connecting");
+    return accept_connection(listener);
+}
 
 // A name no other test process uses: this pid and a counter.
 inline std::string unique_name(const char *what)

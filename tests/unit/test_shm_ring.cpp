@@ -21,7 +21,9 @@ namespace {
 
 using namespace ndk::soft::shm;
 using ndk::soft::shm::testing::Child;
+using ndk::soft::shm::testing::accept_while_alive;
 using ndk::soft::shm::testing::unique_name;
+using ndk::soft::shm::testing::watch_child;
 
 constexpr std::uint32_t kSlots = 4;
 constexpr std::uint32_t kSlotSize = 32; // 28 bytes of message
@@ -202,20 +204,16 @@ public:
     Child &child() { return child_; }
 
 private:
-    // Accept the child's connection and hand it the segment; a watch on the child, opened
-    // before the handoff: until it has the segment the child waits for us, so it is alive
-    // here whatever it does next.
+    // Accept the child's connection and hand it the segment; the watch is opened first, so a
+    // child that fails before connecting is an error here, not an accept() that never returns.
     PeerWatch hand_over()
     {
-        UniqueFd connection = accept_connection(listener_.get());
+        PeerWatch watch = watch_child(child_);
+        UniqueFd connection = accept_while_alive(listener_.get(), watch);
         EXPECT_EQ(peer_credentials(connection.get()).pid, child_.pid());
-        auto identity = identify(child_.pid());
-        auto watch = identity ? PeerWatch::open(*identity) : std::nullopt;
-        if (!watch)
-            throw std::runtime_error("child gone before it was watched");
         const std::byte one[1] = {std::byte{1}};
         send_fd(connection.get(), segment_.fd(), one);
-        return std::move(*watch);
+        return watch;
     }
 
     std::string name_ = unique_name("ring");

@@ -20,7 +20,9 @@ namespace {
 
 using namespace ndk::soft::shm;
 using ndk::soft::shm::testing::Child;
+using ndk::soft::shm::testing::accept_while_alive;
 using ndk::soft::shm::testing::unique_name;
+using ndk::soft::shm::testing::watch_child;
 
 int error_of(auto &&call)
 {
@@ -123,7 +125,7 @@ TEST(ShmHandoff, AcceptorSeesTheConnectingProcessCredentials)
         std::memcpy(mine.data(), "child", 5);
         return 0;
     });
-    UniqueFd connection = accept_connection(listener.get());
+    UniqueFd connection = accept_while_alive(listener.get(), watch_child(child));
     const PeerCredentials who = peer_credentials(connection.get());
     EXPECT_EQ(who.pid, child.pid());
     EXPECT_EQ(who.uid, ::geteuid());
