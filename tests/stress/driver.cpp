@@ -848,20 +848,30 @@ void Driver::describe_outstanding()
                        .count()) +
                " ms ago";
     };
+    // The initiator requests oldest first; receives (posted ahead, waiting for the peer's
+    // sends) only counted.
     auto list = [&](const std::string &owner, const Table &table) {
-        int shown = 0;
+        std::vector<const Req *> requests;
+        size_t receives = 0;
         for (const Req &req : table.requests()) {
             if (req.gen == 0)
                 continue;
-            if (++shown > 8) {
-                outstanding.push_back(owner + ": ... " + std::to_string(table.outstanding()) +
-                                      " requests in all");
-                break;
-            }
-            outstanding.push_back(owner + ": " + op_name(req.op) +
-                                  (req.id ? " " + hex(req.id) : std::string()) + ", posted " +
-                                  age(req));
+            if (req.op == Op::Receive || req.op == Op::SrqReceive)
+                ++receives;
+            else
+                requests.push_back(&req);
         }
+        std::sort(requests.begin(), requests.end(),
+                  [](const Req *a, const Req *b) { return a->posted < b->posted; });
+        for (size_t i = 0; i < requests.size() && i < 8; ++i)
+            outstanding.push_back(owner + ": " + op_name(requests[i]->op) + " " +
+                                  hex(requests[i]->id) + ", posted " + age(*requests[i]));
+        if (requests.size() > 8)
+            outstanding.push_back(owner + ": ... " + std::to_string(requests.size()) +
+                                  " requests in all");
+        if (receives != 0)
+            outstanding.push_back(owner + ": " + std::to_string(receives) +
+                                  " receives still posted");
     };
     for (const End *e : ends) {
         list(e->name(), e->table);

@@ -212,8 +212,10 @@ int main(int argc, char **argv)
     if (!drained) {
         run.abort.store(true);
         bool stopped = wait_finished(*world, run, 10);
-        more.push_back("hang: the drain did not finish within " + std::to_string(drain) +
-                       " s; outstanding:");
+        char text[96];
+        std::snprintf(text, sizeof text, "hang: the drain did not finish within %.1f s; outstanding:",
+                      drain);
+        more.push_back(text);
         for (const auto &d : world->drivers) {
             if (!d->finished.load()) {
                 const char *in = d->in_call.load();
