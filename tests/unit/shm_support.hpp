@@ -6,21 +6,28 @@
 
 #include "providers/soft/transport/peer_watch.hpp"
 #include "providers/soft/transport/shm_handoff.hpp"
+#include "providers/soft/transport/shm_ring.hpp"
 #include "providers/soft/transport/unique_fd.hpp"
+
+#include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <exception>
+#include <filesystem>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-namespace ndk::soft::shm::testing {
+namespace ndk::soft::shm::test_support {
 
 // A child process running `body` (its return value is the exit code; an exception is 100).
 // The child leaves with _exit: it must not run the parent's atexit handlers or gtest's.
@@ -135,6 +142,42 @@ inline UniqueFd accept_while_alive(int listener, const PeerWatch &child)
     return accept_connection(listener);
 }
 
+// Pop one message, or false once the ring is empty and its producer has exited: the
+// transport's "connection error", never a hang.  After seeing the exit, one more look: the
+// producer's last messages may have landed after the previous pop.
+inline bool pop_while_alive(RingConsumer &ring, const PeerWatch &producer,
+                            std::span<std::byte> out, std::size_t &length)
+{
+    for (;;) {
+        const RingStatus status = ring.try_pop(out, length);
+        if (status == RingStatus::ok)
+            return true;
+        if (status != RingStatus::empty)
+            throw std::runtime_error("ring corrupt");
+        if (producer.exited())
+            return ring.try_pop(out, length) == RingStatus::ok;
+        ::sched_yield();
+    }
+}
+
+// A fixture with a fresh private registry directory, removed whatever the test's outcome.
+class ShmRegistryDirTest : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        char templ[] = "/dev/shm/ndk-harness-test-XXXXXX";
+        ASSERT_NE(::mkdtemp(templ), nullptr);
+        dir_ = templ;
+    }
+    void TearDown() override
+    {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir_, ignored);
+    }
+
+    std::filesystem::path dir_;
+};
+
 // A name no other test process uses: this pid and a counter.
 inline std::string unique_name(const char *what)
 {
@@ -143,4 +186,4 @@ inline std::string unique_name(const char *what)
            std::to_string(serial.fetch_add(1));
 }
 
-} // namespace ndk::soft::shm::testing
+} // namespace ndk::soft::shm::test_support

@@ -18,8 +18,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
-using ndk::soft::shm::testing::Child;
-using ndk::soft::shm::testing::Pipe;
+using namespace ndk::soft::shm::test_support;
 
 constexpr std::size_t kBuffer = 64 * 1024;
 

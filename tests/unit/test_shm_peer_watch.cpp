@@ -15,8 +15,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
-using ndk::soft::shm::testing::Child;
-using ndk::soft::shm::testing::Pipe;
+using namespace ndk::soft::shm::test_support;
 using namespace std::chrono_literals;
 
 // A bound far above what the kernel takes (microseconds), so a loaded CI machine passes and

@@ -18,25 +18,12 @@
 namespace {
 
 using namespace ndk::soft::shm;
-using ndk::soft::shm::testing::Child;
-using ndk::soft::shm::testing::Pipe;
+using namespace ndk::soft::shm::test_support;
 namespace fs = std::filesystem;
 
 // Each test gets a fresh private directory, removed whatever the test's outcome.
-class ShmRegistry : public ::testing::Test {
+class ShmRegistry : public ShmRegistryDirTest {
 protected:
-    void SetUp() override
-    {
-        char templ[] = "/dev/shm/ndk-harness-test-XXXXXX";
-        ASSERT_NE(::mkdtemp(templ), nullptr);
-        dir_ = templ;
-    }
-    void TearDown() override
-    {
-        std::error_code ignored;
-        fs::remove_all(dir_, ignored);
-    }
-
     EndpointEntry entry(const std::string &address, std::uint16_t port,
                         const ProcessIdentity &owner, const std::string &socket = "s")
     {
@@ -50,8 +37,6 @@ protected:
             n += f.path().filename() != ".lock";
         return n;
     }
-
-    fs::path dir_;
 };
 
 TEST_F(ShmRegistry, AddFindRemove)

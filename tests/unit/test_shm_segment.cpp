@@ -19,10 +19,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
-using ndk::soft::shm::testing::Child;
-using ndk::soft::shm::testing::accept_while_alive;
-using ndk::soft::shm::testing::unique_name;
-using ndk::soft::shm::testing::watch_child;
+using namespace ndk::soft::shm::test_support;
 
 int error_of(auto &&call)
 {

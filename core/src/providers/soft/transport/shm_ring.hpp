@@ -53,13 +53,13 @@ public:
 
     // Slots: a power of two (the slot of an index is a mask); slot size: a multiple of 8 (the
     // length word and payload stay aligned) with room for at least one payload byte.
-    static bool valid_geometry(std::uint32_t slot_count, std::uint32_t slot_size)
+    static constexpr bool valid_geometry(std::uint32_t slot_count, std::uint32_t slot_size)
     {
         return slot_count >= 1 && (slot_count & (slot_count - 1)) == 0 && slot_size >= 8 &&
                slot_size % 8 == 0;
     }
 
-    static std::size_t bytes_for(std::uint32_t slot_count, std::uint32_t slot_size)
+    static constexpr std::size_t bytes_for(std::uint32_t slot_count, std::uint32_t slot_size)
     {
         return sizeof(RingHeader) + std::size_t{slot_count} * slot_size;
     }
