@@ -82,9 +82,13 @@ public:
         header->magic.store(kMagic, std::memory_order_release);
     }
 
+    std::uint32_t slot_count() const { return count_; }
+    std::size_t max_message() const { return slot_size_ - kLengthBytes; }
+
 protected:
     // Attach to a ring format() laid out (here or in the peer).  The geometry is re-checked
-    // against the region: the peer wrote it.  Throws std::invalid_argument.
+    // against the region (the peer wrote it) and kept in private copies, so that the peer
+    // rewriting it later cannot widen our accesses.  Throws std::invalid_argument.
     explicit ShmRing(std::span<std::byte> region)
     {
         if (region.size() < sizeof(RingHeader) ||
@@ -111,10 +115,6 @@ protected:
     std::byte *slots_ = nullptr;
     std::uint32_t count_ = 0;
     std::uint32_t slot_size_ = 0;
-
-public:
-    std::uint32_t slot_count() const { return count_; }
-    std::size_t max_message() const { return slot_size_ - kLengthBytes; }
 };
 
 class RingProducer : public ShmRing {
@@ -126,7 +126,8 @@ public:
     }
 
     // Copy one message into the next slot and publish it.  `full` leaves the ring as it was:
-    // the caller decides whether to spin, back off or fail the request.
+    // the caller decides whether to spin, back off or fail the request (and checks its
+    // PeerWatch: a consumer that died leaves the ring full for ever).
     RingStatus try_push(std::span<const std::byte> message)
     {
         if (message.size() > max_message())
