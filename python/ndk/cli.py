@@ -207,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
         from . import perf  # no compiled code: the timing runs in the ndk_perf helper
     except ImportError:  # cli.py loaded on its own, outside the package: no perf command
         return parser
-    perf_parser = commands.add_parser("perf", help="perftest-style latency / bandwidth runs")
+    perf_parser = commands.add_parser(
+        "perf", help="perftest-style latency / bandwidth / message-rate / poll-rate runs")
     perf.add_arguments(perf_parser)
     perf_parser.set_defaults(handler=perf.main_from_args)
     from . import walk  # no compiled code: the walk runs in the ndk_walk helper

@@ -8,10 +8,29 @@ runs it, parses the JSON it prints and formats the figures as perftest does::
     ndk perf write_bw --size 1048576 --iters 2000 --json
     ndk perf send_lat --iters 100000 --plot send_lat.png     # histogram and CDF
     ndk perf write_bw --all --plot write_bw.svg              # bandwidth against message size
+    ndk perf send_lat --threads --seconds 5                  # at most 5 s, however loaded
+    ndk perf cacheline --iters 1000000                       # the floor of send_lat --threads
+    ndk perf msg_rate --connections 2 --batch 16             # two connections, a thread each
+    ndk perf poll_rate --count 65536 --batch 64              # drain a filled CQ
+    ndk perf write_lat --options transport=inproc            # knob lines for each adapter
 
-Latency tests print min / typical (median) / average / p99 / p99.9 in microseconds (send_lat:
-half a round trip of a ping-pong, as ib_send_lat reports); bandwidth tests print peak and
-average bandwidth (MB/s, 10^6 bytes) and the message rate (Mpps).
+The tests:
+
+- latency (``send_lat``, ``write_lat``, ``read_lat``): min / typical (median) / average / p99 /
+  p99.9 in microseconds (send_lat: half a round trip of a ping-pong, as ib_send_lat reports);
+- ``cacheline``: the same columns for one cache line bounced between two busy-waiting threads,
+  no provider: the physical floor under ``send_lat --threads``;
+- bandwidth (``send_bw``, ``write_bw``, ``read_bw``): peak and average bandwidth (MB/s, 10^6
+  bytes) and the message rate (Mpps);
+- ``msg_rate``: ``--connections N`` connections, each driven by its own thread posting
+  ``--batch`` RDMA writes and polling them: the aggregate rate and each connection's, Mops/s;
+- ``poll_rate``: a CQ filled with ``--count`` write completions, drained ``--batch`` at a time:
+  completions per second polled, and post + poll per second.
+
+``--seconds N`` bounds a latency or cacheline run (the percentiles of the samples it took);
+``--options KNOBS`` gives every adapter knob lines at open ("key=value", ';' between them;
+not cacheline, which opens none).  Each option is checked against the ranges ``ndk_perf``
+accepts, and against the tests that take it, before the helper starts.
 """
 
 from __future__ import annotations
@@ -26,7 +45,9 @@ from typing import Any, Sequence
 
 LATENCY_TESTS = ("send_lat", "write_lat", "read_lat")
 BANDWIDTH_TESTS = ("send_bw", "write_bw", "read_bw")
-TESTS = LATENCY_TESTS + BANDWIDTH_TESTS
+RATE_TESTS = ("msg_rate", "poll_rate")
+# Every test `ndk perf` runs, in the order of `ndk_perf --help` (cacheline: latency columns).
+TESTS = LATENCY_TESTS + ("cacheline",) + BANDWIDTH_TESTS + RATE_TESTS
 
 
 def find_helper() -> str:
@@ -67,10 +88,16 @@ def run_helper(test: str, options: Sequence[str] = (), helper: str | None = None
 
 def helper_options(size: int | None = None, iters: int | None = None, warmup: int | None = None,
                    inflight: int | None = None, threads: bool = False,
-                   progress: str | None = None) -> list[str]:
+                   progress: str | None = None, *, seconds: int | None = None,
+                   connections: int | None = None, batch: int | None = None,
+                   count: int | None = None, knobs: str | None = None) -> list[str]:
+    """ndk_perf's arguments for these options (None: not given, the helper's default);
+    ``knobs`` is ``--options``."""
     options: list[str] = []
     for name, value in (("size", size), ("iters", iters), ("warmup", warmup),
-                        ("inflight", inflight), ("progress", progress)):
+                        ("inflight", inflight), ("progress", progress), ("seconds", seconds),
+                        ("connections", connections), ("batch", batch), ("count", count),
+                        ("options", knobs)):
         if value is not None:
             options += [f"--{name}", str(value)]
     if threads:
@@ -78,28 +105,108 @@ def helper_options(size: int | None = None, iters: int | None = None, warmup: in
     return options
 
 
-def format_result(result: dict[str, Any]) -> str:
-    """perftest-style lines for one ndk_perf result."""
+_RULE = "-" * 95
+
+
+def _table(title: str, *rows: str) -> str:
+    """A perftest table: rules around the title and each block of rows (a block: a string of
+    lines; several blocks are separated by a rule)."""
+    import textwrap
+
+    rule = "-" * max(len(_RULE), *(len(line) for row in rows for line in row.splitlines()))
+    lines = [rule]
+    for part in title.splitlines():  # titles wrapped to the rule, as perftest's fit its own
+        lines += textwrap.wrap(part, len(rule), initial_indent=" ", subsequent_indent="   ",
+                               break_on_hyphens=False)
+    lines.append(rule)
+    for row in rows:
+        lines += [row, rule]
+    return "\n".join(lines)
+
+
+def _with_knobs(title: str, result: dict[str, Any]) -> str:
+    """The title, with the run's --options (knob lines; newlines shown as ';') if it had any."""
+    knobs = str(result.get("options") or "").strip()
+    return f"{title}; options: {';'.join(knobs.splitlines())}" if knobs else title
+
+
+def _format_latency(result: dict[str, Any]) -> str:
     test = result.get("test", "?")
-    rule = "-" * 95
-    if "latency" in result:
-        lat = result["latency"]
-        head = (f"{'#bytes':>8} {'#iterations':>12} {'t_min[usec]':>12} {'t_typical[usec]':>16} "
-                f"{'t_avg[usec]':>12} {'t_99%[usec]':>12} {'t_99.9%[usec]':>14}")
-        line = (f"{int(result['size']):>8} {int(lat['samples']):>12} {lat['min_us']:>12.3f} "
-                f"{lat['median_us']:>16.3f} {lat['avg_us']:>12.3f} {lat['p99_us']:>12.3f} "
-                f"{lat['p999_us']:>14.3f}")
-        title = (f" {test}: soft provider, raw NDK ABI, {result.get('mode', '')}, "
+    lat = result["latency"]
+    head = (f"{'#bytes':>8} {'#iterations':>12} {'t_min[usec]':>12} {'t_typical[usec]':>16} "
+            f"{'t_avg[usec]':>12} {'t_99%[usec]':>12} {'t_99.9%[usec]':>14}")
+    size = str(int(result["size"])) if "size" in result else "-"  # cacheline: no message
+    line = (f"{size:>8} {int(lat['samples']):>12} {lat['min_us']:>12.3f} "
+            f"{lat['median_us']:>16.3f} {lat['avg_us']:>12.3f} {lat['p99_us']:>12.3f} "
+            f"{lat['p999_us']:>14.3f}")
+    if test == "cacheline":
+        title = ("cacheline: one cache line bounced between two busy-waiting threads, no "
+                 f"provider (the floor of send_lat --threads); sample = {result.get('sample', '')}")
+    else:
+        title = (f"{test}: soft provider, raw NDK ABI, {result.get('mode', '')}, "
                  f"progress={result.get('progress', 'auto')}; sample = {result.get('sample', '')}")
-        return "\n".join([rule, title, rule, head, line, rule])
+    title = _with_knobs(title, result)
+    iters = int(result.get("iters", 0))
+    if 0 < int(lat["samples"]) < iters:  # only --seconds stops a run short
+        title += f"\nstopped by --seconds: {int(lat['samples'])} of {iters} samples taken"
+    return _table(title, head + "\n" + line)
+
+
+def _format_bandwidth(result: dict[str, Any]) -> str:
+    head = (f"{'#bytes':>8} {'#iterations':>12} {'BW peak[MB/sec]':>16} "
+            f"{'BW average[MB/sec]':>19} {'MsgRate[Mpps]':>14}")
+    line = (f"{int(result['size']):>8} {int(result['iters']):>12} {result['peak_mb_s']:>16.2f} "
+            f"{result['avg_mb_s']:>19.2f} {result['msg_rate_mpps']:>14.6f}")
+    title = (f"{result.get('test', '?')}: soft provider, raw NDK ABI, one thread, "
+             f"{int(result.get('inflight', 0))} in flight")
+    return _table(_with_knobs(title, result), head + "\n" + line)
+
+
+def _format_msg_rate(result: dict[str, Any]) -> str:
+    connections = int(result["connections"])
+    head = (f"{'#bytes':>8} {'#connections':>13} {'#batch':>7} {'#ops':>12} {'time[sec]':>10} "
+            f"{'MsgRate[Mops/sec]':>18}")
+    line = (f"{int(result['size']):>8} {connections:>13} {int(result['batch']):>7} "
+            f"{int(result['ops']):>12} {result['window_s']:>10.6f} "
+            f"{result['aggregate_mops']:>18.6f}")
+    each_head = f"{'#connection':>12} {'#ops':>12} {'time[sec]':>10} {'MsgRate[Mops/sec]':>18}"
+    each = [f"{c:>12} {int(r['ops']):>12} {r['seconds']:>10.6f} {r['mops']:>18.6f}"
+            for c, r in enumerate(result.get("connection", []))]
+    threads = "one thread" if connections == 1 else f"{connections} connections, a thread each"
+    title = (f"msg_rate: soft provider, raw NDK ABI, RDMA {result.get('op', 'write')}, "
+             f"{threads}, {int(result['batch'])} posted then polled; aggregate = the sum of the "
+             "connections' rates")
+    return _table(_with_knobs(title, result), head + "\n" + line,
+                  "\n".join([each_head, *each]))
+
+
+def _format_poll_rate(result: dict[str, Any]) -> str:
+    head = (f"{'#count':>8} {'#batch':>8} {'#iterations':>12} {'what':>10} {'t_avg[nsec]':>12} "
+            f"{'Rate avg[M/sec]':>16} {'Rate best[M/sec]':>17}")
+    lead = f"{int(result['count']):>8} {int(result['batch']):>8} {int(result['iters']):>12}"
+    post_poll_ns = result["post_ns_per_write"] + result["poll_ns_per_completion"]
+    poll = (f"{lead} {'poll':>10} {result['poll_ns_per_completion']:>12.2f} "
+            f"{result['completions_per_s'] / 1e6:>16.3f} "
+            f"{result['best_completions_per_s'] / 1e6:>17.3f}")
+    both = (f"{'':>30} {'post+poll':>10} {post_poll_ns:>12.2f} "
+            f"{result['post_poll_per_s'] / 1e6:>16.3f} "
+            f"{result['best_post_poll_per_s'] / 1e6:>17.3f}")
+    title = (f"poll_rate: soft provider, raw NDK ABI, one thread: a CQ filled with "
+             f"{int(result['count'])} RDMA write completions, drained {int(result['batch'])} "
+             "at a time by NdkGetCqResultsEx")
+    return _table(_with_knobs(title, result), "\n".join([head, poll, both]))
+
+
+def format_result(result: dict[str, Any]) -> str:
+    """perftest-style lines for one ndk_perf result (any other: its JSON, indented)."""
+    if "latency" in result:
+        return _format_latency(result)
     if "peak_mb_s" in result:
-        head = (f"{'#bytes':>8} {'#iterations':>12} {'BW peak[MB/sec]':>16} "
-                f"{'BW average[MB/sec]':>19} {'MsgRate[Mpps]':>14}")
-        line = (f"{int(result['size']):>8} {int(result['iters']):>12} {result['peak_mb_s']:>16.2f} "
-                f"{result['avg_mb_s']:>19.2f} {result['msg_rate_mpps']:>14.6f}")
-        title = (f" {test}: soft provider, raw NDK ABI, one thread, "
-                 f"{int(result.get('inflight', 0))} in flight")
-        return "\n".join([rule, title, rule, head, line, rule])
+        return _format_bandwidth(result)
+    if "aggregate_mops" in result:
+        return _format_msg_rate(result)
+    if "completions_per_s" in result:
+        return _format_poll_rate(result)
     return json.dumps(result, indent=2)
 
 
@@ -109,8 +216,8 @@ def read_samples(path: str | os.PathLike) -> list[float]:
         return [float(line) for line in f if line.strip()]
 
 
-def run_with_samples(test: str, options: Sequence[str],
-                     helper: str | None = None) -> tuple[dict[str, Any], list[float]]:
+def run_with_samples(test: str, options: Sequence[str], helper: str | None = None,
+                     timeout: float | None = 600) -> tuple[dict[str, Any], list[float]]:
     """Run a latency test with ``--samples`` into a temporary file: (result, samples in ns)."""
     import tempfile
 
@@ -119,7 +226,8 @@ def run_with_samples(test: str, options: Sequence[str],
         rebuild = ("this ndk_perf writes no per-iteration samples (--samples): rebuild it "
                    "(cmake --build build --target ndk_perf)")
         try:
-            result = run_helper(test, [*options, "--samples", str(path)], helper=helper)
+            result = run_helper(test, [*options, "--samples", str(path)], helper=helper,
+                                timeout=timeout)
         except RuntimeError as exc:
             if "unknown option --samples" in str(exc):
                 raise RuntimeError(rebuild) from None
@@ -129,10 +237,16 @@ def run_with_samples(test: str, options: Sequence[str],
         return result, read_samples(path)
 
 
-def run(test: str, sizes: Sequence[int], iters: int | None, *, warmup: int | None = None,
-        inflight: int | None = None, threads: bool = False, progress: str | None = None,
-        as_json: bool = False, plot: str | None = None, out=None) -> int:
+def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
+        warmup: int | None = None, inflight: int | None = None, threads: bool = False,
+        progress: str | None = None, seconds: int | None = None,
+        connections: int | None = None, batch: int | None = None, count: int | None = None,
+        knobs: str | None = None, as_json: bool = False, plot: str | None = None,
+        out=None) -> int:
     """Run one perf test over one or more sizes, print the table (or JSON lines); exit code.
+
+    A size of None runs the helper's default (cacheline and poll_rate take none); the other
+    options are ndk_perf's (:func:`helper_options`), None for its default.
 
     ``plot``: also draw the results into this .png or .svg file (:mod:`ndk._perfplot`): the
     latency distribution of latency tests, bandwidth against message size for bandwidth tests.
@@ -148,12 +262,15 @@ def run(test: str, sizes: Sequence[int], iters: int | None, *, warmup: int | Non
     results, samples = [], []
     for size in sizes:
         options = helper_options(size=size, iters=iters, warmup=warmup, inflight=inflight,
-                                 threads=threads, progress=progress)
+                                 threads=threads, progress=progress, seconds=seconds,
+                                 connections=connections, batch=batch, count=count,
+                                 knobs=knobs)
+        timeout = 600 + (seconds or 0)  # --seconds bounds the timed part, not the set-up
         if plot and test in LATENCY_TESTS:
-            result, values = run_with_samples(test, options)
+            result, values = run_with_samples(test, options, timeout=timeout)
             samples.append(values)
         else:
-            result = run_helper(test, options)
+            result = run_helper(test, options, timeout=timeout)
         results.append(result)
     if as_json:
         print(json.dumps(results if len(results) > 1 else results[0], indent=2), file=out)
@@ -182,6 +299,46 @@ SIZE_RANGE = (1, 1 << 30)  # the soft provider's max_transfer_length
 ITERS_RANGE = (1, 100_000_000)
 WARMUP_RANGE = (0, 100_000_000)
 INFLIGHT_RANGE = (1, 1024)
+SECONDS_RANGE = (0, 3600)  # 0: no limit
+CONNECTIONS_RANGE = (1, 64)  # a thread each: past the cores it measures the scheduler
+MAX_CQ_DEPTH = 1 << 22  # the soft provider's max_cq_depth
+COUNT_RANGE = (1, MAX_CQ_DEPTH)
+# --batch: at most a QP's queue depth for msg_rate, a CQ's depth for poll_rate.  argparse reads
+# a whole number (batch_argument); check_options checks the test's own range.
+BATCH_RANGES = {"msg_rate": (1, 1024), "poll_rate": (1, MAX_CQ_DEPTH)}
+
+# The tests that take each option that not every test takes (ndk_perf refuses it elsewhere).
+_EVERY_BUT_CACHELINE = tuple(t for t in TESTS if t != "cacheline")
+OPTION_TESTS: dict[str, tuple[str, ...]] = {
+    "size": LATENCY_TESTS + BANDWIDTH_TESTS + ("msg_rate",),
+    "all": LATENCY_TESTS + BANDWIDTH_TESTS + ("msg_rate",),
+    "warmup": LATENCY_TESTS + ("cacheline",),
+    "seconds": LATENCY_TESTS + ("cacheline",),
+    "threads": ("send_lat",),
+    "progress": LATENCY_TESTS,
+    "inflight": BANDWIDTH_TESTS,
+    "connections": ("msg_rate",),
+    "batch": RATE_TESTS,
+    "count": ("poll_rate",),
+    "options": _EVERY_BUT_CACHELINE,
+    "plot": LATENCY_TESTS + BANDWIDTH_TESTS,
+}
+
+
+# Why a test that takes almost every option does not take one.
+_WHY_NOT = {("options", "cacheline"): "it opens no adapter"}
+
+
+def _which(tests: Sequence[str]) -> str:
+    """``tests`` in words: "the latency tests and cacheline"."""
+    words, left = [], list(tests)
+    for group, name in ((LATENCY_TESTS, "the latency tests"),
+                        (BANDWIDTH_TESTS, "the bandwidth tests")):
+        if all(t in left for t in group):
+            words.append(name)
+            left = [t for t in left if t not in group]
+    words += left
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
 
 
 def _check_range(value: int, text: str, bounds: tuple[int, int]) -> int:
@@ -229,18 +386,80 @@ def plot_argument(text: str) -> str:
     return text
 
 
+def batch_argument(text: str) -> int:
+    """An argparse type: a whole number; its range depends on the test (check_options)."""
+    import argparse
+
+    if not re.fullmatch(r"\s*[-+]?\d+\s*", text):
+        ranges = ", ".join(f"{test}: {lo}..{hi}" for test, (lo, hi) in BATCH_RANGES.items())
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (valid: {ranges})")
+    return int(text)
+
+
+def knobs_argument(text: str) -> str:
+    """An argparse type: ``--options`` knob lines ("key=value", ';' or newlines between them),
+    not empty, without the knobs ndk_perf sets itself (address, progress)."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected knob lines (key=value;...), not nothing")
+    for part in re.split(r"[;\n]", text):
+        key = part.split("=", 1)[0].strip(" \t")
+        if key == "address":
+            raise argparse.ArgumentTypeError("address is ndk_perf's to set (each adapter has "
+                                             "its own)")
+        if key == "progress":
+            raise argparse.ArgumentTypeError("progress is ndk_perf's to set (--progress, "
+                                             "where the test has it)")
+    return text
+
+
+HELP = """\
+tests (the helper ndk_perf runs the loops; Python is never inside one):
+  send_lat write_lat read_lat  latency: min, typical, average, p99, p99.9 (usec)
+  cacheline                    the same columns for one cache line bounced between two
+                               busy-waiting threads, no provider: the floor of send_lat --threads
+  send_bw write_bw read_bw     bandwidth: peak and average (MB/sec), message rate (Mpps)
+  msg_rate                     N connections (--connections), a thread each posting --batch RDMA
+                               writes and polling them: aggregate and per-connection Mops/sec
+  poll_rate                    a CQ filled with --count completions, drained --batch at a time:
+                               polls per second, and post + poll per second
+
+options by test (any other is refused before the helper starts):
+  --size, --all                latency, bandwidth, msg_rate
+  --warmup, --seconds          latency, cacheline
+  --progress                   latency; --threads: send_lat
+  --inflight                   bandwidth
+  --connections                msg_rate; --count: poll_rate
+  --batch                      msg_rate (1..1024), poll_rate (1..4194304)
+  --options                    every test but cacheline
+  --plot                       latency, bandwidth
+"""
+
+
 def add_arguments(parser) -> None:
     """The ``ndk perf`` arguments (cli.py adds the subcommand)."""
-    parser.add_argument("test", choices=TESTS, help="which test, as perftest names them")
+    import argparse
+
+    parser.description = ("perftest-style runs of the soft provider through the raw NDK ABI "
+                          "(bench/ndk_perf.cpp); --json prints the helper's raw results.")
+    parser.epilog = HELP
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("test", choices=TESTS, help="which test, as perftest names them (and "
+                        "cacheline, msg_rate, poll_rate)")
     parser.add_argument("--size", "-s", action="append", type=size_argument, metavar="BYTES",
                         help="message size (repeatable; 4k, 1m accepted; default 64 for "
-                             "latency, 65536 for bandwidth)")
+                             "latency, 65536 for bandwidth, 8 for msg_rate)")
     parser.add_argument("--all", "-a", action="store_true",
                         help="every power of two from 8 B to 1 MiB")
     parser.add_argument("--iters", "-n", type=whole_number(ITERS_RANGE), metavar="N",
-                        help="iterations")
+                        help="iterations (msg_rate: writes per connection; poll_rate: rounds "
+                             "of filling and draining the CQ)")
     parser.add_argument("--warmup", type=whole_number(WARMUP_RANGE), metavar="N",
-                        help="latency tests: untimed iterations first")
+                        help="latency tests, cacheline: untimed iterations first")
+    parser.add_argument("--seconds", type=whole_number(SECONDS_RANGE), metavar="N",
+                        help="latency tests, cacheline: stop after N seconds (a tenth of them "
+                             "for the warm-up), with the samples taken by then; 0: no limit")
     parser.add_argument("--inflight", type=whole_number(INFLIGHT_RANGE), metavar="N",
                         help="bandwidth tests: requests in flight (default 64)")
     parser.add_argument("--threads", action="store_true",
@@ -248,6 +467,16 @@ def add_arguments(parser) -> None:
     parser.add_argument("--progress", choices=("auto", "manual"),
                         help="latency tests: the soft engine's progress knob (manual: each "
                              "transfer is one engine step)")
+    parser.add_argument("--connections", type=whole_number(CONNECTIONS_RANGE), metavar="N",
+                        help="msg_rate: connections, each driven by its own thread (default 1)")
+    parser.add_argument("--batch", type=batch_argument, metavar="N",
+                        help="msg_rate: writes posted before polling them (1..1024, default 16); "
+                             "poll_rate: completions per NdkGetCqResultsEx (default 64)")
+    parser.add_argument("--count", type=whole_number(COUNT_RANGE), metavar="N",
+                        help="poll_rate: completions in the CQ each round (default 65536)")
+    parser.add_argument("--options", dest="knobs", type=knobs_argument, metavar="KNOBS",
+                        help="knob lines for every adapter the test opens, 'key=value', ';' "
+                             "between them (e.g. transport=inproc); not cacheline")
     parser.add_argument("--json", action="store_true", help="print the raw JSON results")
     parser.add_argument("--plot", metavar="FILE", type=plot_argument,
                         help="also draw the results into FILE (.png or .svg, matplotlib): "
@@ -257,23 +486,28 @@ def add_arguments(parser) -> None:
     parser.set_defaults(perf_parser=parser)
 
 
+def _given(args, name: str) -> bool:
+    value = getattr(args, "knobs" if name == "options" else name, None)
+    return value is not None and value is not False
+
+
 def check_options(args) -> None:
-    """The options that only some tests take (ndk_perf refuses the others): argparse's error,
-    exit 2, before the helper starts."""
-    wrong = []
-    if args.test not in LATENCY_TESTS:
-        wrong += [(name, "the latency tests") for name in ("warmup", "progress")
-                  if getattr(args, name) is not None]
-    if args.test != "send_lat" and args.threads:
-        wrong.append(("threads", "send_lat"))
-    if args.test not in BANDWIDTH_TESTS and args.inflight is not None:
-        wrong.append(("inflight", "the bandwidth tests"))
+    """The options that only some tests take (ndk_perf refuses the others), and the ranges
+    that depend on the test: argparse's error, exit 2, before the helper starts."""
     error = getattr(args, "perf_parser", None)
     error = error.error if error is not None else _raise_usage
-    for name, which in wrong:
-        error(f"argument --{name}: only for {which}, not {args.test}")
+    for name, tests in OPTION_TESTS.items():
+        if _given(args, name) and args.test not in tests:
+            why = _WHY_NOT.get((name, args.test))
+            error(f"argument --{name}: not for {args.test} ({why})" if why else
+                  f"argument --{name}: only for {_which(tests)}, not {args.test}")
     if args.threads and args.progress == "manual":
         error("argument --threads: not with --progress manual (step from one thread only)")
+    if args.batch is not None:
+        lo, hi = BATCH_RANGES[args.test]
+        if not lo <= args.batch <= hi:
+            error(f"argument --batch: {args.batch} is out of range for {args.test} "
+                  f"(valid: {lo}..{hi})")
 
 
 def _raise_usage(message: str) -> None:
@@ -287,16 +521,22 @@ def main_from_args(args) -> int:
     """Handler of ``ndk perf`` (argparse namespace from add_arguments)."""
     from ._perfplot import PlotError
     check_options(args)
+    sizes: list[int | None]
     if args.all:
         sizes = [1 << k for k in range(3, 21)]
     elif args.size:
-        sizes = args.size
-    else:
-        sizes = [64 if args.test in LATENCY_TESTS else 65536]
+        sizes = list(args.size)
+    elif args.test in LATENCY_TESTS:
+        sizes = [64]
+    elif args.test in BANDWIDTH_TESTS:
+        sizes = [65536]
+    else:  # msg_rate: the helper's 8 bytes; cacheline, poll_rate: no message size
+        sizes = [None]
     try:
         return run(args.test, sizes, args.iters, warmup=args.warmup, inflight=args.inflight,
-                   threads=args.threads, progress=args.progress, as_json=args.json,
-                   plot=args.plot)
+                   threads=args.threads, progress=args.progress, seconds=args.seconds,
+                   connections=args.connections, batch=args.batch, count=args.count,
+                   knobs=args.knobs, as_json=args.json, plot=args.plot)
     except (FileNotFoundError, RuntimeError, PlotError) as exc:
         import sys
 

@@ -19,7 +19,7 @@ def helper_or_skip():
         pytest.skip(str(exc))
 
 
-@pytest.mark.parametrize("test", perf.TESTS)
+@pytest.mark.parametrize("test", perf.LATENCY_TESTS + perf.BANDWIDTH_TESTS)  # sized tests
 def test_every_test_runs_and_formats(test):
     helper_or_skip()
     result = perf.run_helper(test, perf.helper_options(size=64, iters=200))

@@ -1,0 +1,317 @@
+"""``ndk perf`` for every ndk_perf test: cacheline, msg_rate and poll_rate beside the latency and
+bandwidth tests, and the options --seconds, --options, --connections, --batch, --count.
+
+Arguments are checked before the helper starts (argparse's one line, exit 2); the tables are
+checked on results shaped as bench/ndk_perf.cpp prints them (captured from a real run); the
+arguments reaching the helper through a stand-in that records them; and each new test once
+through the real helper, when it is built (tiny counts: only shapes, no timing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from ndk import cli, perf
+
+# Captured from build/bin/ndk_perf (figures of a loaded 2-core machine; only shapes matter).
+CACHELINE = {"test": "cacheline", "iters": 2000, "mode": "threads", "sample": "half round trip",
+             "latency": {"samples": 2000, "min_us": 0.0415, "median_us": 0.0635,
+                         "avg_us": 0.188417, "p99_us": 0.4555, "p999_us": 27.4075,
+                         "max_us": 179.521}}
+MSG_RATE = {"test": "msg_rate", "connections": 2, "size": 8, "batch": 16, "iters": 2000,
+            "op": "write", "options": "", "aggregate_mops": 3.79514, "ops": 4000,
+            "window_s": 0.00107, "connection": [{"ops": 2000, "seconds": 0.00107, "mops": 1.86916},
+                                                {"ops": 2000, "seconds": 0.001038, "mops": 1.92598}]}
+POLL_RATE = {"test": "poll_rate", "batch": 64, "count": 1024, "iters": 3,
+             "poll_ns_per_completion": 24.5117, "completions_per_s": 4.07968e+07,
+             "post_ns_per_write": 219.379, "post_poll_per_s": 4.10009e+06,
+             "best_completions_per_s": 4.45386e+07, "best_post_poll_per_s": 4.34783e+06}
+SEND_LAT_BOUNDED = {"test": "send_lat", "size": 64, "iters": 100000, "mode": "threads",
+                    "progress": "auto", "options": "transport=inproc", "sample": "half round trip",
+                    "latency": {"samples": 1234, "min_us": 0.9, "median_us": 1.2, "avg_us": 3.5,
+                                "p99_us": 40.1, "p999_us": 900.5, "max_us": 2000.25}}
+
+
+def error_line(capsys) -> str:
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+# --- arguments, checked before the helper starts ------------------------------------------
+
+@pytest.mark.parametrize("arguments, message", [
+    # ranges, as ndk_perf accepts them
+    (["msg_rate", "--connections", "0"], "argument --connections: 0 is out of range (valid: 1..64)"),
+    (["msg_rate", "--connections", "65"], "argument --connections: 65 is out of range (valid: 1..64)"),
+    (["msg_rate", "--batch", "1025"],
+     "argument --batch: 1025 is out of range for msg_rate (valid: 1..1024)"),
+    (["poll_rate", "--batch", "0"], "argument --batch: 0 is out of range for poll_rate "
+                                    "(valid: 1..4194304)"),
+    (["poll_rate", "--batch", "4x"], "argument --batch: '4x' is not a whole number (valid: "
+                                     "msg_rate: 1..1024, poll_rate: 1..4194304)"),
+    (["poll_rate", "--count", "4194305"],
+     "argument --count: 4194305 is out of range (valid: 1..4194304)"),
+    (["cacheline", "--seconds", "3601"], "argument --seconds: 3601 is out of range (valid: 0..3600)"),
+    (["send_lat", "--seconds", "-1"], "argument --seconds: -1 is out of range (valid: 0..3600)"),
+    (["cacheline", "--iters", "0"], "argument --iters/-n: 0 is out of range (valid: 1..100000000)"),
+    (["msg_rate", "--size", "2g"], "argument --size/-s: 2g is out of range (valid: 1..1073741824)"),
+    # --options: knob lines, without ndk_perf's own knobs
+    (["write_lat", "--options", ""], "argument --options: expected knob lines (key=value;...), "
+                                     "not nothing"),
+    (["msg_rate", "--options", "transport=inproc;address=10.0.0.1"],
+     "argument --options: address is ndk_perf's to set (each adapter has its own)"),
+    (["send_lat", "--options", " progress = manual"],
+     "argument --options: progress is ndk_perf's to set (--progress, where the test has it)"),
+    # options the test does not take
+    (["cacheline", "--size", "64"], "argument --size: only for the latency tests, the "
+                                    "bandwidth tests and msg_rate, not cacheline"),
+    (["poll_rate", "--all"], "argument --all: only for the latency tests, the bandwidth tests "
+                             "and msg_rate, not poll_rate"),
+    (["cacheline", "--options", "transport=inproc"],
+     "argument --options: not for cacheline (it opens no adapter)"),
+    (["cacheline", "--progress", "manual"], "argument --progress: only for the latency tests, "
+                                            "not cacheline"),
+    (["cacheline", "--threads"], "argument --threads: only for send_lat, not cacheline"),
+    (["write_bw", "--seconds", "5"], "argument --seconds: only for the latency tests and "
+                                     "cacheline, not write_bw"),
+    (["msg_rate", "--warmup", "5"], "argument --warmup: only for the latency tests and "
+                                    "cacheline, not msg_rate"),
+    (["msg_rate", "--inflight", "8"], "argument --inflight: only for the bandwidth tests, "
+                                      "not msg_rate"),
+    (["poll_rate", "--connections", "2"], "argument --connections: only for msg_rate, "
+                                          "not poll_rate"),
+    (["msg_rate", "--count", "2"], "argument --count: only for poll_rate, not msg_rate"),
+    (["send_lat", "--batch", "2"], "argument --batch: only for msg_rate and poll_rate, "
+                                   "not send_lat"),
+    (["poll_rate", "--plot", "p.png"], "argument --plot: only for the latency tests and the "
+                                       "bandwidth tests, not poll_rate"),
+    (["bogus_lat"], "argument test: invalid choice: 'bogus_lat' *"),
+])
+def test_bad_arguments_are_one_line_and_exit_2_before_the_helper(arguments, message, capsys,
+                                                                 monkeypatch):
+    monkeypatch.setenv("NDK_PERF", "/nonexistent/ndk_perf")  # never reached
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["perf", *arguments])
+    assert exit_info.value.code == 2
+    line = error_line(capsys)
+    from fnmatch import fnmatchcase
+
+    assert fnmatchcase(line, f"ndk perf: error: {message}"), line
+
+
+def test_check_options_without_a_parser_is_the_same_one_line(capsys):
+    parser = cli.build_parser()
+    args = parser.parse_args(["perf", "cacheline"])
+    del args.perf_parser  # as a caller that built its own namespace
+    args.seconds, args.knobs = None, "transport=inproc"
+    with pytest.raises(SystemExit) as exit_info:
+        perf.check_options(args)
+    assert exit_info.value.code == 2
+    assert error_line(capsys) == ("ndk perf: error: argument --options: not for cacheline "
+                                  "(it opens no adapter)")
+
+
+def test_help_lists_every_test_and_option(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["perf", "--help"])
+    text = capsys.readouterr().out
+    for word in [*perf.TESTS, "--seconds", "--options", "--connections", "--batch", "--count",
+                 "aggregate and per-connection", "msg_rate (1..1024), poll_rate (1..4194304)"]:
+        assert word in text, word
+    assert perf.__doc__ is not None
+    for word in ["cacheline", "msg_rate", "poll_rate", "--seconds", "--options"]:
+        assert word in perf.__doc__, word
+
+
+# --- the tables --------------------------------------------------------------------------
+
+def rows(text: str) -> list[list[str]]:
+    """The table's lines after its title, split into words, rules left out."""
+    lines = text.splitlines()
+    rules = [i for i, line in enumerate(lines) if set(line) == {"-"}]
+    return [line.split() for line in lines[rules[1] + 1:] if set(line) != {"-"}]
+
+
+def title(text: str) -> str:
+    """The table's title, its wrapped lines joined again."""
+    lines = text.splitlines()
+    end = next(i for i in range(1, len(lines)) if set(lines[i]) == {"-"})
+    return " ".join(line.strip() for line in lines[1:end])
+
+
+def test_cacheline_prints_the_latency_columns_without_a_size():
+    text = perf.format_result(CACHELINE)
+    assert "cacheline: one cache line bounced between two busy-waiting threads" in title(text)
+    head, line = rows(text)
+    assert head == ["#bytes", "#iterations", "t_min[usec]", "t_typical[usec]", "t_avg[usec]",
+                    "t_99%[usec]", "t_99.9%[usec]"]
+    assert line == ["-", "2000", "0.042", "0.064", "0.188", "0.456", "27.407"]
+    # the same columns as send_lat's, to compare the two as they stand
+    def head_line(table: str) -> str:
+        return next(line for line in table.splitlines() if "#bytes" in line)
+
+    assert head_line(text) == head_line(perf.format_result(SEND_LAT_BOUNDED))
+
+
+def test_a_bounded_latency_run_says_so_and_names_its_knobs():
+    text = perf.format_result(SEND_LAT_BOUNDED)
+    assert title(text) == ("send_lat: soft provider, raw NDK ABI, threads, progress=auto; "
+                           "sample = half round trip; options: transport=inproc stopped by "
+                           "--seconds: 1234 of 100000 samples taken")
+    assert rows(text)[1][:2] == ["64", "1234"]
+    assert "stopped by" not in perf.format_result(CACHELINE)  # every sample taken
+
+
+def test_msg_rate_prints_the_aggregate_and_each_connection():
+    text = perf.format_result(MSG_RATE)
+    assert ("msg_rate: soft provider, raw NDK ABI, RDMA write, 2 connections, a thread each"
+            in title(text))
+    table = rows(text)
+    assert table[0] == ["#bytes", "#connections", "#batch", "#ops", "time[sec]",
+                        "MsgRate[Mops/sec]"]
+    assert table[1] == ["8", "2", "16", "4000", "0.001070", "3.795140"]
+    assert table[2] == ["#connection", "#ops", "time[sec]", "MsgRate[Mops/sec]"]
+    assert [r[0] for r in table[3:]] == ["0", "1"]
+    assert [r[3] for r in table[3:]] == ["1.869160", "1.925980"]
+    one = dict(MSG_RATE, connections=1, connection=MSG_RATE["connection"][:1])
+    assert "RDMA write, one thread" in title(perf.format_result(one))
+
+
+def test_poll_rate_prints_poll_and_post_plus_poll_rates():
+    text = perf.format_result(POLL_RATE)
+    assert "a CQ filled with 1024 RDMA write completions, drained 64 at a time" in title(text)
+    head, poll, both = rows(text)
+    assert head == ["#count", "#batch", "#iterations", "what", "t_avg[nsec]", "Rate",
+                    "avg[M/sec]", "Rate", "best[M/sec]"]
+    assert poll == ["1024", "64", "3", "poll", "24.51", "40.797", "44.539"]
+    # post + poll per completion: the two averages added, its rate their inverse
+    assert both == ["post+poll", "243.89", "4.100", "4.348"]
+    assert 1e3 / 243.89 == pytest.approx(4.100, rel=1e-3)
+
+
+def test_every_table_is_ruled_and_an_unknown_result_is_its_json():
+    for result in (CACHELINE, MSG_RATE, POLL_RATE, SEND_LAT_BOUNDED):
+        lines = perf.format_result(result).splitlines()
+        assert lines[0] == lines[-1] and set(lines[0]) == {"-"}
+        assert all(len(line) <= len(lines[0]) for line in lines)
+    other = {"test": "memcpy", "avg_gb_s": 9.5}
+    assert json.loads(perf.format_result(other)) == other
+
+
+# --- what reaches the helper, against a stand-in ------------------------------------------
+
+STAND_IN = """\
+#!{python}
+import json, sys
+with open({log!r}, "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\\n")
+print(json.dumps({results!r}[sys.argv[1]]))
+"""
+
+
+@pytest.fixture
+def stand_in(tmp_path, monkeypatch):
+    log = tmp_path / "argv.jsonl"
+    path = tmp_path / "ndk_perf"
+    results = {"cacheline": CACHELINE, "msg_rate": MSG_RATE, "poll_rate": POLL_RATE,
+               "send_lat": SEND_LAT_BOUNDED}
+    path.write_text(STAND_IN.format(python=sys.executable, log=str(log), results=results))
+    path.chmod(0o755)
+    monkeypatch.setenv("NDK_PERF", str(path))
+
+    def calls() -> list[list[str]]:
+        return [json.loads(line) for line in log.read_text().splitlines()]
+
+    return calls
+
+
+@pytest.mark.parametrize("arguments, argv", [
+    (["cacheline", "--iters", "2000", "--warmup", "0", "--seconds", "5"],
+     ["cacheline", "--iters", "2000", "--warmup", "0", "--seconds", "5"]),
+    (["msg_rate", "--connections", "2", "--batch", "16", "-n", "2000",
+      "--options", "transport=inproc"],
+     ["msg_rate", "--iters", "2000", "--connections", "2", "--batch", "16",
+      "--options", "transport=inproc"]),
+    (["poll_rate", "--count", "1024", "--batch", "64", "--iters", "3"],
+     ["poll_rate", "--iters", "3", "--batch", "64", "--count", "1024"]),
+    (["send_lat", "--threads", "--seconds", "2", "--options", "transport=inproc"],
+     ["send_lat", "--size", "64", "--seconds", "2", "--options", "transport=inproc",
+      "--threads"]),
+])
+def test_the_options_reach_the_helper_as_it_takes_them(arguments, argv, stand_in, capsys):
+    assert cli.main(["perf", *arguments]) == 0
+    assert stand_in() == [argv]
+    assert capsys.readouterr().out.startswith("-" * 95)
+
+
+def test_msg_rate_sizes_run_one_helper_each(stand_in, capsys):
+    assert cli.main(["perf", "msg_rate", "-s", "8", "-s", "4k"]) == 0
+    assert [call[:3] for call in stand_in()] == [["msg_rate", "--size", "8"],
+                                                  ["msg_rate", "--size", "4096"]]
+
+
+@pytest.mark.parametrize("test, result", [("cacheline", CACHELINE), ("msg_rate", MSG_RATE),
+                                          ("poll_rate", POLL_RATE)])
+def test_json_is_the_helpers_result_unchanged(test, result, stand_in, capsys):
+    assert cli.main(["perf", test, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == result
+    assert stand_in() == [[test]]  # no option given: the helper's defaults
+
+
+# --- the real helper ----------------------------------------------------------------------
+
+def built_helper() -> str:
+    """ndk_perf: $NDK_PERF or PATH (perf.find_helper), else the bin/ of the build tree whose
+    python/ is on sys.path (these tests import a fake ndk, whose _build_info is not there)."""
+    try:
+        return perf.find_helper()
+    except FileNotFoundError:
+        pass
+    for entry in sys.path:
+        candidate = Path(entry or ".").absolute().parent / "bin" / "ndk_perf"
+        if (Path(entry or ".") / "ndk").is_dir() and candidate.is_file() \
+                and os.access(candidate, os.X_OK):
+            return str(candidate)
+    pytest.skip("ndk_perf is not built: build the ndk_perf target (cmake --build build "
+                "--target ndk_perf) and put its build tree's python/ on PYTHONPATH, or set "
+                "NDK_PERF")
+
+
+@pytest.fixture
+def helper(monkeypatch):
+    path = built_helper()
+    monkeypatch.setenv("NDK_PERF", path)
+    return path
+
+
+@pytest.mark.parametrize("arguments, heads", [
+    (["cacheline", "--iters", "2000", "--warmup", "100", "--seconds", "10"],
+     ["t_typical[usec]", "t_99.9%[usec]"]),
+    (["msg_rate", "--connections", "2", "--batch", "16", "--iters", "2000"],
+     ["#connections", "MsgRate[Mops/sec]", "#connection"]),
+    (["poll_rate", "--count", "1024", "--batch", "64", "--iters", "3"],
+     ["t_avg[nsec]", "post+poll"]),
+    (["write_lat", "--iters", "500", "--seconds", "10", "--options", "transport=inproc"],
+     ["t_typical[usec]", "options: transport=inproc"]),
+])
+def test_each_new_test_and_option_runs_through_the_built_helper(arguments, heads, helper,
+                                                                capsys):
+    assert cli.main(["perf", *arguments, "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert result["test"] == arguments[0]
+    text = perf.format_result(result)
+    for head in heads:
+        assert head in text, text
+    if "latency" in result:
+        lat = result["latency"]
+        assert 0 < lat["samples"] <= result["iters"]
+        assert lat["min_us"] <= lat["median_us"] <= lat["p99_us"] <= lat["p999_us"]
+    elif result["test"] == "msg_rate":
+        assert result["connections"] == len(result["connection"]) == 2
+        assert result["aggregate_mops"] == pytest.approx(
+            sum(c["mops"] for c in result["connection"]), rel=1e-3)
+    else:
+        assert result["count"] == 1024 and result["completions_per_s"] > 0
