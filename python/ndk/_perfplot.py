@@ -3,8 +3,8 @@
 Drawn with matplotlib (Debian's python3-matplotlib) on its Agg canvas, without pyplot, so no
 display and no global state are involved:
 
-- latency tests (``*_lat``): the distribution of the per-iteration samples ``ndk_perf
-  --samples`` wrote -- a histogram (log-spaced bins, log axes: the tail stays visible) and the
+- latency tests (``*_lat``, and ``cacheline``): the distribution of the per-iteration samples
+  ``ndk_perf --samples`` wrote -- a histogram (log-spaced bins, log axes: the tail stays visible) and the
   CDF (logit scale, so that p50, p99 and p99.9 are equally far apart), both with p50, p99 and
   p99.9 marked; with several sizes each size gets a colour, and a third panel shows the three
   percentiles against the message size;
@@ -66,13 +66,17 @@ def _figure(width: float, height: float):
 
 def _title(result: dict[str, Any], extra: str = "") -> str:
     test = result.get("test", "?")
-    if "latency" in result:
+    if test == "cacheline":  # no provider: one cache line between two threads
+        how = "one cache line bounced between two busy-waiting threads, no provider"
+        what = f"sample = {result.get('sample', '')}"
+    elif "latency" in result:
         how = f"{result.get('mode', '')}, progress={result.get('progress', 'auto')}"
         what = f"sample = {result.get('sample', '')}"
     else:
         how = f"{int(result.get('inflight', 0))} in flight"
         what = ""
-    parts = [f"ndk perf {test}: soft provider, raw NDK ABI, {how}", what, extra]
+    where = "" if test == "cacheline" else "soft provider, raw NDK ABI, "
+    parts = [f"ndk perf {test}: {where}{how}", what, extra]
     return "; ".join(p for p in parts if p)
 
 
@@ -117,8 +121,8 @@ def draw_latency(runs: Sequence[tuple[dict[str, Any], Sequence[float]]]):
     bins = _log_bins(min(v[0] for v in every), max(v[-1] for v in every), 120)
     marks: list[tuple[int, str, float]] = []  # (run, label, value in us)
     for i, ((result, _), values) in enumerate(zip(runs, every)):
-        size = format_size(int(result.get("size", 0)))
-        label = f"{size}, {len(values)} samples"
+        size = format_size(int(result["size"])) + ", " if "size" in result else ""
+        label = f"{size}{len(values)} samples"
         hist.hist(values, bins=bins, histtype="step" if several else "stepfilled",
                   color=colours[i], alpha=1.0 if several else 0.55, label=label if several else None)
         xs, ys = _cdf_points(values)
@@ -175,7 +179,8 @@ def draw_latency(runs: Sequence[tuple[dict[str, Any], Sequence[float]]]):
         by_size.grid(True, which="major", alpha=0.3)
         by_size.legend(fontsize=9)
     first = runs[0][0]
-    extra = "" if several else f"{format_size(int(first.get('size', 0)))} messages"
+    extra = "" if several or "size" not in first else \
+        f"{format_size(int(first['size']))} messages"  # cacheline: no message
     fig.suptitle(_title(first, extra), fontsize=11)
     return fig
 

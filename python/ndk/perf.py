@@ -46,6 +46,7 @@ from typing import Any, Sequence
 LATENCY_TESTS = ("send_lat", "write_lat", "read_lat")
 BANDWIDTH_TESTS = ("send_bw", "write_bw", "read_bw")
 RATE_TESTS = ("msg_rate", "poll_rate")
+SAMPLED_TESTS = LATENCY_TESTS + ("cacheline",)  # they take --samples FILE (--plot draws them)
 # Every test `ndk perf` runs, in the order of `ndk_perf --help` (cacheline: latency columns).
 TESTS = LATENCY_TESTS + ("cacheline",) + BANDWIDTH_TESTS + RATE_TESTS
 
@@ -266,7 +267,7 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
                                  connections=connections, batch=batch, count=count,
                                  knobs=knobs)
         timeout = 600 + (seconds or 0)  # --seconds bounds the timed part, not the set-up
-        if plot and test in LATENCY_TESTS:
+        if plot and test in SAMPLED_TESTS:
             result, values = run_with_samples(test, options, timeout=timeout)
             samples.append(values)
         else:
@@ -280,7 +281,7 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
     if plot:
         from ._perfplot import draw, save
 
-        path = save(draw(results, samples if test in LATENCY_TESTS else None), plot)
+        path = save(draw(results, samples if test in SAMPLED_TESTS else None), plot)
         if not as_json:
             print(f"plot: {path}", file=out)
     return 0
@@ -321,7 +322,7 @@ OPTION_TESTS: dict[str, tuple[str, ...]] = {
     "batch": RATE_TESTS,
     "count": ("poll_rate",),
     "options": _EVERY_BUT_CACHELINE,
-    "plot": LATENCY_TESTS + BANDWIDTH_TESTS,
+    "plot": SAMPLED_TESTS + BANDWIDTH_TESTS,
 }
 
 
@@ -433,7 +434,7 @@ options by test (any other is refused before the helper starts):
   --connections                msg_rate; --count: poll_rate
   --batch                      msg_rate (1..1024), poll_rate (1..4194304)
   --options                    every test but cacheline
-  --plot                       latency, bandwidth
+  --plot                       latency, cacheline, bandwidth
 """
 
 
@@ -480,7 +481,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print the raw JSON results")
     parser.add_argument("--plot", metavar="FILE", type=plot_argument,
                         help="also draw the results into FILE (.png or .svg, matplotlib): "
-                             "latency tests the distribution of the per-iteration samples "
+                             "latency tests and cacheline the distribution of the "
+                             "per-iteration samples "
                              "(histogram and CDF, p50/p99/p99.9 marked), bandwidth tests "
                              "bandwidth against message size (with --all or several --size)")
     parser.set_defaults(perf_parser=parser)

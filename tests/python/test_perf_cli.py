@@ -86,8 +86,8 @@ def error_line(capsys) -> str:
     (["msg_rate", "--count", "2"], "argument --count: only for poll_rate, not msg_rate"),
     (["send_lat", "--batch", "2"], "argument --batch: only for msg_rate and poll_rate, "
                                    "not send_lat"),
-    (["poll_rate", "--plot", "p.png"], "argument --plot: only for the latency tests and the "
-                                       "bandwidth tests, not poll_rate"),
+    (["poll_rate", "--plot", "p.png"], "argument --plot: only for the latency tests, the "
+                                       "bandwidth tests and cacheline, not poll_rate"),
     (["bogus_lat"], "argument test: invalid choice: 'bogus_lat' *"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2_before_the_helper(arguments, message, capsys,
@@ -208,6 +208,10 @@ STAND_IN = """\
 import json, sys
 with open({log!r}, "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
+if "--samples" in sys.argv:  # as ndk_perf writes them: ns, one per line
+    with open(sys.argv[sys.argv.index("--samples") + 1], "w") as f:
+        f.write("".join(f"{{40.0 + i % 50 + (20000.0 if i % 700 == 0 else 0)}}\\n"
+                        for i in range(2000)))
 print(json.dumps({results!r}[sys.argv[1]]))
 """
 
@@ -259,6 +263,21 @@ def test_json_is_the_helpers_result_unchanged(test, result, stand_in, capsys):
     assert cli.main(["perf", test, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == result
     assert stand_in() == [[test]]  # no option given: the helper's defaults
+
+
+def test_cacheline_plot_draws_its_samples_without_a_message_size(stand_in, tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="python3-matplotlib is not installed")
+    from ndk import _perfplot
+
+    picture = tmp_path / "cacheline.svg"
+    assert cli.main(["perf", "cacheline", "--iters", "2000", "--plot", str(picture)]) == 0
+    call, = stand_in()
+    assert call[:3] == ["cacheline", "--iters", "2000"] and call[3] == "--samples"
+    assert f"plot: {picture}" in capsys.readouterr().out
+    fig = _perfplot.draw([CACHELINE], [[40.0 + i % 50 for i in range(2000)]])
+    title = fig._suptitle.get_text()
+    assert title.startswith("ndk perf cacheline: one cache line bounced between two")
+    assert "0 B" not in title and "progress" not in title and "soft provider" not in title
 
 
 # --- the real helper ----------------------------------------------------------------------
