@@ -1,0 +1,56 @@
+#include "providers/soft/transport/shm_doorbell.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace ndk::soft::shm {
+
+UniqueFd make_doorbell_fd()
+{
+    UniqueFd fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!fd)
+        throw std::system_error(errno, std::generic_category(), "eventfd");
+    return fd;
+}
+
+void DoorbellRinger::ring() const
+{
+    const std::uint64_t one = 1;
+    // EAGAIN: the counter is at its maximum, so the eventfd is readable anyway.  A consumer
+    // that is gone (EBADF cannot happen: the descriptor is ours) is the peer watch's business.
+    while (::write(fd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
+    }
+}
+
+void DoorbellSleeper::drain() const
+{
+    std::uint64_t count;
+    while (::read(fd_.get(), &count, sizeof count) < 0 && errno == EINTR) {
+    }
+}
+
+DoorbellSleeper::Sleep DoorbellSleeper::sleep_until(std::chrono::steady_clock::time_point deadline,
+                                                    int other_fd)
+{
+    ++sleeps_;
+    for (;;) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd fds[2] = {{fd_.get(), POLLIN, 0}, {other_fd, POLLIN, 0}};
+        const int ready = ::poll(fds, other_fd >= 0 ? 2 : 1,
+                                 left.count() > 0 ? static_cast<int>(left.count()) : 0);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0)
+            throw std::system_error(errno, std::generic_category(), "poll on a doorbell");
+        if (ready == 0)
+            return Sleep::timeout;
+        return (fds[0].revents & POLLIN) != 0 ? Sleep::rung : Sleep::other_fd;
+    }
+}
+
+} // namespace ndk::soft::shm
