@@ -1,0 +1,110 @@
+// The thread that makes the shm transport's connections progress while nobody posts: it
+// sleeps in epoll on every listening socket, every link's doorbell, control socket and peer
+// pidfd, and on any descriptor an establishment waits on, and calls the owner's handler for
+// what happened: a connection waiting on an acceptor, messages on a link, a link whose peer is
+// gone, a descriptor readable.  One per process or per owner object (the soft provider: per
+// adapter); the handler runs on this thread, one call at a time.
+//
+// Sleeping without losing a message: before each epoll_wait the thread arms every link's
+// doorbell (shm_doorbell.hpp: "sleeping", then one more look at the ring); a link with
+// messages is served instead and the thread does not sleep.  While it is serving, links are
+// not armed, so a busy peer makes no system call per message.  Options::spin looks at the
+// rings that many more rounds before arming (latency for CPU).
+//
+// A peer that dies (its pidfd readable) or closes the link (its control socket readable: at
+// EOF, or carrying anything, which an established link never does) is reported once per link
+// by peer_gone(), after one more messages() call if its ring still holds what it published
+// before it went, and within the time an epoll wake-up takes.  The link's descriptors then
+// leave the epoll set; the link stays registered until remove().
+//
+// add() and remove() may be called from any thread, including from the handler.  After
+// remove() returns (on another thread) the handler is not called for that object again, so
+// the owner may destroy it; objects must not move while registered.  stop() (and the
+// destructor) joins the thread.
+#pragma once
+
+#include "providers/soft/transport/shm_link.hpp"
+#include "providers/soft/transport/unique_fd.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ndk::soft::shm {
+
+class ProgressHandler {
+public:
+    virtual ~ProgressHandler() = default;
+    // A connection waits: call acceptor.accept() until it returns nothing.
+    virtual void incoming(ShmAcceptor &acceptor) = 0;
+    // Messages wait: receive until the ring is empty (else this is called again at once).
+    virtual void messages(ShmLink &link) = 0;
+    // The peer exited or closed the link.  Once per link.
+    virtual void peer_gone(ShmLink &link) = 0;
+    // A descriptor given to add_fd() is readable (an establishment's answer, typically).
+    virtual void readable(int fd) = 0;
+};
+
+class ShmProgress {
+public:
+    struct Options {
+        unsigned spin = 0; // rounds over the links' rings before arming their doorbells
+    };
+
+    explicit ShmProgress(ProgressHandler &handler) : ShmProgress(handler, Options{}) {}
+    ShmProgress(ProgressHandler &handler, Options options);
+    ~ShmProgress();
+    ShmProgress(const ShmProgress &) = delete;
+    ShmProgress &operator=(const ShmProgress &) = delete;
+
+    void add(ShmAcceptor &acceptor);
+    void remove(ShmAcceptor &acceptor);
+    void add(ShmLink &link);
+    void remove(ShmLink &link);
+    // Watched level-triggered until removed: the handler must consume what makes it readable.
+    void add_fd(int fd);
+    void remove_fd(int fd);
+
+    void stop();
+
+private:
+    enum class Kind { acceptor, link, fd };
+    // Which of a link's descriptors an epoll event is for (the low bits of its data).
+    enum Source : std::uint64_t { primary = 0, pidfd = 1, control = 2 };
+
+    struct Entry {
+        Kind kind;
+        void *object = nullptr; // ShmAcceptor or ShmLink
+        int fd = -1;            // for Kind::fd
+        bool armed = false;     // a link's doorbell is armed
+        bool gone = false;      // a link's peer_gone() was called
+    };
+
+    void run();
+    std::uint64_t insert(Entry entry);
+    void erase(Kind kind, const void *object, int fd);
+    void watch(int fd, std::uint64_t id, Source source, std::uint32_t events);
+    void wake() const;
+    // The links with messages, served; false when every link is armed (the thread may sleep).
+    bool serve_ready_links();
+    void dispatch(std::uint64_t data);
+    void report_gone(std::uint64_t id);
+    ShmLink *link_of(std::uint64_t id);
+
+    ProgressHandler &handler_;
+    Options options_;
+    UniqueFd epoll_;
+    UniqueFd wake_; // an eventfd: stop(), and add() of a link that must be looked at
+    // Recursive: the handler runs under it (so remove() on another thread waits for the call
+    // in progress to end) and may itself call add() or remove().
+    std::recursive_mutex mutex_;
+    std::map<std::uint64_t, Entry> entries_;
+    std::uint64_t next_id_ = 1;
+    std::atomic<bool> stopping_{false};
+    std::thread thread_;
+};
+
+} // namespace ndk::soft::shm

@@ -1,0 +1,195 @@
+// The shm transport's progress thread (core/src/providers/soft/transport/shm_progress.*): it
+// drives the passive side of an establishment from its events (a connection on the acceptor,
+// the request and the ReadyToUse on the connection's socket), delivers a child's stream of
+// messages in order, and reports the child's death (SIGKILL mid-stream) once, within a
+// second, after the messages it published before dying; a peer that closes its link without
+// dying is reported the same way.
+#include "providers/soft/transport/shm_progress.hpp"
+#include "shm_link_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+namespace {
+
+using namespace ndk::soft::shm;
+using namespace ndk::soft::shm::test_support;
+using Clock = std::chrono::steady_clock;
+
+const Endpoint kListen = ipv4(1, 7100);
+
+// The owner: accepts one connection through the progress thread's events, then checks the
+// numbered stream it receives and counts peer_gone() reports.
+class Owner : public ProgressHandler {
+public:
+    ShmProgress *progress = nullptr;
+
+    void incoming(ShmAcceptor &acceptor) override
+    {
+        while (auto connection = acceptor.accept()) {
+            incoming_.emplace(std::move(*connection));
+            progress->add_fd(incoming_->fd());
+        }
+    }
+
+    void readable(int fd) override
+    {
+        switch (incoming_->poll()) {
+        case Establish::waiting:
+            return;
+        case Establish::request:
+            if (!incoming_->accept(Reply{2, 2, text("ok")}))
+                failed("peer gone before the reply");
+            return;
+        case Establish::established:
+            progress->remove_fd(fd);
+            link_.emplace(incoming_->take_link());
+            progress->add(*link_);
+            return;
+        default:
+            progress->remove_fd(fd);
+            failed("establishment failed");
+        }
+    }
+
+    void messages(ShmLink &link) override
+    {
+        std::lock_guard lock(mutex_);
+        std::size_t length = 0;
+        while (link.receive_bytes(out_, length) == RingStatus::ok) {
+            const auto expected = numbered(received_, 64);
+            if (length != expected.size() || !std::equal(expected.begin(), expected.end(), out_.begin()))
+                in_order_ = false;
+            ++received_;
+        }
+        changed_.notify_all();
+    }
+
+    void peer_gone(ShmLink &link) override
+    {
+        std::lock_guard lock(mutex_);
+        ++gone_reports_;
+        gone_at_ = Clock::now();
+        left_in_ring_ = link.has_messages();
+        changed_.notify_all();
+    }
+
+    // Wait (bounded) until `done()` holds, under the owner's lock.
+    template <class Done>
+    bool wait_until(Done done, std::chrono::milliseconds limit = kStepLimit)
+    {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, limit, [&] { return done(*this); });
+    }
+
+    ShmLink *link() { return link_ ? &*link_ : nullptr; }
+
+    std::uint32_t received_ = 0;
+    bool in_order_ = true;
+    int gone_reports_ = 0;
+    Clock::time_point gone_at_;
+    bool left_in_ring_ = false;
+    const char *failure_ = nullptr;
+
+private:
+    void failed(const char *why)
+    {
+        std::lock_guard lock(mutex_);
+        failure_ = why;
+        changed_.notify_all();
+    }
+
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::optional<IncomingConnection> incoming_;
+    std::optional<ShmLink> link_;
+    std::vector<std::byte> out_ = std::vector<std::byte>(4096);
+};
+
+// The child: connects, sends numbered messages until `stop_after` (or for ever), then closes
+// its link and waits for the parent's word (EOF on `hold`) before it exits.
+int stream(const std::filesystem::path &dir, std::uint32_t stop_after, Pipe &hold)
+{
+    hold.write_end.reset();
+    std::optional<ShmLink> link = connect_link(dir, kListen);
+    if (!link)
+        return 10;
+    for (std::uint32_t n = 0; n < stop_after; ++n)
+        if (!send_while_alive(*link, numbered(n, 64)))
+            return 11;
+    link.reset();
+    return hold.get() == -1 ? 0 : 12;
+}
+
+// A child streaming to this process, and the progress thread that accepts its link and
+// receives; destroyed in the reverse order (the thread stops first, then the child is killed).
+class ShmProgressTest : public ShmRegistryDirTest {
+protected:
+    void start(std::uint32_t stop_after)
+    {
+        acceptor.emplace(EndpointRegistry(dir_), kListen);
+        child.emplace(Child::spawn([&] { return stream(dir_, stop_after, hold); }));
+        hold.read_end.reset();
+        progress.emplace(owner);
+        owner.progress = &*progress;
+        progress->add(*acceptor);
+    }
+
+    std::optional<ShmAcceptor> acceptor;
+    Owner owner;
+    Pipe hold;
+    std::optional<Child> child;
+    std::optional<ShmProgress> progress;
+};
+
+TEST_F(ShmProgressTest, AChildKilledMidStreamIsReportedGoneOnceWithinASecond)
+{
+    start(UINT32_MAX);
+    ASSERT_TRUE(owner.wait_until([](Owner &o) { return o.received_ >= 20000 || o.failure_; }))
+        << "received " << owner.received_;
+    ASSERT_EQ(owner.failure_, nullptr) << owner.failure_;
+    child->kill(SIGKILL);
+    const auto killed = Clock::now();
+    ASSERT_TRUE(owner.wait_until([](Owner &o) { return o.gone_reports_ > 0; },
+                                 std::chrono::milliseconds(2000)));
+    // Give a second report the time to show up, were there one.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    progress->stop();
+    EXPECT_EQ(owner.gone_reports_, 1);
+    EXPECT_LT(owner.gone_at_ - killed, std::chrono::seconds(1));
+    EXPECT_TRUE(owner.in_order_);
+    EXPECT_FALSE(owner.left_in_ring_) << "messages published before the death were not drained";
+    EXPECT_EQ(child->wait(), 128 + SIGKILL);
+    std::printf("[ shm progress ] %u messages before SIGKILL; reported gone after %.1f ms\n",
+                owner.received_,
+                std::chrono::duration<double, std::milli>(owner.gone_at_ - killed).count());
+}
+
+TEST_F(ShmProgressTest, APeerThatClosesItsLinkIsReportedGoneAfterItsLastMessage)
+{
+    constexpr std::uint32_t kCount = 5000;
+    start(kCount);
+    ASSERT_TRUE(owner.wait_until([](Owner &o) { return o.gone_reports_ > 0 || o.failure_; }));
+    ASSERT_EQ(owner.failure_, nullptr) << owner.failure_;
+    // The child still runs (it waits on `hold`): the link's end was its socket's EOF.
+    EXPECT_FALSE(watch_child(*child).exited());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_NE(owner.link(), nullptr);
+    progress->remove(*owner.link());
+    progress->remove(*acceptor);
+    progress->stop();
+    EXPECT_EQ(owner.gone_reports_, 1);
+    EXPECT_EQ(owner.received_, kCount);
+    EXPECT_TRUE(owner.in_order_);
+    hold.write_end.reset();
+    EXPECT_EQ(child->wait(), 0);
+}
+
+} // namespace
