@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -41,9 +42,14 @@ std::vector<std::byte> encoded(const Message &message, std::size_t room = kSlotM
     return out;
 }
 
+// A decoded message's spans point into its wire: every wire decoded here is kept for the rest
+// of the run (a deque: adding one moves none of the others).
+std::deque<std::vector<std::byte>> kept_wires;
+
 template <class T>
-T decoded(const std::vector<std::byte> &wire)
+T decoded(std::vector<std::byte> bytes)
 {
+    const std::vector<std::byte> &wire = kept_wires.emplace_back(std::move(bytes));
     const Message m = decode(wire);
     if (const auto *bad = std::get_if<Malformed>(&m))
         ADD_FAILURE() << "malformed: " << bad->why;
