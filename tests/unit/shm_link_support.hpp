@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -94,6 +95,24 @@ inline std::optional<ShmLink> connect_link(const std::filesystem::path &registry
     if (next_step(outgoing) != Establish::replied)
         return std::nullopt;
     return outgoing.complete();
+}
+
+// Both ends of a link in this process (the active side first): what the tests of threads
+// within one process use, where TSan can see both sides.
+inline std::pair<ShmLink, ShmLink> link_pair_in_process(const std::filesystem::path &registry,
+                                                        const Endpoint &listen)
+{
+    ShmAcceptor acceptor{EndpointRegistry(registry), listen};
+    OutgoingConnection outgoing =
+        OutgoingConnection::connect(EndpointRegistry(registry), {ipv4(9, 1), listen, {}, {}});
+    std::optional<IncomingConnection> incoming = acceptor.accept();
+    if (!incoming || next_step(*incoming) != Establish::request || !incoming->accept(Reply{}) ||
+        next_step(outgoing) != Establish::replied)
+        throw std::runtime_error("in-process establishment failed");
+    std::optional<ShmLink> active = outgoing.complete();
+    if (!active || next_step(*incoming) != Establish::established)
+        throw std::runtime_error("in-process establishment did not complete");
+    return {std::move(*active), incoming->take_link()};
 }
 
 // Message `n` of a stream: 1 to `max` bytes that depend on n.

@@ -278,21 +278,25 @@ TEST_F(ShmLinkTest, ASendIsPulledFromTheSendersVectorsAndAReadIsPushedIntoTheSin
     EXPECT_EQ(child.wait(), 0);
 }
 
-// A child that connects to kListen without private data, runs `then` on the connection and
-// writes 'd' to `done` once `then` returned 0 (its exit code).
+// A child that connects to kListen without private data, runs `then` on the connection (its
+// exit code), writes 'd' to `done` once `then` returned 0, and stays until `release` ends (so
+// the parent can still watch it).
 template <class Then>
-Child connecting_child(const std::filesystem::path &dir, Pipe &done, Then then)
+Child connecting_child(const std::filesystem::path &dir, Pipe &done, Pipe &release, Then then)
 {
     Child child = Child::spawn([&] {
         done.read_end.reset();
+        release.write_end.reset();
         OutgoingConnection outgoing = OutgoingConnection::connect(EndpointRegistry(dir),
                                                                   {ipv4(9, 1), kListen, {}, {}});
         const int code = then(outgoing);
         if (code == 0)
             done.put('d');
+        release.get();
         return code;
     });
     done.write_end.reset();
+    release.read_end.reset();
     return child;
 }
 
@@ -324,8 +328,8 @@ TEST_F(ShmLinkTest, ARejectCarriesItsPrivateDataBack)
 TEST_F(ShmLinkTest, ARejectWithoutPrivateDataIsNotAnEmptyOne)
 {
     ShmAcceptor acceptor(EndpointRegistry(dir_), kListen);
-    Pipe done;
-    Child child = connecting_child(dir_, done, [](OutgoingConnection &outgoing) {
+    Pipe done, release;
+    Child child = connecting_child(dir_, done, release, [](OutgoingConnection &outgoing) {
         if (next_step(outgoing) != Establish::rejected)
             return 2;
         return outgoing.answer().private_data_present ? 3 : 0;
@@ -333,14 +337,15 @@ TEST_F(ShmLinkTest, ARejectWithoutPrivateDataIsNotAnEmptyOne)
     IncomingConnection incoming = request_from(acceptor, child);
     incoming.reject(std::nullopt); // the passive connector closed before it accepted
     EXPECT_EQ(done.get(), 'd');
+    release.write_end.reset();
     EXPECT_EQ(child.wait(), 0);
 }
 
 TEST_F(ShmLinkTest, AnActiveSideThatRefusesTheReplyIsSeenRefused)
 {
     ShmAcceptor acceptor(EndpointRegistry(dir_), kListen);
-    Pipe done;
-    Child child = connecting_child(dir_, done, [](OutgoingConnection &outgoing) {
+    Pipe done, release;
+    Child child = connecting_child(dir_, done, release, [](OutgoingConnection &outgoing) {
         if (next_step(outgoing) != Establish::replied)
             return 2;
         outgoing.refuse();
@@ -351,6 +356,7 @@ TEST_F(ShmLinkTest, AnActiveSideThatRefusesTheReplyIsSeenRefused)
     EXPECT_EQ(next_step(incoming), Establish::refused);
     EXPECT_THROW(incoming.take_link(), std::logic_error);
     EXPECT_EQ(done.get(), 'd');
+    release.write_end.reset();
     EXPECT_EQ(child.wait(), 0);
 }
 
@@ -359,8 +365,8 @@ TEST_F(ShmLinkTest, AnActiveSideThatRefusesTheReplyIsSeenRefused)
 TEST_F(ShmLinkTest, AnActiveSideThatAbandonsBeforeTheAnswerIsSeenAbandoned)
 {
     ShmAcceptor acceptor(EndpointRegistry(dir_), kListen);
-    Pipe done;
-    Child child = connecting_child(dir_, done, [](OutgoingConnection &outgoing) {
+    Pipe done, release;
+    Child child = connecting_child(dir_, done, release, [](OutgoingConnection &outgoing) {
         outgoing.abandon();
         return 0;
     });
@@ -368,6 +374,7 @@ TEST_F(ShmLinkTest, AnActiveSideThatAbandonsBeforeTheAnswerIsSeenAbandoned)
     IncomingConnection incoming = request_from(acceptor, child);
     EXPECT_FALSE(incoming.accept(Reply{}));
     EXPECT_EQ(incoming.poll(), Establish::abandoned);
+    release.write_end.reset();
     EXPECT_EQ(child.wait(), 0);
 }
 
@@ -418,8 +425,8 @@ double one_way_microseconds(const std::filesystem::path &dir, int rounds, unsign
 // machine (docs/transport.md quotes it).
 TEST_F(ShmLinkTest, OneWayLatencyOf64ByteMessagesIsPrinted)
 {
-    const double spinning = one_way_microseconds(dir_, 20000, 1u << 22);
-    const double sleeping = one_way_microseconds(dir_, 5000, 0);
+    const double spinning = one_way_microseconds(dir_, 10000, 1u << 16);
+    const double sleeping = one_way_microseconds(dir_, 3000, 0);
     std::printf("[ shm latency ] 64 B one-way, median of a ping-pong: spinning %.2f us, "
                 "sleeping on the doorbell %.2f us\n",
                 spinning, sleeping);

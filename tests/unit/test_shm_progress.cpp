@@ -12,6 +12,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -190,6 +191,61 @@ TEST_F(ShmProgressTest, APeerThatClosesItsLinkIsReportedGoneAfterItsLastMessage)
     EXPECT_TRUE(owner.in_order_);
     hold.write_end.reset();
     EXPECT_EQ(child->wait(), 0);
+}
+
+// Counts messages; any call once the test said "removed" is a violation.
+class Counting : public ProgressHandler {
+public:
+    std::atomic<bool> removed{false};
+    std::atomic<int> calls_after_remove{0};
+    std::atomic<std::uint64_t> received{0};
+
+    void incoming(ShmAcceptor &) override { ++calls_after_remove; }
+    void readable(int) override { ++calls_after_remove; }
+    void peer_gone(ShmLink &) override { ++calls_after_remove; }
+    void messages(ShmLink &link) override
+    {
+        if (removed)
+            ++calls_after_remove;
+        std::size_t length = 0;
+        while (link.receive_bytes(out_, length) == RingStatus::ok)
+            ++received;
+    }
+
+private:
+    std::vector<std::byte> out_ = std::vector<std::byte>(4096);
+};
+
+using ShmProgressInProcess = ShmRegistryDirTest;
+
+TEST_F(ShmProgressInProcess, RemoveFromAnotherThreadEndsTheCallbacks)
+{
+    auto [active, passive] = link_pair_in_process(dir_, kListen);
+    Counting handler;
+    ShmProgress progress(handler);
+    std::atomic<bool> stop{false};
+    std::thread sender([&] {
+        const std::byte message[16] = {};
+        while (!stop)
+            if (active.send_bytes(message) != RingStatus::ok)
+                std::this_thread::yield();
+    });
+    for (int round = 0; round < 100; ++round) {
+        handler.removed = false;
+        const std::uint64_t before = handler.received;
+        progress.add(passive);
+        const auto deadline = Clock::now() + kStepLimit;
+        while (handler.received == before && Clock::now() < deadline)
+            std::this_thread::yield();
+        ASSERT_GT(handler.received, before) << "round " << round;
+        progress.remove(passive);
+        handler.removed = true;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    stop = true;
+    sender.join();
+    progress.stop();
+    EXPECT_EQ(handler.calls_after_remove, 0);
 }
 
 } // namespace
