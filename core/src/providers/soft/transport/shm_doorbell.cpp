@@ -34,14 +34,18 @@ void DoorbellSleeper::drain() const
 }
 
 DoorbellSleeper::Sleep DoorbellSleeper::sleep_until(std::chrono::steady_clock::time_point deadline,
-                                                    int other_fd)
+                                                    std::span<const int> others)
 {
+    if (others.size() > kMaxOthers)
+        throw std::system_error(EINVAL, std::generic_category(), "doorbell wait: too many fds");
     ++sleeps_;
+    pollfd fds[1 + kMaxOthers] = {{fd_.get(), POLLIN, 0}};
+    for (std::size_t i = 0; i < others.size(); ++i)
+        fds[1 + i] = {others[i], POLLIN, 0};
     for (;;) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
-        pollfd fds[2] = {{fd_.get(), POLLIN, 0}, {other_fd, POLLIN, 0}};
-        const int ready = ::poll(fds, other_fd >= 0 ? 2 : 1,
+        const int ready = ::poll(fds, static_cast<nfds_t>(1 + others.size()),
                                  left.count() > 0 ? static_cast<int>(left.count()) : 0);
         if (ready < 0 && errno == EINTR)
             continue;

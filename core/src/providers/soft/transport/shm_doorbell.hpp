@@ -30,7 +30,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace ndk::soft::shm {
 
@@ -129,11 +131,15 @@ public:
 
     enum class Wait { ready, timeout, other_fd };
 
-    // Until `has_work()`, at most `limit`: spin `spin` rounds, then sleep on the eventfd (and
-    // on `other_fd`, typically the peer's pidfd, when given: `other_fd` when it is readable).
+    // At most this many other descriptors in one wait.
+    static constexpr std::size_t kMaxOthers = 3;
+
+    // Until `has_work()`, at most `limit`: spin `spin` rounds, then sleep on the eventfd and on
+    // `others` (typically the peer's pidfd and control socket): `other_fd` when one of them is
+    // readable (or hung up) and there is no work.
     template <class HasWork>
     Wait wait(HasWork &&has_work, std::chrono::milliseconds limit, unsigned spin = kDefaultSpin,
-              int other_fd = -1)
+              std::span<const int> others = {})
     {
         for (unsigned i = 0; i < spin; ++i) {
             if (has_work())
@@ -144,7 +150,7 @@ public:
         for (;;) {
             if (!arm(has_work))
                 return Wait::ready;
-            const Sleep slept = sleep_until(deadline, other_fd);
+            const Sleep slept = sleep_until(deadline, others);
             woken();
             if (has_work())
                 return Wait::ready;
@@ -164,7 +170,7 @@ private:
 
     void disarm() { word_->consumer_sleeping.store(0, std::memory_order_relaxed); }
     void drain() const;
-    Sleep sleep_until(std::chrono::steady_clock::time_point deadline, int other_fd);
+    Sleep sleep_until(std::chrono::steady_clock::time_point deadline, std::span<const int> others);
     static void cpu_relax()
     {
 #if defined(__x86_64__) || defined(__i386__)

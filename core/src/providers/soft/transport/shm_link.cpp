@@ -208,13 +208,14 @@ RingStatus ShmLink::receive(std::span<std::byte> buffer, Message &message)
 
 ShmLink::Wait ShmLink::wait_for_messages(std::chrono::milliseconds limit, unsigned spin)
 {
-    const auto waited =
-        sleeper_.wait([this] { return has_messages(); }, limit, spin, watch_.fd());
+    const int others[] = {watch_.fd(), control_.get()};
+    const auto waited = sleeper_.wait([this] { return has_messages(); }, limit, spin, others);
     if (waited == DoorbellSleeper::Wait::ready)
         return Wait::ready;
     if (waited == DoorbellSleeper::Wait::timeout)
         return Wait::timeout;
-    // The peer exited: what it published before is still ours to read.
+    // The peer exited or closed its end (or wrote on the control socket, which an established
+    // link never does): what it published before is still ours to read.
     return has_messages() ? Wait::ready : Wait::peer_gone;
 }
 

@@ -101,8 +101,9 @@ public:
     bool has_messages() const { return inbound_.has_messages(); }
 
     enum class Wait { ready, timeout, peer_gone };
-    // Until a message is there, at most `limit`: spin, then sleep on the doorbell and the
-    // peer's pidfd.  `peer_gone` only once the ring is empty (its last messages count).
+    // Until a message is there, at most `limit`: spin, then sleep on the doorbell, the peer's
+    // pidfd and the control socket.  `peer_gone` (the peer exited or closed the link) only
+    // once the ring is empty: its last messages count.
     Wait wait_for_messages(std::chrono::milliseconds limit,
                            unsigned spin = DoorbellSleeper::kDefaultSpin);
     std::uint64_t sleeps() const { return sleeper_.sleeps(); }
