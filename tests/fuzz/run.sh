@@ -2,10 +2,13 @@
 # The dispatch fuzzer (docs/testing.md): configure and build build-fuzz/ (clang, libFuzzer,
 # ASan + UBSan) when needed, run fuzz_dispatch for SECONDS (default 300) over a copy of the
 # checked-in corpus (tests/fuzz/corpus/dispatch), print executions, execs/s and run time, and
-# exit non-zero on any crash, sanitizer report, provider violation, leak or timeout.
+# exit non-zero on any crash, sanitizer report, provider violation, leak or timeout.  Then
+# the iWARP codec's fuzzer, fuzz_iwarp, for NDK_FUZZ_IWARP_SECONDS (default 60; 0 skips it)
+# over a copy of tests/fuzz/corpus-iwarp (docs/iwarp.md).
 #
 #   tests/fuzz/run.sh [SECONDS]     NDK_FUZZ_DIR=build-fuzz  NDK_FUZZ_JOBS=$(nproc)
 #                                   NDK_FUZZ_SEED=1 (process k: seed 1+k)  NDK_FUZZ_ARGS="..."
+#                                   NDK_FUZZ_IWARP_SECONDS=60
 #
 # A finding leaves its input as build-fuzz/fuzz-artifacts/crash-* (or timeout-*, leak-*):
 # reproduce it with build-fuzz/bin/fuzz_dispatch FILE (NDK_FUZZ_TRACE=1 prints each call).
@@ -29,7 +32,9 @@ if [[ ! -f $dir/build.ninja ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNDK_FUZZ=ON -DNDK_SANITIZE=address,undefined >/dev/null
 fi
+iwarp_seconds=${NDK_FUZZ_IWARP_SECONDS:-60}
 cmake --build "$dir" --target fuzz_dispatch
+[[ $iwarp_seconds == 0 ]] || cmake --build "$dir" --target fuzz_iwarp
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -78,4 +83,26 @@ if ((status != 0)); then
   tail -60 "$failed_log"
   echo "fuzz: FAILED (exit $status); reproduce with $dir/bin/fuzz_dispatch $(ls -t "$artifacts" | head -1 | sed "s|^|$artifacts/|")"
   exit 1
+fi
+
+# fuzz_iwarp: one process (the codec is pure computation, no threads to pin), the streams up
+# to 4 KiB (a few dozen FPDUs), the same oracle: any finding fails the run.
+if [[ $iwarp_seconds != 0 ]]; then
+  cp -r tests/fuzz/corpus-iwarp "$work/corpus-iwarp"
+  echo "== fuzz_iwarp for ${iwarp_seconds} s (corpus: $(ls tests/fuzz/corpus-iwarp | wc -l) seeds)"
+  start=$SECONDS
+  log=$work/fuzz-iwarp.log
+  status=0
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$dir/bin/fuzz_iwarp" \
+    -max_total_time="$iwarp_seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -seed="${NDK_FUZZ_SEED:-1}" -print_final_stats=1 -artifact_prefix="$artifacts/" \
+    "$work/corpus-iwarp" >"$log" 2>&1 || status=$?
+  elapsed=$((SECONDS - start))
+  execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
+  echo "fuzz_iwarp: ${execs:-0} executions, $((${execs:-0} / (elapsed > 0 ? elapsed : 1))) execs/s, ${elapsed} s"
+  if ((status != 0)); then
+    tail -60 "$log"
+    echo "fuzz_iwarp: FAILED (exit $status); reproduce with $dir/bin/fuzz_iwarp $(ls -t "$artifacts" | head -1 | sed "s|^|$artifacts/|")"
+    exit 1
+  fi
 fi
