@@ -4,10 +4,10 @@ Drawn with matplotlib (Debian's python3-matplotlib) on its Agg canvas, without p
 display and no global state are involved:
 
 - latency tests (``*_lat``, and ``cacheline``): the distribution of the per-iteration samples
-  ``ndk_perf --samples`` wrote -- a histogram (log-spaced bins, log axes: the tail stays visible) and the
-  CDF (logit scale, so that p50, p99 and p99.9 are equally far apart), both with p50, p99 and
-  p99.9 marked; with several sizes each size gets a colour, and a third panel shows the three
-  percentiles against the message size;
+  ``ndk_perf --samples`` wrote -- a histogram (log-spaced bins, log axes: the tail stays
+  visible) and the CDF (logit scale, so that p50, p99 and p99.9 are equally far apart), both
+  with p50, p99 and p99.9 marked; with several sizes each size gets a colour, and a third
+  panel shows the three percentiles against the message size;
 - bandwidth tests (``*_bw``): peak and average bandwidth (MB/s, 10^6 bytes) against the message
   size, and the message rate (Mpps) on a second axis; one point per size run (``--size``
   repeated, or ``--all``).

@@ -12,7 +12,7 @@ runs it, parses the JSON it prints and formats the figures as perftest does::
     ndk perf cacheline --iters 1000000                       # the floor of send_lat --threads
     ndk perf msg_rate --connections 2 --batch 16             # two connections, a thread each
     ndk perf poll_rate --count 65536 --batch 64              # drain a filled CQ
-    ndk perf write_lat --options transport=inproc            # knob lines for each adapter
+    ndk perf write_lat --options vendor_id=4660              # knob lines for each adapter
 
 The tests:
 
@@ -250,7 +250,8 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
     options are ndk_perf's (:func:`helper_options`), None for its default.
 
     ``plot``: also draw the results into this .png or .svg file (:mod:`ndk._perfplot`): the
-    latency distribution of latency tests, bandwidth against message size for bandwidth tests.
+    latency distribution of latency tests and cacheline, bandwidth against message size for
+    bandwidth tests.
     """
     import sys
 
@@ -477,7 +478,8 @@ def add_arguments(parser) -> None:
                         help="poll_rate: completions in the CQ each round (default 65536)")
     parser.add_argument("--options", dest="knobs", type=knobs_argument, metavar="KNOBS",
                         help="knob lines for every adapter the test opens, 'key=value', ';' "
-                             "between them (e.g. transport=inproc); not cacheline")
+                             "between them (e.g. vendor_id=4660; a knob the provider refuses fails "
+                             "the run with its reason); not cacheline")
     parser.add_argument("--json", action="store_true", help="print the raw JSON results")
     parser.add_argument("--plot", metavar="FILE", type=plot_argument,
                         help="also draw the results into FILE (.png or .svg, matplotlib): "
