@@ -165,7 +165,7 @@ def test_ndk_perf_command_exits_2_without_a_traceback():
 
 def test_ndk_perf_passes_the_edges_of_its_ranges(monkeypatch):
     seen = []
-    monkeypatch.setattr(perf, "run_helper", lambda test, options: seen.append(options) or
+    monkeypatch.setattr(perf, "run_helper", lambda test, options, **_: seen.append(options) or
                         {"test": test, "size": 1})
     assert cli.main(["perf", "send_lat", "-s", "1", "-s", "1g", "-n", "100000000",
                      "--warmup", "0", "--json"]) == 0
