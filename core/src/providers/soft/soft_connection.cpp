@@ -3,6 +3,8 @@
 // connection (digest 1.8, 1.11, 3.1, 3.5, 3.6).
 #include "soft_connection.hpp"
 
+#include "soft_channel.hpp"
+#include "soft_connector_link.hpp"
 #include "soft_transfer.hpp"
 #include "providers/kit/kit_connection.hpp"
 
@@ -39,7 +41,7 @@ void establishment_failed(SoftConnector &c, NTSTATUS status)
 {
     stop_establishment_timer(c);
     c.state = State::Failed;
-    c.peer = nullptr;
+    c.link.reset();
     if (c.qp != nullptr && c.qp->connector == &c)
         c.qp->connector = nullptr;
     Miniport::count(c.adapter().miniport().counters.ConnectFailure);
@@ -61,37 +63,18 @@ void indicate_disconnect(SoftConnector &c, ULONG reason)
 void leave_connected(SoftConnector &c)
 {
     c.state = State::Disconnected;
-    c.peer = nullptr;
+    c.link.reset();
     if (c.counted_active) {
         c.counted_active = false;
         Miniport::count(c.adapter().miniport().counters.ActiveConnection, -1);
     }
     if (c.qp != nullptr) {
-        c.qp->peer = nullptr;
+        c.qp->channel.reset();
         if (c.qp->state == SoftQp::State::Connected)
             c.qp->state = SoftQp::State::Disconnected;
     }
 }
 
-// Both sides become connected: the QPs are linked and the Accept completes (digest 1.8).
-void establish(SoftConnector &active, SoftConnector &passive)
-{
-    stop_establishment_timer(passive);
-    active.state = passive.state = State::Connected;
-    active.qp->peer = passive.qp;
-    passive.qp->peer = active.qp;
-    // From now on a transfer touches both QPs: one lock for the connection (soft_objects.hpp).
-    active.qp->connection_mu = passive.qp->connection_mu = std::make_shared<std::mutex>();
-    active.qp->state = passive.qp->state = SoftQp::State::Connected;
-    auto &ac = active.adapter().miniport().counters;
-    auto &pc = passive.adapter().miniport().counters;
-    Miniport::count(ac.Connect);
-    Miniport::count(ac.ActiveConnection);
-    Miniport::count(pc.Accept);
-    Miniport::count(pc.ActiveConnection);
-    active.counted_active = passive.counted_active = true;
-    finish_pending(passive, STATUS_SUCCESS);
-}
 
 NTSTATUS start_accept(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, ULONG irl, ULONG orl,
                       const void *private_data, ULONG private_data_length,
@@ -123,28 +106,21 @@ NTSTATUS start_accept(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, ULONG irl, U
     p.pending_completion = completion;
     p.pending_context = context;
     p.add_dependent();
-    SoftConnector *c = p.peer;
-    if (c == nullptr) {
+    if (!p.link) {
         establishment_failed(p, STATUS_CONNECTION_ABORTED); // the connecting peer gave up
         return STATUS_PENDING;
     }
-    p.inbound_read_limit = kit::read_limit(irl, info.MaxInboundReadLimit, c->outbound_read_limit);
-    p.outbound_read_limit = kit::read_limit(orl, info.MaxOutboundReadLimit, c->inbound_read_limit);
+    p.inbound_read_limit =
+        kit::read_limit(irl, info.MaxInboundReadLimit, p.requested_outbound_read_limit);
+    p.outbound_read_limit =
+        kit::read_limit(orl, info.MaxOutboundReadLimit, p.requested_inbound_read_limit);
     p.disconnect_event = event;
     p.disconnect_event_ex = event_ex;
     p.disconnect_context = event_context;
     p.state = State::Accepting;
     start_establishment_timer(p); // IO_TIMEOUT if the peer never calls CompleteConnect
-    // The reply reaches the active side: its Connect completes.
     const auto *bytes = static_cast<const unsigned char *>(private_data);
-    c->peer_private_data.assign(bytes, bytes + private_data_length);
-    c->data_available = true;
-    c->inbound_read_limit = p.outbound_read_limit;
-    c->outbound_read_limit = p.inbound_read_limit;
-    c->state = State::Replied;
-    stop_establishment_timer(*c);
-    start_establishment_timer(*c); // IO_TIMEOUT if it never calls CompleteConnect
-    finish_pending(*c, STATUS_SUCCESS);
+    p.link->reply({bytes, private_data_length}, p.inbound_read_limit, p.outbound_read_limit);
     return STATUS_PENDING;
 }
 
@@ -165,14 +141,14 @@ NTSTATUS start_complete_connect(NDK_CONNECTOR *ndk_connector,
         if (c.state != State::Replied)
             return STATUS_CONNECTION_INVALID;
         stop_establishment_timer(c);
-        if (c.peer == nullptr) { // the accepting peer abandoned
+        if (!c.link) { // the accepting peer abandoned
             establishment_failed(c, STATUS_SUCCESS);
             return STATUS_CONNECTION_ABORTED;
         }
         c.disconnect_event = event;
         c.disconnect_event_ex = event_ex;
         c.disconnect_context = event_context;
-        establish(c, *c.peer);
+        c.link->ready_to_use(); // both sides connected, the peer's Accept completes
         return STATUS_SUCCESS;
     });
 }
@@ -183,14 +159,14 @@ void establishment_timed_out(SoftConnector &c)
     switch (c.state) {
     case State::Connecting: // no Accept or Reject from the listener's side
     case State::Accepting:  // no CompleteConnect from the connecting side
-        if (c.peer != nullptr)
-            c.peer->peer = nullptr;
+        if (c.link)
+            c.link->abandon();
         establishment_failed(c, STATUS_IO_TIMEOUT);
         break;
     case State::Replied: // CompleteConnect never came: the accepting side is told
-        if (c.peer != nullptr) {
-            establishment_failed(*c.peer, STATUS_CONNECTION_ABORTED);
-            c.peer = nullptr;
+        if (c.link) {
+            c.link->refuse_reply();
+            c.link.reset();
         }
         c.state = State::Failed;
         break;
@@ -224,12 +200,10 @@ void stop_establishment_timer(SoftConnector &c)
 
 void end_connection(SoftConnector &local, ULONG reason)
 {
-    SoftConnector *peer = local.peer;
+    std::unique_ptr<ConnectorLink> link = std::move(local.link);
     leave_connected(local);
-    if (peer != nullptr) {
-        leave_connected(*peer);
-        indicate_disconnect(*peer, reason);
-    }
+    if (link)
+        link->disconnect(reason);
 }
 
 void connection_terminated(SoftConnector &local)
@@ -237,9 +211,62 @@ void connection_terminated(SoftConnector &local)
     if (local.state != State::Connected)
         return;
     Miniport::count(local.adapter().miniport().counters.ConnectionError);
-    if (local.peer != nullptr)
-        Miniport::count(local.peer->adapter().miniport().counters.ConnectionError);
     end_connection(local, kDisconnectError);
+}
+
+void established(SoftConnector &c)
+{
+    c.state = State::Connected;
+    c.qp->state = SoftQp::State::Connected;
+    auto &counters = c.adapter().miniport().counters;
+    Miniport::count(c.passive ? counters.Accept : counters.Connect);
+    Miniport::count(counters.ActiveConnection);
+    c.counted_active = true;
+}
+
+void on_reply(SoftConnector &active, std::span<const unsigned char> private_data,
+              ULONG peer_inbound_read_limit, ULONG peer_outbound_read_limit)
+{
+    // The reply reaches the active side: its Connect completes.
+    active.peer_private_data.assign(private_data.begin(), private_data.end());
+    active.data_available = true;
+    active.inbound_read_limit = peer_outbound_read_limit;
+    active.outbound_read_limit = peer_inbound_read_limit;
+    active.state = State::Replied;
+    stop_establishment_timer(active);
+    start_establishment_timer(active); // IO_TIMEOUT if it never calls CompleteConnect
+    finish_pending(active, STATUS_SUCCESS);
+}
+
+void on_rejected(SoftConnector &active, std::optional<std::span<const unsigned char>> private_data)
+{
+    if (private_data) {
+        active.peer_private_data.assign(private_data->begin(), private_data->end());
+        active.data_available = true;
+    }
+    establishment_failed(active, STATUS_CONNECTION_REFUSED);
+}
+
+void on_ready_to_use(SoftConnector &passive)
+{
+    stop_establishment_timer(passive);
+    established(passive);
+    finish_pending(passive, STATUS_SUCCESS); // the Accept completes (digest 1.8)
+}
+
+void on_reply_refused(SoftConnector &passive)
+{
+    establishment_failed(passive, STATUS_CONNECTION_ABORTED);
+}
+
+void on_abandoned(SoftConnector &c) { c.link.reset(); }
+
+void on_disconnected(SoftConnector &c, ULONG reason)
+{
+    if (reason == kDisconnectError)
+        Miniport::count(c.adapter().miniport().counters.ConnectionError);
+    leave_connected(c);
+    indicate_disconnect(c, reason);
 }
 
 NTSTATUS accept(NDK_CONNECTOR *connector, NDK_QP *qp, ULONG InboundReadLimit,
@@ -288,29 +315,24 @@ NTSTATUS reject(NDK_CONNECTOR *ndk_connector, const PVOID pPrivateData, ULONG Pr
     if (PrivateDataLength > (c.passive ? info.MaxCalleeData : info.MaxCallerData))
         return STATUS_INVALID_BUFFER_SIZE; // ND2 Connector::Reject (digest 4.2)
     if (c.state == State::Incoming) {
-        SoftConnector *active = c.peer;
-        c.peer = nullptr;
+        std::unique_ptr<ConnectorLink> link = std::move(c.link);
         c.state = State::Failed;
-        if (active == nullptr)
+        if (!link)
             return STATUS_CONNECTION_ABORTED; // the connecting peer gave up already
         const auto *bytes = static_cast<const unsigned char *>(pPrivateData);
-        active->peer_private_data.assign(bytes, bytes + PrivateDataLength);
-        active->data_available = true;
-        establishment_failed(*active, STATUS_CONNECTION_REFUSED);
+        link->reject(std::span<const unsigned char>(bytes, PrivateDataLength));
         return STATUS_SUCCESS;
     }
     if (c.state == State::Replied) {
         // The active side refuses the read limits or private data (digest 3.5).
-        SoftConnector *passive = c.peer;
+        std::unique_ptr<ConnectorLink> link = std::move(c.link);
         stop_establishment_timer(c);
-        c.peer = nullptr;
         c.state = State::Failed;
         if (c.qp != nullptr && c.qp->connector == &c)
             c.qp->connector = nullptr;
-        if (passive == nullptr)
+        if (!link)
             return STATUS_CONNECTION_ABORTED;
-        passive->peer = nullptr;
-        establishment_failed(*passive, STATUS_CONNECTION_ABORTED);
+        link->refuse_reply();
         return STATUS_SUCCESS;
     }
     return STATUS_CONNECTION_INVALID;
@@ -342,37 +364,28 @@ NTSTATUS disconnect(NDK_CONNECTOR *ndk_connector, NDK_FN_REQUEST_COMPLETION, PVO
     });
 }
 
+SoftConnector::~SoftConnector() = default;
+
 void SoftConnector::on_close()
 {
     // A close cancels what is in flight and ends the connection abortively (digest 3.1, 3.6).
     stop_establishment_timer(*this);
     switch (state) {
     case State::Connecting: // the listener's side sees the peer abandon
-        if (peer != nullptr)
-            peer->peer = nullptr;
+    case State::Accepting:  // its CompleteConnect reports CONNECTION_ABORTED
+        if (link)
+            link->abandon();
         establishment_failed(*this, STATUS_CANCELLED);
         break;
-    case State::Incoming: // as if rejected
-        if (peer != nullptr) {
-            SoftConnector *active = peer;
-            peer = nullptr;
-            establishment_failed(*active, STATUS_CONNECTION_REFUSED);
-        }
+    case State::Incoming: // as if rejected, without private data
+        if (std::unique_ptr<ConnectorLink> l = std::move(link))
+            l->reject(std::nullopt);
         state = State::Failed;
-        break;
-    case State::Accepting:
-        if (peer != nullptr)
-            peer->peer = nullptr; // its CompleteConnect reports CONNECTION_ABORTED
-        establishment_failed(*this, STATUS_CANCELLED);
         break;
     case State::Replied:
-        if (peer != nullptr) {
-            SoftConnector *passive = peer;
-            passive->peer = nullptr;
-            establishment_failed(*passive, STATUS_CONNECTION_ABORTED);
-        }
+        if (std::unique_ptr<ConnectorLink> l = std::move(link))
+            l->refuse_reply();
         state = State::Failed;
-        peer = nullptr;
         break;
     case State::Connected:
         end_connection(*this, kDisconnectAbortive);

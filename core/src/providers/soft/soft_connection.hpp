@@ -7,6 +7,9 @@
 
 #include "soft_objects.hpp"
 
+#include <optional>
+#include <span>
+
 namespace ndk::soft {
 
 // NDK_FN_DISCONNECT_EVENT_CALLBACK_EX's ProviderDisconnectReason (0 would mean "not
@@ -20,6 +23,24 @@ constexpr ULONG kDisconnectError = 3;    // an error completion ended the connec
 void end_connection(SoftConnector &local, ULONG reason);
 // An error completion on local's QP ended the connection (soft_transfer.cpp).
 void connection_terminated(SoftConnector &local);
+// The other side's events (soft_connector_link.hpp), as this connector takes them.
+// The reply reached the active side: its Connect completes (the limits are the passive side's).
+void on_reply(SoftConnector &active, std::span<const unsigned char> private_data,
+              ULONG peer_inbound_read_limit, ULONG peer_outbound_read_limit);
+// The passive side rejected (private data from NdkReject) or closed (none): REFUSED.
+void on_rejected(SoftConnector &active, std::optional<std::span<const unsigned char>> private_data);
+// The active side completed the connection: the passive side is connected, its Accept completes.
+void on_ready_to_use(SoftConnector &passive);
+// The active side refused the reply: the passive side's Accept fails (CONNECTION_ABORTED).
+void on_reply_refused(SoftConnector &passive);
+// The other side gave up establishment; this side finds out when it next acts.
+void on_abandoned(SoftConnector &c);
+// The connection ended at the other side for `reason`: disconnected, the event delivered.
+void on_disconnected(SoftConnector &c, ULONG reason);
+// This side's connector and QP become connected (counted in the miniport's counters); the
+// transport has given the QP its channel.
+void established(SoftConnector &c);
+
 // Arm the establishment timeout (knob connect_timeout_ms) of a connector.
 void start_establishment_timer(SoftConnector &connector);
 void stop_establishment_timer(SoftConnector &connector);

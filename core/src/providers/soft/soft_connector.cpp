@@ -3,6 +3,7 @@
 // event), the address getters and GetConnectionData.  The rest of the connection's life is in
 // soft_connection.cpp.
 #include "soft_connection.hpp"
+#include "soft_connector_link.hpp"
 #include "soft_endpoint_address.hpp"
 
 #include <algorithm>
@@ -134,8 +135,9 @@ NTSTATUS start_connect(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, NDK_SHARED_
     p->port = listener->port;
     p->local = listener->port->endpoint();
     p->remote = local;
-    p->peer = &c;
-    c.peer = p.get();
+    p->requested_inbound_read_limit = c.inbound_read_limit;
+    p->requested_outbound_read_limit = c.outbound_read_limit;
+    link_inproc(c, *p);
     const auto *bytes = static_cast<const unsigned char *>(private_data);
     p->peer_private_data.assign(bytes, bytes + private_data_length);
     p->data_available = true;

@@ -179,6 +179,8 @@ struct WorkRequest {
     }
 };
 
+class Channel;
+class ConnectorLink;
 class SoftConnector;
 class SoftQp;
 
@@ -221,15 +223,17 @@ public:
         Error,        // an error completion ended it: posts complete with STATUS_CANCELLED
     };
     State state = State::Idle;
-    SoftQp *peer = nullptr;
+    // The connection's data path to the peer, set while Connected (soft_channel.hpp).
+    std::unique_ptr<Channel> channel;
     SoftConnector *connector = nullptr;
     RequestQueue<WorkRequest> initiator; // posted, not executed
     size_t released = 0;   // how many of `initiator` may execute (the rest are deferred)
     uint64_t rnr_timer = 0; // the head send waits for a receive at the peer until this fires
     uint64_t rnr_generation = 0;
-    // The spans of the transfer this QP's initiator is executing (its source and its sink),
-    // kept between transfers so that moving data allocates nothing once they have grown.
-    Spans local_spans, peer_spans;
+    // The spans of the transfer this QP's initiator is executing (its source or sink), and of
+    // the operation its target side is placing (soft_target.hpp), kept between transfers so
+    // that moving data allocates nothing once they have grown.
+    Spans local_spans, incoming_spans;
     // The RDMA traffic counters (OID_NDK_STATISTICS) of this QP's connection, kept here so that
     // two connections never write one cache line; the OID adds them up and a destroyed QP
     // folds them into its miniport's counters.  Under the connection's lock.
@@ -307,7 +311,9 @@ public:
     };
     State state = State::Idle;
     bool passive = false;
-    SoftConnector *peer = nullptr;
+    // The line to the other side's connector while establishing or connected, null once the
+    // relation ended or the other side gave up (soft_connector_link.hpp).
+    std::unique_ptr<ConnectorLink> link;
     SoftQp *qp = nullptr;
     SoftListener *listener = nullptr; // passive: the listener that delivered it
     std::shared_ptr<PortReservation> port; // the local endpoint reference (digest 3.5)
@@ -315,6 +321,8 @@ public:
     bool tuple_registered = false;
     // Read limits: requested by this side, then effective (what GetConnectionData reports).
     ULONG inbound_read_limit = 0, outbound_read_limit = 0;
+    // Passive: the limits the connect request carried (the active side's requested ones).
+    ULONG requested_inbound_read_limit = 0, requested_outbound_read_limit = 0;
     // The peer's private data, as GetConnectionData returns it.
     std::vector<unsigned char> peer_private_data;
     bool data_available = false; // GetConnectionData has something to report
@@ -330,6 +338,8 @@ public:
     PVOID disconnect_context = nullptr;
     bool disconnect_indicated = false;
     bool counted_active = false; // counted in ActiveConnection
+
+    ~SoftConnector() override;
 
 protected:
     void on_close() override;

@@ -1,29 +1,22 @@
 #include "soft_transfer.hpp"
 
+#include "soft_channel.hpp"
 #include "soft_connection.hpp"
 #include "soft_memory.hpp"
+#include "soft_target.hpp"
 
 namespace ndk::soft {
 namespace {
 
-constexpr ULONG kFramePayload = 4096; // payload bytes per counted frame
-constexpr ULONG kFrameOverhead = 64;  // L2 + transport header bytes per frame (digest 3.7)
-
 struct Outcome {
     bool blocked = false; // a send with no receive at the peer: retried later
     NTSTATUS status = STATUS_SUCCESS;
-};
 
-NDK_RESULT_EX result_for(const SoftQp &qp, PVOID context, NDK_OPERATION_TYPE type,
-                         NTSTATUS status)
-{
-    NDK_RESULT_EX r{};
-    r.Status = status;
-    r.QPContext = qp.context;
-    r.RequestContext = context;
-    r.Type = type;
-    return r;
-}
+    static Outcome from(Reply reply)
+    {
+        return {reply.kind == Reply::Kind::no_receive, reply.status};
+    }
+};
 
 void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
 {
@@ -33,105 +26,36 @@ void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
         wr.mw->release_dependent();
     if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS))
         return; // digest 2.5: success produces no completion, failure always does
-    post_result(*qp.initiator_cq, result_for(qp, wr.context, wr.type, status), false);
+    NDK_RESULT_EX r{};
+    r.Status = status;
+    r.QPContext = qp.context;
+    r.RequestContext = wr.context;
+    r.Type = wr.type;
+    post_result(*qp.initiator_cq, r, false);
 }
 
-void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULONG bytes,
-                      bool solicited, std::optional<UINT32> invalidated = std::nullopt)
-{
-    NDK_RESULT_EX r = result_for(qp, rr.context, NdkOperationTypeReceive, status);
-    r.BytesTransferred = bytes;
-    if (invalidated) {
-        r.Type = NdkOperationTypeReceiveAndInvalidate;
-        r.TypeSpecificCompletionOutput = *invalidated; // digest 2.3
-    }
-    post_result(*qp.receive_cq, r, solicited);
-}
-
-// The next receive for an incoming send, from the QP's SRQ or its own receive queue, or
-// nullptr.  It is consumed; the pointer stays valid until the next receive is posted to that
-// queue, which cannot happen while the adapter's lock is held (RequestQueue keeps the slot).
-ReceiveRequest *take_receive(SoftQp &qp)
-{
-    if (qp.srq == nullptr) { // under the connection's lock
-        if (qp.receives.empty())
-            return nullptr;
-        ReceiveRequest *rr = &qp.receives.front();
-        qp.receives.pop_front();
-        return rr;
-    }
-    SoftSrq &srq = *qp.srq; // shared by connections that may be taking from it right now
-    std::lock_guard lock(srq.take_mu);
-    if (srq.receives.empty())
-        return nullptr;
-    ReceiveRequest *rr = &srq.receives.front();
-    srq.receives.pop_front();
-    srq_check_threshold(srq);
-    return rr;
-}
-
-// Invalidate the remote token a SendAndInvalidate names at the receiver.  False when the
-// token is not a fast-registered MR or bound MW of the receiver's PD (digest 1.7: the
-// receiver must then abort the connection).
-bool invalidate_remote_token(SoftQp &receiver, UINT32 token)
-{
-    SoftObject *owner = token_owner(receiver.adapter(), token, true);
-    if (owner == nullptr)
-        return false;
-    if (owner->type() == NdkObjectTypeMw) {
-        auto *mw = static_cast<SoftMw *>(owner);
-        if (!mw->bound || mw->pd != receiver.pd)
-            return false;
-        unbind_window(*mw);
-        return true;
-    }
-    auto *mr = static_cast<SoftMr *>(owner);
-    if (!mr->fast_register || !mr->mapped || mr->pd != receiver.pd)
-        return false;
-    mr->mapped = false;
-    return true;
-}
-
+// The initiator's half of a send, write or read: its own SGL resolved, then the operation
+// handed to the connection's channel, which runs the target's half (soft_target.hpp).
 Outcome execute_send(SoftQp &qp, WorkRequest &wr)
 {
-    SoftQp &peer = *qp.peer;
     Spans &source = qp.local_spans;
     source.clear();
     if (wr.flags & NDK_OP_FLAG_INLINE)
         source.push_back({wr.inline_data.data(), wr.inline_data.size()});
     else if (NTSTATUS s = resolve_local(qp, wr.sgl, LocalAccess::Read, source); s != STATUS_SUCCESS)
         return {false, s};
-    ReceiveRequest *rr = take_receive(peer);
-    if (rr == nullptr)
-        return {true, STATUS_SUCCESS}; // receiver not ready: retry until rnr_timeout_ms
     bool solicited = (wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
-    Spans &sink = qp.peer_spans;
-    sink.clear();
-    NTSTATUS at_receiver = resolve_local(peer, rr->sgl, LocalAccess::Write, sink);
-    size_t bytes = total_length(source);
-    if (at_receiver == STATUS_SUCCESS && bytes > total_length(sink))
-        at_receiver = STATUS_BUFFER_OVERFLOW; // larger than the posted receive (ND2 table)
-    if (at_receiver == STATUS_SUCCESS && wr.invalidate_remote &&
-        !invalidate_remote_token(peer, wr.remote_token))
-        at_receiver = STATUS_ACCESS_VIOLATION;
-    if (at_receiver != STATUS_SUCCESS) {
-        complete_receive(peer, *rr, at_receiver, 0, solicited);
-        // The send caused an error on the remote QP: ND_REMOTE_ERROR, the same number as
-        // STATUS_REMOTE_RESOURCES (digest 4.1).
-        return {false, STATUS_REMOTE_RESOURCES};
-    }
-    copy_spans(sink, source);
-    count_transfer(qp, peer, bytes);
-    std::optional<UINT32> invalidated;
+    std::optional<UINT32> invalidate;
     if (wr.invalidate_remote)
-        invalidated = wr.remote_token;
-    complete_receive(peer, *rr, STATUS_SUCCESS, static_cast<ULONG>(bytes), solicited, invalidated);
-    return {};
+        invalidate = wr.remote_token;
+    Outcome outcome = Outcome::from(qp.channel->send(qp, source, solicited, invalidate));
+    if (!outcome.blocked && outcome.status == STATUS_SUCCESS)
+        count_out(qp, total_length(source));
+    return outcome;
 }
 
 Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
 {
-    SoftQp &peer = *qp.peer;
     bool read = wr.type == NdkOperationTypeRead;
     Spans &local = qp.local_spans;
     local.clear();
@@ -143,28 +67,27 @@ Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
                s != STATUS_SUCCESS) {
         return {false, s};
     }
-    size_t bytes = total_length(local);
-    Spans &remote = qp.peer_spans;
-    remote.clear();
-    if (NTSTATUS s = resolve_remote(peer, wr.remote_token, wr.remote_address, bytes, !read, remote);
-        s != STATUS_SUCCESS)
-        return {false, s};
-    if (read) {
-        copy_spans(local, remote);
-        count_transfer(peer, qp, bytes);
-        if (wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
-            // The first SGE's fast-register MR is invalidated by a successful read (digest 1.7).
-            auto *mr = static_cast<SoftMr *>(
-                token_owner(qp.adapter(), wr.sgl.front().MemoryRegionToken, false));
-            if (mr == nullptr || !mr->fast_register || !mr->mapped)
-                return {false, STATUS_INVALID_DEVICE_REQUEST};
-            mr->mapped = false;
-        }
-    } else {
-        copy_spans(remote, local);
-        count_transfer(qp, peer, bytes);
+    if (!read) {
+        Outcome outcome = Outcome::from(
+            qp.channel->write(qp, local, wr.remote_token, wr.remote_address));
+        if (outcome.status == STATUS_SUCCESS)
+            count_out(qp, total_length(local));
+        return outcome;
     }
-    return {};
+    Outcome outcome =
+        Outcome::from(qp.channel->read(qp, local, wr.remote_token, wr.remote_address));
+    if (outcome.status != STATUS_SUCCESS)
+        return outcome;
+    count_in(qp, total_length(local));
+    if (wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
+        // The first SGE's fast-register MR is invalidated by a successful read (digest 1.7).
+        auto *mr = static_cast<SoftMr *>(
+            token_owner(qp.adapter(), wr.sgl.front().MemoryRegionToken, false));
+        if (mr == nullptr || !mr->fast_register || !mr->mapped)
+            return {false, STATUS_INVALID_DEVICE_REQUEST};
+        mr->mapped = false;
+    }
+    return outcome;
 }
 
 Outcome execute_bind(SoftQp &qp, WorkRequest &wr)
@@ -348,8 +271,8 @@ void kick(SoftQp &qp, Hold hold)
 
 void receive_posted(SoftQp &qp, Hold hold)
 {
-    if (qp.peer != nullptr && !qp.peer->initiator.empty())
-        kick(*qp.peer, hold);
+    if (qp.channel)
+        qp.channel->receive_posted(hold);
 }
 
 void flush_qp(SoftQp &qp)
@@ -368,25 +291,12 @@ void flush_qp(SoftQp &qp)
 
 void fail_connection(SoftQp &qp)
 {
-    SoftQp *peer = qp.peer;
     qp.state = SoftQp::State::Error;
     flush_qp(qp);
-    if (peer != nullptr) {
-        peer->state = SoftQp::State::Error;
-        flush_qp(*peer);
-    }
+    if (qp.channel)
+        qp.channel->fail_peer();
     if (qp.connector != nullptr)
         connection_terminated(*qp.connector);
-}
-
-void count_transfer(SoftQp &from, SoftQp &to, size_t bytes)
-{
-    uint64_t frames = bytes == 0 ? 1 : (bytes + kFramePayload - 1) / kFramePayload;
-    uint64_t octets = bytes + frames * kFrameOverhead;
-    from.traffic.out_octets += octets;
-    from.traffic.out_frames += frames;
-    to.traffic.in_octets += octets;
-    to.traffic.in_frames += frames;
 }
 
 } // namespace ndk::soft

@@ -1,6 +1,6 @@
-// The soft RNIC's data path: executing initiator requests in order against the peer QP,
-// moving the bytes, completing both sides, and what an error does to the connection
-// (digest 1.7, 3.3, 3.4, 4.2; docs/semantics.md, DATA-*).  Lock held for every function.
+// The soft RNIC's initiator data path: executing a QP's requests in order, each transfer
+// through the connection's channel (soft_channel.hpp) to the peer's target side
+// (soft_target.hpp), and what an error does to the connection (digest 1.7, 3.3, 3.4, 4.2; docs/semantics.md, DATA-*).  Lock held for every function.
 #pragma once
 
 #include "soft_objects.hpp"
@@ -32,9 +32,5 @@ void fail_connection(SoftQp &qp);
 
 // A receive was posted on `qp` (or on its SRQ): a send blocked at the peer may now proceed.
 void receive_posted(SoftQp &qp, Hold hold = Hold::Exclusive);
-
-// NDIS_NDK_PERFORMANCE_COUNTERS' RDMA octets and frames for `bytes` of payload from one QP to
-// its peer, counted on the two QPs (SoftQp::traffic).
-void count_transfer(SoftQp &from, SoftQp &to, size_t bytes);
 
 } // namespace ndk::soft

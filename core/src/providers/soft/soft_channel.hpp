@@ -1,0 +1,69 @@
+// A connection's data path below the NDK rules: the transport's half (docs/transport.md).  Each
+// established QP holds one; the initiator side (soft_transfer.cpp) resolves its own SGL, then
+// hands the operation to the channel, which carries it to the peer's target side
+// (soft_target.hpp) and brings back the initiator's status.
+//
+// The channel is the only thing that knows where the peer is.  InprocChannel (this process)
+// calls the peer QP's target side directly and answers at once; a transport to another process
+// or host will answer through its progress instead (docs/transport.md, "The interface").
+//
+// Called with the QP's connection lock and the wire lock held (shared on the data path).
+#pragma once
+
+#include "soft_objects.hpp"
+#include "soft_transfer.hpp"
+
+#include <cstdint>
+#include <optional>
+
+namespace ndk::soft {
+
+// What a channel did with an initiator request.
+struct Reply {
+    enum class Kind {
+        done,       // finished: complete the request with `status`
+        no_receive, // a send found no receive at the peer: it waits (rnr_timeout_ms)
+    };
+    Kind kind = Kind::done;
+    NTSTATUS status = STATUS_SUCCESS;
+
+    static Reply done_with(NTSTATUS s) { return {Kind::done, s}; }
+    static Reply waiting() { return {Kind::no_receive, STATUS_SUCCESS}; }
+};
+
+class Channel {
+public:
+    virtual ~Channel() = default;
+
+    // RDMAP Send (with Solicited Event and/or Invalidate): `source` is the resolved local SGL.
+    virtual Reply send(SoftQp &qp, const Spans &source, bool solicited,
+                       std::optional<UINT32> invalidate) = 0;
+    // RDMA Write of `source` to (token, address) at the peer.
+    virtual Reply write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) = 0;
+    // RDMA Read of `sink`'s length from (token, address) at the peer, into `sink`.
+    virtual Reply read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) = 0;
+
+    // A receive was posted at this end: a send of the peer waiting for one may go on.
+    virtual void receive_posted(Hold hold) = 0;
+    // This end's connection failed (an error completion): the peer's QP goes to the error
+    // state and flushes too (ND2 QP error model, digest 4.2).
+    virtual void fail_peer() = 0;
+};
+
+// Both ends in this process: the peer QP's target side is called directly.
+class InprocChannel final : public Channel {
+public:
+    explicit InprocChannel(SoftQp &peer) : peer_(peer) {}
+
+    Reply send(SoftQp &qp, const Spans &source, bool solicited,
+               std::optional<UINT32> invalidate) override;
+    Reply write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
+    Reply read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
+    void receive_posted(Hold hold) override;
+    void fail_peer() override;
+
+private:
+    SoftQp &peer_;
+};
+
+} // namespace ndk::soft
