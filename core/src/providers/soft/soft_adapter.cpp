@@ -1,6 +1,7 @@
 #include "soft_adapter.hpp"
 
 #include "soft_objects.hpp"
+#include "soft_transport.hpp"
 
 #include <cstring>
 
@@ -15,6 +16,9 @@ SoftAdapter::SoftAdapter(Miniport &miniport, NDK_VERSION version)
     std::lock_guard lock(mu_);
     miniport.adapters.push_back(this);
 }
+
+// One transport today: the in-process fabric (docs/transport.md).
+Transport &SoftAdapter::transport() { return inproc_transport(); }
 
 SoftAdapter::~SoftAdapter()
 {

@@ -20,6 +20,8 @@
 
 namespace ndk::soft {
 
+class Transport;
+
 class SoftAdapter : public NDK_ADAPTER {
 public:
     SoftAdapter(Miniport &miniport, NDK_VERSION version);
@@ -34,6 +36,8 @@ public:
     Misbehave misbehave() const { return knobs().misbehave(); }
     Engine &engine() { return engine_; }
     WireLock &mu() { return mu_; }
+    // Where connect requests go and how listeners get them (soft_transport.hpp).
+    Transport &transport();
 
     // Blocking close (CLOSE_NDK_ADAPTER_HANDLER): delivers every queued callback, tears down
     // what the consumer left open, and returns when no callback can follow (digest 3.1).

@@ -3,8 +3,9 @@
 // event), the address getters and GetConnectionData.  The rest of the connection's life is in
 // soft_connection.cpp.
 #include "soft_connection.hpp"
-#include "soft_connector_link.hpp"
+#include "soft_connector_link.hpp" // a connector is made here: its link's type is needed
 #include "soft_endpoint_address.hpp"
+#include "soft_transport.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -29,24 +30,6 @@ NTSTATUS refuse(SoftConnector &c, NTSTATUS status)
 {
     Miniport::count(c.adapter().miniport().counters.ConnectFailure);
     return status;
-}
-
-// Where a connect request goes: the listener at `dest`, or the status that refuses it.
-NTSTATUS find_listener(SoftAdapter &adapter, const Endpoint &dest, SoftListener *&out)
-{
-    Miniport *owner = Fabric::instance().owner(dest.ip);
-    if (owner == nullptr)
-        return STATUS_HOST_UNREACHABLE; // no soft RNIC has this address
-    if (owner == &adapter.miniport() &&
-        !(adapter.info().AdapterFlags & NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED))
-        return STATUS_HOST_UNREACHABLE; // docs/semantics.md, CONN-LOOPBACK
-    SoftListener *listener = Fabric::instance().listener_at(dest);
-    // A paused listener is treated as absent (digest 1.9); a closing one rejects at once (3.5).
-    if (listener == nullptr || listener->paused || listener->close_requested() ||
-        !listener->listening)
-        return STATUS_CONNECTION_REFUSED;
-    out = listener;
-    return STATUS_SUCCESS;
 }
 
 // Connect and ConnectWithSharedEndpoint (`se` set).
@@ -100,8 +83,13 @@ NTSTATUS start_connect(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, NDK_SHARED_
     }
     if (!Fabric::instance().add_tuple(local, remote))
         return STATUS_ADDRESS_ALREADY_EXISTS; // the 4-tuple exists (digest 1.8)
-    SoftListener *listener = nullptr;
-    if (NTSTATUS s = find_listener(adapter, remote, listener); s != STATUS_SUCCESS) {
+    c.local = local;
+    c.remote = remote;
+    c.inbound_read_limit = std::min(irl, info.MaxInboundReadLimit);
+    c.outbound_read_limit = std::min(orl, info.MaxOutboundReadLimit);
+    const auto *bytes = static_cast<const unsigned char *>(private_data);
+    if (NTSTATUS s = adapter.transport().connect(c, {bytes, private_data_length});
+        s != STATUS_SUCCESS) {
         Fabric::instance().remove_tuple(local, remote);
         return refuse(c, s);
     }
@@ -114,41 +102,10 @@ NTSTATUS start_connect(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, NDK_SHARED_
     if (se != nullptr)
         c.depend_on(*se);
     c.port = std::move(port);
-    c.local = local;
-    c.remote = remote;
     c.tuple_registered = true;
-    c.inbound_read_limit = std::min(irl, info.MaxInboundReadLimit);
-    c.outbound_read_limit = std::min(orl, info.MaxOutboundReadLimit);
     c.pending_completion = completion;
     c.pending_context = context;
     c.add_dependent(); // the connect request in flight (3.1)
-
-    // The request reaches the listener: a new passive connector, delivered by its connect
-    // event.  It holds the listener's endpoint (+1, digest 3.5) and the listener itself.
-    SoftAdapter &passive_adapter = listener->adapter();
-    NDK_ADAPTER_INFO passive_info = passive_adapter.info();
-    auto p = std::make_unique<SoftConnector>(passive_adapter);
-    p->passive = true;
-    p->state = SoftConnector::State::Incoming;
-    p->listener = listener;
-    p->depend_on(*listener);
-    p->port = listener->port;
-    p->local = listener->port->endpoint();
-    p->remote = local;
-    p->requested_inbound_read_limit = c.inbound_read_limit;
-    p->requested_outbound_read_limit = c.outbound_read_limit;
-    link_inproc(c, *p);
-    const auto *bytes = static_cast<const unsigned char *>(private_data);
-    p->peer_private_data.assign(bytes, bytes + private_data_length);
-    p->data_available = true;
-    // What the passive side sees before it accepts: the peer's limits, capped by its adapter.
-    p->inbound_read_limit = std::min(c.outbound_read_limit, passive_info.MaxInboundReadLimit);
-    p->outbound_read_limit = std::min(c.inbound_read_limit, passive_info.MaxOutboundReadLimit);
-    SoftConnector *incoming = p.get();
-    passive_adapter.adopt(std::move(p));
-    auto event = listener->connect_event;
-    auto event_context = listener->connect_event_context;
-    deliver_event(*listener, [event, event_context, incoming] { event(event_context, incoming); });
     start_establishment_timer(c);
     return STATUS_PENDING;
 }

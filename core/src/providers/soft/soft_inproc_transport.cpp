@@ -1,13 +1,92 @@
-// The inproc transport: both ends of every connection are in this process.  Its channel runs
-// an operation at the peer's target side at once, under the connection's one lock
-// (soft_channel.hpp); its connector link hands each establishment event straight to the
-// other connector (soft_connector_link.hpp).
+// The inproc transport: both ends of every connection are in this process.  A connect request
+// finds its listener in the fabric's table and becomes a connector of the listener's adapter;
+// the connector link hands each establishment event straight to the other connector
+// (soft_connector_link.hpp); the channel runs an operation at the peer's target side at once,
+// under the connection's one lock (soft_channel.hpp).
 #include "soft_channel.hpp"
 #include "soft_connection.hpp"
 #include "soft_connector_link.hpp"
 #include "soft_target.hpp"
+#include "soft_transport.hpp"
+
+#include <algorithm>
 
 namespace ndk::soft {
+namespace {
+
+// Where a connect request goes: the listener at `dest`, or the status that refuses it.
+NTSTATUS find_listener(SoftAdapter &adapter, const Endpoint &dest, SoftListener *&out)
+{
+    Miniport *owner = Fabric::instance().owner(dest.ip);
+    if (owner == nullptr)
+        return STATUS_HOST_UNREACHABLE; // no soft RNIC has this address
+    if (owner == &adapter.miniport() &&
+        !(adapter.info().AdapterFlags & NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED))
+        return STATUS_HOST_UNREACHABLE; // docs/semantics.md, CONN-LOOPBACK
+    SoftListener *listener = Fabric::instance().listener_at(dest);
+    // A paused listener is treated as absent (digest 1.9); a closing one rejects at once (3.5).
+    if (listener == nullptr || listener->paused || listener->close_requested() ||
+        !listener->listening)
+        return STATUS_CONNECTION_REFUSED;
+    out = listener;
+    return STATUS_SUCCESS;
+}
+
+class InprocTransport final : public Transport {
+public:
+    void start_listening(SoftListener &listener) override
+    {
+        Fabric::instance().set_listener(listener.port->endpoint(), &listener);
+    }
+
+    void stop_listening(SoftListener &listener) override
+    {
+        Fabric::instance().set_listener(listener.port->endpoint(), nullptr);
+    }
+
+    NTSTATUS connect(SoftConnector &c, std::span<const unsigned char> private_data) override
+    {
+        SoftListener *listener = nullptr;
+        if (NTSTATUS s = find_listener(c.adapter(), c.remote, listener); s != STATUS_SUCCESS)
+            return s;
+        // The request reaches the listener: a new passive connector, delivered by its connect
+        // event.  It holds the listener's endpoint (+1, digest 3.5) and the listener itself.
+        SoftAdapter &passive_adapter = listener->adapter();
+        NDK_ADAPTER_INFO passive_info = passive_adapter.info();
+        auto p = std::make_unique<SoftConnector>(passive_adapter);
+        p->passive = true;
+        p->state = SoftConnector::State::Incoming;
+        p->listener = listener;
+        p->depend_on(*listener);
+        p->port = listener->port;
+        p->local = listener->port->endpoint();
+        p->remote = c.local;
+        p->requested_inbound_read_limit = c.inbound_read_limit;
+        p->requested_outbound_read_limit = c.outbound_read_limit;
+        link_inproc(c, *p);
+        p->peer_private_data.assign(private_data.begin(), private_data.end());
+        p->data_available = true;
+        // What the passive side sees before it accepts: the peer's limits, capped by its
+        // adapter.
+        p->inbound_read_limit = std::min(c.outbound_read_limit, passive_info.MaxInboundReadLimit);
+        p->outbound_read_limit = std::min(c.inbound_read_limit, passive_info.MaxOutboundReadLimit);
+        SoftConnector *incoming = p.get();
+        passive_adapter.adopt(std::move(p));
+        auto event = listener->connect_event;
+        auto event_context = listener->connect_event_context;
+        deliver_event(*listener,
+                      [event, event_context, incoming] { event(event_context, incoming); });
+        return STATUS_SUCCESS;
+    }
+};
+
+} // namespace
+
+Transport &inproc_transport()
+{
+    static InprocTransport transport;
+    return transport;
+}
 
 Reply InprocChannel::send(SoftQp &, const Spans &source, bool solicited,
                           std::optional<UINT32> invalidate)

@@ -2,6 +2,7 @@
 // listener look absent to incoming requests.
 #include "soft_endpoint_address.hpp"
 #include "soft_objects.hpp"
+#include "soft_transport.hpp"
 
 namespace ndk::soft {
 
@@ -48,7 +49,7 @@ NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG Addr
             if (listener->port == nullptr || listener->close_requested())
                 return STATUS_CANCELLED; // closed while the listen was pending
             listener->listening = true;
-            Fabric::instance().set_listener(listener->port->endpoint(), listener);
+            listener->adapter().transport().start_listening(*listener);
             return STATUS_SUCCESS;
         },
         [listener] { // a failed listen leaves nothing reserved
@@ -80,7 +81,7 @@ void SoftListener::on_close()
     // New requests are refused from now on (digest 3.5); the port stays held by the connectors
     // this listener delivered until they close.
     if (listening)
-        Fabric::instance().set_listener(port->endpoint(), nullptr);
+        adapter().transport().stop_listening(*this);
     listening = false;
     port.reset();
 }
