@@ -1,7 +1,9 @@
 // Cross-memory copies for the shm transport (core/src/providers/soft/transport/
 // cross_memory.*): a child's buffer read and written through vector lists longer than
 // IOV_MAX and cut differently on the two sides, a copy stopped at an unmapped page with the
-// exact count before it, and the error once the child is gone.
+// exact count before it, and the error once the child is gone.  Then the soft provider's
+// target side over them (soft_cross_memory_payload.hpp).
+#include "providers/soft/soft_cross_memory_payload.hpp"
 #include "providers/soft/transport/cross_memory.hpp"
 #include "shm_support.hpp"
 
@@ -77,16 +79,24 @@ Child pattern_child(Pages &pages, Pages &written, Pipe &ready, Pipe &release)
     return child;
 }
 
+// pattern_child with its memory and pipes, declared in the order they are made.
+struct PatternPeer {
+    Pages theirs{kBuffer};
+    Pages target{kBuffer};
+    Pipe ready;
+    Pipe release;
+    Child child = pattern_child(theirs, target, ready, release);
+};
+
 TEST(CrossMemory, ReadsAndWritesAChildsBufferAcrossIovMaxBatches)
 {
     if (!may_copy_with_children())
         GTEST_SKIP() << "ptrace_scope forbids cross-memory copies here";
-    Pages theirs(kBuffer);
-    Pages target(kBuffer);
-    Pipe ready;
-    Pipe release;
-    Child child = pattern_child(theirs, target, ready, release);
-    ASSERT_EQ(ready.get(), 'r');
+    PatternPeer peer;
+    ASSERT_EQ(peer.ready.get(), 'r');
+    Pages &theirs = peer.theirs, &target = peer.target;
+    Pipe &release = peer.release;
+    Child &child = peer.child;
 
     // 17-byte pieces here, 23-byte pieces there: 3856 and 2850 vectors, both over IOV_MAX,
     // and no boundary of one list meets the other's except by chance.
@@ -184,6 +194,41 @@ TEST(CrossMemory, ErrnoMapsToASmallSetOfStatuses)
     EXPECT_EQ(copy_status_from_errno(EINVAL), CopyStatus::invalid);
     EXPECT_EQ(copy_status_from_errno(EIO), CopyStatus::other);
     EXPECT_STREQ(to_string(CopyStatus::peer_gone), "peer_gone");
+}
+
+// The target side of the soft provider sees another process's bytes as a payload: a Send's
+// source pulled into receive spans longer than it (only its length is copied), a Read's
+// sink pushed from the target's spans, and a peer that is gone a failed copy, not a crash.
+TEST(CrossMemoryPayload, PullsASourceAndPushesASinkInAnotherProcess)
+{
+    if (!may_copy_with_children())
+        GTEST_SKIP() << "ptrace_scope forbids cross-memory copies here";
+    PatternPeer peer;
+    ASSERT_EQ(peer.ready.get(), 'r');
+    const auto source = cut(peer.theirs.base, kBuffer, 3000); // the initiator's SGL, in the child
+    ndk::soft::CrossMemoryPayload send(peer.child.pid(), source);
+    ASSERT_EQ(send.length(), kBuffer);
+    std::vector<std::byte> receive(kBuffer + 100, std::byte{0xee}); // a larger receive buffer
+    auto *at = reinterpret_cast<unsigned char *>(receive.data());
+    const ndk::soft::Spans sink = {{at, 1000}, {at + 1000, kBuffer + 100 - 1000}};
+    ASSERT_TRUE(send.copy_to(sink)) << to_string(send.last_copy().status);
+    for (std::size_t i = 0; i < kBuffer; ++i)
+        ASSERT_EQ(receive[i], pattern(i, 7)) << "byte " << i;
+    EXPECT_EQ(receive[kBuffer], std::byte{0xee}) << "a byte past the payload was written";
+
+    std::vector<std::byte> mine(kBuffer);
+    for (std::size_t i = 0; i < kBuffer; ++i)
+        mine[i] = pattern(i, 9);
+    const auto read_sink = cut(peer.target.base, kBuffer, 777); // the Read's sink, in the child
+    ndk::soft::CrossMemoryPayload read(peer.child.pid(), read_sink);
+    auto *from = reinterpret_cast<unsigned char *>(mine.data());
+    ASSERT_TRUE(read.copy_from({{from, kBuffer / 2}, {from + kBuffer / 2, kBuffer / 2}}))
+        << to_string(read.last_copy().status);
+    peer.release.write_end.reset();
+    EXPECT_EQ(peer.child.wait(), 0); // the child found the Read Response in its sink
+
+    EXPECT_FALSE(send.copy_to(sink)); // reaped: its pid names no process now
+    EXPECT_EQ(send.last_copy().status, CopyStatus::peer_gone);
 }
 
 } // namespace
