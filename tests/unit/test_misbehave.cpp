@@ -264,9 +264,10 @@ TEST(Misbehave, RequestNeverCompleteExecutesTheRequestAndNeverCallsItsCompletion
     // The registration was made (the fault layer reports a request's outcome, it does not
     // stop the request): the MR has its tokens.
     EXPECT_NE(mr->Dispatch->NdkGetLocalTokenFromMr(mr), 0u);
-    // Nothing is left in flight: the MR's close and the adapter's close do not hang.
-    Record &closed = a.record();
-    EXPECT_STATUS(STATUS_SUCCESS, close_with(mr, closed));
+    // Nothing is left in flight: the MR's close and the adapter's close do not hang.  The MR's
+    // close may still pend (digest 3.1): the barrier returns when its connector's completion
+    // is called, and the layer's thread counts that job as running until the call returns.
+    a.close_now(mr);
     a.close();
     EXPECT_EQ(registered.count(), 0);
 }
