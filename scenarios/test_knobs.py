@@ -52,11 +52,18 @@ def test_request_mode_pending(open_adapter: OpenAdapter) -> None:
 @pytest.mark.reference("CLOSE-MODE")
 def test_close_mode_set_at_run_time(adapter: ndk.Adapter) -> None:
     """docs/semantics.md: CLOSE-MODE: with close_mode="pending" a close returns PENDING and
-    completes exactly once; back to "inline" it returns SUCCESS with no completion."""
+    completes exactly once; back to "inline" it returns SUCCESS with no completion.
+
+    The inline close comes before any pending one: a close may pend while a completion the
+    provider delivered is still inside its callback (digest 3.1), which the previous pending
+    close's completion can be when this thread goes on."""
+    first = adapter.create_pd().get(timeout=TIMEOUT)
+    second = adapter.create_pd().get(timeout=TIMEOUT)
     adapter.knobs.close_mode = "pending"
-    expect_call(adapter.create_pd().get(timeout=TIMEOUT).close(), Status.SUCCESS, "pending")
     adapter.knobs.close_mode = "inline"
-    expect_call(adapter.create_pd().get(timeout=TIMEOUT).close(), Status.SUCCESS, "inline")
+    expect_call(first.close(), Status.SUCCESS, "inline")
+    adapter.knobs.close_mode = "pending"
+    expect_call(second.close(), Status.SUCCESS, "pending")
 
 
 # --- injected failures -------------------------------------------------------------------
