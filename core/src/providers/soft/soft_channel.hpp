@@ -11,6 +11,7 @@
 #pragma once
 
 #include "soft_objects.hpp"
+#include "soft_target.hpp"
 #include "soft_transfer.hpp"
 
 #include <cstdint>
@@ -18,30 +19,17 @@
 
 namespace ndk::soft {
 
-// What a channel did with an initiator request.
-struct Reply {
-    enum class Kind {
-        done,       // finished: complete the request with `status`
-        no_receive, // a send found no receive at the peer: it waits (rnr_timeout_ms)
-    };
-    Kind kind = Kind::done;
-    NTSTATUS status = STATUS_SUCCESS;
-
-    static Reply done_with(NTSTATUS s) { return {Kind::done, s}; }
-    static Reply waiting() { return {Kind::no_receive, STATUS_SUCCESS}; }
-};
-
 class Channel {
 public:
     virtual ~Channel() = default;
 
     // RDMAP Send (with Solicited Event and/or Invalidate): `source` is the resolved local SGL.
-    virtual Reply send(SoftQp &qp, const Spans &source, bool solicited,
+    virtual Answer send(SoftQp &qp, const Spans &source, bool solicited,
                        std::optional<UINT32> invalidate) = 0;
     // RDMA Write of `source` to (token, address) at the peer.
-    virtual Reply write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) = 0;
+    virtual Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) = 0;
     // RDMA Read of `sink`'s length from (token, address) at the peer, into `sink`.
-    virtual Reply read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) = 0;
+    virtual Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) = 0;
 
     // A receive was posted at this end: a send of the peer waiting for one may go on.
     virtual void receive_posted(Hold hold) = 0;
@@ -55,10 +43,10 @@ class InprocChannel final : public Channel {
 public:
     explicit InprocChannel(SoftQp &peer) : peer_(peer) {}
 
-    Reply send(SoftQp &qp, const Spans &source, bool solicited,
+    Answer send(SoftQp &qp, const Spans &source, bool solicited,
                std::optional<UINT32> invalidate) override;
-    Reply write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
-    Reply read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
+    Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
+    Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
     void receive_posted(Hold hold) override;
     void fail_peer() override;
 

@@ -88,24 +88,23 @@ Transport &inproc_transport()
     return transport;
 }
 
-Reply InprocChannel::send(SoftQp &, const Spans &source, bool solicited,
-                          std::optional<UINT32> invalidate)
+Answer InprocChannel::send(SoftQp &, const Spans &source, bool solicited,
+                           std::optional<UINT32> invalidate)
 {
     LocalPayload payload(source);
-    SendArrival arrival = arrive_send(peer_, payload, solicited, invalidate);
-    return arrival.no_receive ? Reply::waiting() : Reply::done_with(arrival.status);
+    return arrive_send(peer_, payload, solicited, invalidate);
 }
 
-Reply InprocChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
+Answer InprocChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
 {
     LocalPayload payload(source);
-    return Reply::done_with(arrive_write(peer_, token, address, payload));
+    return {.status = arrive_write(peer_, token, address, payload)};
 }
 
-Reply InprocChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
+Answer InprocChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
 {
     LocalPayload payload(sink);
-    return Reply::done_with(arrive_read(peer_, token, address, payload));
+    return {.status = arrive_read(peer_, token, address, payload)};
 }
 
 void InprocChannel::receive_posted(Hold hold)

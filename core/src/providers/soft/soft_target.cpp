@@ -110,7 +110,7 @@ bool LocalPayload::copy_from(const Spans &source)
     return true;
 }
 
-SendArrival arrive_send(SoftQp &target, PayloadSource &payload, bool solicited,
+Answer arrive_send(SoftQp &target, PayloadSource &payload, bool solicited,
                         std::optional<UINT32> invalidate)
 {
     ReceiveRequest *rr = take_receive(target);

@@ -51,9 +51,9 @@ private:
     size_t length_;
 };
 
-// An incoming Send: the initiator's answer, or that no receive is posted yet (the initiator
-// waits for one until its rnr_timeout_ms).
-struct SendArrival {
+// What the initiator learns of a request: the status to complete it with, or, for a Send, that
+// no receive is posted yet (it waits for one until its rnr_timeout_ms).
+struct Answer {
     bool no_receive = false;
     NTSTATUS status = STATUS_SUCCESS; // for the initiator's completion
 };
@@ -62,7 +62,7 @@ struct SendArrival {
 // receive: STATUS_BUFFER_OVERFLOW or an access error completes the receive with it and
 // answers STATUS_REMOTE_RESOURCES (ND_REMOTE_ERROR, digest 4.1).  `invalidate`: the
 // SendAndInvalidate's token, invalidated at the target (an invalid one: ACCESS_VIOLATION).
-SendArrival arrive_send(SoftQp &target, PayloadSource &payload, bool solicited,
+Answer arrive_send(SoftQp &target, PayloadSource &payload, bool solicited,
                         std::optional<UINT32> invalidate);
 
 // An incoming RDMA Write of `payload` to [address, address + length) named by `token`.

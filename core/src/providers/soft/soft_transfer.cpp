@@ -8,16 +8,6 @@
 namespace ndk::soft {
 namespace {
 
-struct Outcome {
-    bool blocked = false; // a send with no receive at the peer: retried later
-    NTSTATUS status = STATUS_SUCCESS;
-
-    static Outcome from(Reply reply)
-    {
-        return {reply.kind == Reply::Kind::no_receive, reply.status};
-    }
-};
-
 void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
 {
     if (wr.mr != nullptr) // held since the post (soft_qp_post.cpp, hold_objects)
@@ -36,7 +26,7 @@ void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
 
 // The initiator's half of a send, write or read: its own SGL resolved, then the operation
 // handed to the connection's channel, which runs the target's half (soft_target.hpp).
-Outcome execute_send(SoftQp &qp, WorkRequest &wr)
+Answer execute_send(SoftQp &qp, WorkRequest &wr)
 {
     Spans &source = qp.local_spans;
     source.clear();
@@ -48,13 +38,13 @@ Outcome execute_send(SoftQp &qp, WorkRequest &wr)
     std::optional<UINT32> invalidate;
     if (wr.invalidate_remote)
         invalidate = wr.remote_token;
-    Outcome outcome = Outcome::from(qp.channel->send(qp, source, solicited, invalidate));
-    if (!outcome.blocked && outcome.status == STATUS_SUCCESS)
+    Answer outcome = qp.channel->send(qp, source, solicited, invalidate);
+    if (!outcome.no_receive && outcome.status == STATUS_SUCCESS)
         count_out(qp, total_length(source));
     return outcome;
 }
 
-Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
+Answer execute_rdma(SoftQp &qp, WorkRequest &wr)
 {
     bool read = wr.type == NdkOperationTypeRead;
     Spans &local = qp.local_spans;
@@ -68,14 +58,12 @@ Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
         return {false, s};
     }
     if (!read) {
-        Outcome outcome = Outcome::from(
-            qp.channel->write(qp, local, wr.remote_token, wr.remote_address));
+        Answer outcome = qp.channel->write(qp, local, wr.remote_token, wr.remote_address);
         if (outcome.status == STATUS_SUCCESS)
             count_out(qp, total_length(local));
         return outcome;
     }
-    Outcome outcome =
-        Outcome::from(qp.channel->read(qp, local, wr.remote_token, wr.remote_address));
+    Answer outcome = qp.channel->read(qp, local, wr.remote_token, wr.remote_address);
     if (outcome.status != STATUS_SUCCESS)
         return outcome;
     count_in(qp, total_length(local));
@@ -90,7 +78,7 @@ Outcome execute_rdma(SoftQp &qp, WorkRequest &wr)
     return outcome;
 }
 
-Outcome execute_bind(SoftQp &qp, WorkRequest &wr)
+Answer execute_bind(SoftQp &qp, WorkRequest &wr)
 {
     SoftMw &mw = *wr.mw;
     SoftMr &mr = *wr.mr;
@@ -110,7 +98,7 @@ Outcome execute_bind(SoftQp &qp, WorkRequest &wr)
     return {};
 }
 
-Outcome execute_fast_register(SoftQp &qp, WorkRequest &wr)
+Answer execute_fast_register(SoftQp &qp, WorkRequest &wr)
 {
     SoftMr &mr = *wr.mr;
     if (mr.mapped)
@@ -128,7 +116,7 @@ Outcome execute_fast_register(SoftQp &qp, WorkRequest &wr)
     return {};
 }
 
-Outcome execute_invalidate(WorkRequest &wr)
+Answer execute_invalidate(WorkRequest &wr)
 {
     if (wr.mw != nullptr) {
         if (!wr.mw->bound)
@@ -142,7 +130,7 @@ Outcome execute_invalidate(WorkRequest &wr)
     return {};
 }
 
-Outcome execute(SoftQp &qp, WorkRequest &wr)
+Answer execute(SoftQp &qp, WorkRequest &wr)
 {
     if (wr.sge_overrun) // ND2: DATA_OVERRUN, "the SGEs reference more than the adapter can send"
         return {false, STATUS_DATA_OVERRUN};
@@ -225,8 +213,8 @@ void pump(SoftQp &qp, Hold hold)
             continue_on_engine(qp);
             return;
         }
-        Outcome outcome = execute(qp, qp.initiator.front());
-        if (outcome.blocked) {
+        Answer outcome = execute(qp, qp.initiator.front());
+        if (outcome.no_receive) {
             wait_for_receive(qp);
             return;
         }

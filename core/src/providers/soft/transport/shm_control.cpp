@@ -51,6 +51,22 @@ PacketStatus send_packet(int socket, std::span<const std::byte> payload, std::sp
     throw std::system_error(errno, std::generic_category(), "sendmsg on a control socket");
 }
 
+std::vector<UniqueFd> take_rights(msghdr &message)
+{
+    std::vector<UniqueFd> received;
+    for (cmsghdr *c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < n; ++i) {
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            received.emplace_back(fd);
+        }
+    }
+    return received;
+}
+
 ReceivedPacket receive_packet(int socket, std::span<std::byte> payload, std::span<UniqueFd> fds)
 {
     iovec data{payload.data(), payload.size()};
@@ -74,18 +90,7 @@ ReceivedPacket receive_packet(int socket, std::span<std::byte> payload, std::spa
         }
         throw std::system_error(errno, std::generic_category(), "recvmsg on a control socket");
     }
-    // Every descriptor that came is owned at once, so none leaks whatever follows.
-    std::vector<UniqueFd> received;
-    for (cmsghdr *c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (std::size_t i = 0; i < n; ++i) {
-            int fd;
-            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            received.emplace_back(fd);
-        }
-    }
+    std::vector<UniqueFd> received = take_rights(message);
     if (got == 0) {
         result.status = PacketStatus::closed;
         return result;

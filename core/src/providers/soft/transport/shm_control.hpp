@@ -11,6 +11,9 @@
 #include <chrono>
 #include <cstddef>
 #include <span>
+#include <vector>
+
+struct msghdr;
 
 namespace ndk::soft::shm {
 
@@ -34,6 +37,10 @@ struct ReceivedPacket {
 // The next packet into `payload`, its descriptors (close-on-exec) into `fds`.  A packet longer
 // than `payload` or with more descriptors than `fds` holds is `malformed` and consumed.  Never
 // blocks.  Throws std::system_error for failures other than those above.
+// Every descriptor a received message brought (SCM_RIGHTS), owned at once so that none leaks
+// whatever the caller decides next: a peer may send more than was asked for.
+std::vector<UniqueFd> take_rights(msghdr &message);
+
 ReceivedPacket receive_packet(int socket, std::span<std::byte> payload, std::span<UniqueFd> fds);
 
 // Has the peer closed its end?  Looks without consuming (a packet waiting is not an EOF).

@@ -1,10 +1,13 @@
 #include "providers/soft/transport/shm_handoff.hpp"
 
+#include "providers/soft/transport/shm_control.hpp"
+
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 #include <system_error>
 
 namespace ndk::soft::shm {
@@ -40,31 +43,6 @@ UniqueFd socket_at(std::string_view name, int (*op)(int, const sockaddr *, sockl
     if (op(fd.get(), reinterpret_cast<const sockaddr *>(&address), length) != 0)
         fail(errno, what);
     return fd;
-}
-
-// Closes every descriptor a message brought: a peer may send more than we asked for.
-int take_descriptors(msghdr &message)
-{
-    int kept = -1;
-    int count = 0;
-    for (cmsghdr *c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (std::size_t i = 0; i < n; ++i) {
-            int fd;
-            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (count++ == 0)
-                kept = fd;
-            else
-                ::close(fd);
-        }
-    }
-    if (count > 1) {
-        ::close(kept);
-        return -1;
-    }
-    return kept;
 }
 
 } // namespace
@@ -144,11 +122,12 @@ UniqueFd receive_fd(int connection, std::span<std::byte> payload, std::size_t &r
     while (got < 0 && errno == EINTR);
     if (got < 0)
         fail(errno, "recvmsg with SCM_RIGHTS");
-    UniqueFd fd(take_descriptors(message));
+    std::vector<UniqueFd> fds = take_rights(message); // closed unless exactly one came
     if (got == 0)
         fail(ECONNRESET, "peer closed before sending its segment");
-    if (!fd || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0)
+    if (fds.size() != 1 || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0)
         fail(EPROTO, "handoff message without exactly one descriptor");
+    UniqueFd fd = std::move(fds.front());
     received = static_cast<std::size_t>(got);
     return fd;
 }
