@@ -79,7 +79,7 @@ TEST_F(ShmConnection, ConnectorFindsTheListenerAndItsBufferIsReadAcrossProcesses
 {
     const PtracePolicy policy = ptrace_policy();
     if (policy == PtracePolicy::none || (policy == PtracePolicy::admin_only && ::geteuid() != 0))
-        GTEST_SKIP() << "ptrace_scope forbids cross-memory copies here";
+        GTEST_SKIP() << "Yama ptrace_scope (/proc/sys/kernel/yama/ptrace_scope) forbids cross-memory copies into a child here: set it to 0 or 1, or run as root under 2";
     // Listen, then register: a connector that finds the entry finds a socket to connect to.
     EndpointRegistry registry(dir_);
     const std::string socket_name = unique_name("listener");

@@ -91,7 +91,7 @@ struct PatternPeer {
 TEST(CrossMemory, ReadsAndWritesAChildsBufferAcrossIovMaxBatches)
 {
     if (!may_copy_with_children())
-        GTEST_SKIP() << "ptrace_scope forbids cross-memory copies here";
+        GTEST_SKIP() << "Yama ptrace_scope (/proc/sys/kernel/yama/ptrace_scope) forbids cross-memory copies into a child here: set it to 0 or 1, or run as root under 2";
     PatternPeer peer;
     ASSERT_EQ(peer.ready.get(), 'r');
     Pages &theirs = peer.theirs, &target = peer.target;
@@ -138,7 +138,7 @@ TEST(CrossMemory, ListsOfDifferentLengthsCopyTheShorter)
 TEST(CrossMemory, ACopyStopsAtAnUnmappedPageWithTheCountBeforeIt)
 {
     if (!may_copy_with_children())
-        GTEST_SKIP() << "ptrace_scope forbids cross-memory copies here";
+        GTEST_SKIP() << "Yama ptrace_scope (/proc/sys/kernel/yama/ptrace_scope) forbids cross-memory copies into a child here: set it to 0 or 1, or run as root under 2";
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     Pages theirs(3 * page);
     Pipe ready;
@@ -202,7 +202,7 @@ TEST(CrossMemory, ErrnoMapsToASmallSetOfStatuses)
 TEST(CrossMemoryPayload, PullsASourceAndPushesASinkInAnotherProcess)
 {
     if (!may_copy_with_children())
-        GTEST_SKIP() << "ptrace_scope forbids cross-memory copies here";
+        GTEST_SKIP() << "Yama ptrace_scope (/proc/sys/kernel/yama/ptrace_scope) forbids cross-memory copies into a child here: set it to 0 or 1, or run as root under 2";
     PatternPeer peer;
     ASSERT_EQ(peer.ready.get(), 'r');
     const auto source = cut(peer.theirs.base, kBuffer, 3000); // the initiator's SGL, in the child

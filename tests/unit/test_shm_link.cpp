@@ -247,7 +247,7 @@ std::vector<std::byte> pull(pid_t pid, const Payload &payload)
 TEST_F(ShmLinkTest, ASendIsPulledFromTheSendersVectorsAndAReadIsPushedIntoTheSink)
 {
     if (!may_copy_with_children())
-        GTEST_SKIP() << "ptrace_scope forbids cross-memory copies here";
+        GTEST_SKIP() << "Yama ptrace_scope (/proc/sys/kernel/yama/ptrace_scope) forbids cross-memory copies into a child here: set it to 0 or 1, or run as root under 2";
     ShmAcceptor acceptor(EndpointRegistry(dir_), kListen);
     Child child = Child::spawn([&] { return cross_memory_child(dir_); });
     const PeerWatch watch = watch_child(child);
