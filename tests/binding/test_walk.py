@@ -92,6 +92,19 @@ def test_data_mismatch_shrinks_to_a_scenario(tmp_path):
     assert "destination differs" in output or "naming send" in output, output
 
 
+def test_a_shrink_cut_short_still_gives_a_scenario_that_runs(tmp_path):
+    """A shrinker out of time leaves ops whose objects it removed (the walker skips them); the
+    trace it writes keeps only the ops its replay ran, so the scenario reaches the mismatch
+    instead of stopping at a call on an object that was never created (seen in CI under ASan,
+    where the 90 s of the test above were not enough)."""
+    result = walk.walk(ops=4000, seed=5, out=tmp_path, inject_failure_at=400, shrink_seconds=1)
+    assert result["failure"]["kind"] == "data"
+    assert result["shrunk_ops"] < result["trace_ops"]
+    code, output = run_scenario(result["scenario"])
+    assert code != 0
+    assert "destination differs" in output or "naming send" in output, output
+
+
 def test_scenario_source_is_public_api():
     header = {"provider": "soft", "seed": 9, "options": "address=192.0.2.9;rnr_timeout_ms=0",
               "signature": "violation:X", "detail": "d"}

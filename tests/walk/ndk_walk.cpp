@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -82,6 +83,7 @@ struct Shared {
     std::atomic<uint64_t> count[kMaxThreads];
     std::atomic<int> finished;
     int failed_thread;
+    uint64_t executed; // ops a replay ran (not skipped), in trace(0): Shrinker::executed_only
     char result[kResultBytes]; // the child's JSON fragment
 };
 
@@ -198,8 +200,10 @@ WorldRun walk_world(Config config, Op *trace, size_t cap, std::atomic<uint64_t> 
     return run;
 }
 
+// `ran`, when given, is told of every op the world executed (did not skip).
 WorldRun replay_world(const Config &config, const std::vector<Op> &ops,
-                      const std::vector<std::string> &options, std::atomic<uint64_t> *count)
+                      const std::vector<std::string> &options, std::atomic<uint64_t> *count,
+                      const std::function<void(const Op &)> &ran = {})
 {
     WorldRun run;
     World w(config, options);
@@ -207,7 +211,10 @@ WorldRun replay_world(const Config &config, const std::vector<Op> &ops,
         for (const auto &op : ops) {
             if (count)
                 count->store(op.id, std::memory_order_release);
+            uint64_t skipped = w.skipped;
             w.exec(op);
+            if (ran && w.skipped == skipped)
+                ran(op);
             ++run.ops;
             if (w.failure.failed())
                 break;
@@ -420,6 +427,28 @@ struct Shrinker {
         return outcome.failure.signature() == signature;
     }
 
+    // `ops` without the ops its replay skips (their objects' creation was shrunk away, or their
+    // buffers busy) and those after the failure: they change nothing here, but a scenario
+    // replaying the trace through the Python API runs every line it is given.  `ops` itself
+    // when the shorter trace does not fail the same way.
+    std::vector<Op> executed_only(const std::vector<Op> &ops)
+    {
+        Region scratch = map_region(1, ops.size());
+        Config c = config;
+        run_child(scratch, config.hang_seconds, [&] {
+            Op *out = scratch.trace(0);
+            auto run = replay_world(c, ops, options, &scratch.shared->count[0], [&](const Op &op) {
+                out[scratch.shared->executed++] = op;
+            });
+            publish(scratch, run, 0, 0);
+        });
+        std::vector<Op> ran(scratch.trace(0), scratch.trace(0) + scratch.shared->executed);
+        munmap(scratch.shared, sizeof(Shared) + sizeof(Op) * scratch.cap);
+        if (ran.size() == ops.size() || ran.empty() || !fails(ran))
+            return ops;
+        return ran;
+    }
+
     // Delta debugging (ddmin, complements only), bounded by the deadline.
     std::vector<Op> shrink(std::vector<Op> ops)
     {
@@ -543,7 +572,7 @@ std::string report_failure(const Config &config, const std::vector<std::string> 
                       "does not reproduce " +
                json_escape(failure.signature()) + "\"";
     }
-    auto small = s.shrink(trace);
+    auto small = s.executed_only(s.shrink(trace));
     std::string min = stem + ".min.jsonl";
     write_trace(min, config, options, small, failure);
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
