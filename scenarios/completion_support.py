@@ -3,8 +3,11 @@ test_errors.py, test_progress.py).  Only the public ``ndk`` API.
 
 Every scenario here moves real data between two connected QPs:
 
-* ``pair(open_adapter, ...)``: two adapters on their own addresses (or one, loopback), connected
-  with ``ndk.testing.connect_pair`` (one CQ per side for both queues);
+* ``sides(pair)``: the plugin's ``pair`` fixture (two adapters on their own addresses,
+  connected with ``ndk.testing.connect_pair``, one CQ per side for both queues; the passive
+  side where ``--ndk-peer`` puts it) as two Sides; ``@pytest.mark.pair(...)`` sets it up;
+* ``pair(open_adapter, ...)``: the same made in the test's body, for scenarios whose knobs
+  depend on their parameters, and for loopback (one adapter holds both ends);
 * ``link(client, server, ...)``: the same connection spelled out step by step, for scenarios
   that choose the Ex disconnect callbacks (NDKPI 2.1), the QPContext, or separate receive and
   initiator CQs (digest 1.8 connection flow, 3.5).
@@ -21,7 +24,7 @@ from typing import Any, Optional, TypeVar
 
 import ndk
 from ndk import Status
-from ndk.testing import OpenAdapter, connect_pair
+from ndk.testing import OpenAdapter, Pair, connect_pair
 
 from scenario_support import (ALL_ACCESS, BUFFER_SIZE, CLIENT, LOOPBACK, MAXULONG, QUIET, SERVER,
                               TIMEOUT, Side, drain, pattern, register)
@@ -31,7 +34,7 @@ _T = TypeVar("_T")
 __all__ = [
     "ALL_ACCESS", "BUFFER_SIZE", "CLIENT", "LOOPBACK", "MAXULONG", "QUIET", "SERVER",
     "TIMEOUT", "Side", "drain", "link", "loopback_pair", "no_notification", "pair", "pattern",
-    "post_receive", "post_send", "register", "settle", "wait_disconnect", "wait_until",
+    "post_receive", "post_send", "register", "settle", "sides", "wait_disconnect", "wait_until",
 ]
 
 
@@ -46,6 +49,16 @@ def _adapters(open_adapter: OpenAdapter, loopback: bool, client_knobs: Optional[
     return client, server
 
 
+def sides(endpoints: Pair) -> tuple[Side, Side]:
+    """The ``pair`` fixture's endpoints (a, b) as two Sides, each with a registered buffer."""
+    made = []
+    for end in endpoints:
+        mr, buffer = register(end.pd)
+        made.append(Side(end.adapter, end.pd, end.cq, end.cq, end.qp, mr, buffer,
+                         _connector=end.connector, _listener=end.listener))
+    return made[0], made[1]
+
+
 def pair(open_adapter: OpenAdapter, *, loopback: bool = False,
          client_knobs: Optional[dict[str, Any]] = None,
          server_knobs: Optional[dict[str, Any]] = None, **sizes: Any) -> tuple[Side, Side]:
@@ -54,13 +67,7 @@ def pair(open_adapter: OpenAdapter, *, loopback: bool = False,
     registered buffer.  loopback: one adapter holds both ends (docs/semantics.md
     CONN-LOOPBACK); its knobs are the union of both dicts."""
     client, server = _adapters(open_adapter, loopback, client_knobs, server_knobs)
-    a, b = connect_pair(client, server, timeout=TIMEOUT, **sizes)
-    sides = []
-    for end in (a, b):
-        mr, buffer = register(end.pd)
-        sides.append(Side(end.adapter, end.pd, end.cq, end.cq, end.qp, mr, buffer,
-                          _connector=end.connector, _listener=end.listener))
-    return sides[0], sides[1]
+    return sides(connect_pair(client, server, timeout=TIMEOUT, **sizes))
 
 
 def loopback_pair(open_adapter: OpenAdapter, **knobs: Any) -> tuple[Side, Side]:

@@ -17,6 +17,7 @@ from typing import Any, Literal, Optional, TypeVar, Union, overload
 
 import ndk
 from ndk import MrFlag, Status
+from ndk.testing import new_buffer
 
 TIMEOUT = 5.0   # seconds, bounding every wait (float: see CQ-NOTIFICATION-WAIT-INT-TIMEOUT)
 QUIET = 0.2     # seconds to wait for something that must NOT happen (a notification, a callback)
@@ -252,8 +253,9 @@ class Side:
 
 def register(pd: ndk.Pd, size: int = BUFFER_SIZE,
              flags: int = ALL_ACCESS) -> tuple[ndk.Mr, bytearray]:
-    """(mr, buffer): a normal MR on ``pd`` over a new zeroed buffer of ``size`` bytes."""
-    buffer = bytearray(size)
+    """(mr, buffer): a normal MR on ``pd`` over a new zeroed buffer of ``size`` bytes (in the
+    process where ``pd`` lives: the pair fixture's peer may be another one)."""
+    buffer = new_buffer(pd, size)
     mr = pd.create_mr().get(timeout=TIMEOUT)
     assert mr.register(buffer, flags=flags).wait(timeout=TIMEOUT) == Status.SUCCESS
     return mr, buffer

@@ -15,10 +15,10 @@ pytest.register_assert_rewrite("completion_support")
 
 import ndk  # noqa: E402
 from ndk import AdapterFlag, CqNotify, OpFlag, OpType, Status  # noqa: E402
-from ndk.testing import OpenAdapter  # noqa: E402
+from ndk.testing import OpenAdapter, Pair  # noqa: E402
 
 from completion_support import (CLIENT, MAXULONG, SERVER, TIMEOUT, drain, link,  # noqa: E402
-                                loopback_pair, no_notification, pair, pattern, post_receive,
+                                loopback_pair, no_notification, sides, pattern, post_receive,
                                 post_send, Side)
 
 
@@ -51,11 +51,11 @@ def _assert_success(result: ndk.ResultEx, op_type: OpType, context: int) -> None
 
 @pytest.mark.rule("RESULT-TYPE-SEND-RECEIVE")
 @pytest.mark.digest("2.3")
-def test_send_and_receive_result_types(open_adapter: OpenAdapter) -> None:
+def test_send_and_receive_result_types(pair: Pair) -> None:
     """digest 2.2, 2.3: a send completes at the sender as NdkOperationTypeSend and at the
     receiver as NdkOperationTypeReceive, both SUCCESS with ProviderErrorCode 0; the receive's
     BytesTransferred is the length sent, and the bytes are in the receive buffer."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     data = pattern(100)
     post_receive(b, 0, 256, 0xB1)
     post_send(a, data, 0xA1)
@@ -70,11 +70,11 @@ def test_send_and_receive_result_types(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RESULT-TYPE-WRITE")
 @pytest.mark.digest("2.3")
-def test_write_result_type(open_adapter: OpenAdapter) -> None:
+def test_write_result_type(pair: Pair) -> None:
     """digest 2.2, 2.3: an RDMA write completes at the writer only, as
     NdkOperationTypeWrite, SUCCESS, ProviderErrorCode 0; the peer's CQ gets nothing and its
     memory holds the bytes."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     data = pattern(200, 3)
     a.buffer[:200] = data
     assert a.qp.write([a.mr.sge(0, 200)], b.mr.address + 1024, b.mr.remote_token,
@@ -87,10 +87,10 @@ def test_write_result_type(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RESULT-TYPE-READ")
 @pytest.mark.digest("2.3")
-def test_read_result_type(open_adapter: OpenAdapter) -> None:
+def test_read_result_type(pair: Pair) -> None:
     """digest 2.2, 2.3: an RDMA read completes at the reader only, as NdkOperationTypeRead,
     SUCCESS, ProviderErrorCode 0, with the peer's bytes in the sink."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     data = pattern(300, 5)
     b.buffer[2048:2348] = data
     assert a.qp.read([a.mr.sge(4096, 300)], b.mr.address + 2048, b.mr.remote_token,
@@ -103,11 +103,11 @@ def test_read_result_type(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RESULT-TYPE-BIND-INVALIDATE")
 @pytest.mark.digest("2.3")
-def test_bind_and_invalidate_result_types(open_adapter: OpenAdapter) -> None:
+def test_bind_and_invalidate_result_types(pair: Pair) -> None:
     """digest 2.2, 2.3, 1.7: NdkBind completes as NdkOperationTypeBind and NdkInvalidate as
     NdkOperationTypeInvalidate, both SUCCESS with ProviderErrorCode 0; between them the
     window gives the peer remote write access to the bound range."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mw = a.pd.create_mw().get(timeout=TIMEOUT)
     assert a.qp.bind(a.mr, mw, a.mr.address + 8192, 4096,
                      flags=OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE,
@@ -127,11 +127,11 @@ def test_bind_and_invalidate_result_types(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RESULT-RECEIVE-AND-INVALIDATE")
 @pytest.mark.digest("2.3")
-def test_send_and_invalidate_result_types(open_adapter: OpenAdapter) -> None:
+def test_send_and_invalidate_result_types(pair: Pair) -> None:
     """digest 2.3, 1.7: the receive of an NdkSendAndInvalidate completes as
     NdkOperationTypeReceiveAndInvalidate with the invalidated token in
     TypeSpecificCompletionOutput; the sender's completion type is NdkOperationTypeSend."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(b.mr, mw, b.mr.address + 4096, 4096, flags=OpFlag.ALLOW_REMOTE_READ,
                      request_context=0xB1) == Status.SUCCESS
@@ -153,12 +153,12 @@ def test_send_and_invalidate_result_types(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("RESULT-RECEIVE-AND-INVALIDATE-PLAIN")
 @pytest.mark.digest("3.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_receive_and_invalidate_through_plain_results(open_adapter: OpenAdapter) -> None:
+def test_receive_and_invalidate_through_plain_results(pair: Pair) -> None:
     """digest 3.2: a ReceiveAndInvalidate completion is still retrievable with
     NdkGetCqResults; the token is still invalidated, so a later NdkInvalidate of it fails
     (docs/semantics.md DATA-STATUS: invalidating an unbound MW completes
     STATUS_INVALID_DEVICE_REQUEST)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(b.mr, mw, b.mr.address, 4096, flags=OpFlag.ALLOW_REMOTE_READ,
                      request_context=0xB1) == Status.SUCCESS
@@ -182,10 +182,10 @@ def test_receive_and_invalidate_through_plain_results(open_adapter: OpenAdapter)
 @pytest.mark.rule("RESULT-BYTES-TRANSFERRED")
 @pytest.mark.digest("2.3")
 @pytest.mark.parametrize("size", [0, 1, 300, 4096])
-def test_receive_bytes_transferred(open_adapter: OpenAdapter, size: int) -> None:
+def test_receive_bytes_transferred(pair: Pair, size: int) -> None:
     """digest 2.3: BytesTransferred of a Receive completion is the number of bytes the send
     carried (0 for a send with no SGE), in both NDK_RESULT and NDK_RESULT_EX."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     post_receive(b, 0, 8192, 1)
     post_receive(b, 8192, 8192, 2)
     post_send(a, pattern(size), 11)
@@ -247,10 +247,10 @@ def test_plain_result_has_the_ex_fields_but_type(open_adapter: OpenAdapter) -> N
 
 @pytest.mark.rule("RESULT-ORDER")
 @pytest.mark.digest("4.2")
-def test_results_drain_in_issue_order(open_adapter: OpenAdapter) -> None:
+def test_results_drain_in_issue_order(pair: Pair) -> None:
     """digest 4.2 (ND2): requests complete in issue order within one QP, initiator and receive
     queues separately; NdkGetCqResults removes the oldest first (digest 1.3)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     sizes = [10, 200, 1, 64, 33]
     for i in range(5):
         post_receive(b, 4096 * i, 256, 100 + i)
@@ -267,10 +267,10 @@ def test_results_drain_in_issue_order(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RESULT-ORDER-MIXED")
 @pytest.mark.digest("4.2")
-def test_mixed_initiator_results_in_issue_order(open_adapter: OpenAdapter) -> None:
+def test_mixed_initiator_results_in_issue_order(pair: Pair) -> None:
     """digest 4.2, 2.2: a send, a write, a read and another send on one initiator queue
     complete in that order, each with its own Type."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     post_receive(b, 0, 64, 50)
     post_receive(b, 64, 64, 51)
     b.buffer[16384:16400] = pattern(16, 4)
@@ -290,10 +290,10 @@ def test_mixed_initiator_results_in_issue_order(open_adapter: OpenAdapter) -> No
 
 @pytest.mark.rule("RESULT-COUNT-LIMIT")
 @pytest.mark.digest("1.3")
-def test_n_limits_how_many_results_are_removed(open_adapter: OpenAdapter) -> None:
+def test_n_limits_how_many_results_are_removed(pair: Pair) -> None:
     """digest 1.3: NdkGetCqResults(Ex) removes at most nResults entries and returns how many;
     the rest stay queued, oldest first, for either call; an empty CQ returns none."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     _exchange(a, b, 5)
     drain(a.cq, 5)
     first = b.cq.wait_results(2, timeout=TIMEOUT)
@@ -308,10 +308,10 @@ def test_n_limits_how_many_results_are_removed(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("RESULT-COUNT-ZERO")
 @pytest.mark.digest("1.3")
-def test_zero_results_requested_removes_nothing(open_adapter: OpenAdapter) -> None:
+def test_zero_results_requested_removes_nothing(pair: Pair) -> None:
     """digest 1.3: NdkGetCqResults(Ex) with nResults 0 removes nothing (0 entries returned);
     the queued completion is still there for the next call."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     post_receive(b, 0, 64, 7)
     post_send(a, pattern(4), 8)
     drain(a.cq, 1)
@@ -330,10 +330,10 @@ def _wait_queued(side: Side) -> None:
 
 @pytest.mark.rule("RESULT-EMPTY")
 @pytest.mark.digest("1.3")
-def test_empty_cq_returns_no_results(open_adapter: OpenAdapter) -> None:
+def test_empty_cq_returns_no_results(pair: Pair) -> None:
     """digest 1.3: NdkGetCqResults(Ex) returns 0 on an empty CQ: a fresh connection has no
     completion, and neither has a CQ whose completions were all removed."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     for cq in (a.cq, b.cq):
         assert cq.get_results(8) == []
         assert cq.get_results_ex(8) == []
@@ -347,11 +347,11 @@ def test_empty_cq_returns_no_results(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RESULT-SILENT-SUCCESS")
 @pytest.mark.digest("2.5")
-def test_silent_success_gives_no_initiator_completion(open_adapter: OpenAdapter) -> None:
+def test_silent_success_gives_no_initiator_completion(pair: Pair) -> None:
     """digest 2.5: NDK_OP_FLAG_SILENT_SUCCESS: a successful request produces no completion at
     the initiator; the receiver's completion is unaffected.  The next ordinary send completes
     as usual (and alone)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     post_receive(b, 0, 64, 1)
     post_receive(b, 4096, 64, 2)
     post_send(a, pattern(20), 10, flags=OpFlag.SILENT_SUCCESS)
@@ -387,10 +387,10 @@ def test_results_go_to_the_queue_cq(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("ARM-ONCE-PER-ARM")
 @pytest.mark.digest("3.2")
-def test_one_notification_for_several_receives(open_adapter: OpenAdapter) -> None:
+def test_one_notification_for_several_receives(pair: Pair) -> None:
     """digest 3.2: the notification callback is called once per arm: three sends arriving
     after one NDK_CQ_NOTIFY_ANY arm give exactly one notification, with STATUS_SUCCESS."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(CqNotify.ANY)
     _exchange(a, b, 3)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -401,10 +401,10 @@ def test_one_notification_for_several_receives(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("ARM-ANY-INITIATOR")
 @pytest.mark.digest("3.2")
-def test_any_arm_fired_by_send_completion(open_adapter: OpenAdapter) -> None:
+def test_any_arm_fired_by_send_completion(pair: Pair) -> None:
     """digest 3.2: NDK_CQ_NOTIFY_ANY is satisfied by the next completion, including an
     initiator's own send completion; the receiver's unarmed CQ gets no notification."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     a.cq.arm(CqNotify.ANY)
     _exchange(a, b, 1)
     assert a.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -416,10 +416,10 @@ def test_any_arm_fired_by_send_completion(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("ARM-REARM")
 @pytest.mark.digest("3.2")
-def test_rearm_after_callback_gives_next_notification(open_adapter: OpenAdapter) -> None:
+def test_rearm_after_callback_gives_next_notification(pair: Pair) -> None:
     """digest 3.2: the provider clears the arm before the callback; an arm made after it is
     satisfied by the next completion: one notification per arm, two arms, two notifications."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(CqNotify.ANY)
     _exchange(a, b, 1)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -434,11 +434,11 @@ def test_rearm_after_callback_gives_next_notification(open_adapter: OpenAdapter)
 
 @pytest.mark.rule("ARM-ARRIVED-SINCE-CALLBACK")
 @pytest.mark.digest("3.2")
-def test_arm_fires_at_once_for_completion_since_last_callback(open_adapter: OpenAdapter) -> None:
+def test_arm_fires_at_once_for_completion_since_last_callback(pair: Pair) -> None:
     """digest 3.2: when at least one completion arrived since the last callback, an arm must
     be satisfied immediately: the first send is notified, a second one arrives unarmed (no
     notification), and the next arm fires at once without new traffic."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(CqNotify.ANY)
     _exchange(a, b, 1)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -453,10 +453,10 @@ def test_arm_fires_at_once_for_completion_since_last_callback(open_adapter: Open
 
 @pytest.mark.rule("ARM-PRESENT-BEFORE-FIRST-ARM")
 @pytest.mark.digest("3.2")
-def test_first_arm_fires_for_queued_completions(open_adapter: OpenAdapter) -> None:
+def test_first_arm_fires_for_queued_completions(pair: Pair) -> None:
     """digest 3.2: completions that arrived before any arm give no notification ("only after
     an arm"); the first arm is then satisfied at once, once."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     _exchange(a, b, 2)
     drain(a.cq, 2)
     no_notification(b.cq)
@@ -469,11 +469,11 @@ def test_first_arm_fires_for_queued_completions(open_adapter: OpenAdapter) -> No
 
 @pytest.mark.rule("ARM-SOLICITED-PLAIN-SEND")
 @pytest.mark.digest("3.2")
-def test_solicited_arm_ignores_plain_send(open_adapter: OpenAdapter) -> None:
+def test_solicited_arm_ignores_plain_send(pair: Pair) -> None:
     """digest 3.2, 1.7: NDK_CQ_NOTIFY_SOLICITED is satisfied by the arrival of a send with
     NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT; a plain successful send does not satisfy it, though
     its completion is in the CQ."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(CqNotify.SOLICITED)
     _exchange(a, b, 1)
     (received,) = drain(b.cq, 1)
@@ -484,11 +484,11 @@ def test_solicited_arm_ignores_plain_send(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("ARM-SOLICITED-SEND")
 @pytest.mark.digest("3.2")
-def test_solicited_arm_fired_by_solicited_send(open_adapter: OpenAdapter) -> None:
+def test_solicited_arm_fired_by_solicited_send(pair: Pair) -> None:
     """digest 3.2, 1.7: a send with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT satisfies the peer's
     NDK_CQ_NOTIFY_SOLICITED arm: one notification, STATUS_SUCCESS, and the receive completed
     SUCCESS with the bytes."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(CqNotify.SOLICITED)
     _exchange(a, b, 1, flags=OpFlag.SEND_AND_SOLICIT_EVENT)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -501,10 +501,10 @@ def test_solicited_arm_fired_by_solicited_send(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("ARM-SOLICITED-AFTER-PLAIN")
 @pytest.mark.digest("3.2")
-def test_solicited_arm_waits_for_the_solicited_send(open_adapter: OpenAdapter) -> None:
+def test_solicited_arm_waits_for_the_solicited_send(pair: Pair) -> None:
     """digest 3.2: under a SOLICITED arm a plain send arrives silently; the solicited send
     after it gives the one notification; both completions are queued in order."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(CqNotify.SOLICITED)
     _exchange(a, b, 1)
     drain(a.cq, 1)
@@ -517,10 +517,10 @@ def test_solicited_arm_waits_for_the_solicited_send(open_adapter: OpenAdapter) -
 
 @pytest.mark.rule("ARM-SOLICITED-SENDER-CQ")
 @pytest.mark.digest("3.2")
-def test_solicited_arm_not_fired_by_own_solicited_send(open_adapter: OpenAdapter) -> None:
+def test_solicited_arm_not_fired_by_own_solicited_send(pair: Pair) -> None:
     """digest 3.2: SOLICITED is the *arrival* of a solicited send: the sender's own successful
     send completion does not satisfy a SOLICITED arm on the sender's CQ (the peer's does)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     a.cq.arm(CqNotify.SOLICITED)
     b.cq.arm(CqNotify.SOLICITED)
     _exchange(a, b, 1, flags=OpFlag.SEND_AND_SOLICIT_EVENT)
@@ -536,10 +536,10 @@ def test_solicited_arm_not_fired_by_own_solicited_send(open_adapter: OpenAdapter
 @pytest.mark.parametrize("first, second", [(CqNotify.SOLICITED, CqNotify.ANY),
                                            (CqNotify.ANY, CqNotify.SOLICITED)],
                          ids=["solicited+any", "any+solicited"])
-def test_any_and_solicited_merge_to_any(open_adapter: OpenAdapter, first: CqNotify, second: CqNotify) -> None:
+def test_any_and_solicited_merge_to_any(pair: Pair, first: CqNotify, second: CqNotify) -> None:
     """digest 3.2: re-arming before the arm is satisfied gives ANY if either arm is ANY: a
     plain (unsolicited) send then fires exactly one notification."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(first)
     b.cq.arm(second)
     _exchange(a, b, 1)
@@ -554,10 +554,11 @@ def test_any_and_solicited_merge_to_any(open_adapter: OpenAdapter, first: CqNoti
 @pytest.mark.parametrize("first, second", [(CqNotify.ERRORS, CqNotify.SOLICITED),
                                            (CqNotify.SOLICITED, CqNotify.ERRORS)],
                          ids=["errors+solicited", "solicited+errors"])
-def test_errors_and_solicited_merge_to_solicited(open_adapter: OpenAdapter, first: CqNotify, second: CqNotify) -> None:
+def test_errors_and_solicited_merge_to_solicited(pair: Pair, first: CqNotify,
+                                                 second: CqNotify) -> None:
     """digest 3.2: ERRORS with SOLICITED (no ANY) gives SOLICITED: a plain send does not fire
     it, a solicited send then does, once."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(first)
     b.cq.arm(second)
     _exchange(a, b, 1)
@@ -571,10 +572,10 @@ def test_errors_and_solicited_merge_to_solicited(open_adapter: OpenAdapter, firs
 
 @pytest.mark.rule("ARM-MERGE-ERRORS")
 @pytest.mark.digest("3.2")
-def test_errors_and_errors_stay_errors(open_adapter: OpenAdapter) -> None:
+def test_errors_and_errors_stay_errors(pair: Pair) -> None:
     """digest 3.2: ERRORS + ERRORS stays ERRORS: neither a plain nor a solicited successful
     send satisfies it."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.cq.arm(CqNotify.ERRORS)
     b.cq.arm(CqNotify.ERRORS)
     _exchange(a, b, 1)
@@ -586,10 +587,10 @@ def test_errors_and_errors_stay_errors(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("ARM-ERRORS-NOT-BY-SUCCESS")
 @pytest.mark.digest("3.2")
-def test_errors_arm_ignores_successful_traffic(open_adapter: OpenAdapter) -> None:
+def test_errors_arm_ignores_successful_traffic(pair: Pair) -> None:
     """digest 3.2, 1.3: NDK_CQ_NOTIFY_ERRORS names CQ errors (overrun, catastrophic failure):
     successful sends, receives, writes and reads on both CQs do not satisfy it."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     a.cq.arm(CqNotify.ERRORS)
     b.cq.arm(CqNotify.ERRORS)
     _exchange(a, b, 2, flags=OpFlag.SEND_AND_SOLICIT_EVENT)
@@ -632,8 +633,8 @@ def test_callbacks_delivered_one_at_a_time(open_adapter: OpenAdapter) -> None:
 # --- MODERATION: NdkControlCqInterruptModeration over real traffic ---------------------------
 
 
-def _moderated_pair(open_adapter: OpenAdapter, interval: int, count: int) -> tuple[Side, Side]:
-    a, b = pair(open_adapter)
+def _moderated_pair(pair: Pair, interval: int, count: int) -> tuple[Side, Side]:
+    a, b = sides(pair)
     _requires_flag(b.adapter, AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED, "moderation")
     assert b.cq.control_cq_interrupt_moderation(interval, count) == Status.SUCCESS
     b.cq.arm(CqNotify.ANY)
@@ -643,12 +644,12 @@ def _moderated_pair(open_adapter: OpenAdapter, interval: int, count: int) -> tup
 @pytest.mark.rule("MODERATION-COUNT")
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("interval", [60_000_000, MAXULONG], ids=["interval-60s", "maxulong"])
-def test_count_controls_the_notification(open_adapter: OpenAdapter, interval: int) -> None:
+def test_count_controls_the_notification(pair: Pair, interval: int) -> None:
     """digest 1.3: with a ModerationCount within the CQ depth the count controls: an armed CQ
     is not notified for the first two of three completions, and is notified once the third
     arrives.  Interval MAXULONG: the count alone controls; a 60 s interval cannot expire
     within the scenario."""
-    a, b = _moderated_pair(open_adapter, interval, 3)
+    a, b = _moderated_pair(pair, interval, 3)
     _exchange(a, b, 2)
     drain(a.cq, 2)
     no_notification(b.cq)
@@ -661,10 +662,10 @@ def test_count_controls_the_notification(open_adapter: OpenAdapter, interval: in
 
 @pytest.mark.rule("MODERATION-COUNT-RESTARTS")
 @pytest.mark.digest("1.3")
-def test_count_restarts_after_a_notification(open_adapter: OpenAdapter) -> None:
+def test_count_restarts_after_a_notification(pair: Pair) -> None:
     """digest 1.3, 3.2: the count is counted again after each notification: count 2 (interval
     MAXULONG) notifies after two completions, and after a re-arm only after two more."""
-    a, b = _moderated_pair(open_adapter, MAXULONG, 2)
+    a, b = _moderated_pair(pair, MAXULONG, 2)
     _exchange(a, b, 2)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     drain(b.cq, 2)
@@ -680,10 +681,10 @@ def test_count_restarts_after_a_notification(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("MODERATION-OFF")
 @pytest.mark.digest("1.3")
-def test_interval_zero_means_no_moderation(open_adapter: OpenAdapter) -> None:
+def test_interval_zero_means_no_moderation(pair: Pair) -> None:
     """digest 1.3: ModerationInterval 0 = no moderation, whatever the count: the first
     completion notifies the armed CQ."""
-    a, b = _moderated_pair(open_adapter, 0, 3)
+    a, b = _moderated_pair(pair, 0, 3)
     _exchange(a, b, 1)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     assert len(drain(b.cq, 1)) == 1
@@ -693,11 +694,11 @@ def test_interval_zero_means_no_moderation(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("MODERATION-INTERVAL")
 @pytest.mark.digest("1.3")
 @pytest.mark.parametrize("count", [MAXULONG, 65], ids=["count-maxulong", "count-above-depth"])
-def test_interval_controls_when_count_cannot(open_adapter: OpenAdapter, count: int) -> None:
+def test_interval_controls_when_count_cannot(pair: Pair, count: int) -> None:
     """digest 1.3: ModerationCount MAXULONG or above the CQ depth (64) leaves the interval in
     control: one completion, which never reaches such a count, is still notified once the
     100 ms interval has passed; exactly once."""
-    a, b = _moderated_pair(open_adapter, 100_000, count)
+    a, b = _moderated_pair(pair, 100_000, count)
     _exchange(a, b, 1)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     assert len(drain(b.cq, 1)) == 1
@@ -707,11 +708,11 @@ def test_interval_controls_when_count_cannot(open_adapter: OpenAdapter, count: i
 
 @pytest.mark.rule("MODERATION-LATEST-SETTING")
 @pytest.mark.digest("1.3")
-def test_new_setting_takes_effect_for_a_held_notification(open_adapter: OpenAdapter) -> None:
+def test_new_setting_takes_effect_for_a_held_notification(pair: Pair) -> None:
     """digest 1.3: "the latest setting must take effect as soon as possible": a notification
     held back by count 3 (interval MAXULONG, no timer) is delivered once moderation is turned
     off (interval 0), without further traffic."""
-    a, b = _moderated_pair(open_adapter, MAXULONG, 3)
+    a, b = _moderated_pair(pair, MAXULONG, 3)
     _exchange(a, b, 1)
     drain(a.cq, 1)
     no_notification(b.cq)

@@ -20,10 +20,10 @@ pytest.register_assert_rewrite("completion_support")
 
 import ndk  # noqa: E402
 from ndk import AdapterFlag, CqNotify, MrFlag, OpFlag, OpType, Status  # noqa: E402
-from ndk.testing import OpenAdapter  # noqa: E402
+from ndk.testing import OpenAdapter, Pair  # noqa: E402
 
 from completion_support import (CLIENT, QUIET, SERVER, TIMEOUT, drain, link,  # noqa: E402
-                                loopback_pair, no_notification, pair, pattern, post_receive,
+                                loopback_pair, no_notification, sides, pattern, post_receive,
                                 post_send, register, Side)
 from scenario_support import expect_no_completion, poll  # noqa: E402
 
@@ -82,13 +82,13 @@ def _assert_connection_ended(a: Side, b: Side) -> None:
 @pytest.mark.rule("ERROR-OVERSIZED-SEND")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_send_larger_than_receive(open_adapter: OpenAdapter) -> None:
+def test_send_larger_than_receive(pair: Pair) -> None:
     """digest 4.2 (ND2 table: BUFFER_OVERFLOW = an incoming send exceeded the receive buffer;
     REMOTE_ERROR = the request caused an error on the remote QP), docs/semantics.md
     DATA-STATUS: a 64-byte send into a 16-byte receive -> the receive completes
     STATUS_BUFFER_OVERFLOW, the send STATUS_REMOTE_RESOURCES (= ND_REMOTE_ERROR); the
     connection ends (QP-ERROR)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     _oversized_send(a, b)
     _expect(drain(a.cq, 1), [(0xA1, OpType.SEND, Status.REMOTE_RESOURCES)])
     _expect(drain(b.cq, 1), [(0xB1, OpType.RECEIVE, Status.BUFFER_OVERFLOW)])
@@ -98,14 +98,14 @@ def test_send_larger_than_receive(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("ERROR-FLUSH-IN-ORDER")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("QP-ERROR")
-def test_error_flushes_the_rest_in_order(open_adapter: OpenAdapter) -> None:
+def test_error_flushes_the_rest_in_order(pair: Pair) -> None:
     """digest 4.2 (ND2 QP error model: an error CQE terminates the connection, all further
     requests complete CANCELLED; completions in issue order), docs/semantics.md QP-ERROR:
     the failing send is followed on its CQ by the two sends queued behind it, CANCELLED, in
     posting order; at the peer the overflowing receive is followed by the two other receives,
     CANCELLED, in posting order.  (The queued sends are DEFER'ed behind the failing one; had
     the provider issued them later, they would complete CANCELLED all the same.)"""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     post_receive(b, 0, 16, 0xB1)
     post_receive(b, 512, 64, 0xB2)
     post_receive(b, 1024, 64, 0xB3)
@@ -124,12 +124,12 @@ def test_error_flushes_the_rest_in_order(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("ERROR-LATER-POSTS-CANCELLED")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("QP-ERROR")
-def test_posts_after_the_error_complete_cancelled(open_adapter: OpenAdapter) -> None:
+def test_posts_after_the_error_complete_cancelled(pair: Pair) -> None:
     """digest 4.2 (ND2: after an error CQE all further requests complete CANCELLED),
     docs/semantics.md QP-ERROR: on both QPs, sends, writes, reads and receives posted after
     the error return SUCCESS inline and complete STATUS_CANCELLED with their own type, in
     posting order; no byte moves."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     _oversized_send(a, b)
     drain(a.cq, 1)
     drain(b.cq, 1)
@@ -172,13 +172,13 @@ def test_error_gives_the_peer_a_disconnect_event(open_adapter: OpenAdapter, ex: 
 
 @pytest.mark.rule("ERROR-SILENT-FAILURE")
 @pytest.mark.digest("2.5")
-def test_silent_success_failure_still_completes(open_adapter: OpenAdapter) -> None:
+def test_silent_success_failure_still_completes(pair: Pair) -> None:
     """digest 2.5: NDK_OP_FLAG_SILENT_SUCCESS suppresses only successful completions; "failure
     always does" produce one: the oversized silent send (64 bytes into a 16-byte receive)
     completes with an error status, as does the receive it overflowed.  Which status NDK does
     not say: the soft provider's REMOTE_RESOURCES and BUFFER_OVERFLOW are ERROR-OVERSIZED-SEND's
     (docs/semantics.md DATA-STATUS)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     _oversized_send(a, b, flags=OpFlag.SILENT_SUCCESS)
     _failed(a.cq, 0xA1, OpType.SEND)
     _failed(b.cq, 0xB1, OpType.RECEIVE)
@@ -186,13 +186,13 @@ def test_silent_success_failure_still_completes(open_adapter: OpenAdapter) -> No
 
 @pytest.mark.rule("ERROR-SOLICITED-ARM")
 @pytest.mark.digest("3.2")
-def test_error_completion_satisfies_solicited_arm(open_adapter: OpenAdapter) -> None:
+def test_error_completion_satisfies_solicited_arm(pair: Pair) -> None:
     """digest 3.2, 1.7: "requests that complete with an error always match the
     NDK_CQ_NOTIFY_SOLICITED notification type": the receiver's failed receive (a plain,
     unsolicited send too large for it) fires its SOLICITED arm, once, as does the sender's
     failed send.  Their statuses (soft: BUFFER_OVERFLOW and REMOTE_RESOURCES,
     docs/semantics.md DATA-STATUS) are ERROR-OVERSIZED-SEND's; here any error will do."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     a.cq.arm(CqNotify.SOLICITED)
     b.cq.arm(CqNotify.SOLICITED)
     _oversized_send(a, b, behind=1)
@@ -206,12 +206,12 @@ def test_error_completion_satisfies_solicited_arm(open_adapter: OpenAdapter) -> 
 
 @pytest.mark.rule("ERROR-ERRORS-ARM")
 @pytest.mark.digest("3.2")
-def test_error_completions_do_not_satisfy_errors_arm(open_adapter: OpenAdapter) -> None:
+def test_error_completions_do_not_satisfy_errors_arm(pair: Pair) -> None:
     """digest 3.2, 1.3: NDK_CQ_NOTIFY_ERRORS is for CQ errors (overrun, catastrophic); error
     *completions* (soft: REMOTE_RESOURCES, BUFFER_OVERFLOW, then CANCELLED for the receive
     behind, docs/semantics.md DATA-STATUS, QP-ERROR; here any error will do) are ordinary
     entries and do not fire it."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     a.cq.arm(CqNotify.ERRORS)
     b.cq.arm(CqNotify.ERRORS)
     _oversized_send(a, b, behind=1)

@@ -9,10 +9,10 @@ import pytest
 
 import ndk
 from ndk import AdapterFlag, MrFlag, OpFlag, OpType, Status
-from ndk.testing import OpenAdapter
+from ndk.testing import Pair
 
 from scenario_support import (drain, expect_no_completion, expect_request, pattern, Side, TIMEOUT)
-from completion_support import pair
+from completion_support import sides
 from wr_support import (build_lam, expect_connection_failed, expect_result, fast_register,
                         fast_register_mr, FR_BASE, one, PAGE, READ_SINK, Region, region,
                         REMOTE_ALL, REMOTE_READ, REMOTE_WRITE, unregistered_sge)
@@ -26,11 +26,11 @@ FR_LOCAL_SINK = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.RDMA_READ_SINK
 
 @pytest.mark.rule("WRITE-DATA")
 @pytest.mark.digest("1.7")
-def test_write_moves_bytes(open_adapter: OpenAdapter) -> None:
+def test_write_moves_bytes(pair: Pair) -> None:
     """digest 1.7 (NdkWrite: sgl to the peer's RemoteAddress under RemoteToken): the bytes
     land at the remote region's start, nothing else changes; the writer's completion is WRITE
     SUCCESS; the target's QP consumes no receive and gets no completion."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(1500, seed=1))
     target = region(b.pd, 4096, flags=REMOTE_WRITE, fill=b"\x99" * 4096)
     assert b.qp.receive([target.sge(0, 64)], request_context=5) == Status.SUCCESS
@@ -46,11 +46,11 @@ def test_write_moves_bytes(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("WRITE-REMOTE-OFFSET")
 @pytest.mark.digest("1.7")
-def test_write_at_remote_offset_with_gather(open_adapter: OpenAdapter) -> None:
+def test_write_at_remote_offset_with_gather(pair: Pair) -> None:
     """digest 1.4 (the registered range's virtual address is an index), 1.7, 2.4: a write to
     RemoteAddress = region address + 1000 gathers its two SGEs to [1000, 1000 + total) and
     leaves both sides of that range untouched."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(4096, seed=2))
     target = region(b.pd, 4096, flags=REMOTE_WRITE)
     sgl = [source.sge(500, 40), source.sge(0, 24)]
@@ -66,11 +66,12 @@ def test_write_at_remote_offset_with_gather(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("WRITE-INLINE")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("QP-WRITE-INLINE")
-def test_inline_write_from_unregistered_memory(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(inline_data_size=64)
+def test_inline_write_from_unregistered_memory(pair: Pair) -> None:
     """digest 1.7 (NDK_SGE: with INLINE the token is ignored), 6 item 9 (InlineDataSize
     covers send or write). docs/semantics.md QP-WRITE-INLINE: an INLINE write is accepted and
     its bytes, from memory never registered, arrive."""
-    a, b = pair(open_adapter, inline_data_size=64)
+    a, b = sides(pair)
     source = bytearray(pattern(40, seed=3))
     target = region(b.pd, flags=REMOTE_WRITE)
     assert a.qp.write([unregistered_sge(source, 0, 40, token=0)], target.address + 8,
@@ -85,11 +86,11 @@ def test_inline_write_from_unregistered_memory(open_adapter: OpenAdapter) -> Non
 @pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("offset, length", [(4096 - 16, 32), (4096, 1), (-8, 16)],
                          ids=["across-end", "past-end", "before-start"])
-def test_write_outside_remote_region(open_adapter: OpenAdapter, offset: int, length: int) -> None:
+def test_write_outside_remote_region(pair: Pair, offset: int, length: int) -> None:
     """digest 1.7 (NdkRead: REMOTE_RESOURCES beyond the remote memory), 4.2 (ND2 REMOTE_ERROR
     = STATUS_REMOTE_RESOURCES). docs/semantics.md DATA-STATUS: a remote range outside the
     region -> REMOTE_RESOURCES; nothing is written; the connection ends (QP-ERROR)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(64))
     target = region(b.pd, 4096, flags=REMOTE_WRITE)
     assert a.qp.write([source.sge(0, length)], target.address + offset, target.remote_token,
@@ -102,11 +103,11 @@ def test_write_outside_remote_region(open_adapter: OpenAdapter, offset: int, len
 @pytest.mark.rule("WRITE-READ-ONLY-REGION")
 @pytest.mark.digest("2.6")
 @pytest.mark.reference("DATA-STATUS")
-def test_write_to_region_without_remote_write(open_adapter: OpenAdapter) -> None:
+def test_write_to_region_without_remote_write(pair: Pair) -> None:
     """digest 2.6 (NDK_MR_FLAG_ALLOW_REMOTE_WRITE), 4.2 (ND2 ACCESS_VIOLATION).
     docs/semantics.md DATA-STATUS: a remote token without the access -> ACCESS_VIOLATION; the
     region (registered for remote read only) is unchanged; QP-ERROR afterwards."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(64))
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ,
                     fill=b"\x42" * 4096)
@@ -126,12 +127,12 @@ def test_write_to_region_without_remote_write(open_adapter: OpenAdapter) -> None
     pytest.param("remote-token", marks=pytest.mark.expect_violation("SGE-TOKEN")),
     pytest.param("unknown-token", marks=pytest.mark.expect_violation("SGE-TOKEN")),
 ])
-def test_write_with_bad_local_sge(open_adapter: OpenAdapter, problem: str) -> None:
+def test_write_with_bad_local_sge(pair: Pair, problem: str) -> None:
     """digest 2.4 (a non-privileged token names a VirtualAddress inside a registered MR), 4.2
     (ND2 ACCESS_VIOLATION = invalid registered memory). docs/semantics.md DATA-STATUS: a local
     SGE outside its MR, or carrying a remote or unknown token -> ACCESS_VIOLATION; nothing
     written at the target; QP-ERROR afterwards."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, 4096, fill=pattern(4096))
     target = region(b.pd, flags=REMOTE_WRITE)
     sge = {
@@ -150,11 +151,11 @@ def test_write_with_bad_local_sge(open_adapter: OpenAdapter, problem: str) -> No
 @pytest.mark.digest("1.4")
 @pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("op", ["write", "read"])
-def test_local_token_used_as_remote_token(open_adapter: OpenAdapter, op: str) -> None:
+def test_local_token_used_as_remote_token(pair: Pair, op: str) -> None:
     """digest 1.4 (NdkGetLocalTokenFromMr / NdkGetRemoteTokenFromMr: two tokens, the local one
     for SGEs), 4.2. docs/semantics.md DATA-STATUS: a remote token that is not one ->
     ACCESS_VIOLATION, even on a region open to remote read and write; no byte moves."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, flags=READ_SINK, fill=pattern(64, seed=4))
     target = region(b.pd, flags=REMOTE_ALL, fill=pattern(64, seed=5))
     post = a.qp.write if op == "write" else a.qp.read
@@ -170,11 +171,11 @@ def test_local_token_used_as_remote_token(open_adapter: OpenAdapter, op: str) ->
 @pytest.mark.digest("1.2")
 @pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("op", ["write", "read"])
-def test_remote_token_of_another_pd(open_adapter: OpenAdapter, op: str) -> None:
+def test_remote_token_of_another_pd(pair: Pair, op: str) -> None:
     """digest 1.2 (an MR belongs to one PD; a QP reaches its own PD's memory), 4.2.
     docs/semantics.md DATA-STATUS: the remote token of a region in another PD of the target
     adapter -> ACCESS_VIOLATION; the other PD's memory is untouched."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     other_pd = b.adapter.create_pd().get(timeout=TIMEOUT)
     local = region(a.pd, flags=READ_SINK, fill=pattern(64, seed=6))
     foreign = region(other_pd, flags=REMOTE_ALL, fill=pattern(64, seed=7))
@@ -192,11 +193,11 @@ def test_remote_token_of_another_pd(open_adapter: OpenAdapter, op: str) -> None:
 
 @pytest.mark.rule("READ-DATA")
 @pytest.mark.digest("1.7")
-def test_read_moves_bytes_into_read_sink(open_adapter: OpenAdapter) -> None:
+def test_read_moves_bytes_into_read_sink(pair: Pair) -> None:
     """digest 1.7 (NdkRead), 1.4 (a read sink registered with NDK_MR_FLAG_RDMA_READ_SINK):
     the remote bytes from RemoteAddress land in the scattered sink SGEs; completion READ
     SUCCESS; the remote region is only read."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     sink = region(a.pd, flags=READ_SINK, fill=b"\x11" * 4096)
     remote = region(b.pd, flags=REMOTE_READ | MrFlag.ALLOW_LOCAL_WRITE,
                     fill=pattern(4096, seed=8))
@@ -215,11 +216,11 @@ def test_read_moves_bytes_into_read_sink(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("READ-SINK-FLAG-REQUIRED")
 @pytest.mark.digest("1.4")
 @pytest.mark.reference("DATA-STATUS")
-def test_read_into_region_without_read_sink_flag(open_adapter: OpenAdapter) -> None:
+def test_read_into_region_without_read_sink_flag(pair: Pair) -> None:
     """digest 1.4 (NDK_MR_FLAG_RDMA_READ_SINK is required for RDMA-read sinks unless
     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED is set -- the soft adapter does not set it).
     docs/semantics.md DATA-STATUS: ACCESS_VIOLATION; the sink is unchanged; QP-ERROR."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     assert not a.adapter.query_info().adapter_flags & AdapterFlag.RDMA_READ_SINK_NOT_REQUIRED
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     remote = region(b.pd, flags=REMOTE_READ, fill=pattern(64))
@@ -232,11 +233,11 @@ def test_read_into_region_without_read_sink_flag(open_adapter: OpenAdapter) -> N
 
 @pytest.mark.rule("READ-SINK-FLAG-NOT-REQUIRED")
 @pytest.mark.digest("2.1")
-def test_read_sink_flag_waived_by_adapter_flag(open_adapter: OpenAdapter) -> None:
+def test_read_sink_flag_waived_by_adapter_flag(pair: Pair) -> None:
     """digest 1.4, 2.1 (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED: the RDMA_READ_SINK
     flags are not needed): with the adapter flag set, a sink registered for local write only
     receives the read."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     flags = a.adapter.query_info().adapter_flags | AdapterFlag.RDMA_READ_SINK_NOT_REQUIRED
     a.adapter.knobs.adapter_flags = int(flags)
     assert a.adapter.query_info().adapter_flags == flags
@@ -251,10 +252,10 @@ def test_read_sink_flag_waived_by_adapter_flag(open_adapter: OpenAdapter) -> Non
 @pytest.mark.rule("READ-SINK-NO-LOCAL-WRITE")
 @pytest.mark.digest("2.6")
 @pytest.mark.reference("DATA-STATUS")
-def test_read_sink_without_local_write(open_adapter: OpenAdapter) -> None:
+def test_read_sink_without_local_write(pair: Pair) -> None:
     """digest 2.6 (RDMA_READ_SINK and ALLOW_LOCAL_WRITE are separate bits). docs/semantics.md
     DATA-STATUS: a sink without ALLOW_LOCAL_WRITE -> ACCESS_VIOLATION, sink unchanged."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     sink = region(a.pd, flags=MrFlag.RDMA_READ_SINK)
     remote = region(b.pd, flags=REMOTE_READ, fill=pattern(64))
     assert a.qp.read([sink.sge(0, 64)], remote.address, remote.remote_token,
@@ -267,11 +268,11 @@ def test_read_sink_without_local_write(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("READ-BEYOND-REMOTE")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_read_beyond_remote_region(open_adapter: OpenAdapter) -> None:
+def test_read_beyond_remote_region(pair: Pair) -> None:
     """digest 1.7 (NdkRead: STATUS_REMOTE_RESOURCES, read beyond the size of remote memory).
     The status arrives in the completion (docs/semantics.md DATA-STATUS); the sink is
     unchanged; QP-ERROR afterwards."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     sink = region(a.pd, flags=READ_SINK)
     remote = region(b.pd, 4096, flags=REMOTE_READ, fill=pattern(4096))
     assert a.qp.read([sink.sge(0, 64)], remote.address + 4096 - 32, remote.remote_token,
@@ -284,11 +285,11 @@ def test_read_beyond_remote_region(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("READ-NO-REMOTE-READ")
 @pytest.mark.digest("2.6")
 @pytest.mark.reference("DATA-STATUS")
-def test_read_region_without_remote_read(open_adapter: OpenAdapter) -> None:
+def test_read_region_without_remote_read(pair: Pair) -> None:
     """digest 2.6 (NDK_MR_FLAG_ALLOW_REMOTE_READ is its own bit: ALLOW_REMOTE_WRITE 0x5
     includes LOCAL_WRITE, not REMOTE_READ). docs/semantics.md DATA-STATUS: reading a region
     registered for remote write only -> ACCESS_VIOLATION; the sink is unchanged; QP-ERROR."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     sink = region(a.pd, flags=READ_SINK)
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_WRITE, fill=pattern(64))
     assert a.qp.read([sink.sge(0, 64)], remote.address, remote.remote_token,
@@ -300,11 +301,11 @@ def test_read_region_without_remote_read(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("READ-FENCE")
 @pytest.mark.digest("2.5")
-def test_read_fence_orders_after_prior_reads(open_adapter: OpenAdapter) -> None:
+def test_read_fence_orders_after_prior_reads(pair: Pair) -> None:
     """digest 2.5 (NDK_OP_FLAG_READ_FENCE: all prior reads complete first): read remote A
     into the local buffer, then a READ_FENCE write of that buffer to remote B -- B holds what
     the read brought, and the completions are READ then WRITE."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, flags=READ_SINK, fill=b"\xcc" * 4096)
     remote = region(b.pd, 8192, flags=REMOTE_ALL, fill=pattern(256, seed=10))
     a_area, b_area = remote.address, remote.address + 4096
@@ -335,12 +336,12 @@ def _bound_window(endpoint: Side, target: Region, offset: int, length: int, flag
 
 @pytest.mark.rule("BIND-REMOTE-ACCESS")
 @pytest.mark.digest("1.7")
-def test_bound_window_gives_remote_access(open_adapter: OpenAdapter) -> None:
+def test_bound_window_gives_remote_access(pair: Pair) -> None:
     """digest 1.5 (the MW's remote token is valid once NdkBind has returned), 1.7 (NdkBind
     with ALLOW_REMOTE_READ | ALLOW_REMOTE_WRITE): the peer writes and reads through
     mw.remote_token at the window's virtual address; the bytes land inside the window of the
     MR, which was registered for local access only."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, flags=READ_SINK, fill=pattern(128, seed=11))
     target = region(b.pd, 8192, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 4096, 1024,
@@ -361,11 +362,11 @@ def test_bound_window_gives_remote_access(open_adapter: OpenAdapter) -> None:
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
 @pytest.mark.parametrize("offset, length", [(1024 - 8, 16), (-4, 8)], ids=["past-end", "before"])
-def test_access_outside_window(open_adapter: OpenAdapter, offset: int, length: int) -> None:
+def test_access_outside_window(pair: Pair, offset: int, length: int) -> None:
     """digest 1.7 (NdkRead: REMOTE_RESOURCES beyond the remote memory). docs/semantics.md
     DATA-STATUS: a range outside the window, though inside the MR, -> REMOTE_RESOURCES; the
     MR is unchanged; QP-ERROR afterwards."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=pattern(64))
     target = region(b.pd, 8192, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 2048, 1024,
@@ -380,11 +381,11 @@ def test_access_outside_window(open_adapter: OpenAdapter, offset: int, length: i
 @pytest.mark.rule("BIND-READ-ONLY-WINDOW")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_read_only_window_refuses_write(open_adapter: OpenAdapter) -> None:
+def test_read_only_window_refuses_write(pair: Pair) -> None:
     """digest 1.7 (NdkBind ALLOW_REMOTE_READ without ALLOW_REMOTE_WRITE). docs/semantics.md
     DATA-STATUS: a read through the window succeeds; a write through it -> ACCESS_VIOLATION,
     the memory unchanged; QP-ERROR afterwards."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, flags=READ_SINK, fill=pattern(64, seed=12))
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE, fill=pattern(4096, seed=13))
     mw = _bound_window(b, target, 0, 4096, OpFlag.ALLOW_REMOTE_READ)
@@ -401,11 +402,11 @@ def test_read_only_window_refuses_write(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("BIND-LOCAL-WRITE-REQUIRED")
 @pytest.mark.digest("1.7")
-def test_write_window_needs_local_write_mr(open_adapter: OpenAdapter) -> None:
+def test_write_window_needs_local_write_mr(pair: Pair) -> None:
     """digest 1.7 (NdkBind: ACCESS_VIOLATION, a write-enabled window requires an MR registered
     with NDK_MR_FLAG_ALLOW_LOCAL_WRITE), 3.4 (no CQE for an inline failure). The same MW then
     binds read-only on that MR."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_READ)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(target.mr, mw, target.address, 4096, flags=OpFlag.ALLOW_REMOTE_WRITE,
@@ -418,11 +419,11 @@ def test_write_window_needs_local_write_mr(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("BIND-SILENT-SUCCESS")
 @pytest.mark.digest("2.5")
-def test_silent_bind_has_no_completion(open_adapter: OpenAdapter) -> None:
+def test_silent_bind_has_no_completion(pair: Pair) -> None:
     """digest 2.5 (SILENT_SUCCESS on every initiator request: success produces no CQE): a
     silent Bind produces no completion, yet the window is bound -- the peer writes through
     its token."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=pattern(32, seed=24))
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
@@ -442,11 +443,11 @@ def test_silent_bind_has_no_completion(open_adapter: OpenAdapter) -> None:
 @pytest.mark.reference("POST-CHECKS")
 @pytest.mark.parametrize("offset, length", [(-4096, 64), (4096 - 32, 64), (4096, 1), (0, 4097)],
                          ids=["before", "across-end", "past-end", "too-long"])
-def test_bind_outside_mr_range(open_adapter: OpenAdapter, offset: int, length: int) -> None:
+def test_bind_outside_mr_range(pair: Pair, offset: int, length: int) -> None:
     """digest 1.7 (NdkBind: VirtualAddress must lie inside the MR's range). docs/semantics.md
     POST-CHECKS: a bad Bind argument -> INVALID_PARAMETER inline, no CQE; the MW stays
     unbound and then binds inside the range."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     target = region(b.pd, 4096, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(target.mr, mw, target.address + offset, length,
@@ -461,11 +462,11 @@ def test_bind_outside_mr_range(open_adapter: OpenAdapter, offset: int, length: i
 @pytest.mark.rule("BIND-TWICE")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_second_bind_without_invalidate(open_adapter: OpenAdapter) -> None:
+def test_second_bind_without_invalidate(pair: Pair) -> None:
     """digest 4.2 (ND2 INVALID_DEVICE_REQUEST = malformed request). docs/semantics.md
     DATA-STATUS: a second Bind of a bound MW without Invalidate completes
     INVALID_DEVICE_REQUEST (and, an error completion, ends the connection: QP-ERROR)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 0, 1024, OpFlag.ALLOW_REMOTE_READ)
     assert b.qp.bind(target.mr, mw, target.address + 1024, 1024,
@@ -477,11 +478,11 @@ def test_second_bind_without_invalidate(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("MW-INVALIDATE")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_invalidated_window_token_fails(open_adapter: OpenAdapter) -> None:
+def test_invalidated_window_token_fails(pair: Pair) -> None:
     """digest 1.7 (NdkInvalidate of a bound MW): INVALIDATE completes SUCCESS; afterwards the
     window's token no longer grants access: a write through it -> ACCESS_VIOLATION
     (docs/semantics.md DATA-STATUS), the memory unchanged."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=pattern(64))
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 0, 4096, OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE)
@@ -498,11 +499,11 @@ def test_invalidated_window_token_fails(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("MW-INVALIDATE-UNBOUND")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_invalidate_unbound_window(open_adapter: OpenAdapter) -> None:
+def test_invalidate_unbound_window(pair: Pair) -> None:
     """digest 4.2 (ND2 INVALID_DEVICE_REQUEST, e.g. invalidating an unbound MW).
     docs/semantics.md DATA-STATUS: the Invalidate is accepted inline and completes
     INVALID_DEVICE_REQUEST; the error ends the connection (QP-ERROR)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.invalidate(mw, request_context=0x1B) == Status.SUCCESS
     expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x1B)
@@ -512,11 +513,11 @@ def test_invalidate_unbound_window(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("MW-DEREGISTER")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("MW-DEREGISTER")
-def test_deregister_mr_with_bound_window(open_adapter: OpenAdapter) -> None:
+def test_deregister_mr_with_bound_window(pair: Pair) -> None:
     """digest 4.2 (ND2 MR::Deregister: DEVICE_BUSY while MWs are bound). docs/semantics.md
     MW-DEREGISTER: NdkDeregisterMr -> STATUS_DEVICE_BUSY; the registration and the window
     keep working; after the window is invalidated the deregister succeeds."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, flags=READ_SINK)
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE, fill=pattern(64, seed=14))
     mw = _bound_window(b, target, 0, 4096, OpFlag.ALLOW_REMOTE_READ)
@@ -534,12 +535,12 @@ def test_deregister_mr_with_bound_window(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("MW-SEND-AND-INVALIDATE")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_send_and_invalidate_of_bound_window(open_adapter: OpenAdapter) -> None:
+def test_send_and_invalidate_of_bound_window(pair: Pair) -> None:
     """digest 1.7 (NdkSendAndInvalidate; the sender's Type is SEND), 2.3 (the receiver's
     Type is RECEIVE_AND_INVALIDATE and TypeSpecificCompletionOutput the invalidated token):
     the message arrives and the peer's window no longer grants access (ACCESS_VIOLATION,
     docs/semantics.md DATA-STATUS)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=b"invalidate-mw")
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 1024, 1024,
@@ -562,12 +563,12 @@ def test_send_and_invalidate_of_bound_window(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("SEND-AND-INVALIDATE-BAD-TOKEN")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_send_and_invalidate_of_token_receiver_cannot_invalidate(open_adapter: OpenAdapter) -> None:
+def test_send_and_invalidate_of_token_receiver_cannot_invalidate(pair: Pair) -> None:
     """digest 1.7 (SendAndInvalidate: the receiver must abort the connection if the token is
     invalid). docs/semantics.md DATA-STATUS: a normal MR's remote token cannot be remotely
     invalidated -> receiver ACCESS_VIOLATION, sender REMOTE_RESOURCES, nothing written;
     QP-ERROR afterwards; the MR stays registered (its token unchanged)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=b"bad-token")
     target = region(b.pd, flags=REMOTE_WRITE)
     token = target.remote_token
@@ -586,12 +587,12 @@ def test_send_and_invalidate_of_token_receiver_cannot_invalidate(open_adapter: O
 
 @pytest.mark.rule("FRMR-DATA")
 @pytest.mark.digest("1.7")
-def test_fast_registered_region_takes_remote_write_and_read(open_adapter: OpenAdapter) -> None:
+def test_fast_registered_region_takes_remote_write_and_read(pair: Pair) -> None:
     """digest 1.1 (NdkBuildLAM), 1.4 (NdkInitializeFastRegisterMr), 1.7 (NdkFastRegister:
     BaseVirtualAddress = FBO + n * PAGE_SIZE): FAST_REGISTER completes SUCCESS; the peer's
     write through the MR's remote token at BaseVirtualAddress + 10 lands at byte 10 of the
     mapped buffer, and a read through it returns the bytes."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, flags=READ_SINK, fill=pattern(300, seed=15))
     frmr = fast_register(b, 3 * PAGE, FR_REMOTE)
     assert frmr.base % PAGE == frmr.mapping.fbo
@@ -609,11 +610,11 @@ def test_fast_registered_region_takes_remote_write_and_read(open_adapter: OpenAd
 
 @pytest.mark.rule("FRMR-LOCAL-ACCESS")
 @pytest.mark.digest("1.7")
-def test_fast_registered_region_as_local_sge(open_adapter: OpenAdapter) -> None:
+def test_fast_registered_region_as_local_sge(pair: Pair) -> None:
     """digest 1.7 (NdkFastRegister with ALLOW_LOCAL_WRITE), 2.4 (a non-privileged token names
     a VirtualAddress inside the registration): a receive whose SGE uses the MR's local token
     at BaseVirtualAddress gets the message into the mapped buffer."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=b"into-frmr")
     frmr = fast_register(b, PAGE, OpFlag.ALLOW_LOCAL_WRITE)
     assert b.qp.receive([frmr.sge(100, 64)], request_context=1) == Status.SUCCESS
@@ -627,11 +628,11 @@ def test_fast_registered_region_as_local_sge(open_adapter: OpenAdapter) -> None:
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("POST-CHECKS")
 @pytest.mark.parametrize("shift", [1, PAGE // 2])
-def test_fast_register_base_not_fbo_aligned(open_adapter: OpenAdapter, shift: int) -> None:
+def test_fast_register_base_not_fbo_aligned(pair: Pair, shift: int) -> None:
     """digest 1.7 (NdkFastRegister: BaseVirtualAddress must be FBO + n * PAGE_SIZE).
     docs/semantics.md POST-CHECKS: INVALID_PARAMETER inline, no CQE; the MR's tokens grant
     nothing; the correct base then registers."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(b.adapter, PAGE)
     mr = fast_register_mr(b.pd, len(mapping.pages))
     bad_base = FR_BASE + (mapping.fbo + shift) % PAGE
@@ -647,11 +648,11 @@ def test_fast_register_base_not_fbo_aligned(open_adapter: OpenAdapter, shift: in
 @pytest.mark.rule("FRMR-LENGTH-BEYOND-PAGES")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("POST-CHECKS")
-def test_fast_register_length_beyond_pages(open_adapter: OpenAdapter) -> None:
+def test_fast_register_length_beyond_pages(pair: Pair) -> None:
     """digest 1.7 (NdkFastRegister: Length <= AdapterPageCount * PAGE_SIZE - FBO).
     docs/semantics.md POST-CHECKS: one byte more -> INVALID_PARAMETER inline, no CQE; exactly
     the maximum registers."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(b.adapter, 2 * PAGE)
     mr = fast_register_mr(b.pd, len(mapping.pages))
     maximum = len(mapping.pages) * PAGE - mapping.fbo
@@ -668,11 +669,11 @@ def test_fast_register_length_beyond_pages(open_adapter: OpenAdapter) -> None:
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("flag", [OpFlag.ALLOW_REMOTE_READ, OpFlag.ALLOW_REMOTE_WRITE],
                          ids=["remote-read", "remote-write"])
-def test_fast_register_remote_flags_without_remote_access(open_adapter: OpenAdapter, flag: OpFlag) -> None:
+def test_fast_register_remote_flags_without_remote_access(pair: Pair, flag: OpFlag) -> None:
     """digest 1.7 (NdkFastRegister: ACCESS_VIOLATION when remote flags are requested but the
     MR was not initialized with RemoteAccess), 3.4 (no CQE). The same MR then registers for
     local access."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(b.adapter, PAGE)
     mr = fast_register_mr(b.pd, len(mapping.pages), remote_access=False)
     base = FR_BASE + mapping.fbo
@@ -687,13 +688,13 @@ def test_fast_register_remote_flags_without_remote_access(open_adapter: OpenAdap
 
 @pytest.mark.rule("FRMR-LOCAL-WITHOUT-REMOTE-ACCESS")
 @pytest.mark.digest("1.7")
-def test_fast_register_local_write_without_remote_access(open_adapter: OpenAdapter) -> None:
+def test_fast_register_local_write_without_remote_access(pair: Pair) -> None:
     """digest 1.7 (NdkFastRegister: ACCESS_VIOLATION only when *remote* flags are requested on
     an MR initialized without RemoteAccess), 2.5 (ALLOW_LOCAL_WRITE 0x010 is documented for
     FastRegister; ALLOW_REMOTE_WRITE 0x030 merely includes its bit): ALLOW_LOCAL_WRITE alone
     registers (FAST_REGISTER SUCCESS) and the region then takes a message as a receive
     buffer."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(b.adapter, PAGE)
     mr = fast_register_mr(b.pd, len(mapping.pages), remote_access=False)
     base = FR_BASE + mapping.fbo
@@ -712,11 +713,11 @@ def test_fast_register_local_write_without_remote_access(open_adapter: OpenAdapt
 @pytest.mark.rule("FRMR-INVALIDATE")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_invalidated_fast_register_token_fails(open_adapter: OpenAdapter) -> None:
+def test_invalidated_fast_register_token_fails(pair: Pair) -> None:
     """digest 1.7 (NdkInvalidate of a fast-registered MR): INVALIDATE completes SUCCESS; the
     MR's remote token then grants nothing: a write -> ACCESS_VIOLATION (docs/semantics.md
     DATA-STATUS), the mapped buffer unchanged."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=pattern(64))
     frmr = fast_register(b, PAGE, FR_REMOTE)
     assert b.qp.invalidate(frmr.mr, request_context=0x2A) == Status.SUCCESS
@@ -731,12 +732,12 @@ def test_invalidated_fast_register_token_fails(open_adapter: OpenAdapter) -> Non
 @pytest.mark.rule("FRMR-REREGISTER")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_fast_register_again_after_invalidate(open_adapter: OpenAdapter) -> None:
+def test_fast_register_again_after_invalidate(pair: Pair) -> None:
     """digest 1.7 (NdkInvalidate, NdkFastRegister): FastRegister, Invalidate, FastRegister
     onto new pages works, and the MR's token then reaches the new pages only. A further
     FastRegister without Invalidate completes INVALID_DEVICE_REQUEST (docs/semantics.md
     DATA-STATUS)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=pattern(32, seed=17))
     frmr = fast_register(b, PAGE, FR_REMOTE)
     assert b.qp.invalidate(frmr.mr, request_context=1) == Status.SUCCESS
@@ -760,12 +761,12 @@ def test_fast_register_again_after_invalidate(open_adapter: OpenAdapter) -> None
 @pytest.mark.rule("FRMR-INVALIDATE-NORMAL-MR")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_invalidate_normally_registered_mr(open_adapter: OpenAdapter) -> None:
+def test_invalidate_normally_registered_mr(pair: Pair) -> None:
     """digest 1.7 (NdkInvalidate: an MR passed here must have been fast-registered, never
     normally registered). docs/semantics.md DATA-STATUS: the Invalidate is accepted inline
     and completes INVALID_DEVICE_REQUEST; the normal registration is untouched (same token,
     and it deregisters normally)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     target = region(b.pd, flags=REMOTE_WRITE)
     token = target.remote_token
     assert b.qp.invalidate(target.mr, request_context=0x2B) == Status.SUCCESS
@@ -777,12 +778,12 @@ def test_invalidate_normally_registered_mr(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("FRMR-SEND-AND-INVALIDATE")
 @pytest.mark.digest("2.3")
 @pytest.mark.reference("DATA-STATUS")
-def test_send_and_invalidate_of_fast_registered_token(open_adapter: OpenAdapter) -> None:
+def test_send_and_invalidate_of_fast_registered_token(pair: Pair) -> None:
     """digest 1.7 (NdkSendAndInvalidate; sender Type SEND), 2.3 (receiver Type
     RECEIVE_AND_INVALIDATE, TypeSpecificCompletionOutput = the invalidated token): the message
     arrives; the peer's fast-registered token then grants nothing (ACCESS_VIOLATION,
     docs/semantics.md DATA-STATUS: NDK names no status for it)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=b"invalidate-frmr")
     frmr = fast_register(b, PAGE, FR_REMOTE)
     sink = region(b.pd)
@@ -803,11 +804,11 @@ def test_send_and_invalidate_of_fast_registered_token(open_adapter: OpenAdapter)
 @pytest.mark.rule("FRMR-SEND-AND-INVALIDATE-PLAIN-RESULTS")
 @pytest.mark.digest("3.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_receive_and_invalidate_through_get_results(open_adapter: OpenAdapter) -> None:
+def test_receive_and_invalidate_through_get_results(pair: Pair) -> None:
     """digest 3.2: a ReceiveAndInvalidate completion must still be retrievable with
     NdkGetCqResults (status, bytes, contexts); the token is still invalidated, and a later
     NdkInvalidate of it fails (INVALID_DEVICE_REQUEST, docs/semantics.md DATA-STATUS)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, fill=b"plain")
     frmr = fast_register(b, PAGE, FR_REMOTE)
     sink = region(b.pd)
@@ -825,12 +826,12 @@ def test_receive_and_invalidate_through_get_results(open_adapter: OpenAdapter) -
 @pytest.mark.rule("READ-LOCAL-INVALIDATE")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
-def test_read_with_local_invalidate(open_adapter: OpenAdapter) -> None:
+def test_read_with_local_invalidate(pair: Pair) -> None:
     """digest 1.7 (NdkRead with NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE and the adapter flag
     set: a successful completion invalidates the first SGE's buffer/token), 2.1: the read's
     bytes land in the fast-registered sink; a later read into the same token fails
     (ACCESS_VIOLATION, docs/semantics.md DATA-STATUS)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     assert a.adapter.query_info().adapter_flags & \
         AdapterFlag.RDMA_READ_LOCAL_INVALIDATE_SUPPORTED
     sink = fast_register(a, PAGE, FR_LOCAL_SINK)
@@ -851,11 +852,11 @@ def test_read_with_local_invalidate(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PRIVILEGED-SEND-SOURCE")
 @pytest.mark.digest("2.4")
-def test_privileged_token_send_source(open_adapter: OpenAdapter) -> None:
+def test_privileged_token_send_source(pair: Pair) -> None:
     """digest 1.2 (NdkGetPrivilegedMemoryRegionToken: logical addresses from BuildLAM without
     registration), 2.4 (the privileged token implies a LogicalAddress): a Send from a LAM's
     logical address under the privileged token delivers the buffer's bytes."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(a.adapter, 2 * PAGE, fill=pattern(2 * PAGE, seed=19))
     token = a.pd.get_privileged_memory_region_token()
     sink = region(b.pd, 2 * PAGE)
@@ -870,10 +871,10 @@ def test_privileged_token_send_source(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PRIVILEGED-RECEIVE-SINK")
 @pytest.mark.digest("2.4")
-def test_privileged_token_receive_sink(open_adapter: OpenAdapter) -> None:
+def test_privileged_token_receive_sink(pair: Pair) -> None:
     """digest 1.2 (the privileged token gives LOCAL_READ and LOCAL_WRITE), 2.4: a receive
     into a LAM logical address under the privileged token gets the message in the buffer."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(b.adapter, PAGE)
     token = b.pd.get_privileged_memory_region_token()
     local = region(a.pd, fill=b"privileged sink")
@@ -888,10 +889,10 @@ def test_privileged_token_receive_sink(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("PRIVILEGED-WRITE-SOURCE")
 @pytest.mark.digest("2.4")
-def test_privileged_token_write_source(open_adapter: OpenAdapter) -> None:
+def test_privileged_token_write_source(pair: Pair) -> None:
     """digest 1.2, 2.4: an RDMA Write whose local SGE is a LAM logical address under the
     privileged token moves the buffer's bytes to the peer."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(a.adapter, PAGE, fill=pattern(PAGE, seed=20))
     token = a.pd.get_privileged_memory_region_token()
     target = region(b.pd, flags=REMOTE_WRITE)
@@ -904,11 +905,11 @@ def test_privileged_token_write_source(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("PRIVILEGED-NOT-REMOTE")
 @pytest.mark.digest("1.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_privileged_token_never_remote(open_adapter: OpenAdapter) -> None:
+def test_privileged_token_never_remote(pair: Pair) -> None:
     """digest 1.2 (the privileged token must never allow remote access). docs/semantics.md
     DATA-STATUS: used as the remote token of a write -> ACCESS_VIOLATION; the LAM buffer is
     unchanged."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(b.adapter, PAGE)
     token = b.pd.get_privileged_memory_region_token()
     local = region(a.pd, fill=pattern(64))
@@ -922,11 +923,11 @@ def test_privileged_token_never_remote(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("PRIVILEGED-RELEASED-LAM")
 @pytest.mark.digest("1.1")
 @pytest.mark.reference("DATA-STATUS")
-def test_logical_address_after_release_lam(open_adapter: OpenAdapter) -> None:
+def test_logical_address_after_release_lam(pair: Pair) -> None:
     """digest 1.1 (NdkReleaseLAM ends the mapping), 2.4. docs/semantics.md DATA-STATUS: a
     local SGE naming a released logical address under the privileged token ->
     ACCESS_VIOLATION; no byte reaches the peer."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mapping = build_lam(a.adapter, PAGE, fill=pattern(64, seed=25))
     logical = mapping.logical(0)
     mapping.lam.release()
@@ -946,13 +947,13 @@ def test_logical_address_after_release_lam(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("DEFER-FAST-REGISTER-EXAMPLE")
 @pytest.mark.digest("3.4")
 @pytest.mark.reference("POST-CHECKS")
-def test_deferred_fast_register_then_inline_failure(open_adapter: OpenAdapter) -> None:
+def test_deferred_fast_register_then_inline_failure(pair: Pair) -> None:
     """digest 3.4, worked example: FR(DEFER) succeeds inline, then FR(DEFER) fails inline
     (BaseVirtualAddress not FBO-aligned: INVALID_PARAMETER inline, docs/semantics.md
     POST-CHECKS, a reference choice: NDK does not say the provider finds it at post time).
     The first FR must still complete to the CQ -- and its registration works; the second
     produces no CQE."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     first, second = build_lam(b.adapter, PAGE), build_lam(b.adapter, PAGE)
     mr1 = fast_register_mr(b.pd, len(first.pages))
     mr2 = fast_register_mr(b.pd, len(second.pages))

@@ -20,9 +20,9 @@ pytest.register_assert_rewrite("completion_support", "wr_support")
 
 import ndk  # noqa: E402
 from ndk import NdStatus, OpType, Status  # noqa: E402
-from ndk.testing import OpenAdapter  # noqa: E402
+from ndk.testing import Pair  # noqa: E402
 
-from completion_support import (QUIET, TIMEOUT, drain, pair, pattern, post_receive,  # noqa: E402
+from completion_support import (QUIET, TIMEOUT, drain, sides, pattern, post_receive,  # noqa: E402
                                 post_send)
 from scenario_support import expect_no_completion  # noqa: E402
 from wr_support import expect_connection_failed, expect_result, region  # noqa: E402
@@ -41,11 +41,11 @@ def _expect_nd(result: Union[ndk.Result, ndk.ResultEx], status: Status,
 
 @pytest.mark.rule("ND-RESULT-SUCCESS")
 @pytest.mark.digest("4.1")
-def test_success_is_nd_success(open_adapter: OpenAdapter) -> None:
+def test_success_is_nd_success(pair: Pair) -> None:
     """digest 4.1 (ND_SUCCESS = STATUS_SUCCESS), 4.2: a send into a posted receive completes
     STATUS_SUCCESS on both sides, ND_SUCCESS in NDK_RESULT_EX (sender) and in NDK_RESULT
     (receiver); the bytes arrived and the connection is still up (no disconnect event)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     data = pattern(100)
     post_receive(b, 0, 256, 0xB1)
     post_send(a, data, 0xA1)
@@ -60,7 +60,8 @@ def test_success_is_nd_success(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("ND-RESULT-LOCAL-LENGTH")
 @pytest.mark.digest("4.1")
-def test_local_length_is_data_overrun(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(max_initiator_request_sge=2)
+def test_local_length_is_data_overrun(pair: Pair) -> None:
     """digest 4.1 (ND_LOCAL_LENGTH: v1 alias of ND_DATA_OVERRUN = STATUS_DATA_OVERRUN), 4.2
     (DATA_OVERRUN: the SGEs reference more than the adapter can send): a send with one SGE more
     than the QP's MaxInitiatorRequestSge.  A provider that completes it reports
@@ -69,7 +70,7 @@ def test_local_length_is_data_overrun(open_adapter: OpenAdapter) -> None:
     sge_check="completion" (docs/semantics.md ND-LOCAL-LENGTH).  A provider that refuses it
     inline with STATUS_DATA_OVERRUN (POST-CHECKS) leaves no completion and a usable QP, and the
     scenario skips: no result carries the row."""
-    a, b = pair(open_adapter, max_initiator_request_sge=2)
+    a, b = sides(pair)
     try:
         a.adapter.knobs.sge_check = "completion"
     except ndk.KnobsNotSupported:
@@ -98,13 +99,13 @@ def test_local_length_is_data_overrun(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("ND-RESULT-BUFFER-OVERFLOW")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_buffer_overflow_is_nd_buffer_overflow(open_adapter: OpenAdapter) -> None:
+def test_buffer_overflow_is_nd_buffer_overflow(pair: Pair) -> None:
     """digest 4.2 (ND2 BUFFER_OVERFLOW: an incoming send exceeded the receive buffer), 4.1
     (ND_BUFFER_OVERFLOW = STATUS_BUFFER_OVERFLOW), docs/semantics.md DATA-STATUS: a 64-byte
     send into a 16-byte receive completes the receive STATUS_BUFFER_OVERFLOW, nd_status
     ND_BUFFER_OVERFLOW (the sender's send: REMOTE_RESOURCES, ND_REMOTE_ERROR); the connection
     ends (QP-ERROR: the receiver gets a disconnect event, later posts complete CANCELLED)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     post_receive(b, 0, 16, 0xB1)
     post_send(a, pattern(64), 0xA1, offset=1024)
     _expect_nd(expect_result(b.cq, Status.BUFFER_OVERFLOW, OpType.RECEIVE, 0xB1),
@@ -117,13 +118,13 @@ def test_buffer_overflow_is_nd_buffer_overflow(open_adapter: OpenAdapter) -> Non
 @pytest.mark.rule("ND-RESULT-ACCESS-VIOLATION")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_access_violation_is_nd_access_violation(open_adapter: OpenAdapter) -> None:
+def test_access_violation_is_nd_access_violation(pair: Pair) -> None:
     """digest 4.2 (ND2 ACCESS_VIOLATION: invalid registered memory), 4.1
     (ND_ACCESS_VIOLATION = STATUS_ACCESS_VIOLATION), docs/semantics.md DATA-STATUS: an RDMA
     write naming a remote token the peer never handed out completes STATUS_ACCESS_VIOLATION,
     nd_status ND_ACCESS_VIOLATION; the peer's memory is untouched and the connection ends
     (QP-ERROR)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     a.buffer[:32] = pattern(32)
     assert a.qp.write([a.mr.sge(0, 32)], b.mr.address, BAD_TOKEN,
                       request_context=0xA1) == Status.SUCCESS
@@ -135,13 +136,13 @@ def test_access_violation_is_nd_access_violation(open_adapter: OpenAdapter) -> N
 
 @pytest.mark.rule("ND-RESULT-CANCELED")
 @pytest.mark.digest("4.1")
-def test_canceled_is_status_cancelled(open_adapter: OpenAdapter) -> None:
+def test_canceled_is_status_cancelled(pair: Pair) -> None:
     """digest 4.1 (ND_CANCELED = STATUS_CANCELLED, one L in ND), 1.8 (a disconnect flushes
     the local QP), 3.6: the receives queued on a QP whose connector disconnects complete
     STATUS_CANCELLED in posting order, nd_status ND_CANCELED; the peer gets one disconnect
     event, and the disconnected QP's initiator posts are CONNECTION_INVALID inline (digest
     1.7) with no completion."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     post_receive(a, 0, 64, 0xA1)
     post_receive(a, 64, 64, 0xA2)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -158,13 +159,14 @@ def test_canceled_is_status_cancelled(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("ND-RESULT-TIMEOUT")
 @pytest.mark.digest("4.1")
 @pytest.mark.reference("DATA-STATUS")
-def test_timeout_is_nd_io_timeout(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(client_knobs={"rnr_timeout_ms": 20})
+def test_timeout_is_nd_io_timeout(pair: Pair) -> None:
     """digest 4.1 (ND_TIMEOUT = STATUS_TIMEOUT, a success code; ND_IO_TIMEOUT =
     STATUS_IO_TIMEOUT), 4.2 (ND2 IO_TIMEOUT), docs/semantics.md ND-TIMEOUT and DATA-STATUS: a
     send with no receive at the peer within rnr_timeout_ms (soft knob, 20 ms; a provider
     without the knob skips) completes STATUS_IO_TIMEOUT, nd_status ND_IO_TIMEOUT and not the
     table's ND_TIMEOUT; the connection ends (QP-ERROR) and no byte arrived."""
-    a, b = pair(open_adapter, client_knobs={"rnr_timeout_ms": 20})
+    a, b = sides(pair)
     post_send(a, pattern(32), 0xA1)
     result = expect_result(a.cq, Status.IO_TIMEOUT, OpType.SEND, 0xA1)
     _expect_nd(result, Status.IO_TIMEOUT, NdStatus.IO_TIMEOUT)
@@ -176,7 +178,7 @@ def test_timeout_is_nd_io_timeout(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("ND-RESULT-REMOTE-ERROR")
 @pytest.mark.digest("4.1")
 @pytest.mark.reference("DATA-STATUS")
-def test_remote_error_is_remote_resources(open_adapter: OpenAdapter) -> None:
+def test_remote_error_is_remote_resources(pair: Pair) -> None:
     """digest 4.1 (ND_REMOTE_ERROR has the number of STATUS_REMOTE_RESOURCES), 1.7 (NdkRead:
     STATUS_REMOTE_RESOURCES for a read beyond the remote memory), 4.2 (ND2 QP::Read:
     REMOTE_ERROR beyond remote memory): a read running 64 bytes past the peer's registration
@@ -184,7 +186,7 @@ def test_remote_error_is_remote_resources(open_adapter: OpenAdapter) -> None:
     connection ends.  That the status comes through the completion (digest 1.7 lists it among
     NdkRead's inline returns too) is docs/semantics.md DATA-STATUS, and the end of the
     connection QP-ERROR: reference choices."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     b.buffer[:] = bytes([0x5A]) * len(b.buffer)
     end = b.mr.address + b.mr.length
     assert a.qp.read([a.mr.sge(0, 128)], end - 64, b.mr.remote_token,
@@ -198,14 +200,14 @@ def test_remote_error_is_remote_resources(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("ND-RESULT-INVALIDATION-ERROR")
 @pytest.mark.digest("4.1")
 @pytest.mark.reference("DATA-STATUS")
-def test_invalidation_error_is_invalid_device_request(open_adapter: OpenAdapter) -> None:
+def test_invalidation_error_is_invalid_device_request(pair: Pair) -> None:
     """digest 4.1 (ND_INVALIDATION_ERROR: v1 alias of ND_INVALID_DEVICE_REQUEST =
     STATUS_INVALID_DEVICE_REQUEST), 4.2 (ND2 INVALID_DEVICE_REQUEST, e.g. invalidating an
     unbound MW), docs/semantics.md DATA-STATUS: NdkInvalidate of a window never bound is
     accepted inline and completes STATUS_INVALID_DEVICE_REQUEST, nd_status
     ND_INVALIDATION_ERROR (the member ND_INVALID_DEVICE_REQUEST); the connection ends
     (QP-ERROR)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.invalidate(mw, request_context=0xB1) == Status.SUCCESS
     result = expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0xB1)

@@ -15,9 +15,9 @@ import pytest
 
 import ndk
 from ndk import AdapterFlag, CqNotify, Status
-from ndk.testing import OpenAdapter
+from ndk.testing import OpenAdapter, Pair
 
-from completion_support import (TIMEOUT, drain, link, pair, pattern, post_receive,
+from completion_support import (TIMEOUT, drain, link, sides, pattern, post_receive,
                                 post_send, register, wait_until)
 from scenario_support import reported
 
@@ -58,10 +58,11 @@ def held_call(adapter: ndk.Adapter, function: str,
 @pytest.mark.rule("VALIDATE-POST-QUEUE-DEPTH")
 @pytest.mark.digest("3.3")
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_post_past_queue_depth(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(receive_queue_depth=2)
+def test_post_past_queue_depth(pair: Pair) -> None:
     """docs/validation.md POST-QUEUE-DEPTH: a receive queue of depth 2 holds two receives;
     the third post is the consumer's violation (whatever the provider answers)."""
-    a, b = pair(open_adapter, receive_queue_depth=2)
+    a, b = sides(pair)
     post_receive(b, 0, 64, 1)
     post_receive(b, 64, 64, 2)
     assert not reported(b.adapter, "POST-QUEUE-DEPTH")
@@ -72,10 +73,10 @@ def test_post_past_queue_depth(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("VALIDATE-SGE-TOKEN")
 @pytest.mark.digest("2.4")
 @pytest.mark.expect_violation("SGE-TOKEN")
-def test_sge_with_another_pds_token(open_adapter: OpenAdapter) -> None:
+def test_sge_with_another_pds_token(pair: Pair) -> None:
     """digest 2.4: an SGE's token is a local token of an MR of the queue's PD.  An MR of a
     second PD on the same adapter is the consumer's violation."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     other_mr, _ = register(b.adapter.create_pd().get(timeout=TIMEOUT))
     b.qp.receive([other_mr.sge(0, 64)], request_context=1)
     assert "another PD" in consumer_record(b.adapter, "SGE-TOKEN").message
@@ -149,10 +150,10 @@ def test_arm_while_a_poll_is_in_flight(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("VALIDATE-POST-CONCURRENT")
 @pytest.mark.digest("3.3")
 @pytest.mark.expect_violation("POST-CONCURRENT")
-def test_two_sends_on_one_queue_at_once(open_adapter: OpenAdapter) -> None:
+def test_two_sends_on_one_queue_at_once(pair: Pair) -> None:
     """digest 3.3: posts to one queue are serialized by the consumer.  The provider holds a
     send; a second send on the same QP meanwhile is the violation (a receive would not be)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     for n in (1, 2, 3):
         post_receive(b, 64 * n, 64, n)
     join = held_call(a.adapter, "NdkSend", lambda: post_send(a, pattern(8), 1))

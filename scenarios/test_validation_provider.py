@@ -14,9 +14,9 @@ import pytest
 
 import ndk
 from ndk import AdapterFlag, CqNotify, OpFlag, Status
-from ndk.testing import OpenAdapter
+from ndk.testing import OpenAdapter, Pair
 
-from completion_support import (TIMEOUT, drain, pair, pattern, post_receive, post_send,
+from completion_support import (TIMEOUT, drain, pair, sides, pattern, post_receive, post_send,
                                 wait_until, Side)
 from scenario_support import reported
 
@@ -39,6 +39,8 @@ def wait_reported(adapter: ndk.Adapter, rule: str, timeout: float = TIMEOUT) -> 
     return record
 
 
+# one_send and two_sends build their pair in the test's body (not with the pair fixture): the
+# misbehave knob of each side comes from the scenario's parameters, which a marker cannot name.
 def one_send(open_adapter: OpenAdapter, *, client: str | None = None, server: str | None = None,
              arm: bool = False, flags: int = 0) -> tuple[Side, Side]:
     """(a, b): a connected pair (``client`` / ``server``: the misbehave name of that side),
@@ -291,13 +293,14 @@ def test_two_notifications_for_one_arm(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("VALIDATE-CQ-CALLBACK-CONCURRENT")
 @pytest.mark.digest("3.2")
 @pytest.mark.expect_violation("CQ-CALLBACK-CONCURRENT", "CQ-NOTIFY-TWICE")
-def test_concurrent_notification_callbacks(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(server_knobs={"misbehave": "concurrent_cq_callbacks"})
+def test_concurrent_notification_callbacks(pair: Pair) -> None:
     """digest 3.2: callbacks on one CQ are serialized.  misbehave concurrent_cq_callbacks:
     the provider calls the callback from two threads at once.  The consumer's callback is held
     at a gate (ndk.testing.raw.gate_cq_callbacks), so the provider's second call provably
     starts before the first returned (the extra calls are also notifications without an
     arm)."""
-    a, b = pair(open_adapter, server_knobs={"misbehave": "concurrent_cq_callbacks"})
+    a, b = sides(pair)
     raw = ndk.testing.raw
     b.cq.arm(CqNotify.ANY)
     raw.gate_cq_callbacks(b.cq, True)
@@ -357,13 +360,13 @@ def test_provider_error_code_on_success(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("VALIDATE-RESULT-PROVIDER-ERROR-CODE-BEFORE-2-1")
 @pytest.mark.digest("2.3")
-def test_provider_error_code_is_padding_before_2_1(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(client_knobs={"misbehave": "provider_error_code", "provider_version": "2.0"})
+def test_provider_error_code_is_padding_before_2_1(pair: Pair) -> None:
     """digest 2.3: ProviderErrorCode exists from NDKPI 2.1; before, its offset is padding.
     At a negotiated 2.0 (knob provider_version="2.0") with misbehave provider_error_code at
     the sender, the layer judges nothing and the consumer reads 0 ("not provided"); the
     send completes STATUS_SUCCESS."""
-    a, b = pair(open_adapter,
-                client_knobs={"misbehave": "provider_error_code", "provider_version": "2.0"})
+    a, b = sides(pair)
     assert a.adapter.version == (2, 0)
     post_receive(b, 0, 64, 1)
     post_send(a, pattern(16), 2)
@@ -377,10 +380,11 @@ def test_provider_error_code_is_padding_before_2_1(open_adapter: OpenAdapter) ->
 @pytest.mark.rule("VALIDATE-RESULT-INVALIDATE-TOKEN")
 @pytest.mark.digest("2.3")
 @pytest.mark.expect_violation("RESULT-INVALIDATE-TOKEN")
-def test_receive_and_invalidate_without_its_token(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(server_knobs={"misbehave": "drop_invalidate_token"})
+def test_receive_and_invalidate_without_its_token(pair: Pair) -> None:
     """digest 2.3: a ReceiveAndInvalidate result carries the invalidated token.  misbehave
     drop_invalidate_token at the receiver: the result carries its complement."""
-    a, b = pair(open_adapter, server_knobs={"misbehave": "drop_invalidate_token"})
+    a, b = sides(pair)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(b.mr, mw, b.mr.address, 4096, flags=OpFlag.ALLOW_REMOTE_READ,
                      request_context=1) == Status.SUCCESS
@@ -437,11 +441,11 @@ def test_completion_never_comes(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("VALIDATE-CLEAN-RUN")
 @pytest.mark.digest("1.0")
-def test_clean_run_is_silent(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(client_knobs={"create_mode": "pending", "request_mode": "pending"})
+def test_clean_run_is_silent(pair: Pair) -> None:
     """A conforming provider leaves no error: every object, pending creates and requests, a
     connection, sends, an RDMA write, a bind, arms and notifications, closes."""
-    a, b = pair(open_adapter, client_knobs={"create_mode": "pending",
-                                            "request_mode": "pending"})
+    a, b = sides(pair)
     b.cq.arm(CqNotify.ANY)
     post_receive(b, 0, 64, 1)
     post_send(a, pattern(16), 2)

@@ -10,11 +10,11 @@ import pytest
 
 import ndk
 from ndk import CqNotify, MrFlag, OpFlag, OpType, Status
-from ndk.testing import OpenAdapter, requires
+from ndk.testing import OpenAdapter, Pair, requires
 
 from scenario_support import (CLIENT, drain, expect_no_completion, expect_request, pattern,
                               QUIET, SERVER, Side, TIMEOUT)
-from completion_support import pair
+from completion_support import sides
 from wr_support import (connect_qps, expect_connection_failed, expect_result, one, Region,
                         region, REMOTE_WRITE, unregistered_sge)
 
@@ -26,12 +26,12 @@ UNDEFINED_FLAG = 0x8000   # no NDK_OP_FLAG_* has this bit (digest 2.5)
 
 @pytest.mark.rule("SEND-DATA")
 @pytest.mark.digest("1.7")
-def test_send_bytes_arrive(open_adapter: OpenAdapter) -> None:
+def test_send_bytes_arrive(pair: Pair) -> None:
     """digest 1.7 (NdkSend, NdkReceive), 2.3: the bytes of a Send land in the posted receive,
     exactly; the receive's BytesTransferred is the length sent, its Type RECEIVE; the sender's
     Type SEND; both STATUS_SUCCESS with ProviderErrorCode 0. Bytes past the message are
     untouched."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, 4096, fill=pattern(4096, seed=3))
     sink = region(b.pd, 8192, fill=b"\xee" * 8192)
     assert b.qp.receive([sink.sge(0, 8192)], request_context=0x11) == Status.SUCCESS
@@ -71,10 +71,11 @@ def test_send_reports_request_and_qp_contexts(open_adapter: OpenAdapter) -> None
 
 @pytest.mark.rule("SEND-GATHER")
 @pytest.mark.digest("2.4")
-def test_send_gathers_sges_in_order(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(max_initiator_request_sge=4)
+def test_send_gathers_sges_in_order(pair: Pair) -> None:
     """digest 1.7, 2.4: a Send's SGL is gathered in SGE order, from several places of one MR
     and from another MR of the same PD, into one message."""
-    a, b = pair(open_adapter, max_initiator_request_sge=4)
+    a, b = sides(pair)
     first = region(a.pd, fill=pattern(4096, seed=5))
     second = region(a.pd, fill=pattern(4096, seed=6))
     sink = region(b.pd)
@@ -90,11 +91,12 @@ def test_send_gathers_sges_in_order(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RECV-SCATTER")
 @pytest.mark.digest("2.4")
-def test_receive_scatters_sges_in_order(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(max_receive_request_sge=4)
+def test_receive_scatters_sges_in_order(pair: Pair) -> None:
     """digest 1.7, 2.4: an incoming message fills the receive's SGEs in order; a message
     shorter than the SGL leaves the rest of the last SGE untouched; BytesTransferred is the
     message length."""
-    a, b = pair(open_adapter, max_receive_request_sge=4)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(100, seed=7))
     sink = region(b.pd, fill=b"\x55" * 4096)
     sgl = [sink.sge(1000, 16), sink.sge(0, 32), sink.sge(3000, 200)]
@@ -113,11 +115,11 @@ def test_receive_scatters_sges_in_order(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("SEND-ZERO-LENGTH")
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("sgl", ["empty", "zero-length-sge"])
-def test_zero_length_send(open_adapter: OpenAdapter, sgl: str) -> None:
+def test_zero_length_send(pair: Pair, sgl: str) -> None:
     """digest 1.7: a Send with no SGE (or one SGE of length 0) is a message of 0 bytes: it
     consumes one receive, which completes SUCCESS with BytesTransferred 0 and leaves the
     buffer as it was."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=b"x" * 64)
     sink = region(b.pd, fill=b"\x77" * 4096)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
@@ -137,11 +139,12 @@ def test_zero_length_send(open_adapter: OpenAdapter, sgl: str) -> None:
 @pytest.mark.rule("SEND-INLINE-UNREGISTERED")
 @pytest.mark.digest("1.7")
 @pytest.mark.parametrize("token", [0, 0xFFFFFFF0])
-def test_inline_send_from_unregistered_memory(open_adapter: OpenAdapter, token: int) -> None:
+@pytest.mark.pair(inline_data_size=64)
+def test_inline_send_from_unregistered_memory(pair: Pair, token: int) -> None:
     """digest 1.7 (NDK_SGE remarks): with NDK_OP_FLAG_INLINE the MemoryRegionToken may be
     invalid and must be ignored: a source never registered, with token 0 or garbage, is sent;
     the completion is SEND SUCCESS and the bytes arrive."""
-    a, b = pair(open_adapter, inline_data_size=64)
+    a, b = sides(pair)
     source = bytearray(pattern(48, seed=9))
     sink = region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
@@ -154,12 +157,13 @@ def test_inline_send_from_unregistered_memory(open_adapter: OpenAdapter, token: 
 
 @pytest.mark.rule("SEND-INLINE-COPIED-AT-POST")
 @pytest.mark.digest("1.7")
-def test_inline_send_data_taken_at_post(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(client_knobs=dict(progress="manual"), inline_data_size=64)
+def test_inline_send_data_taken_at_post(pair: Pair) -> None:
     """digest 1.7 (NDK_SGE remarks): inline buffers need only be valid until the call
     returns, so the provider takes the bytes during NdkSend: changing the source after the
     post, before the transfer runs (docs/semantics.md PROGRESS, progress="manual"), does not
     change what arrives."""
-    a, b = pair(open_adapter, client_knobs=dict(progress="manual"), inline_data_size=64)
+    a, b = sides(pair)
     source = bytearray(b"before--" * 4)
     sink = region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
@@ -178,12 +182,13 @@ def test_inline_send_data_taken_at_post(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("SEND-INLINE-TOO-LARGE")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("POST-CHECKS")
-def test_inline_send_above_inline_data_size(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(inline_data_size=64)
+def test_inline_send_above_inline_data_size(pair: Pair) -> None:
     """digest 1.7 (total inline bytes <= the QP's InlineDataSize), 3.4 (an inline failure
     produces no CQE). docs/semantics.md POST-CHECKS: BUFFER_OVERFLOW inline. The QP stays
     usable: a send of exactly InlineDataSize bytes then arrives in the receive the failed
     post did not consume."""
-    a, b = pair(open_adapter, inline_data_size=64)
+    a, b = sides(pair)
     source = bytearray(pattern(65, seed=2))
     sink = region(b.pd)
     assert b.qp.receive([sink.sge(0, 128)], request_context=1) == Status.SUCCESS
@@ -199,10 +204,11 @@ def test_inline_send_above_inline_data_size(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("SEND-INLINE-SGE-COUNT")
 @pytest.mark.digest("1.7")
-def test_inline_send_sge_count_not_limited(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(max_initiator_request_sge=1, inline_data_size=64)
+def test_inline_send_sge_count_not_limited(pair: Pair) -> None:
     """digest 1.7 (NDK_SGE remarks): with NDK_OP_FLAG_INLINE the SGE count is not limited by
     MaxInitiatorRequestSge: 4 inline SGEs on a QP created for 1 are sent, gathered in order."""
-    a, b = pair(open_adapter, max_initiator_request_sge=1, inline_data_size=64)
+    a, b = sides(pair)
     source = bytearray(pattern(64, seed=4))
     sink = region(b.pd)
     sgl = [unregistered_sge(source, 48 - 16 * i, 16) for i in range(4)]
@@ -216,11 +222,11 @@ def test_inline_send_sge_count_not_limited(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("SEND-SOLICITED")
 @pytest.mark.digest("3.2")
-def test_solicited_send_satisfies_solicited_arm(open_adapter: OpenAdapter) -> None:
+def test_solicited_send_satisfies_solicited_arm(pair: Pair) -> None:
     """digest 1.7 (Solicited events), 3.2: with the receiver's CQ armed for
     NDK_CQ_NOTIFY_SOLICITED, a plain Send's receive completion does not notify; a Send with
     NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT does, once, with STATUS_SUCCESS."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source, sink = region(a.pd, fill=b"solicit!"), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert b.qp.receive([sink.sge(64, 64)], request_context=2) == Status.SUCCESS
@@ -241,11 +247,11 @@ def test_solicited_send_satisfies_solicited_arm(open_adapter: OpenAdapter) -> No
 
 @pytest.mark.rule("SEND-SILENT-SUCCESS")
 @pytest.mark.digest("2.5")
-def test_silent_success_send_has_no_completion(open_adapter: OpenAdapter) -> None:
+def test_silent_success_send_has_no_completion(pair: Pair) -> None:
     """digest 2.5 (NDK_OP_FLAG_SILENT_SUCCESS: success produces no CQE): the message arrives
     (the receiver's completion is normal), the sender's CQ gets nothing for it; the next
     non-silent send is the only sender completion."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source, sink = region(a.pd, fill=b"quietly!loudly!!"), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert b.qp.receive([sink.sge(64, 64)], request_context=2) == Status.SUCCESS
@@ -262,12 +268,12 @@ def test_silent_success_send_has_no_completion(open_adapter: OpenAdapter) -> Non
 
 @pytest.mark.rule("SEND-SILENT-FAILURE")
 @pytest.mark.digest("2.5")
-def test_failed_silent_send_still_completes(open_adapter: OpenAdapter) -> None:
+def test_failed_silent_send_still_completes(pair: Pair) -> None:
     """digest 2.5 (SILENT_SUCCESS: failure always produces a CQE). A silent Send whose source
     SGE lies outside its MR fails: its CQE is SEND with an error status, and no byte arrived.
     Which status NDK does not say (the soft provider: ACCESS_VIOLATION, docs/semantics.md
     DATA-STATUS, and the error ends the connection, QP-ERROR: WRITE-LOCAL-SGE-INVALID)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source, sink = region(a.pd, 4096, fill=b"z" * 4096), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     outside = ndk.Sge(source.address + 4096 - 8, 16, source.local_token)
@@ -281,12 +287,13 @@ def test_failed_silent_send_still_completes(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("SEND-ORDER")
 @pytest.mark.digest("4.2")
-def test_many_sends_complete_in_order(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(cq_depth=128)
+def test_many_sends_complete_in_order(pair: Pair) -> None:
     """digest 4.2 (requests complete in issue order within one QP, for the initiator and
     receive queues separately): 32 sends complete at the sender in posting order, and the
     receiver's 32 receives complete in posting order, receive i holding message i."""
     count = 32
-    a, b = pair(open_adapter, cq_depth=128)
+    a, b = sides(pair)
     source, sink = region(a.pd, count * 16), region(b.pd, count * 16)
     for i in range(count):
         source.buf[i * 16:(i + 1) * 16] = pattern(16, seed=i + 1)
@@ -306,11 +313,11 @@ def test_many_sends_complete_in_order(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("SEND-LARGER-THAN-RECEIVE")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_send_larger_than_receive(open_adapter: OpenAdapter) -> None:
+def test_send_larger_than_receive(pair: Pair) -> None:
     """digest 4.2 (ND2 table: BUFFER_OVERFLOW = an incoming send exceeded the receive buffer;
     REMOTE_ERROR = the request caused an error on the remote QP). docs/semantics.md
     DATA-STATUS: receiver BUFFER_OVERFLOW, sender REMOTE_RESOURCES; QP-ERROR afterwards."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source, sink = region(a.pd, fill=pattern(64)), region(b.pd)
     assert b.qp.receive([sink.sge(0, 32)], request_context=1) == Status.SUCCESS
     assert a.qp.send([source.sge(0, 64)], request_context=2) == Status.SUCCESS
@@ -322,11 +329,12 @@ def test_send_larger_than_receive(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("SEND-RECEIVER-NOT-READY")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_send_without_receive_times_out(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(client_knobs=dict(rnr_timeout_ms=20))
+def test_send_without_receive_times_out(pair: Pair) -> None:
     """digest 4.2 (ND2 IO_TIMEOUT: connection or remote QP failure). docs/semantics.md
     DATA-STATUS: a Send with no receive posted at the peer within rnr_timeout_ms completes
     STATUS_IO_TIMEOUT; QP-ERROR afterwards. (The wait is bounded, not measured.)"""
-    a, b = pair(open_adapter, client_knobs=dict(rnr_timeout_ms=20))
+    a, b = sides(pair)
     source, sink = region(a.pd, fill=b"nobody"), region(b.pd)
     assert a.qp.send([source.sge(0, 6)], request_context=7) == Status.SUCCESS
     expect_result(a.cq, Status.IO_TIMEOUT, OpType.SEND, 7)
@@ -336,10 +344,10 @@ def test_send_without_receive_times_out(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("RECV-ORDER")
 @pytest.mark.digest("4.2")
-def test_receives_consumed_in_posting_order(open_adapter: OpenAdapter) -> None:
+def test_receives_consumed_in_posting_order(pair: Pair) -> None:
     """digest 4.2 (receive queue in issue order): each incoming message takes the oldest
     posted receive, whatever the receives' sizes and places in memory."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source, sink = region(a.pd), region(b.pd, fill=b"\x01" * 4096)
     slots = [(3000, 100), (0, 50), (1000, 200)]
     for context, (offset, length) in enumerate(slots, start=1):
@@ -362,11 +370,11 @@ def test_receives_consumed_in_posting_order(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("RECV-NO-LOCAL-WRITE")
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("DATA-STATUS")
-def test_receive_into_read_only_region(open_adapter: OpenAdapter) -> None:
+def test_receive_into_read_only_region(pair: Pair) -> None:
     """digest 1.4 / 2.6 (a buffer the adapter writes needs NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
     4.2 (ND2 ACCESS_VIOLATION = invalid registered memory). docs/semantics.md DATA-STATUS:
     the receive completes ACCESS_VIOLATION, the sender REMOTE_RESOURCES; nothing written."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=b"payload!")
     sink = region(b.pd, flags=MrFlag.ALLOW_LOCAL_READ, fill=b"\x33" * 4096)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
@@ -496,11 +504,12 @@ def _post(endpoint: Side, op: str, sgl: list[ndk.Sge], target: Region, flags: in
 @pytest.mark.digest("4.2")
 @pytest.mark.reference("POST-CHECKS")
 @pytest.mark.parametrize("op", ["send", "write"])
-def test_more_sges_than_max_initiator_request_sge(open_adapter: OpenAdapter, op: str) -> None:
+@pytest.mark.pair(max_initiator_request_sge=2)
+def test_more_sges_than_max_initiator_request_sge(pair: Pair, op: str) -> None:
     """digest 1.2 (MaxInitiatorRequestSge of the QP), 4.2 (ND2 QP::Send / Write:
     DATA_OVERRUN = too many SGEs), 3.4 (no CQE for an inline failure). docs/semantics.md
     POST-CHECKS. The QP stays usable: the same post with the allowed count succeeds."""
-    a, b = pair(open_adapter, max_initiator_request_sge=2)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(96))
     target = region(b.pd, flags=REMOTE_WRITE)
     sgl = [source.sge(i * 32, 32) for i in range(3)]
@@ -518,12 +527,12 @@ def test_more_sges_than_max_initiator_request_sge(open_adapter: OpenAdapter, op:
 @pytest.mark.rule("LIMITS-READ-SGE-COUNT")
 @pytest.mark.digest("2.1")
 @pytest.mark.reference("POST-CHECKS")
-def test_read_sges_limited_by_max_read_request_sge(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(client_knobs=dict(max_read_request_sge=2), max_initiator_request_sge=4)
+def test_read_sges_limited_by_max_read_request_sge(pair: Pair) -> None:
     """digest 2.1 (MaxReadRequestSge overrides MaxInitiatorRequestSge for reads), 4.2 (ND2
     QP::Read: DATA_OVERRUN). docs/semantics.md POST-CHECKS. With MaxReadRequestSge 2 on a QP
     created for 4 SGEs, a 3-SGE read is refused inline; a 3-SGE write is accepted."""
-    a, b = pair(open_adapter, client_knobs=dict(max_read_request_sge=2),
-                max_initiator_request_sge=4)
+    a, b = sides(pair)
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK)
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE,
                     fill=pattern(96, seed=8))
@@ -554,13 +563,14 @@ def _drive(adapter: ndk.Adapter) -> None:
 @pytest.mark.reference("POST-CHECKS")
 @pytest.mark.parametrize("held_by", ["defer", "manual-progress"])
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
-def test_initiator_queue_full(open_adapter: OpenAdapter, held_by: str) -> None:
+@pytest.mark.pair(initiator_queue_depth=2)
+def test_initiator_queue_full(pair: Pair, held_by: str) -> None:
     """digest 4.2 (ND2 QP::Send / Write / Read: NO_MORE_ENTRIES = queue full), 3.4 (no CQE
     for an inline failure). docs/semantics.md POST-CHECKS (requests not yet executed,
     deferred included, fill the queue), PROGRESS. With InitiatorQueueDepth 2 and two writes
     held (deferred, or the engine not stepped), a third is refused; the two held writes still
     complete SUCCESS in order, and the queue then has room again."""
-    a, b = pair(open_adapter, initiator_queue_depth=2)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(64, seed=12))
     target = region(b.pd, flags=REMOTE_WRITE)
     flags = OpFlag.DEFER if held_by == "defer" else 0
@@ -599,11 +609,11 @@ UNDOCUMENTED_FLAGS = [
 @pytest.mark.reference("POST-CHECKS")
 @pytest.mark.parametrize("op, flag", UNDOCUMENTED_FLAGS,
                          ids=[f"{op}-{int(flag):#x}" for op, flag in UNDOCUMENTED_FLAGS])
-def test_flag_the_request_does_not_document(open_adapter: OpenAdapter, op: str, flag: int) -> None:
+def test_flag_the_request_does_not_document(pair: Pair, op: str, flag: int) -> None:
     """digest 1.7 (the flags each request's page allows), 2.5, 4.2 (ND2 QP::Send / Write:
     INVALID_PARAMETER for bad flags). docs/semantics.md POST-CHECKS: a flag the request does
     not document -> INVALID_PARAMETER inline, no CQE; the QP stays usable."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     local = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK,
                    fill=pattern(32))
     target = region(b.pd, flags=MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE)
@@ -619,11 +629,12 @@ def test_flag_the_request_does_not_document(open_adapter: OpenAdapter, op: str, 
 @pytest.mark.rule("LIMITS-INLINE-READ")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("POST-CHECKS")
-def test_inline_flag_on_read(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(inline_data_size=64)
+def test_inline_flag_on_read(pair: Pair) -> None:
     """digest 1.7 (NdkRead allows SILENT_SUCCESS, READ_FENCE, RDMA_READ_LOCAL_INVALIDATE,
     DEFER: INLINE is not among them -- a read's SGEs are a sink, nothing to copy at post).
     docs/semantics.md POST-CHECKS: INVALID_PARAMETER inline, no CQE, the sink untouched."""
-    a, b = pair(open_adapter, inline_data_size=64)
+    a, b = sides(pair)
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK)
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_READ, fill=pattern(32))
     assert a.qp.read([sink.sge(0, 32)], remote.address, remote.remote_token,
@@ -639,11 +650,12 @@ def test_inline_flag_on_read(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("LIMITS-MAX-TRANSFER-LENGTH")
 @pytest.mark.digest("2.1")
 @pytest.mark.reference("POST-CHECKS")
-def test_send_above_max_transfer_length(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(client_knobs=dict(max_transfer_length=1024))
+def test_send_above_max_transfer_length(pair: Pair) -> None:
     """digest 2.1 (MaxTransferLength: max total length per send/receive/read/write), 4.2 (ND2
     QP::Send: BUFFER_OVERFLOW = too much data). docs/semantics.md POST-CHECKS: inline, no
     CQE; exactly MaxTransferLength is sent."""
-    a, b = pair(open_adapter, client_knobs=dict(max_transfer_length=1024))
+    a, b = sides(pair)
     source, sink = region(a.pd, fill=pattern(2048)), region(b.pd)
     assert b.qp.receive([sink.sge(0, 4096)], request_context=1) == Status.SUCCESS
     assert a.qp.send([source.sge(0, 1000), source.sge(1000, 25)], request_context=2) == \
@@ -660,12 +672,12 @@ def test_send_above_max_transfer_length(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("DEFER-HELD")
 @pytest.mark.digest("3.4")
 @pytest.mark.reference("DEFER")
-def test_deferred_send_waits_for_a_non_deferred_post(open_adapter: OpenAdapter) -> None:
+def test_deferred_send_waits_for_a_non_deferred_post(pair: Pair) -> None:
     """digest 3.4: NDK_OP_FLAG_DEFER lets the provider hold a request until a request
     without DEFER ends the chain; the digest calls DEFER a hint, so holding it is a choice:
     docs/semantics.md DEFER (a reference choice: the soft provider holds it). Then both
     complete, in order, and the messages arrive in order."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source, sink = region(a.pd, fill=b"deferredprompt!!"), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert b.qp.receive([sink.sge(64, 64)], request_context=2) == Status.SUCCESS
@@ -683,12 +695,12 @@ def test_deferred_send_waits_for_a_non_deferred_post(open_adapter: OpenAdapter) 
 @pytest.mark.rule("DEFER-FLUSH")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("QP-FLUSH")
-def test_flush_cancels_deferred_requests(open_adapter: OpenAdapter) -> None:
+def test_flush_cancels_deferred_requests(pair: Pair) -> None:
     """digest 1.7 (NdkFlush: pending requests complete with STATUS_CANCELLED), 3.4 (an inline
     success means a CQE must appear): deferred writes not yet issued are flushed CANCELLED in
     posting order and write nothing. docs/semantics.md QP-FLUSH: the connection stays usable
     (a plain write then succeeds)."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(32, seed=26))
     target = region(b.pd, flags=REMOTE_WRITE)
     for i in range(2):
@@ -708,14 +720,15 @@ def test_flush_cancels_deferred_requests(open_adapter: OpenAdapter) -> None:
 @pytest.mark.rule("DEFER-INLINE-FAILURE-PUSHES")
 @pytest.mark.digest("3.4")
 @pytest.mark.reference("POST-CHECKS")
-def test_inline_failure_pushes_deferred_sends(open_adapter: OpenAdapter) -> None:
+@pytest.mark.pair(max_initiator_request_sge=1)
+def test_inline_failure_pushes_deferred_sends(pair: Pair) -> None:
     """digest 3.4: on any inline failure the provider must push all earlier deferred
     requests: Send(DEFER) succeeds inline, then Send(DEFER) fails inline; the first still
     completes and its message arrives, the second produces no CQE.  The inline failure is
     one SGE too many, which the soft provider refuses inline with DATA_OVERRUN
     (docs/semantics.md POST-CHECKS, a reference choice: a provider may find it when the
     request executes instead, ND-LOCAL-LENGTH)."""
-    a, b = pair(open_adapter, max_initiator_request_sge=1)
+    a, b = sides(pair)
     source, sink = region(a.pd, fill=b"pushed!!"), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert b.qp.receive([sink.sge(64, 64)], request_context=2) == Status.SUCCESS
@@ -731,11 +744,11 @@ def test_inline_failure_pushes_deferred_sends(open_adapter: OpenAdapter) -> None
 
 @pytest.mark.rule("DEFER-CHAIN-ORDER")
 @pytest.mark.digest("3.4")
-def test_deferred_chain_completes_in_order(open_adapter: OpenAdapter) -> None:
+def test_deferred_chain_completes_in_order(pair: Pair) -> None:
     """digest 3.4 (every chain ends with a request without DEFER), 4.2 (issue order): three
     deferred writes and a final plain write complete SUCCESS in posting order, each write's
     bytes in place."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(64, seed=21))
     target = region(b.pd, flags=REMOTE_WRITE)
     for i in range(4):
@@ -751,11 +764,11 @@ def test_deferred_chain_completes_in_order(open_adapter: OpenAdapter) -> None:
 
 @pytest.mark.rule("DEFER-SILENT-CHAIN")
 @pytest.mark.digest("3.4")
-def test_deferred_silent_requests(open_adapter: OpenAdapter) -> None:
+def test_deferred_silent_requests(pair: Pair) -> None:
     """digest 3.4 (an inline success means a CQE must eventually appear -- unless
     SILENT_SUCCESS, digest 2.5): a chain of deferred silent writes ended by a plain write
     moves every byte and produces exactly one CQE, the last write's."""
-    a, b = pair(open_adapter)
+    a, b = sides(pair)
     source = region(a.pd, fill=pattern(48, seed=22))
     target = region(b.pd, flags=REMOTE_WRITE)
     silent_deferred = OpFlag.DEFER | OpFlag.SILENT_SUCCESS

@@ -18,7 +18,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev librdmacm-dev
   python3-numpy libfabric-bin python3-rich python3-hypothesis python3-matplotlib
-  python3-pytest-xdist python3-pytest-timeout python3-execnet
+  python3-pytest-xdist python3-pytest-timeout python3-execnet python3-rpyc
   mypy
 )
 

@@ -22,6 +22,9 @@ REFERENCE = "reference choice"  # ... or it is the reference provider's choice
 # The name of the user_properties entries (and JUnit testcase properties) the pytest plugin
 # adds for each violation the validation layer recorded during a test.
 VIOLATION_PROPERTY = "ndk_violation"
+# The user_properties entry the plugin's ``pair`` fixture adds: where the pair's passive side
+# (its peer) ran, as --ndk-peer spells it (local, popen, ssh=HOST, netns=NAME).
+PEER_PROPERTY = "ndk_peer"
 # A test that did not end on its own: the plugin (ndk._isolation) sets the report attribute
 # FATE_ATTR to CRASHED (its process died: a signal, an abort) or TIMEOUT (it ran past
 # pytest-timeout's --timeout), and DETAIL_ATTR to one line naming the signal or the time limit
@@ -69,6 +72,7 @@ class Record:
     violations: tuple[ViolationRecord, ...] = ()  # what the validation layer recorded
     fate: str | None = None  # CRASHED or TIMEOUT for a failure that is one, else None
     reference: str | None = None  # the docs/semantics.md ID of a reference-choice scenario
+    peer: str | None = None  # where its pair's peer ran (PEER_PROPERTY), None without a pair
 
 
 def level_of(record: Record) -> str:
@@ -441,6 +445,20 @@ def format_violations(records: Sequence[Record], providers: Sequence[str], limit
     return title + "\n" + format_table(header, rows, indent="  ")
 
 
+def format_peers(records: Sequence[Record]) -> str:
+    """Where the pair scenarios' peers ran (--ndk-peer), with the outcomes there; empty when
+    no scenario used the pair fixture."""
+    places: dict[str, Counter] = {}
+    for record in records:
+        if record.peer is not None:
+            places.setdefault(record.peer, Counter())[record.outcome] += 1
+    lines = [f"  {place}: " + ", ".join(f"{count[outcome]} {outcome}" for outcome in
+                                        ("passed", "failed", "error", DIFFERS, "skipped")
+                                        if count[outcome])
+             for place, count in sorted(places.items())]
+    return "pair scenarios, where their peer ran:\n" + "\n".join(lines) if lines else ""
+
+
 def format_report(records: Sequence[Record], providers: Sequence[str], wall_seconds: float) -> str:
     """The whole summary: matrix, family counts, skip reasons, failures, validation layer
     violations, warnings, totals."""
@@ -454,6 +472,7 @@ def format_report(records: Sequence[Record], providers: Sequence[str], wall_seco
         format_levels(records, providers),
         format_unmarked_warning(records),
         format_provider_totals(records, providers),
+        format_peers(records),
         format_totals(records, wall_seconds),
     ]
     return "\n\n".join(section for section in sections if section)

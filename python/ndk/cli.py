@@ -126,13 +126,20 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         scenarios_dir=args.scenarios,
         junit=args.junit,
         keyword=args.keyword,
-        extra_args=args.pytest_args,
+        extra_args=_plugin_args(args) + args.pytest_args,
         html=args.html,
         progress=args.progress,
         workers=args.workers,
         timeout=args.timeout,
         strict=args.strict,
     )
+
+
+def _plugin_args(args: argparse.Namespace) -> list[str]:
+    """The pair options, passed through to the plugin as they are."""
+    passed = [("--ndk-peer", args.peer), ("--ndk-peer-provider", args.peer_provider)]
+    passed += [("--ndk-option", option) for option in args.options or ()]
+    return [word for option, value in passed if value is not None for word in (option, value)]
 
 
 def _workers(text: str) -> str:
@@ -201,6 +208,16 @@ def build_parser() -> argparse.ArgumentParser:
                              help="fail on scenarios that differ from a reference choice "
                                   "(docs/semantics.md: where NDK is silent), not only report "
                                   "them")
+    conformance.add_argument("--ndk-peer", dest="peer", metavar="WHERE",
+                             help="where the passive side of each pair scenario runs: local "
+                                  "(default), popen, ssh=HOST, netns=NAME (docs/providers.md, "
+                                  "'Running across hosts')")
+    conformance.add_argument("--ndk-peer-provider", dest="peer_provider", metavar="P",
+                             help="the provider of that passive side (default: --provider)")
+    conformance.add_argument("--ndk-option", dest="options", action="append",
+                             metavar="KEY=VALUE",
+                             help="an option (knob) for every adapter the scenarios' fixtures "
+                                  "open, e.g. transport=shm (repeatable)")
     conformance.set_defaults(handler=cmd_conformance)
 
     try:

@@ -18,7 +18,10 @@ What it provides:
   violation goes into the report's ``user_properties`` (``ndk conformance`` counts them).
   Tests with ``expect_violation`` are skipped under ``--ndk-no-validate``.
 * ``ndk.testing.raw``: raw NDK calls for scenarios that break a consumer rule on purpose.
-* fixtures ``ndk_provider``, ``open_adapter``, ``adapter``, ``pd``, ``cq``.
+* fixtures ``ndk_provider``, ``open_adapter``, ``adapter``, ``pd``, ``cq``, and ``pair``: two
+  connected endpoints whose passive side runs where ``--ndk-peer`` puts it (local, popen,
+  ssh=HOST, netns=NAME; ``ndk._pairs``, ``ndk._peer``), ``ndk_peer``: that peer interpreter.
+* ``--ndk-option KEY=VALUE``: knobs for every adapter the fixtures open (e.g. transport=shm).
 * ``requires(adapter, **minimums)``: skip unless the adapter reports enough capability.
 * ``connect_pair(client, server)``: two connected QPs (``ndk._connect``), for data-path
   scenarios; also reachable as ``ndk.testing.connect_pair`` after a plain ``import ndk``.
@@ -36,14 +39,18 @@ and importing it must not need the compiled extension.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import shlex
 import subprocess
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 import pytest
 
+from . import _pairs
 from ._connect import Endpoint, connect_pair  # noqa: F401  (re-exported)
+from ._pairs import Pair, new_buffer  # noqa: F401  (re-exported for scenarios)
+from ._pairs import _ndk_peer_keeper, ndk_peer  # noqa: F401  (fixtures of the plugin)
 from ._isolation import Isolation
 from ._report import VIOLATION_PROPERTY, ViolationRecord
 from ._selection import OPTION_DEST, provider_of, rule_of, selected_providers
@@ -58,6 +65,7 @@ SETUP_ENV = "NDK_PROVIDER_SETUP"
 EXPECT_VIOLATION = "expect_violation"
 _VALIDATION_PLUGIN = "ndk.testing.validation"
 _ISOLATION_PLUGIN = "ndk.testing.isolation"
+_PEER_WATCH_PLUGIN = "ndk.testing.peers"
 
 
 def __getattr__(name: str) -> Any:
@@ -108,6 +116,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the tests grouped by provider, and 'CMD PROVIDER' (a shell command) before "
         f"the first test of each provider; a failure errors that provider's tests. Default: ${SETUP_ENV}.",
     )
+    _pairs.add_options(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -132,6 +141,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ValidationWatch(config), _VALIDATION_PLUGIN)
     if not config.pluginmanager.has_plugin(_ISOLATION_PLUGIN):
         config.pluginmanager.register(Isolation(config), _ISOLATION_PLUGIN)
+    config.addinivalue_line(
+        "markers",
+        "pair(client_knobs=None, server_knobs=None, **connect_pair_keywords): how the 'pair' "
+        "fixture opens and connects its adapters")
+    _pairs.check_options(config)
+    if not config.pluginmanager.has_plugin(_PEER_WATCH_PLUGIN):
+        config.pluginmanager.register(_pairs.PeerWatch(), _PEER_WATCH_PLUGIN)
     if config.getoption(SETUP_DEST, default=None) and _distributed(config):
         raise pytest.UsageError(
             f"--ndk-provider-setup (or ${SETUP_ENV}) runs the providers one after another, each "
@@ -325,44 +341,74 @@ class OpenAdapter(Protocol):
     def __call__(self, **knobs: Any) -> ndk.Adapter: ...
 
 
-@pytest.fixture
-def open_adapter(ndk_provider: str) -> Any:
-    """Factory ``open_adapter(**knobs)`` opening an adapter of the current provider.
+class _Opener:
+    """Opens adapters for one test and closes them at its teardown; what ``open_adapter`` and
+    the ``pair`` fixture share.  The run's ``--ndk-option`` knobs come first, the test's own
+    override them."""
 
-    Every adapter it opened is closed at teardown. Knobs are a feature of the soft provider;
-    when the provider rejects knobs (``ndk.KnobsNotSupported``) the test is skipped, since the
-    scenario cannot be set up there, rather than failed.  ``validate=`` and the validation
-    layer's options (``validate_timeout_ms=``) pass through to ``ndk.open_adapter``; the
-    layer's options are dropped when the adapter is opened without it.
-    """
-    import ndk
+    def __init__(self, config: pytest.Config) -> None:
+        self.options = _pairs.run_options(config)
+        self.opened: list[Any] = []
 
-    opened: list[Any] = []
+    def open(self, provider: str, **knobs: Any) -> Any:
+        import ndk
 
-    def _open(**knobs: Any) -> Any:
+        knobs = {**self.options, **knobs}
         validate = knobs.get("validate")
         if not (ndk.validate_default() if validate is None else validate):
             # The layer's own options mean nothing without it (--ndk-no-validate).
             knobs = {key: value for key, value in knobs.items() if not key.startswith("validate_")}
         names = sorted(key for key in knobs if key not in ("validate", "version"))
         try:
-            adapter = ndk.open_adapter(ndk_provider, **knobs)
+            adapter = ndk.open_adapter(provider, **knobs)
         except ndk.NdkError as exc:
             # A provider with no device here (the verbs provider without RDMA hardware)
             # reports STATUS_DEVICE_NOT_READY and why: the scenario cannot run, it is skipped.
             if exc.status != ndk.Status.DEVICE_NOT_READY:
                 raise
-            pytest.skip(f"provider {ndk_provider!r} cannot open an adapter here: {exc}")
+            pytest.skip(f"provider {provider!r} cannot open an adapter here: {exc}")
         except ndk.KnobsNotSupported as exc:
             if not names:
                 raise
-            pytest.skip(f"provider {ndk_provider!r} has no knob {', '.join(names)}: {exc}")
-        opened.append(adapter)
+            pytest.skip(f"provider {provider!r} has no knob {', '.join(names)}: {exc}")
+        self.opened.append(adapter)
         return adapter
 
-    yield _open
-    for adapter in reversed(opened):
-        close_quietly(adapter)
+    def close(self) -> None:
+        for adapter in reversed(self.opened):
+            close_quietly(adapter)
+
+
+@pytest.fixture
+def _ndk_opener(request: pytest.FixtureRequest) -> Any:
+    opener = _Opener(request.config)
+    yield opener
+    opener.close()
+
+
+@pytest.fixture
+def open_adapter(ndk_provider: str, _ndk_opener: _Opener) -> Any:
+    """Factory ``open_adapter(**knobs)`` opening an adapter of the current provider.
+
+    Every adapter it opened is closed at teardown. Knobs are a feature of the soft provider;
+    when the provider rejects knobs (``ndk.KnobsNotSupported``) the test is skipped, since the
+    scenario cannot be set up there, rather than failed.  ``validate=`` and the validation
+    layer's options (``validate_timeout_ms=``) pass through to ``ndk.open_adapter``; the
+    layer's options are dropped when the adapter is opened without it.  The run's
+    ``--ndk-option KEY=VALUE`` knobs are given to every adapter (the test's own win).
+    """
+    return functools.partial(_ndk_opener.open, ndk_provider)
+
+
+@pytest.fixture
+def pair(request: pytest.FixtureRequest, ndk_provider: str, _ndk_opener: _Opener,
+         _ndk_peer_keeper: _pairs.PeerKeeper) -> Iterator[Pair]:
+    """``(a, b)``: the connected endpoints ``connect_pair`` returns, ``a`` in the test's
+    process, ``b`` (the passive side) where ``--ndk-peer`` puts it (``ndk._pairs``).  Skips
+    with the reason when the provider cannot reach the peer's location.
+    ``@pytest.mark.pair(client_knobs=..., server_knobs=..., **connect_pair_keywords)`` sets
+    it up."""
+    yield from _pairs.open_pair(request, ndk_provider, _ndk_opener.open, _ndk_peer_keeper)
 
 
 @pytest.fixture

@@ -1,0 +1,128 @@
+"""Remote peers (issue 14, item 2) against the real extension: a peer interpreter started with
+``--ndk-peer popen`` opens a soft adapter and answers through rpyc's proxies; a peer that dies
+is a clear error, not a hang; a provider that cannot reach the peer skips its pair scenarios
+with the reason.  (A soft adapter needs no connection to answer a query: this works while the
+soft provider has only its in-process transport.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import ndk
+from ndk._peer import parse_peer
+from ndk._peer_process import PeerError, start_peer
+
+pytest.importorskip("rpyc")
+
+
+@pytest.fixture
+def peer():
+    started = start_peer(parse_peer("popen"))
+    yield started
+    started.close()
+
+
+def test_a_popen_peer_opens_an_adapter_and_answers(peer) -> None:
+    assert peer.pid != os.getpid() and peer.alive
+    adapter = peer.open_adapter("soft", address="192.0.2.71")
+    info = adapter.query_info()
+    here = ndk.open_adapter("soft", address="192.0.2.72")
+    try:
+        assert info.max_cq_depth == here.query_info().max_cq_depth > 0
+    finally:
+        here.close()
+    # enumerations cross as their values, so they compare with this process's members
+    call = adapter.create_cq(cq_depth=info.max_cq_depth + 1)
+    assert call.status == ndk.Status.INVALID_PARAMETER
+    assert list(adapter.addresses) == ["192.0.2.71"]
+    # the peer's own process opened it: its pid is the peer's
+    assert peer.connection.modules.os.getpid() == peer.pid
+    peer.close_adapters()
+    assert adapter.closed
+
+
+def test_an_error_in_the_peer_arrives_as_the_ndk_error(peer) -> None:
+    adapter = peer.open_adapter("soft", create_mode="inline")
+    adapter.knobs.fail("NdkCreatePd", ndk.Status.INSUFFICIENT_RESOURCES, mode="inline")
+    with pytest.raises(ndk.NdkError) as error:
+        adapter.create_pd().get(timeout=1.0)
+    assert error.value.status == ndk.Status.INSUFFICIENT_RESOURCES
+
+
+def test_a_peer_that_dies_is_an_error_naming_the_signal(peer) -> None:
+    adapter = peer.open_adapter("soft")
+    os.kill(peer.pid, signal.SIGKILL)
+    with pytest.raises(EOFError):  # rpyc: the pipe closed; no wait for an answer
+        adapter.query_info()
+    assert not peer.alive
+    assert peer.death() == f"the peer process (popen, pid {peer.pid}) killed by SIGKILL (signal 9)"
+
+
+def test_a_peer_that_cannot_start_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PeerError, match=r"netns=ndk-no-such-namespace: the peer did not start"
+                       r".*its stderr: .*ndk-no-such-namespace"):
+        start_peer(parse_peer("netns=ndk-no-such-namespace"), timeout=10.0)
+
+
+SCENARIOS = '''
+    import os
+    import signal
+
+    import pytest
+    import ndk
+
+    @pytest.mark.rule("PEER-PAIR")
+    def test_pair(pair) -> None:
+        a, b = pair
+        assert b.listener is not None
+
+    @pytest.mark.rule("PEER-DIES")
+    def test_peer_dies(ndk_peer) -> None:
+        adapter = ndk_peer.open_adapter("soft")
+        os.kill(ndk_peer.pid, signal.SIGKILL)
+        adapter.query_info()
+
+    @pytest.mark.rule("PEER-AFTER")
+    def test_after_a_peer_died(ndk_peer) -> None:
+        assert ndk_peer.open_adapter("soft").query_info().max_cq_depth > 0
+'''
+
+
+def _conformance(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir(exist_ok=True)
+    (scenarios / "test_peers.py").write_text(textwrap.dedent(SCENARIOS), encoding="utf-8")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("NDK_PROVIDER_SETUP", None)
+    return subprocess.run(
+        [sys.executable, "-m", "ndk", "conformance", "--scenarios", str(scenarios),
+         "--progress", "off", *args, "--", "-rs"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+
+
+def test_popen_runs_peers_reports_a_death_and_skips_an_unreachable_pair(tmp_path: Path) -> None:
+    done = _conformance(tmp_path, "--ndk-peer", "popen")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    # inproc cannot reach another process: the pair is skipped, saying so
+    assert ("soft with transport=inproc reaches only adapters of its own process; "
+            "--ndk-peer popen needs transport=shm or tcp") in out
+    # the dead peer fails its scenario with what happened to it; the next one gets a new peer
+    assert "test_peer_dies: ndk peer: the peer process (popen, pid " in out
+    assert "killed by SIGKILL (signal 9)" in out
+    assert "PEER-DIES" in out and "conformance: 1 passed, 1 failed, 1 skipped" in out, out
+    assert "pair scenarios, where their peer ran:\n  popen: 1 passed, 1 failed, 1 skipped" in out
+
+
+def test_local_peer_runs_the_pair_in_this_process(tmp_path: Path) -> None:
+    done = _conformance(tmp_path, "-k", "pair")
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "pair scenarios, where their peer ran:\n  local: 1 passed" in out

@@ -1,0 +1,123 @@
+"""--ndk-peer and its companions (issue 14, item 2): parsing, the reachability table, the
+pass-through of ``ndk conformance``, and the report's line of where the peers ran.  Pure
+Python: no peer is started here (tests/binding/test_remote_peer.py starts real ones)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ndk import cli
+from ndk._pairs import parse_options
+from ndk._peer import (HOST, NETWORK, PROCESS, REACH, PeerSpec, parse_peer, reach_of,
+                       unreachable)
+from ndk._peer_process import peer_command
+from ndk._report import Record, format_peers
+
+
+@pytest.mark.parametrize("text, mode, target, location", [
+    ("local", "local", None, PROCESS),
+    ("popen", "popen", None, HOST),
+    ("ssh=host-b", "ssh", "host-b", NETWORK),
+    ("netns=ndk-b", "netns", "ndk-b", NETWORK),
+])
+def test_peer_values_parse_to_their_location(text: str, mode: str, target: str | None,
+                                             location: str) -> None:
+    spec = parse_peer(text)
+    assert (spec.mode, spec.target, spec.location, str(spec)) == (mode, target, location, text)
+
+
+@pytest.mark.parametrize("text", ["", "remote", "ssh", "ssh=", "netns", "popen=x", "local=1"])
+def test_a_malformed_peer_says_what_is_accepted(text: str) -> None:
+    with pytest.raises(ValueError, match="use local, popen, ssh=HOST or netns=NAME"):
+        parse_peer(text)
+
+
+def test_options_are_key_value_pairs() -> None:
+    assert parse_options(["transport=shm", " rnr_timeout_ms = 20"], "--ndk-option") == {
+        "transport": "shm", "rnr_timeout_ms": "20"}
+    with pytest.raises(ValueError, match="--ndk-option 'transport': use KEY=VALUE"):
+        parse_options(["transport"], "--ndk-option")
+
+
+@pytest.mark.parametrize("provider, options, reach", [
+    ("soft", {}, PROCESS),                      # transport=inproc by default
+    ("soft", {"transport": "inproc"}, PROCESS),
+    ("soft", {"transport": "shm"}, HOST),
+    ("soft", {"transport": "tcp"}, NETWORK),
+    ("loop", {}, PROCESS),
+    ("verbs:rxe0", {}, NETWORK),
+    ("/opt/libmine.so", {}, None),              # not known: tried
+])
+def test_reach_follows_the_transport(provider: str, options: dict, reach: str | None) -> None:
+    assert reach_of(provider, options) == reach
+
+
+def test_every_reach_is_a_location() -> None:
+    assert set(REACH.values()) <= {PROCESS, HOST, NETWORK}
+
+
+def test_inproc_cannot_reach_a_popen_peer_and_says_what_would() -> None:
+    assert unreachable("soft", {}, "soft", {}, parse_peer("popen")) == (
+        "soft with transport=inproc reaches only adapters of its own process; "
+        "--ndk-peer popen needs transport=shm or tcp")
+
+
+def test_shm_reaches_a_popen_peer_but_not_another_host() -> None:
+    shm = {"transport": "shm"}
+    assert unreachable("soft", shm, "soft", shm, parse_peer("popen")) is None
+    assert unreachable("soft", shm, "soft", shm, parse_peer("ssh=b")) == (
+        "soft with transport=shm reaches only adapters on its own host; "
+        "--ndk-peer ssh=b needs transport=tcp")
+
+
+def test_the_peer_side_is_judged_too() -> None:
+    reason = unreachable("verbs:siw0", {}, "soft", {}, parse_peer("netns=b"))
+    assert reason == ("soft with transport=inproc reaches only adapters of its own process; "
+                      "--ndk-peer netns=b needs transport=tcp")
+
+
+def test_local_peers_are_always_reached() -> None:
+    for provider in ("soft", "loop", "verbs", "/opt/libmine.so"):
+        assert unreachable(provider, {}, provider, {}, PeerSpec("local")) is None
+
+
+def test_two_providers_meet_only_on_a_wire() -> None:
+    local = PeerSpec("local")
+    assert unreachable("soft", {}, "loop", {}, local) == (
+        "soft with transport=inproc and loop share no transport: two providers connect only "
+        "over a network (tcp, verbs)")
+    assert unreachable("soft", {"transport": "tcp"}, "verbs:siw0", {}, parse_peer("ssh=b")) is None
+
+
+@pytest.mark.parametrize("text, head", [
+    ("popen", ["env"]),
+    ("ssh=host-b", ["ssh", "-o", "BatchMode=yes", "-T", "host-b"]),
+    ("netns=ndk-b", ["ip", "netns", "exec", "ndk-b", "env"]),
+])
+def test_the_peer_is_debians_python_with_the_same_package(text: str, head: list[str]) -> None:
+    command = peer_command(parse_peer(text), "/build/python")
+    assert command[:len(head)] == head
+    words = " ".join(command)
+    assert "PYTHONPATH=/build/python /usr/bin/python3 -c" in words
+    assert "ndk._peer_rpyc" in words
+
+
+def test_conformance_passes_the_pair_options_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = {}
+    monkeypatch.setattr("ndk.conformance.run", lambda **kwargs: seen.update(kwargs) or 0)
+    assert cli.main(["conformance", "--ndk-peer", "popen", "--ndk-peer-provider", "loop",
+                     "--ndk-option", "transport=shm", "--", "-x"]) == 0
+    assert seen["extra_args"] == ["--ndk-peer", "popen", "--ndk-peer-provider", "loop",
+                                  "--ndk-option", "transport=shm", "-x"]
+
+
+def test_the_report_says_where_the_peers_ran() -> None:
+    def record(n: int, outcome: str, peer: str | None) -> Record:
+        return Record(nodeid=f"t{n}", rule="R", provider="soft", outcome=outcome, message=None,
+                      duration=0.0, peer=peer)
+
+    records = [record(1, "passed", "popen"), record(2, "skipped", "popen"),
+               record(3, "passed", "popen"), record(4, "passed", None)]
+    assert format_peers(records) == ("pair scenarios, where their peer ran:\n"
+                                     "  popen: 2 passed, 1 skipped")
+    assert format_peers([record(4, "passed", None)]) == ""
