@@ -1,0 +1,279 @@
+#include "providers/soft/tcp/tcp_link.hpp"
+
+#include "providers/soft/tcp/tcp_terminate.hpp"
+
+#include <stdexcept>
+
+namespace ndk::soft::tcp {
+
+using iwarp::RdmapOpcode;
+using iwarp::SegmentHeader;
+
+namespace {
+
+constexpr std::size_t kReadChunk = 64 * 1024;
+
+// Where a message's "begun, not ended" flag lives (TcpLink::open_).
+std::size_t open_slot(const SegmentHeader &header)
+{
+    if (header.opcode == RdmapOpcode::rdma_write)
+        return iwarp::kQueueCount;
+    if (header.opcode == RdmapOpcode::read_response)
+        return iwarp::kQueueCount + 1;
+    return header.queue; // checked below kQueueCount by the parser
+}
+
+} // namespace
+
+TcpLink::TcpLink(TcpStream stream, TcpLinkStart start)
+    : side_(start.side), negotiated_(start.negotiated), send_mulpdu_(start.send_mulpdu),
+      stream_(std::move(stream)), next_msn_(start.next_msn),
+      reassembler_(start.negotiated.crc, start.receive_max_ulpdu), sequence_(start.sequence),
+      pending_(std::move(start.received)), chunk_(kReadChunk),
+      expect_rtr_read_response_(start.expect_rtr_read_response)
+{
+    // The answer RFC 6581 3.3 asks of a Read RTR's responder: a zero-length Read Response.
+    if (start.owed_read_response)
+        read_response(start.owed_read_response->sink_stag, start.owed_read_response->sink_offset,
+                      {});
+}
+
+iwarp::TerminateReason TcpLink::terminate_reason() const
+{
+    std::lock_guard lock(send_mutex_);
+    return reason_;
+}
+
+int TcpLink::error() const
+{
+    std::lock_guard lock(send_mutex_);
+    return stream_.write_error() != 0 ? stream_.write_error() : read_error_.load();
+}
+
+void TcpLink::end(TcpLinkState state)
+{
+    TcpLinkState expected = TcpLinkState::open;
+    state_.compare_exchange_strong(expected, state, std::memory_order_acq_rel);
+}
+
+LinkSendStatus TcpLink::send_locked(const SegmentHeader &first, std::span<const std::byte> body)
+{
+    struct Frame {
+        iwarp::HeaderBytes header;
+        iwarp::FpduFraming framing;
+        std::span<const std::byte> payload;
+    };
+    std::vector<Frame> frames;
+    for (iwarp::Segmenter segmenter(first, body.size(), send_mulpdu_); !segmenter.done();) {
+        const iwarp::SegmentPiece piece = segmenter.next();
+        Frame frame;
+        frame.header = iwarp::encode_segment_header(piece.header);
+        frame.payload = body.subspan(piece.offset, piece.size);
+        frame.framing = iwarp::frame_fpdu({frame.header.span(), frame.payload}, negotiated_.crc);
+        frames.push_back(frame);
+    }
+    // Built after the frames stopped moving: the pieces point into them.
+    std::vector<iovec> pieces;
+    pieces.reserve(frames.size() * 4);
+    auto add = [&pieces](std::span<const std::byte> bytes) {
+        if (!bytes.empty())
+            pieces.push_back({const_cast<std::byte *>(bytes.data()), bytes.size()});
+    };
+    for (const Frame &frame : frames) {
+        add(frame.framing.length);
+        add(frame.header.span());
+        add(frame.payload);
+        add(frame.framing.trailer_bytes());
+    }
+    return after_write(stream_.write(pieces));
+}
+
+LinkSendStatus TcpLink::after_write(StreamStatus status)
+{
+    switch (status) {
+    case StreamStatus::ok:
+        // Nothing follows a Terminate (RFC 5040 5.1.4): the FIN goes once it has gone.
+        if (state() == TcpLinkState::terminate_sent && !fin_sent_) {
+            stream_.shutdown_write();
+            fin_sent_ = true;
+        }
+        return LinkSendStatus::sent;
+    case StreamStatus::queued:
+        return LinkSendStatus::queued;
+    default:
+        end(TcpLinkState::reset);
+        return LinkSendStatus::closed;
+    }
+}
+
+LinkSendStatus TcpLink::next_message(SegmentHeader header, std::span<const std::byte> body)
+{
+    std::lock_guard lock(send_mutex_);
+    if (state() != TcpLinkState::open)
+        return LinkSendStatus::closed;
+    if (!iwarp::is_tagged(header.opcode)) {
+        header.queue = iwarp::queue_of(header.opcode);
+        header.msn = next_msn_[header.queue];
+        header.message_offset = 0;
+    }
+    const LinkSendStatus status = send_locked(header, body);
+    if (!iwarp::is_tagged(header.opcode))
+        ++next_msn_[header.queue]; // the peer counts it whatever happens to the stream
+    return status;
+}
+
+LinkSendStatus TcpLink::send(RdmapOpcode kind, std::span<const std::byte> payload,
+                             std::uint32_t invalidate_stag)
+{
+    if (kind != RdmapOpcode::send && kind != RdmapOpcode::send_invalidate &&
+        kind != RdmapOpcode::send_solicited && kind != RdmapOpcode::send_solicited_invalidate)
+        throw std::invalid_argument("TcpLink::send takes one of the four Send opcodes");
+    SegmentHeader header;
+    header.opcode = kind;
+    header.invalidate_stag = iwarp::carries_invalidate(kind) ? invalidate_stag : 0;
+    return next_message(header, payload);
+}
+
+LinkSendStatus TcpLink::tagged_message(RdmapOpcode opcode, std::uint32_t stag,
+                                       std::uint64_t offset, std::span<const std::byte> payload)
+{
+    SegmentHeader header;
+    header.opcode = opcode;
+    header.stag = stag;
+    header.tagged_offset = offset;
+    return next_message(header, payload);
+}
+
+LinkSendStatus TcpLink::write(std::uint32_t stag, std::uint64_t offset,
+                              std::span<const std::byte> payload)
+{
+    return tagged_message(RdmapOpcode::rdma_write, stag, offset, payload);
+}
+
+LinkSendStatus TcpLink::read_response(std::uint32_t sink_stag, std::uint64_t sink_offset,
+                                      std::span<const std::byte> payload)
+{
+    return tagged_message(RdmapOpcode::read_response, sink_stag, sink_offset, payload);
+}
+
+LinkSendStatus TcpLink::read_request(const iwarp::ReadRequest &request)
+{
+    SegmentHeader header;
+    header.opcode = RdmapOpcode::read_request;
+    const auto body = iwarp::encode_read_request(request);
+    return next_message(header, body);
+}
+
+void TcpLink::terminate(iwarp::TerminateReason reason, std::span<const std::byte> ulpdu_in_error)
+{
+    std::lock_guard lock(send_mutex_);
+    if (state() != TcpLinkState::open)
+        return;
+    SegmentHeader header;
+    header.opcode = RdmapOpcode::terminate;
+    header.queue = iwarp::kQueueTerminate;
+    header.msn = next_msn_[iwarp::kQueueTerminate]++;
+    const std::vector<std::byte> body = terminate_body(reason, ulpdu_in_error);
+    reason_ = reason;
+    end(TcpLinkState::terminate_sent);
+    send_locked(header, body);
+}
+
+LinkSendStatus TcpLink::flush()
+{
+    std::lock_guard lock(send_mutex_);
+    return after_write(stream_.flush());
+}
+
+std::size_t TcpLink::queued() const
+{
+    std::lock_guard lock(send_mutex_);
+    return stream_.queued();
+}
+
+bool TcpLink::inside_message() const
+{
+    for (bool open : open_)
+        if (open)
+            return true;
+    return reassembler_.pending() > 0;
+}
+
+bool TcpLink::deliver(SegmentSink &sink)
+{
+    for (;;) {
+        const iwarp::FpduStep step = reassembler_.next();
+        if (step.status == iwarp::FpduStatus::need_more)
+            return true;
+        if (step.status != iwarp::FpduStatus::complete) {
+            terminate(terminate_reason_for(step.status), {});
+            return false;
+        }
+        const auto parsed = iwarp::parse_segment(step.ulpdu);
+        if (!parsed) {
+            terminate(terminate_reason_for(parsed.error(), step.ulpdu), step.ulpdu);
+            return false;
+        }
+        const iwarp::DdpSequenceStep order = sequence_.accept(parsed->header, parsed->payload.size());
+        if (order.error != iwarp::DdpSequenceError::none) {
+            terminate(terminate_reason_for(order.error), step.ulpdu);
+            return false;
+        }
+        open_[open_slot(parsed->header)] = !order.message_complete;
+        if (expect_rtr_read_response_ && parsed->header.opcode == RdmapOpcode::read_response) {
+            // Our Read RTR's zero-length answer (RFC 6581 3.3): the handshake's, not a read's.
+            expect_rtr_read_response_ = false;
+            if (parsed->payload.empty() && order.message_complete)
+                continue;
+            terminate(iwarp::TerminateReason::mpa_no_matching_rtr, step.ulpdu);
+            return false;
+        }
+        InboundSegment segment;
+        segment.header = parsed->header;
+        segment.payload = parsed->payload;
+        segment.read_request = parsed->read_request;
+        segment.terminate = parsed->terminate;
+        segment.message_complete = order.message_complete;
+        segment.ulpdu = step.ulpdu;
+        sink.segment(segment);
+        if (segment.terminate) {
+            end(TcpLinkState::terminate_received);
+            return false;
+        }
+        if (state() != TcpLinkState::open)
+            return false; // the sink terminated the link
+    }
+}
+
+TcpLinkState TcpLink::receive(SegmentSink &sink)
+{
+    if (state() != TcpLinkState::open)
+        return state();
+    if (!pending_.empty()) {
+        reassembler_.push(pending_);
+        pending_ = {};
+        if (!deliver(sink))
+            return state();
+    }
+    for (;;) {
+        std::size_t got = 0;
+        const StreamStatus status = stream_.read_some(chunk_, got);
+        if (status == StreamStatus::ok) {
+            reassembler_.push(std::span(chunk_).first(got));
+            if (!deliver(sink))
+                return state();
+            continue;
+        }
+        if (status == StreamStatus::drained)
+            return state();
+        if (status == StreamStatus::eof) {
+            end(inside_message() ? TcpLinkState::closed_mid_message : TcpLinkState::closed);
+        } else {
+            read_error_.store(stream_.read_error());
+            end(TcpLinkState::reset);
+        }
+        return state();
+    }
+}
+
+} // namespace ndk::soft::tcp

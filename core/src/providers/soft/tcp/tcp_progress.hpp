@@ -1,0 +1,92 @@
+// The thread that makes the tcp transport's sockets progress while nobody posts: epoll on
+// acceptors, established links and the descriptors of establishments in flight, calling the
+// owner's handler for what happened (tcp_establish.hpp, tcp_link.hpp).  The model is the shm
+// transport's ShmProgress (shm_progress.hpp); one per owner (the soft provider: per adapter),
+// the handler called on this thread, one call at a time.
+//
+// Links and establishment descriptors are watched edge-triggered for reading and writing:
+// a link's readable() must call receive(), which reads until the socket would block, and an
+// establishment's ready() must call poll(), which does the same; a link that becomes writable
+// is flushed here (its queued FPDUs go), without a handler call.  A link added with bytes
+// already read past the handshake gets one readable() at once, since the socket may not
+// become readable again for them.  The first time a link is seen ended (EOF, reset,
+// Terminate either way) the handler's link_ended() is called, once; the link stays watched
+// (its queue, a Terminate, may still need flushing) until remove().
+//
+// add() and remove() may be called from any thread, and from the handler.  After remove()
+// returns the handler is not called for that object again, so the owner may destroy it;
+// objects must not move while registered.  stop() (and the destructor) joins the thread.
+#pragma once
+
+#include "providers/soft/tcp/tcp_establish.hpp"
+#include "providers/soft/tcp/tcp_link.hpp"
+#include "providers/soft/transport/unique_fd.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace ndk::soft::tcp {
+
+class TcpProgressHandler {
+public:
+    virtual ~TcpProgressHandler() = default;
+    // A connection waits: acceptor.accept() until it returns nothing.
+    virtual void incoming(TcpAcceptor &acceptor) = 0;
+    // Bytes arrived (or the peer closed): link.receive(sink).
+    virtual void readable(TcpLink &link) = 0;
+    // The link has ended (link.state() says how).  Once per link.
+    virtual void link_ended(TcpLink &link) = 0;
+    // A descriptor given to add_fd() became readable or writable: the establishment's poll().
+    virtual void ready(int fd) = 0;
+};
+
+class TcpProgress {
+public:
+    explicit TcpProgress(TcpProgressHandler &handler);
+    ~TcpProgress();
+    TcpProgress(const TcpProgress &) = delete;
+    TcpProgress &operator=(const TcpProgress &) = delete;
+
+    void add(TcpAcceptor &acceptor);
+    void remove(TcpAcceptor &acceptor);
+    void add(TcpLink &link);
+    void remove(TcpLink &link);
+    void add_fd(int fd);
+    void remove_fd(int fd);
+
+    void stop();
+
+private:
+    enum class Kind { acceptor, link, fd };
+    struct Entry {
+        Kind kind;
+        void *object = nullptr; // TcpAcceptor or TcpLink
+        int fd = -1;
+        bool kick = false;  // a link to serve before the next sleep
+        bool ended = false; // link_ended() was called
+    };
+
+    void run();
+    void insert(Entry entry, std::uint32_t events);
+    void erase(Kind kind, const void *object, int fd);
+    void wake() const;
+    void serve_kicked();
+    void dispatch(std::uint64_t id, std::uint32_t events);
+    void serve_link(std::uint64_t id, bool readable, bool writable);
+
+    TcpProgressHandler &handler_;
+    shm::UniqueFd epoll_;
+    shm::UniqueFd wake_; // an eventfd: stop(), and a link added with bytes to serve
+    // Recursive: the handler runs under it (so remove() on another thread waits for the call
+    // in progress to end) and may itself call add() or remove().
+    std::recursive_mutex mutex_;
+    std::map<std::uint64_t, Entry> entries_;
+    std::uint64_t next_id_ = 1; // 0 is the wake eventfd's
+    std::atomic<bool> stopping_{false};
+    std::thread thread_;
+};
+
+} // namespace ndk::soft::tcp

@@ -1,0 +1,69 @@
+// One non-blocking TCP socket with the two things every user of it needs: an outbound queue
+// (bytes the socket did not take yet, copied, flushed when it is writable again) so that no
+// caller ever blocks, and a read that drains what the kernel holds.  The establishment
+// objects and the established link (tcp_establish.hpp, tcp_link.hpp) each own one, in turn.
+//
+// Writes go through sendmsg(MSG_NOSIGNAL): a peer that reset the connection gives EPIPE or
+// ECONNRESET, never SIGPIPE in a process that hosts a provider.
+#pragma once
+
+#include "providers/soft/transport/unique_fd.hpp"
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace ndk::soft::tcp {
+
+using shm::UniqueFd;
+
+enum class StreamStatus {
+    ok,     // everything was written, or the read drained the socket
+    queued, // the socket took part: the rest waits in the queue for flush()
+    drained, // a read found nothing more for now (the socket would block)
+    eof,    // the peer closed its direction (read returned 0)
+    broken, // the connection is gone: reset, or another socket error (error() says which)
+};
+
+class TcpStream {
+public:
+    explicit TcpStream(UniqueFd fd) : fd_(std::move(fd)) {}
+
+    int fd() const { return fd_.get(); }
+    // The errno of a `broken` write, and of a `broken` read (the send and receive sides may
+    // run on two threads, so each keeps its own).
+    int write_error() const { return write_error_; }
+    int read_error() const { return read_error_; }
+
+    // The pieces in order, after whatever is queued: what the socket takes now is written
+    // from the pieces in place, the rest copied into the queue.
+    StreamStatus write(std::span<const iovec> pieces);
+    StreamStatus write(std::span<const std::byte> bytes);
+    // Write what is queued; `ok` when the queue is empty.
+    StreamStatus flush();
+    std::size_t queued() const { return queue_.size() - head_; }
+
+    // One read into `buffer`: `ok` with `got` > 0, `drained`, `eof` or `broken`.
+    StreamStatus read_some(std::span<std::byte> buffer, std::size_t &got);
+    // Append everything readable to `into` until the socket would block: `drained`, or `eof`
+    // / `broken` (what was read before still counts).
+    StreamStatus read_available(std::vector<std::byte> &into);
+
+    // No more writes from us (a FIN after what is queued has gone: call once queued() is 0).
+    void shutdown_write();
+
+private:
+    // Writes from `pieces`, advancing over what went: `queued` when the socket would block.
+    StreamStatus write_now(std::vector<iovec> &pieces, std::size_t &first);
+    void enqueue(std::span<const iovec> pieces, std::size_t first);
+
+    UniqueFd fd_;
+    std::vector<std::byte> queue_;
+    std::size_t head_ = 0; // first byte of queue_ not yet written
+    int write_error_ = 0;
+    int read_error_ = 0;
+};
+
+} // namespace ndk::soft::tcp

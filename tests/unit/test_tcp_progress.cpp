@@ -1,0 +1,299 @@
+// The TCP link's progress thread (core/src/providers/soft/tcp/tcp_progress.*): it drives the
+// passive side of every establishment from its events (a connection on the acceptor, the
+// request and the RTR on the connection's socket) and serves links, while client threads
+// connect, stream numbered messages and read the echoes the handler sends back from the
+// progress thread; each client's close is reported once per link.  And remove() keeps its
+// promise: no handler call for a link after remove() returns, though its peer goes on sending.
+#include "providers/soft/tcp/tcp_progress.hpp"
+#include "tcp_link_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace {
+
+using namespace ndk::soft::tcp;
+using namespace ndk::soft::tcp::test_support;
+namespace iwarp = ndk::soft::iwarp;
+using iwarp::RdmapOpcode;
+
+constexpr std::size_t kMulpdu = 1024;
+
+std::size_t size_of_message(unsigned client, unsigned i) { return (i * 997 + client * 31) % 5000; }
+
+// The passive owner: accepts through the progress thread's events, echoes every message it
+// receives back on the same link, and counts link_ended() per link.
+class EchoOwner : public TcpProgressHandler {
+public:
+    TcpProgress *progress = nullptr;
+    TcpAcceptor *acceptor = nullptr;
+
+    void incoming(TcpAcceptor &from) override
+    {
+        while (auto connection = from.accept()) {
+            const int fd = connection->fd();
+            establishing_.emplace(fd, std::move(*connection));
+            progress->add_fd(fd);
+        }
+    }
+
+    void ready(int fd) override
+    {
+        IncomingTcpConnection &connection = establishing_.at(fd);
+        TcpEstablish step = connection.poll();
+        if (step == TcpEstablish::request)
+            step = connection.accept({}, bytes_of("welcome"));
+        if (step == TcpEstablish::waiting)
+            return;
+        progress->remove_fd(fd);
+        if (step == TcpEstablish::established) {
+            auto link = connection.take_link();
+            TcpLink &added = *link;
+            {
+                std::lock_guard lock(mutex_);
+                links_[&added].link = std::move(link);
+            }
+            progress->add(added);
+        } else {
+            std::lock_guard lock(mutex_);
+            ++failed_establishments_;
+        }
+        establishing_.erase(fd);
+    }
+
+    void readable(TcpLink &link) override
+    {
+        Served &served = served_of(link);
+        link.receive(served.sink);
+        // Echo what completed since the last call, from this thread.
+        for (; served.echoed < served.sink.messages.size(); ++served.echoed)
+            link.send(RdmapOpcode::send, served.sink.messages[served.echoed].bytes);
+    }
+
+    void link_ended(TcpLink &link) override
+    {
+        std::lock_guard lock(mutex_);
+        ++links_.at(&link).ended_reports;
+        changed_.notify_all();
+    }
+
+    // Wait until `count` links have ended, at most kStepLimit.
+    bool wait_ended(std::size_t count)
+    {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, kStepLimit, [&] {
+            std::size_t ended = 0;
+            for (const auto &[link, served] : links_)
+                ended += served.ended_reports > 0 ? 1 : 0;
+            return ended >= count;
+        });
+    }
+
+    struct Summary {
+        std::size_t links = 0;
+        std::size_t reported_once = 0;
+        std::size_t closed = 0;
+        std::size_t messages = 0;
+        bool misplaced = false;
+        std::size_t failed_establishments = 0;
+    };
+    Summary summary()
+    {
+        std::lock_guard lock(mutex_);
+        Summary s;
+        s.links = links_.size();
+        s.failed_establishments = failed_establishments_;
+        for (const auto &[link, served] : links_) {
+            s.reported_once += served.ended_reports == 1 ? 1 : 0;
+            s.closed += link->state() == TcpLinkState::closed ? 1 : 0;
+            s.messages += served.sink.messages.size();
+            s.misplaced = s.misplaced || served.sink.misplaced;
+        }
+        return s;
+    }
+
+    void remove_all()
+    {
+        std::lock_guard lock(mutex_);
+        for (auto &[link, served] : links_)
+            progress->remove(*link);
+    }
+
+private:
+    struct Served {
+        std::unique_ptr<TcpLink> link;
+        MessageSink sink;
+        std::size_t echoed = 0;
+        int ended_reports = 0;
+    };
+    Served &served_of(TcpLink &link)
+    {
+        std::lock_guard lock(mutex_);
+        return links_.at(&link);
+    }
+
+    std::map<int, IncomingTcpConnection> establishing_; // the progress thread's alone
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::map<TcpLink *, Served> links_;
+    std::size_t failed_establishments_ = 0;
+};
+
+// One client thread: connect, stream `count` numbered messages, read their echoes in order.
+// Returns what went wrong, or an empty string.
+std::string run_client(const TcpAddress &to, unsigned client, unsigned count)
+{
+    try {
+        TcpConnectParameters parameters;
+        parameters.destination = to;
+        parameters.options.send_mulpdu = kMulpdu;
+        auto outgoing = OutgoingTcpConnection::connect(parameters);
+        const auto deadline = Clock::now() + kStepLimit;
+        TcpEstablish step;
+        while ((step = outgoing.poll()) == TcpEstablish::waiting) {
+            std::vector<pollfd> set{{outgoing.fd(), POLLIN, 0}};
+            if (remaining_ms(deadline) == 0)
+                return "client timed out establishing";
+            ::poll(set.data(), 1, std::min(remaining_ms(deadline), 20));
+        }
+        if (step != TcpEstablish::replied)
+            return "client not replied";
+        if (text_of(outgoing.reply().private_data) != "welcome")
+            return "wrong reply private data";
+        auto link = outgoing.complete();
+        for (unsigned i = 0; i < count; ++i)
+            if (link->send(RdmapOpcode::send, pattern(size_of_message(client, i), client * 1000 + i)) ==
+                LinkSendStatus::closed)
+                return "send failed";
+        MessageSink echoes;
+        receive_until(*link, echoes, [&] { return echoes.messages.size() == count; }, link.get());
+        if (echoes.messages.size() != count)
+            return "echoes missing";
+        for (unsigned i = 0; i < count; ++i)
+            if (echoes.messages[i].bytes != pattern(size_of_message(client, i), client * 1000 + i))
+                return "echo " + std::to_string(i) + " differs";
+        return {}; // the link closes here: the owner sees it end
+    } catch (const std::exception &e) {
+        return e.what();
+    }
+}
+
+TEST(TcpProgress, DrivesEstablishmentsAndLinksUnderConcurrentClients)
+{
+    constexpr unsigned kClients = 4;
+    constexpr unsigned kMessages = 60;
+    EchoOwner owner;
+    TcpAcceptor acceptor(loopback("127.0.0.1"), TcpEstablishOptions{kMulpdu});
+    TcpProgress progress(owner);
+    owner.progress = &progress;
+    progress.add(acceptor);
+
+    std::vector<std::string> errors(kClients);
+    std::vector<std::thread> clients;
+    for (unsigned c = 0; c < kClients; ++c)
+        clients.emplace_back([&, c] { errors[c] = run_client(acceptor.local_address(), c, kMessages); });
+    for (auto &client : clients)
+        client.join();
+    for (unsigned c = 0; c < kClients; ++c)
+        EXPECT_EQ(errors[c], "") << "client " << c;
+
+    ASSERT_TRUE(owner.wait_ended(kClients)) << "not every client's close was reported";
+    progress.remove(acceptor);
+    owner.remove_all();
+    const auto summary = owner.summary();
+    EXPECT_EQ(summary.links, kClients);
+    EXPECT_EQ(summary.failed_establishments, 0u);
+    EXPECT_EQ(summary.reported_once, kClients);
+    EXPECT_EQ(summary.closed, kClients);
+    EXPECT_EQ(summary.messages, kClients * kMessages);
+    EXPECT_FALSE(summary.misplaced);
+}
+
+// A handler that records the links it is called for after they were removed.
+class WatchingOwner : public TcpProgressHandler {
+public:
+    void incoming(TcpAcceptor &) override {}
+    void ready(int) override {}
+    void readable(TcpLink &link) override
+    {
+        check(link);
+        link.receive(sink_);
+        calls.fetch_add(1);
+    }
+    void link_ended(TcpLink &link) override { check(link); }
+
+    // A new link may be where a destroyed one was.
+    void forget(TcpLink *link)
+    {
+        std::lock_guard lock(mutex_);
+        removed_.erase(link);
+    }
+    void mark_removed(TcpLink *link)
+    {
+        std::lock_guard lock(mutex_);
+        removed_.insert(link);
+    }
+    std::atomic<int> calls{0};
+    std::atomic<int> after_remove{0};
+
+private:
+    void check(TcpLink &link)
+    {
+        std::lock_guard lock(mutex_);
+        if (removed_.count(&link) != 0)
+            after_remove.fetch_add(1);
+    }
+    // Counts, keeps nothing: the peer streams as fast as it can.
+    class CountingSink : public SegmentSink {
+    public:
+        void segment(const InboundSegment &) override { ++segments; }
+        std::size_t segments = 0;
+    };
+    CountingSink sink_;
+    std::mutex mutex_;
+    std::set<TcpLink *> removed_;
+};
+
+TEST(TcpProgress, NoHandlerCallAfterRemoveWhileThePeerKeepsSending)
+{
+    WatchingOwner owner;
+    TcpProgress progress(owner);
+    for (int round = 0; round < 10; ++round) {
+        LinkPair pair = establish_pair("127.0.0.1");
+        owner.forget(pair.passive.get());
+        progress.add(*pair.passive);
+        std::atomic<bool> stop{false};
+        std::thread sender([&] {
+            while (!stop.load() && pair.active->send(RdmapOpcode::send, pattern(3000, 1)) !=
+                                       LinkSendStatus::closed) {
+                if (pair.active->queued() > (1u << 20)) {
+                    std::vector<pollfd> set{{pair.active->fd(), POLLOUT, 0}};
+                    ::poll(set.data(), 1, 20);
+                    pair.active->flush();
+                }
+            }
+        });
+        // Remove once the handler has served it at least once (bounded wait).
+        const auto deadline = Clock::now() + kStepLimit;
+        const int before = owner.calls.load();
+        while (owner.calls.load() == before && Clock::now() < deadline)
+            std::this_thread::yield();
+        EXPECT_GT(owner.calls.load(), before)
+            << "the link was never served; its state " << static_cast<int>(pair.passive->state())
+            << ", reason " << static_cast<int>(pair.passive->terminate_reason());
+        progress.remove(*pair.passive);
+        owner.mark_removed(pair.passive.get());
+        pair.passive.reset(); // destroyed while its peer still sends
+        stop.store(true);
+        sender.join();
+    }
+    progress.stop();
+    EXPECT_EQ(owner.after_remove.load(), 0);
+}
+
+} // namespace
