@@ -14,6 +14,7 @@ from typing import Any, Literal, overload
 
 import ndk
 from ndk import MrFlag, OpType, Status
+from ndk.testing import new_buffer
 
 from scenario_support import QUIET, TIMEOUT, Side, drain, poll
 
@@ -52,8 +53,8 @@ class Region:
 def region(pd: ndk.Pd, size: int = PAGE, flags: int = LOCAL_WRITE,
            fill: bytes | None = None) -> Region:
     """A normal MR on ``pd`` registered over a new ``size``-byte buffer with ``flags``; the
-    buffer starts as ``fill`` (zeros when None)."""
-    buf = bytearray(size)
+    buffer (in the process where ``pd`` lives) starts as ``fill`` (zeros when None)."""
+    buf = new_buffer(pd, size)
     if fill is not None:
         buf[:len(fill)] = fill
     mr = pd.create_mr().get(timeout=TIMEOUT)
@@ -153,8 +154,9 @@ class Mapping:
 
 
 def build_lam(adapter: ndk.Adapter, size: int, fill: bytes | None = None) -> Mapping:
-    """NdkBuildLAM over a new ``size``-byte buffer (must succeed, inline or pending)."""
-    buf = bytearray(size)
+    """NdkBuildLAM over a new ``size``-byte buffer, in the adapter's process (must succeed,
+    inline or pending)."""
+    buf = new_buffer(adapter, size)
     if fill is not None:
         buf[:len(fill)] = fill
     lam = adapter.build_lam(buf).get(timeout=TIMEOUT)

@@ -185,15 +185,48 @@ def ndk_peer(request: pytest.FixtureRequest, _ndk_peer_keeper: PeerKeeper) -> It
     yield from peer_for_test(request, _ndk_peer_keeper)
 
 
-def _open_peer_adapter(peer: Any, provider: str, **knobs: Any) -> Any:
+class _PeerValidation:
+    """A peer adapter's validation session as the validation watch sees it: its violations
+    are copied into this process (:meth:`copy`) when the test's peer adapters are closed, as
+    the watch judges them later, when the peer may be gone (the run's last test)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._copied: Optional[list[Any]] = None
+
+    def copy(self) -> None:
+        import ndk
+
+        if self._copied is None:
+            self._copied = [ndk.Violation(str(v.rule), str(v.object), str(v.call),
+                                          str(v.message), str(v.section), str(v.side),
+                                          str(v.severity))
+                            for v in self._session.violations()]
+
+    def violations(self) -> list[Any]:
+        return self._copied if self._copied is not None else list(self._session.violations())
+
+
+class _PeerAdapterSeen:
+    """What the open hooks are told of an adapter opened in the peer (they read these)."""
+
+    def __init__(self, adapter: Any) -> None:
+        self.validated = bool(adapter.validated)
+        self.provider = str(adapter.provider)
+        self.validation = _PeerValidation(adapter.validation) if self.validated else None
+
+
+def _open_peer_adapter(peer: Any, provider: str, **knobs: Any) -> tuple[Any, Any]:
     """An adapter in the peer, validated as the run's adapters are, and watched like them (the
-    open hooks: the validation layer's watch judges its violations after the test)."""
+    open hooks: the validation layer's watch judges its violations after the test).  Returns
+    (adapter, what the hooks saw)."""
     import ndk
 
     adapter = peer.open_adapter(provider, validate=ndk.validate_default(), **knobs)
+    seen = _PeerAdapterSeen(adapter)
     for hook in list(ndk._open_hooks):
-        hook(adapter)
-    return adapter
+        hook(seen)  # type: ignore[arg-type]  # what the hooks read of an Adapter
+    return adapter, seen
 
 
 def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callable[..., Any],
@@ -221,13 +254,18 @@ def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callabl
                                 f"{', '.join(_CONNECT_KEYWORDS)}, not {', '.join(unknown)}")
     client_address, server_address = pair_addresses(config)
     client = open_local(provider, address=client_address, **client_knobs)
+    seen = None
     for peer in peer_for_test(request, keeper):
         if peer is None:
             server = open_local(server_provider, address=server_address, **server_knobs)
         else:
-            server = _open_peer_adapter(peer, server_provider, address=server_address,
-                                        **{**server_options, **server_knobs})
+            server, seen = _open_peer_adapter(peer, server_provider, address=server_address,
+                                              **{**server_options, **server_knobs})
         yield connect_pair(client, server, timeout=PAIR_TIMEOUT, **settings)
+        if seen is not None and seen.validation is not None and peer.alive:
+            if not server.closed:
+                server.close()  # its close judges its pending calls (the layer), then copy
+            seen.validation.copy()
 
 
 class PeerWatch:

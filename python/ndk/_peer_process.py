@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ._peer import NETNS, POPEN, SSH, PeerSpec
-from ._peer_rpyc import BOOTSTRAP, CONFIG, send_ndk_enums_by_value
+from ._peer_rpyc import BOOTSTRAP, CONFIG, send_ndk_values_by_value
 
 PYTHON = "/usr/bin/python3"  # Debian's: the one the ndk package is built for
 START_TIMEOUT = 30.0  # seconds for the peer to start and import ndk (ssh may be slow)
@@ -147,7 +147,7 @@ def start_peer(spec: PeerSpec, pythonpath: Optional[str] = None,
     from rpyc.core.service import MasterService
     from rpyc.utils.factory import connect_pipes
 
-    send_ndk_enums_by_value()
+    send_ndk_values_by_value()
     command = peer_command(spec, pythonpath or package_path())
     stderr = tempfile.TemporaryFile(mode="w+", prefix="ndk-peer-")
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import os
+import struct
 from typing import Any
 
 # Both ends: a remote ndk.NdkError arrives as ndk.NdkError (the class is imported by name on
@@ -26,25 +27,91 @@ CONFIG = {
 }
 
 
-def send_ndk_enums_by_value() -> None:
+def send_ndk_values_by_value() -> None:
     """Make rpyc send ndk's IntEnum and IntFlag values (ndk.Status, ndk.OpType, ndk.MrFlag...)
-    as their integers instead of as proxies.
+    ndk.Sge values, and lists of plain values by value instead of as proxies.
 
-    rpyc passes only builtin types by value; an enumeration member would arrive as a proxy,
-    and ``proxy == ndk.Status.SUCCESS`` compares the two interpreters' objects, which never
-    match.  As plain integers they compare equal to the receiving side's members, and the
-    provider side takes them where its enumerations are expected.  Called on both ends.
+    rpyc passes only builtin immutable types by value; an enumeration member would arrive as a
+    proxy, and ``proxy == ndk.Status.SUCCESS`` compares the two interpreters' objects, which
+    never match; so would ``cq.get_results_ex(16) == []`` for the peer's empty list.  A member
+    goes as its class's name and value and arrives as the receiving side's own member (so
+    ``is`` holds too); a list of plain values (addresses, an empty result list) arrives as a
+    copy, a list holding any object stays a proxy.  Called on both ends: the two tags must be
+    known to both.
     """
     import ndk
     from rpyc.core import brine
 
-    int_dumper = brine._dump_registry[int]
+    if _LIST_TAG in brine._load_registry:
+        return  # done before
     kinds = {value for value in vars(ndk).values()
              if isinstance(value, type) and issubclass(value, (enum.IntEnum, enum.IntFlag))}
-    members = {cls for kind in kinds for cls in (kind, *_subclasses(kind))}
-    for cls in members:
-        brine._dump_registry[cls] = lambda obj, stream: int_dumper(int(obj), stream)
-    brine.simple_types = brine.simple_types | frozenset(members)
+    _ENUMS.update({cls.__name__: cls for kind in kinds for cls in (kind, *_subclasses(kind))})
+    for cls in _ENUMS.values():
+        brine._dump_registry[cls] = _dump_enum
+    brine.simple_types = brine.simple_types | frozenset(_ENUMS.values())
+    brine._load_registry[_ENUM_TAG] = _load_enum
+    # ndk.Sge is a value (NDK_SGE: address, length, token): one made here for the peer's QP
+    # (a fast-registered region's SGE) goes as its three numbers.
+    brine.simple_types = brine.simple_types | {ndk.Sge}
+    brine._dump_registry[ndk.Sge] = _dump_sge
+    brine._load_registry[_SGE_TAG] = _load_sge
+    dumpable = brine.dumpable
+    brine.dumpable = lambda obj: (all(dumpable(item) for item in obj)
+                                  if type(obj) is list else dumpable(obj))
+    brine._dump_registry[list] = _dump_list
+    brine._load_registry[_LIST_TAG] = _load_list
+
+
+# Tags brine leaves unused: its own end at 0x1b, its small integers take 0x20-0xef.
+_LIST_TAG = b"\xf0"
+_ENUM_TAG = b"\xf1"
+_SGE_TAG = b"\xf2"
+_ENUMS: dict[str, type] = {}  # ndk's enumerations by class name, the same on both ends
+
+
+def _dump_sge(sge: Any, stream: list) -> None:
+    from rpyc.core import brine
+
+    stream.append(_SGE_TAG)
+    brine._dump((sge.virtual_address, sge.length, sge.memory_region_token), stream)
+
+
+def _load_sge(stream: Any) -> Any:
+    import ndk
+    from rpyc.core import brine
+
+    return ndk.Sge(*brine._load(stream))
+
+
+def _dump_enum(obj: enum.IntEnum | enum.IntFlag, stream: list) -> None:
+    from rpyc.core import brine
+
+    stream.append(_ENUM_TAG)
+    brine._dump((type(obj).__name__, int(obj)), stream)
+
+
+def _load_enum(stream: Any) -> Any:
+    from rpyc.core import brine
+
+    name, value = brine._load(stream)
+    return _ENUMS[name](value)
+_LENGTH = struct.Struct("!I")
+
+
+def _dump_list(obj: list, stream: list) -> None:
+    from rpyc.core import brine
+
+    stream.append(_LIST_TAG + _LENGTH.pack(len(obj)))
+    for item in obj:
+        brine._dump(item, stream)
+
+
+def _load_list(stream: Any) -> list:
+    from rpyc.core import brine
+
+    (length,) = _LENGTH.unpack(stream.read(_LENGTH.size))
+    return [brine._load(stream) for _ in range(length)]
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -61,7 +128,7 @@ def serve(incoming_fd: int, outgoing_fd: int) -> None:
     from rpyc.core.stream import PipeStream
     from rpyc.utils.factory import connect_stream
 
-    send_ndk_enums_by_value()
+    send_ndk_values_by_value()
     stream = PipeStream(os.fdopen(incoming_fd, "rb", buffering=0),
                         os.fdopen(outgoing_fd, "wb", buffering=0))
     connection: Any = connect_stream(stream, SlaveService, dict(CONFIG))

@@ -38,9 +38,11 @@ def test_a_popen_peer_opens_an_adapter_and_answers(peer) -> None:
         assert info.max_cq_depth == here.query_info().max_cq_depth > 0
     finally:
         here.close()
-    # enumerations cross as their values, so they compare with this process's members
+    # enumerations arrive as this process's own members
     call = adapter.create_cq(cq_depth=info.max_cq_depth + 1)
-    assert call.status == ndk.Status.INVALID_PARAMETER
+    assert call.status is ndk.Status.INVALID_PARAMETER
+    # an SGE made here reaches the peer as an SGE
+    assert peer.connection.builtins.repr(ndk.Sge(0x1000, 64, 7)).startswith("<ndk.Sge")
     assert list(adapter.addresses) == ["192.0.2.71"]
     # the peer's own process opened it: its pid is the peer's
     assert peer.connection.modules.os.getpid() == peer.pid
@@ -126,3 +128,37 @@ def test_local_peer_runs_the_pair_in_this_process(tmp_path: Path) -> None:
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert "pair scenarios, where their peer ran:\n  local: 1 passed" in out
+
+
+def test_plain_lists_from_the_peer_compare_as_lists(peer) -> None:
+    """A list of plain values (an empty result list, addresses) arrives as a list, so the
+    scenarios' ``cq.get_results_ex(16) == []`` holds for the peer's CQ too."""
+    adapter = peer.open_adapter("soft", address="192.0.2.73")
+    cq = adapter.create_cq(cq_depth=8).get(timeout=5.0)
+    assert cq.get_results_ex(16) == []
+    assert adapter.addresses == ["192.0.2.73"]
+    cq.close()
+
+
+@pytest.fixture
+def namespace():
+    """A network namespace of our own for the test (root and iproute2 needed)."""
+    if os.geteuid() != 0:
+        pytest.skip("a network namespace needs root (ip netns add)")
+    name = f"ndk-peer-test-{os.getpid()}"
+    added = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+    if added.returncode != 0:
+        pytest.skip(f"ip netns add {name} failed here: {added.stderr.strip()}")
+    yield name
+    subprocess.run(["ip", "netns", "delete", name], check=True)
+
+
+def test_a_netns_peer_runs_in_its_namespace(namespace: str) -> None:
+    peer = start_peer(parse_peer(f"netns={namespace}"))
+    try:
+        theirs = peer.connection.modules.os.readlink("/proc/self/ns/net")
+        assert theirs != os.readlink("/proc/self/ns/net")
+        adapter = peer.open_adapter("soft", address="192.0.2.74")
+        assert adapter.query_info().max_cq_depth > 0
+    finally:
+        peer.close()
