@@ -117,10 +117,16 @@ public:
         return s;
     }
 
+    // Not under mutex_: remove() waits for a handler call in progress, which may want it.
     void remove_all()
     {
-        std::lock_guard lock(mutex_);
-        for (auto &[link, served] : links_)
+        std::vector<TcpLink *> links;
+        {
+            std::lock_guard lock(mutex_);
+            for (auto &[link, served] : links_)
+                links.push_back(link);
+        }
+        for (TcpLink *link : links)
             progress->remove(*link);
     }
 
