@@ -162,3 +162,59 @@ def test_a_netns_peer_runs_in_its_namespace(namespace: str) -> None:
         assert adapter.query_info().max_cq_depth > 0
     finally:
         peer.close()
+
+
+def test_a_peer_provider_with_no_common_transport_skips_the_pair(tmp_path: Path) -> None:
+    done = _conformance(tmp_path, "-k", "pair", "--ndk-peer-provider", "loop")
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert ("soft with transport=inproc and loop share no transport: two providers connect "
+            "only over a network (tcp, verbs)") in out
+    assert "conformance: 0 passed, 0 failed, 1 skipped" in out
+
+
+ACROSS = '''
+    import os
+
+    import pytest
+    import ndk
+
+    @pytest.mark.rule("PEER-ACROSS")
+    def test_send_to_the_peer(pair, ndk_peer) -> None:
+        a, b = pair
+        assert ndk_peer.pid != os.getpid()
+        assert ndk_peer.connection.modules.os.getpid() == ndk_peer.pid
+        sink = ndk.testing.new_buffer(b.pd, 64)
+        mr = b.pd.create_mr().get(timeout=5)
+        assert mr.register(sink, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(timeout=5) == 0
+        assert b.qp.receive([mr.sge(0, 64)], request_context=7) is ndk.Status.SUCCESS
+        source = bytearray(b"across processes")
+        smr = a.pd.create_mr().get(timeout=5)
+        assert smr.register(source).wait(timeout=5) == 0
+        assert a.qp.send([smr.sge(0, len(source))]) is ndk.Status.SUCCESS
+        got = b.cq.wait_results(1, timeout=5)[0]
+        assert (got.status, got.request_context, got.bytes_transferred) == (
+            ndk.Status.SUCCESS, 7, len(source))
+        assert bytes(sink[:len(source)]) == bytes(source)
+'''
+
+
+def test_popen_with_shm_moves_bytes_to_the_peer_process(tmp_path: Path) -> None:
+    """Once the soft provider has transport=shm (docs/transport.md), --ndk-peer popen runs a
+    pair across two processes: the bytes sent from the test's process arrive in the peer's."""
+    try:
+        ndk.open_adapter("soft", transport="shm").close()
+    except (ndk.KnobsNotSupported, ndk.NdkError) as error:
+        pytest.skip(f"the soft provider has no transport=shm here yet: {error}")
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "test_across.py").write_text(textwrap.dedent(ACROSS), encoding="utf-8")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("NDK_PROVIDER_SETUP", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "ndk", "conformance", "--scenarios", str(scenarios),
+         "--progress", "off", "--ndk-peer", "popen", "--ndk-option", "transport=shm",
+         "--", "--ndk-pair-addresses", "192.0.2.81,192.0.2.82"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pair scenarios, where their peer ran:\n  popen: 1 passed" in done.stdout
