@@ -162,8 +162,9 @@ def _ndk_peer_keeper(request: pytest.FixtureRequest) -> Iterator[PeerKeeper]:
 
 
 def peer_for_test(request: pytest.FixtureRequest, keeper: PeerKeeper) -> Iterator[Any]:
-    """The running peer for one test (None for ``local``); at teardown, a peer that died fails the test with what happened to it, else the adapters the
-    test opened there are closed."""
+    """The running peer for one test (None for ``local``); at teardown, a peer that died
+    fails the test with what happened to it (unless its failure already said so), else the
+    adapters the test opened there are closed."""
     if not keeper.spec.remote:
         yield None
         return
