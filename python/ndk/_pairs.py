@@ -116,12 +116,17 @@ def check_options(config: pytest.Config) -> None:
     """A malformed --ndk-peer, --ndk-option or --ndk-pair-addresses is a usage error at the
     start of the run, not a failure of every pair scenario."""
     try:
-        peer_spec(config)
+        spec = peer_spec(config)
         run_options(config)
         parse_options(config.getoption(PEER_OPTIONS_DEST, default=None), "--ndk-peer-option")
         pair_addresses(config)
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
+    import importlib.util
+
+    if spec.remote and importlib.util.find_spec("rpyc") is None:
+        raise pytest.UsageError(f"--ndk-peer {spec} reaches the peer through rpyc, which is not "
+                                "installed here (Debian: apt-get install python3-rpyc)")
 
 
 class PeerKeeper:

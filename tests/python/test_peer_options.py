@@ -121,3 +121,25 @@ def test_the_report_says_where_the_peers_ran() -> None:
     assert format_peers(records) == ("pair scenarios, where their peer ran:\n"
                                      "  popen: 2 passed, 1 skipped")
     assert format_peers([record(4, "passed", None)]) == ""
+
+
+def test_a_malformed_peer_is_a_usage_error_of_the_run(scenarios, pytester) -> None:
+    scenarios(test_a="def test_x():\n    pass\n")
+    result = pytester.runpytest("--ndk-peer", "elsewhere")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--ndk-peer 'elsewhere': use local, popen, ssh=HOST or netns=NAME*"])
+
+
+def test_a_remote_peer_without_rpyc_is_a_usage_error_naming_the_package(
+        scenarios, pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "rpyc" else real(name, *args))
+    scenarios(test_a="def test_x():\n    pass\n")
+    result = pytester.runpytest("--ndk-peer", "popen")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ndk-peer popen reaches the peer through rpyc, which is not "
+                                 "installed here (Debian: apt-get install python3-rpyc)*"])
