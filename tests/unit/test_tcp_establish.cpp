@@ -274,6 +274,21 @@ TEST(TcpEstablish, ARefusedReplyReachesThePassiveSideAsRefused)
     EXPECT_EQ(step_of(incoming), TcpEstablish::refused);
 }
 
+// A FIN that came while the request waited for the consumer is seen by accept() itself: the
+// progress thread was told of it once, before accept(), and will not be again.
+TEST(TcpEstablish, AnActiveSideGoneBeforeTheAcceptIsSeenByTheAccept)
+{
+    TcpAcceptor acceptor(loopback("127.0.0.1"));
+    RawPeer raw(acceptor.local_address());
+    raw.send(ndk::soft::iwarp::encode_mpa_frame(ndk::soft::iwarp::make_mpa_request({}, {})));
+    IncomingTcpConnection incoming = accept_one(acceptor);
+    ASSERT_EQ(step_of(incoming), TcpEstablish::request);
+    raw.shutdown_write();
+    // The FIN is in the passive socket once it reads as readable with nothing but the EOF.
+    wait_for({incoming.fd()}, POLLIN, Clock::now() + kStepLimit, "the FIN");
+    EXPECT_EQ(incoming.accept({}, {}), TcpEstablish::refused);
+}
+
 // The initiator refuses a responder ORD above its IRD with RFC 6581's Terminate (LLP code 6).
 TEST(TcpEstablish, AResponderOrdAboveOurIrdIsRefusedWithATerminate)
 {

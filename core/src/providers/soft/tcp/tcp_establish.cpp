@@ -221,7 +221,11 @@ TcpEstablish IncomingTcpConnection::accept(const iwarp::MpaSettings &local,
         link_ = make_link(std::move(start));
         return outcome_ = TcpEstablish::established;
     }
-    return read_rtr(); // it may be here already
+    // What came while the request waited for this answer (the RTR cannot, but a FIN or a reset
+    // can) was signalled once, to a poll() that did not read it: read it now.
+    if (!pump())
+        return outcome_;
+    return read_rtr();
 }
 
 TcpEstablish IncomingTcpConnection::read_rtr()
