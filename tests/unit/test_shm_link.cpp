@@ -211,8 +211,8 @@ int cross_memory_child(const std::filesystem::path &dir)
         list.push_back({address(d, 3 * i), 3});
     std::vector<std::byte> s1(100), s2(3000), s3(20000);
     const WireVector sink[] = {{address(s1), s1.size()}, {address(s2), s2.size()}, {address(s3), s3.size()}};
-    if (link->send(Send{1, true, false, 0, Payload::vectors_of(three)}) != RingStatus::ok ||
-        link->send(Send{2, false, false, 0, Payload::remote_list(list, d.size())}) != RingStatus::ok ||
+    if (link->send(Send{1, true, false, 0, 0, Payload::vectors_of(three)}) != RingStatus::ok ||
+        link->send(Send{2, false, false, 0, 0, Payload::remote_list(list, d.size())}) != RingStatus::ok ||
         link->send(ReadRequest{3, 0x10000, 77, Payload::vectors_of(sink)}) != RingStatus::ok)
         return 11;
     std::vector<std::byte> buffer(link->max_message());

@@ -103,12 +103,13 @@ TEST(ShmMessages, EstablishmentRoundTrips)
 TEST(ShmMessages, DataRoundTrips)
 {
     const auto data = bytes_of("inline payload");
-    Send send{42, true, true, 0xabcd, Payload::inline_data(data)};
+    Send send{42, true, true, 0xabcd, 2500, Payload::inline_data(data)};
     const auto s = decoded<Send>(encoded(send));
     EXPECT_EQ(s.sequence, 42u);
     EXPECT_TRUE(s.solicited);
     EXPECT_TRUE(s.invalidate);
     EXPECT_EQ(s.invalidate_token, 0xabcdu);
+    EXPECT_EQ(s.rnr_timeout_ms, 2500u);
     EXPECT_EQ(s.payload.form, PayloadForm::inline_bytes);
     EXPECT_EQ(as_vector(s.payload.bytes), data);
 
@@ -134,15 +135,15 @@ TEST(ShmMessages, DataRoundTrips)
     decoded<ReceiveReady>(encoded(ReceiveReady{}));
 
     // Zero bytes inline is a valid (empty) Send.
-    EXPECT_EQ(decoded<Send>(encoded(Send{1, false, false, 0, {}})).payload.total_length, 0u);
+    EXPECT_EQ(decoded<Send>(encoded(Send{1, false, false, 0, 0, {}})).payload.total_length, 0u);
 }
 
 TEST(ShmMessages, WhatDoesNotFitASlotIsNotEncoded)
 {
     const std::vector<std::byte> big(max_inline_send(kSlotMessage) + 1);
-    EXPECT_EQ(encoded(Send{1, false, false, 0, Payload::inline_data(big)}).size(), 0u);
+    EXPECT_EQ(encoded(Send{1, false, false, 0, 0, Payload::inline_data(big)}).size(), 0u);
     const std::vector<std::byte> fits(max_inline_send(kSlotMessage));
-    EXPECT_EQ(encoded(Send{1, false, false, 0, Payload::inline_data(fits)}).size(), kSlotMessage);
+    EXPECT_EQ(encoded(Send{1, false, false, 0, 0, Payload::inline_data(fits)}).size(), kSlotMessage);
     std::vector<WireVector> many(max_slot_vectors(kSlotMessage, MessageType::write) + 1);
     EXPECT_EQ(encoded(Write{1, 0, 0, Payload::vectors_of(many)}).size(), 0u);
     many.pop_back();
@@ -170,8 +171,8 @@ TEST(ShmMessages, EveryFieldOutOfRangeIsMalformed)
     static const std::vector<std::byte> data(16, std::byte{1});
     static const WireVector vectors[] = {{0x1000, 8}, {0x2000, 8}};
     const auto request = [] { return Message(ConnectRequest{v4(1, 1), v4(2, 2), 1, 1, {10, 20}, pd}); };
-    const auto send = [] { return Message(Send{1, false, false, 0, Payload::inline_data(data)}); };
-    const auto vsend = [] { return Message(Send{1, false, false, 0, Payload::vectors_of(vectors)}); };
+    const auto send = [] { return Message(Send{1, false, false, 0, 0, Payload::inline_data(data)}); };
+    const auto vsend = [] { return Message(Send{1, false, false, 0, 0, Payload::vectors_of(vectors)}); };
     const auto write = [] { return Message(Write{1, 2, 3, Payload::vectors_of(vectors)}); };
     const auto read = [] { return Message(ReadRequest{1, 2, 3, Payload::vectors_of(vectors)}); };
     const auto list = [] {
@@ -231,7 +232,6 @@ TEST(ShmMessages, EveryFieldOutOfRangeIsMalformed)
         {"send unknown flag", send, [](auto &w) { poke<std::uint16_t>(w, 2, 4); }},
         {"send token without invalidate", send,
          [](auto &w) { poke<std::uint32_t>(w, offsetof(WireSend, invalidate_token), 5); }},
-        {"send reserved", send, [](auto &w) { poke<std::uint32_t>(w, offsetof(WireSend, reserved), 1); }},
         {"send form 0", send, [=](auto &w) { poke<std::uint16_t>(w, send_payload + 8, 0); }},
         {"send form 4", send, [=](auto &w) { poke<std::uint16_t>(w, send_payload + 8, 4); }},
         {"send payload reserved", send, [=](auto &w) { poke<std::uint16_t>(w, send_payload + 10, 1); }},
@@ -295,7 +295,7 @@ TEST(ShmMessages, AVectorListLongerThanASlotIsPulledByReference)
     for (const auto &v : list)
         total += v.length;
     ASSERT_GT(list.size(), max_slot_vectors(kSlotMessage, MessageType::send));
-    const auto wire = encoded(Send{9, false, false, 0, Payload::remote_list(list, total)});
+    const auto wire = encoded(Send{9, false, false, 0, 0, Payload::remote_list(list, total)});
     ASSERT_EQ(wire.size(), sizeof(WireSend) + sizeof(WireVector));
     const auto send = decoded<Send>(wire);
     ASSERT_EQ(send.payload.form, PayloadForm::vector_list);

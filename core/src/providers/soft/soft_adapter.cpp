@@ -17,8 +17,11 @@ SoftAdapter::SoftAdapter(Miniport &miniport, NDK_VERSION version)
     miniport.adapters.push_back(this);
 }
 
-// One transport today: the in-process fabric (docs/transport.md).
-Transport &SoftAdapter::transport() { return inproc_transport(); }
+// The miniport's own (transport=shm), else the in-process fabric (docs/transport.md).
+Transport &SoftAdapter::transport()
+{
+    return miniport_.transport ? *miniport_.transport : inproc_transport();
+}
 
 SoftAdapter::~SoftAdapter()
 {

@@ -148,7 +148,10 @@ NTSTATUS start_complete_connect(NDK_CONNECTOR *ndk_connector,
         c.disconnect_event = event;
         c.disconnect_event_ex = event_ex;
         c.disconnect_context = event_context;
-        c.link->ready_to_use(); // both sides connected, the peer's Accept completes
+        if (!c.link->ready_to_use()) { // both sides connected, the peer's Accept completes
+            establishment_failed(c, STATUS_SUCCESS); // or the peer went meanwhile
+            return STATUS_CONNECTION_ABORTED;
+        }
         return STATUS_SUCCESS;
     });
 }
@@ -320,7 +323,8 @@ NTSTATUS reject(NDK_CONNECTOR *ndk_connector, const PVOID pPrivateData, ULONG Pr
         if (!link)
             return STATUS_CONNECTION_ABORTED; // the connecting peer gave up already
         const auto *bytes = static_cast<const unsigned char *>(pPrivateData);
-        link->reject(std::span<const unsigned char>(bytes, PrivateDataLength));
+        if (!link->reject(std::span<const unsigned char>(bytes, PrivateDataLength)))
+            return STATUS_CONNECTION_ABORTED;
         return STATUS_SUCCESS;
     }
     if (c.state == State::Replied) {
@@ -330,9 +334,8 @@ NTSTATUS reject(NDK_CONNECTOR *ndk_connector, const PVOID pPrivateData, ULONG Pr
         c.state = State::Failed;
         if (c.qp != nullptr && c.qp->connector == &c)
             c.qp->connector = nullptr;
-        if (!link)
+        if (!link || !link->refuse_reply())
             return STATUS_CONNECTION_ABORTED;
-        link->refuse_reply();
         return STATUS_SUCCESS;
     }
     return STATUS_CONNECTION_INVALID;

@@ -26,13 +26,17 @@ public:
     virtual void reply(std::span<const unsigned char> private_data, ULONG inbound_read_limit,
                        ULONG outbound_read_limit) = 0;
     // Passive -> active: NdkReject (with its private data), or the passive connector's close
-    // before it accepted (no private data).
-    virtual void reject(std::optional<std::span<const unsigned char>> private_data) = 0;
+    // before it accepted (no private data).  False when the active side had given up already
+    // (NdkReject: CONNECTION_ABORTED), which a transport to another process may learn only
+    // now.
+    virtual bool reject(std::optional<std::span<const unsigned char>> private_data) = 0;
     // Active -> passive: CompleteConnect (RFC 6581's ready-to-use): both sides are connected.
-    virtual void ready_to_use() = 0;
+    // False when the passive side is gone meanwhile (nothing connected).
+    virtual bool ready_to_use() = 0;
     // Active -> passive: the active side refuses the reply (NdkReject after the reply, its
-    // close or its establishment timeout): the passive side's Accept fails.
-    virtual void refuse_reply() = 0;
+    // close or its establishment timeout): the passive side's Accept fails.  False when the
+    // passive side had given up already.
+    virtual bool refuse_reply() = 0;
     // Either way, before establishment: this side gave up (close, timeout); the other side
     // learns it when it next acts (its Accept or CompleteConnect: CONNECTION_ABORTED).
     virtual void abandon() = 0;
@@ -48,9 +52,9 @@ public:
 
     void reply(std::span<const unsigned char> private_data, ULONG inbound_read_limit,
                ULONG outbound_read_limit) override;
-    void reject(std::optional<std::span<const unsigned char>> private_data) override;
-    void ready_to_use() override;
-    void refuse_reply() override;
+    bool reject(std::optional<std::span<const unsigned char>> private_data) override;
+    bool ready_to_use() override;
+    bool refuse_reply() override;
     void abandon() override;
     void disconnect(ULONG reason) override;
 

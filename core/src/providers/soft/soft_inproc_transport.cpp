@@ -20,16 +20,10 @@ NTSTATUS find_listener(SoftAdapter &adapter, const Endpoint &dest, SoftListener 
     Miniport *owner = Fabric::instance().owner(dest.ip);
     if (owner == nullptr)
         return STATUS_HOST_UNREACHABLE; // no soft RNIC has this address
-    if (owner == &adapter.miniport() &&
-        !(adapter.info().AdapterFlags & NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED))
+    if (!loopback_allowed(adapter, *owner))
         return STATUS_HOST_UNREACHABLE; // docs/semantics.md, CONN-LOOPBACK
-    SoftListener *listener = Fabric::instance().listener_at(dest);
-    // A paused listener is treated as absent (digest 1.9); a closing one rejects at once (3.5).
-    if (listener == nullptr || listener->paused || listener->close_requested() ||
-        !listener->listening)
-        return STATUS_CONNECTION_REFUSED;
-    out = listener;
-    return STATUS_SUCCESS;
+    out = listener_taking_requests(dest);
+    return out != nullptr ? STATUS_SUCCESS : STATUS_CONNECTION_REFUSED;
 }
 
 class InprocTransport final : public Transport {
@@ -49,33 +43,10 @@ public:
         SoftListener *listener = nullptr;
         if (NTSTATUS s = find_listener(c.adapter(), c.remote, listener); s != STATUS_SUCCESS)
             return s;
-        // The request reaches the listener: a new passive connector, delivered by its connect
-        // event.  It holds the listener's endpoint (+1, digest 3.5) and the listener itself.
-        SoftAdapter &passive_adapter = listener->adapter();
-        NDK_ADAPTER_INFO passive_info = passive_adapter.info();
-        auto p = std::make_unique<SoftConnector>(passive_adapter);
-        p->passive = true;
-        p->state = SoftConnector::State::Incoming;
-        p->listener = listener;
-        p->depend_on(*listener);
-        p->port = listener->port;
-        p->local = listener->port->endpoint();
-        p->remote = c.local;
-        p->requested_inbound_read_limit = c.inbound_read_limit;
-        p->requested_outbound_read_limit = c.outbound_read_limit;
-        link_inproc(c, *p);
-        p->peer_private_data.assign(private_data.begin(), private_data.end());
-        p->data_available = true;
-        // What the passive side sees before it accepts: the peer's limits, capped by its
-        // adapter.
-        p->inbound_read_limit = std::min(c.outbound_read_limit, passive_info.MaxInboundReadLimit);
-        p->outbound_read_limit = std::min(c.inbound_read_limit, passive_info.MaxOutboundReadLimit);
-        SoftConnector *incoming = p.get();
-        passive_adapter.adopt(std::move(p));
-        auto event = listener->connect_event;
-        auto event_context = listener->connect_event_context;
-        deliver_event(*listener,
-                      [event, event_context, incoming] { event(event_context, incoming); });
+        SoftConnector &incoming = connect_request_arrived(
+            *listener, c.local, {c.inbound_read_limit, c.outbound_read_limit}, private_data);
+        link_inproc(c, incoming);
+        deliver_connect_event(incoming);
         return STATUS_SUCCESS;
     }
 };
@@ -131,12 +102,13 @@ void InprocConnectorLink::reply(std::span<const unsigned char> private_data,
     on_reply(peer_, private_data, inbound_read_limit, outbound_read_limit);
 }
 
-void InprocConnectorLink::reject(std::optional<std::span<const unsigned char>> private_data)
+bool InprocConnectorLink::reject(std::optional<std::span<const unsigned char>> private_data)
 {
     on_rejected(peer_, private_data);
+    return true;
 }
 
-void InprocConnectorLink::ready_to_use()
+bool InprocConnectorLink::ready_to_use()
 {
     SoftQp &active = *self_.qp, &passive = *peer_.qp;
     active.channel = std::make_unique<InprocChannel>(passive);
@@ -145,9 +117,14 @@ void InprocConnectorLink::ready_to_use()
     active.connection_mu = passive.connection_mu = std::make_shared<std::mutex>();
     established(self_);
     on_ready_to_use(peer_);
+    return true;
 }
 
-void InprocConnectorLink::refuse_reply() { on_reply_refused(peer_); }
+bool InprocConnectorLink::refuse_reply()
+{
+    on_reply_refused(peer_);
+    return true;
+}
 
 void InprocConnectorLink::abandon() { on_abandoned(peer_); }
 

@@ -7,6 +7,7 @@
 #include "providers/kit/kit_functions.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstddef>
 #include <cstring>
@@ -216,10 +217,37 @@ std::string set_address(KnobValues &v, std::string_view, const std::string &valu
 
 std::string get_address(const KnobValues &v, std::string_view) { return v.addresses; }
 
+std::string set_transport(KnobValues &v, std::string_view, const std::string &value)
+{
+    if (value != "inproc" && value != "shm")
+        return "expected inproc or shm";
+    v.shm_transport = value == "shm";
+    return "";
+}
+
+std::string get_transport(const KnobValues &v, std::string_view)
+{
+    return v.shm_transport ? "shm" : "inproc";
+}
+
+std::string set_shm_fabric(KnobValues &v, std::string_view, const std::string &value)
+{
+    bool ok = !value.empty() && value.size() <= 64 && value != "." && value != "..";
+    for (char c : value)
+        ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+    if (!ok)
+        return "expected a name of 1-64 letters, digits, '-', '_' or '.'";
+    v.shm_fabric = value;
+    return "";
+}
+
+std::string get_shm_fabric(const KnobValues &v, std::string_view) { return v.shm_fabric; }
+
 std::string set_progress(KnobValues &v, std::string_view, const std::string &value)
 {
     if (value != "auto" && value != "manual")
         return "expected auto or manual";
+
     v.manual_progress = value == "manual";
     return "";
 }
@@ -394,6 +422,24 @@ const KnobSpec kKnobTable[] = {
                "198.18.x.y and fd00:6e64:6b::x pair",
      .set = set_address,
      .get = get_address},
+    {.names = "transport",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "`inproc` (default), `shm`",
+     .effect = "what carries connections (at open only): `inproc` reaches adapters of this "
+               "process; `shm` any process of this host and user, through shared memory "
+               "(docs/transport.md)",
+     .set = set_transport,
+     .get = get_transport},
+    {.names = "shm_fabric",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "a name, e.g. `run-1234`",
+     .effect = "with transport=shm, which of the user's host-wide fabrics the adapter joins (at "
+               "open only): adapters reach each other, and claim addresses, only within one, so "
+               "runs side by side keep apart. Default: the user's default fabric",
+     .set = set_shm_fabric,
+     .get = get_shm_fabric},
     {.names = "progress",
      .by = KnobBy::Provider,
      .title = nullptr,

@@ -137,4 +137,16 @@ std::string Knobs::addresses() const
     return v_.addresses;
 }
 
+bool Knobs::shm_transport() const
+{
+    std::lock_guard lock(mu_);
+    return v_.shm_transport;
+}
+
+std::string Knobs::shm_fabric() const
+{
+    std::lock_guard lock(mu_);
+    return v_.shm_fabric;
+}
+
 } // namespace ndk::soft

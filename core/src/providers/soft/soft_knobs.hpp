@@ -40,6 +40,8 @@ struct KnobValues {
     bool adapter_not_ready = false;
     std::pair<uint16_t, uint16_t> ephemeral{49152, 65535};
     std::string addresses;
+    bool shm_transport = false; // transport=shm (at open only): docs/transport.md
+    std::string shm_fabric;     // shm_fabric=NAME: which host-wide registry (empty: the default)
     bool manual_progress = false;
     uint32_t rnr_timeout_ms = 100;
     uint32_t connect_timeout_ms = 10000;
@@ -120,6 +122,12 @@ public:
     bool adapter_not_ready() const;
     std::pair<uint16_t, uint16_t> ephemeral_ports() const;
     std::string addresses() const;
+    // transport=shm: connections go through the host's shm registry, to any process
+    // (docs/transport.md); otherwise only to adapters of this process (inproc).
+    bool shm_transport() const;
+    // shm_fabric=NAME: the registry the shm transport uses (docs/transport.md, "Addresses"):
+    // adapters meet only within one; empty for the user's default one.
+    std::string shm_fabric() const;
     // progress=manual: the engine runs only when stepped (docs/knobs.md, "Progress").
     bool manual_progress() const;
     // How long a send waits for a receive at the peer before it fails (receiver not ready).

@@ -1,8 +1,11 @@
 // Listener (digest 1.9): Listen reserves the address:port; paused connect events make the
 // listener look absent to incoming requests.
+#include "soft_connector_link.hpp" // a connector is made here: its link's type is needed
 #include "soft_endpoint_address.hpp"
 #include "soft_objects.hpp"
 #include "soft_transport.hpp"
+
+#include <algorithm>
 
 namespace ndk::soft {
 
@@ -75,6 +78,56 @@ VOID control_connect_events(NDK_LISTENER *ndk_listener, BOOLEAN Pause)
 }
 
 } // namespace
+
+bool loopback_allowed(SoftAdapter &adapter, const Miniport &owner)
+{
+    return &owner != &adapter.miniport() ||
+           (adapter.info().AdapterFlags & NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED);
+}
+
+SoftListener *listener_taking_requests(const Endpoint &local)
+{
+    SoftListener *listener = Fabric::instance().listener_at(local);
+    if (listener == nullptr || listener->paused || listener->close_requested() ||
+        !listener->listening)
+        return nullptr;
+    return listener;
+}
+
+SoftConnector &connect_request_arrived(SoftListener &listener, const Endpoint &remote,
+                                       RequestedReadLimits requested,
+                                       std::span<const unsigned char> private_data)
+{
+    SoftAdapter &adapter = listener.adapter();
+    NDK_ADAPTER_INFO info = adapter.info();
+    auto p = std::make_unique<SoftConnector>(adapter);
+    p->passive = true;
+    p->state = SoftConnector::State::Incoming;
+    p->listener = &listener;
+    p->depend_on(listener);
+    p->port = listener.port;
+    p->local = listener.port->endpoint();
+    p->remote = remote;
+    p->requested_inbound_read_limit = requested.inbound;
+    p->requested_outbound_read_limit = requested.outbound;
+    p->peer_private_data.assign(private_data.begin(), private_data.end());
+    p->data_available = true;
+    // What the passive side sees before it accepts: the peer's limits, capped by its adapter.
+    p->inbound_read_limit = std::min(requested.outbound, info.MaxInboundReadLimit);
+    p->outbound_read_limit = std::min(requested.inbound, info.MaxOutboundReadLimit);
+    SoftConnector &incoming = *p;
+    adapter.adopt(std::move(p));
+    return incoming;
+}
+
+void deliver_connect_event(SoftConnector &incoming)
+{
+    SoftListener &listener = *incoming.listener;
+    auto event = listener.connect_event;
+    auto event_context = listener.connect_event_context;
+    SoftConnector *c = &incoming;
+    deliver_event(listener, [event, event_context, c] { event(event_context, c); });
+}
 
 void SoftListener::on_close()
 {

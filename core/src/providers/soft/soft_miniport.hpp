@@ -7,11 +7,13 @@
 #include "soft_knobs.hpp"
 
 #include <atomic>
+#include <memory>
 #include <vector>
 
 namespace ndk::soft {
 
 class SoftAdapter;
+class Transport;
 
 class Miniport {
 public:
@@ -20,6 +22,12 @@ public:
     // Wire lock held (exclusive) for `adapters`, and for reading `counters`.
     std::vector<SoftAdapter *> adapters;
     NDIS_NDK_PERFORMANCE_COUNTERS counters{};
+    // What carries its connections when it is not the in-process fabric (knob transport=shm);
+    // made once the addresses are known, gone before they are released.
+    std::unique_ptr<Transport> transport;
+
+    Miniport();
+    ~Miniport();
 
     // Add to one counter: atomically, since connections on several threads count at once
     // under the shared wire lock (soft_wire_lock.hpp).

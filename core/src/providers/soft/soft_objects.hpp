@@ -228,6 +228,7 @@ public:
     SoftConnector *connector = nullptr;
     RequestQueue<WorkRequest> initiator; // posted, not executed
     size_t released = 0;   // how many of `initiator` may execute (the rest are deferred)
+    bool head_in_flight = false; // the channel carries the head request; answered() ends it
     uint64_t rnr_timer = 0; // the head send waits for a receive at the peer until this fires
     uint64_t rnr_generation = 0;
     // The spans of the transfer this QP's initiator is executing (its source or sink), and of

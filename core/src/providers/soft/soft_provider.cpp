@@ -5,6 +5,7 @@
 #include "soft_adapter.hpp"
 #include "soft_objects.hpp"
 #include "soft_oid.hpp"
+#include "soft_shm_transport.hpp"
 #include "providers/kit/kit_provider_entry.hpp"
 #include "providers/kit/kit_reply_text.hpp"
 
@@ -13,6 +14,10 @@
 #include <vector>
 
 namespace ndk::soft {
+
+Miniport::Miniport() = default;
+Miniport::~Miniport() = default;
+
 namespace {
 
 // The entry has checked the arguments (kit::open_adapter_entry).
@@ -35,6 +40,32 @@ VOID close_adapter(NDIS_HANDLE, NDK_ADAPTER *adapter)
     delete SoftAdapter::from(adapter);
 }
 
+// transport=shm: the miniport's addresses claimed host-wide.  Addresses the fabric chose
+// (no address knob) may be another process's: the fabric chooses again, a bounded number of
+// times; given ones are the caller's to change.
+NTSTATUS attach_shm_transport(Miniport &miniport, std::string &why)
+{
+    constexpr int kAttempts = 64;
+    for (int attempt = 0;; ++attempt) {
+        try {
+            miniport.transport = make_shm_transport(miniport);
+            return STATUS_SUCCESS;
+        } catch (const AddressClaimed &claimed) {
+            why = std::string("address already owned by another process: ") + claimed.what();
+            if (!miniport.knobs.addresses().empty() || attempt + 1 == kAttempts)
+                return STATUS_ADDRESS_ALREADY_EXISTS;
+            Fabric::instance().detach(&miniport);
+            miniport.addresses.clear();
+            if (NTSTATUS s = Fabric::instance().attach(&miniport, "", miniport.addresses);
+                s != STATUS_SUCCESS)
+                return s;
+        } catch (const std::exception &e) {
+            why = std::string("transport=shm: ") + e.what();
+            return STATUS_INSUFFICIENT_RESOURCES;
+        }
+    }
+}
+
 NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
                             NDIS_HANDLE *out)
 {
@@ -47,6 +78,14 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
         copy_reply_text(why, error, error_length);
         return status;
     }
+    if (miniport->knobs.shm_transport() && miniport->knobs.manual_progress()) {
+        // The peer's messages are taken by the transport's thread as they come, so there is
+        // nothing for a step to hold back (docs/transport.md).
+        copy_reply_text("progress=manual needs transport=inproc: with transport=shm the "
+                        "transport's own thread moves the data",
+                        error, error_length);
+        return STATUS_NOT_SUPPORTED;
+    }
     status = Fabric::instance().attach(miniport.get(), miniport->knobs.addresses(),
                                        miniport->addresses);
     if (status != STATUS_SUCCESS) {
@@ -57,6 +96,13 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
                   error, error_length);
         return status;
     }
+    if (miniport->knobs.shm_transport()) {
+        if (status = attach_shm_transport(*miniport, why); status != STATUS_SUCCESS) {
+            Fabric::instance().detach(miniport.get());
+            copy_reply_text(why, error, error_length);
+            return status;
+        }
+    }
     *out = miniport.release();
     return STATUS_SUCCESS;
 }
@@ -64,6 +110,7 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
 VOID destroy_miniport(NDIS_HANDLE context)
 {
     auto *miniport = static_cast<Miniport *>(context);
+    miniport->transport.reset(); // its address claims go before the addresses
     Fabric::instance().detach(miniport);
     delete miniport;
 }

@@ -115,7 +115,7 @@ Answer arrive_send(SoftQp &target, PayloadSource &payload, bool solicited,
 {
     ReceiveRequest *rr = take_receive(target);
     if (rr == nullptr)
-        return {true, STATUS_SUCCESS}; // receiver not ready: the initiator waits
+        return {.no_receive = true}; // receiver not ready: the initiator waits
     Spans &sink = target.incoming_spans;
     sink.clear();
     NTSTATUS at_receiver = resolve_local(target, rr->sgl, LocalAccess::Write, sink);
@@ -131,7 +131,7 @@ Answer arrive_send(SoftQp &target, PayloadSource &payload, bool solicited,
         complete_receive(target, *rr, at_receiver, 0, solicited);
         // The send caused an error on the remote QP: ND_REMOTE_ERROR, the same number as
         // STATUS_REMOTE_RESOURCES (digest 4.1).
-        return {false, STATUS_REMOTE_RESOURCES};
+        return {.status = STATUS_REMOTE_RESOURCES};
     }
     count_in(target, bytes);
     complete_receive(target, *rr, STATUS_SUCCESS, static_cast<ULONG>(bytes), solicited,

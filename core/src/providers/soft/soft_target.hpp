@@ -52,9 +52,12 @@ private:
 };
 
 // What the initiator learns of a request: the status to complete it with, or, for a Send, that
-// no receive is posted yet (it waits for one until its rnr_timeout_ms).
+// no receive is posted yet (it waits for one until its rnr_timeout_ms), or that the answer
+// comes later (a transport to another process: the request stays at the head of the queue,
+// in flight, until the transport calls answered(), soft_transfer.hpp).
 struct Answer {
     bool no_receive = false;
+    bool later = false;
     NTSTATUS status = STATUS_SUCCESS; // for the initiator's completion
 };
 

@@ -33,15 +33,12 @@ Answer execute_send(SoftQp &qp, WorkRequest &wr)
     if (wr.flags & NDK_OP_FLAG_INLINE)
         source.push_back({wr.inline_data.data(), wr.inline_data.size()});
     else if (NTSTATUS s = resolve_local(qp, wr.sgl, LocalAccess::Read, source); s != STATUS_SUCCESS)
-        return {false, s};
+        return {.status = s};
     bool solicited = (wr.flags & NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
     std::optional<UINT32> invalidate;
     if (wr.invalidate_remote)
         invalidate = wr.remote_token;
-    Answer outcome = qp.channel->send(qp, source, solicited, invalidate);
-    if (!outcome.no_receive && outcome.status == STATUS_SUCCESS)
-        count_out(qp, total_length(source));
-    return outcome;
+    return qp.channel->send(qp, source, solicited, invalidate);
 }
 
 Answer execute_rdma(SoftQp &qp, WorkRequest &wr)
@@ -55,27 +52,36 @@ Answer execute_rdma(SoftQp &qp, WorkRequest &wr)
                                                            : LocalAccess::Read,
                                           local);
                s != STATUS_SUCCESS) {
-        return {false, s};
+        return {.status = s};
     }
-    if (!read) {
-        Answer outcome = qp.channel->write(qp, local, wr.remote_token, wr.remote_address);
-        if (outcome.status == STATUS_SUCCESS)
-            count_out(qp, total_length(local));
-        return outcome;
+    if (!read)
+        return qp.channel->write(qp, local, wr.remote_token, wr.remote_address);
+    return qp.channel->read(qp, local, wr.remote_token, wr.remote_address);
+}
+
+// What a transfer does at the initiator once the target answered `status`: the traffic
+// counters, and a Read's local invalidate; the status to complete the request with.
+NTSTATUS transfer_answered(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
+{
+    if (status != STATUS_SUCCESS)
+        return status;
+    switch (wr.type) {
+    case NdkOperationTypeSend:
+    case NdkOperationTypeWrite: count_out(qp, total_length(qp.local_spans)); break;
+    case NdkOperationTypeRead:
+        count_in(qp, total_length(qp.local_spans));
+        if (wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
+            // The first SGE's fast-register MR is invalidated by a successful read (digest 1.7).
+            auto *mr = static_cast<SoftMr *>(
+                token_owner(qp.adapter(), wr.sgl.front().MemoryRegionToken, false));
+            if (mr == nullptr || !mr->fast_register || !mr->mapped)
+                return STATUS_INVALID_DEVICE_REQUEST;
+            mr->mapped = false;
+        }
+        break;
+    default: break;
     }
-    Answer outcome = qp.channel->read(qp, local, wr.remote_token, wr.remote_address);
-    if (outcome.status != STATUS_SUCCESS)
-        return outcome;
-    count_in(qp, total_length(local));
-    if (wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
-        // The first SGE's fast-register MR is invalidated by a successful read (digest 1.7).
-        auto *mr = static_cast<SoftMr *>(
-            token_owner(qp.adapter(), wr.sgl.front().MemoryRegionToken, false));
-        if (mr == nullptr || !mr->fast_register || !mr->mapped)
-            return {false, STATUS_INVALID_DEVICE_REQUEST};
-        mr->mapped = false;
-    }
-    return outcome;
+    return status;
 }
 
 Answer execute_bind(SoftQp &qp, WorkRequest &wr)
@@ -83,9 +89,9 @@ Answer execute_bind(SoftQp &qp, WorkRequest &wr)
     SoftMw &mw = *wr.mw;
     SoftMr &mr = *wr.mr;
     if (mw.bound)
-        return {false, STATUS_INVALID_DEVICE_REQUEST}; // bound already: invalidate first
+        return {.status = STATUS_INVALID_DEVICE_REQUEST}; // bound already: invalidate first
     if (!mr.registered || mr.pd != qp.pd || mw.pd != qp.pd)
-        return {false, STATUS_ACCESS_VIOLATION};
+        return {.status = STATUS_ACCESS_VIOLATION};
     mw.bound = true;
     mw.mr = &mr;
     mw.address = wr.address;
@@ -102,11 +108,11 @@ Answer execute_fast_register(SoftQp &qp, WorkRequest &wr)
 {
     SoftMr &mr = *wr.mr;
     if (mr.mapped)
-        return {false, STATUS_INVALID_DEVICE_REQUEST}; // registered already: invalidate first
+        return {.status = STATUS_INVALID_DEVICE_REQUEST}; // registered already: invalidate first
     auto &pages = qp.adapter().lams().pages;
     for (uint64_t page : wr.pages)
         if (pages.find(page) == pages.end())
-            return {false, STATUS_ACCESS_VIOLATION}; // not a logical address of this adapter
+            return {.status = STATUS_ACCESS_VIOLATION}; // not a logical address of this adapter
     mr.mapped = true;
     mr.pages = std::move(wr.pages);
     mr.fbo = wr.fbo;
@@ -120,12 +126,12 @@ Answer execute_invalidate(WorkRequest &wr)
 {
     if (wr.mw != nullptr) {
         if (!wr.mw->bound)
-            return {false, STATUS_INVALID_DEVICE_REQUEST}; // ND2: invalidating an unbound MW
+            return {.status = STATUS_INVALID_DEVICE_REQUEST}; // ND2: invalidating an unbound MW
         unbind_window(*wr.mw);
         return {};
     }
     if (!wr.mr->fast_register || !wr.mr->mapped)
-        return {false, STATUS_INVALID_DEVICE_REQUEST}; // digest 1.7: fast-registered MRs only
+        return {.status = STATUS_INVALID_DEVICE_REQUEST}; // digest 1.7: fast-registered MRs only
     wr.mr->mapped = false;
     return {};
 }
@@ -133,15 +139,25 @@ Answer execute_invalidate(WorkRequest &wr)
 Answer execute(SoftQp &qp, WorkRequest &wr)
 {
     if (wr.sge_overrun) // ND2: DATA_OVERRUN, "the SGEs reference more than the adapter can send"
-        return {false, STATUS_DATA_OVERRUN};
+        return {.status = STATUS_DATA_OVERRUN};
     switch (wr.type) {
-    case NdkOperationTypeSend: return execute_send(qp, wr);
+    case NdkOperationTypeSend: {
+        Answer a = execute_send(qp, wr);
+        if (!a.no_receive && !a.later)
+            a.status = transfer_answered(qp, wr, a.status);
+        return a;
+    }
     case NdkOperationTypeRead:
-    case NdkOperationTypeWrite: return execute_rdma(qp, wr);
+    case NdkOperationTypeWrite: {
+        Answer a = execute_rdma(qp, wr);
+        if (!a.later)
+            a.status = transfer_answered(qp, wr, a.status);
+        return a;
+    }
     case NdkOperationTypeBind: return execute_bind(qp, wr);
     case NdkOperationTypeFastRegister: return execute_fast_register(qp, wr);
     case NdkOperationTypeInvalidate: return execute_invalidate(wr);
-    default: return {false, STATUS_INVALID_DEVICE_REQUEST};
+    default: return {.status = STATUS_INVALID_DEVICE_REQUEST};
     }
 }
 
@@ -155,6 +171,21 @@ void cancel_rnr_timer(SoftQp &qp)
 }
 
 void pump(SoftQp &qp, Hold hold);
+
+// The head request is done with `status`: completed and dequeued; an error ends the
+// connection.  False when the queue must stop.
+bool complete_head(SoftQp &qp, NTSTATUS status)
+{
+    cancel_rnr_timer(qp);
+    complete_initiator(qp, qp.initiator.front(), status);
+    qp.initiator.pop_front();
+    --qp.released;
+    if (status != STATUS_SUCCESS) {
+        fail_connection(qp);
+        return false;
+    }
+    return true;
+}
 
 // The head send waited rnr_timeout_ms for a receive: it fails, and the connection with it.
 void rnr_expired(SoftQp &qp)
@@ -206,7 +237,7 @@ void continue_on_engine(SoftQp &qp)
 
 void pump(SoftQp &qp, Hold hold)
 {
-    while (qp.released > 0 && !qp.initiator.empty()) {
+    while (qp.released > 0 && !qp.initiator.empty() && !qp.head_in_flight) {
         if (qp.state != SoftQp::State::Connected)
             return; // queued until a flush (peer disconnected) or already flushed (error)
         if (hold == Hold::Shared && changes_memory_access(qp.initiator.front())) {
@@ -218,14 +249,12 @@ void pump(SoftQp &qp, Hold hold)
             wait_for_receive(qp);
             return;
         }
-        cancel_rnr_timer(qp);
-        complete_initiator(qp, qp.initiator.front(), outcome.status);
-        qp.initiator.pop_front();
-        --qp.released;
-        if (outcome.status != STATUS_SUCCESS) {
-            fail_connection(qp);
+        if (outcome.later) {
+            qp.head_in_flight = true;
             return;
         }
+        if (!complete_head(qp, outcome.status))
+            return;
     }
 }
 
@@ -257,6 +286,16 @@ void kick(SoftQp &qp, Hold hold)
     });
 }
 
+void answered(SoftQp &qp, NTSTATUS status, Hold hold)
+{
+    if (!qp.head_in_flight || qp.initiator.empty())
+        return; // flushed meanwhile: the request completed CANCELLED
+    qp.head_in_flight = false;
+    status = transfer_answered(qp, qp.initiator.front(), status);
+    if (complete_head(qp, status))
+        kick(qp, hold);
+}
+
 void receive_posted(SoftQp &qp, Hold hold)
 {
     if (qp.channel)
@@ -266,6 +305,7 @@ void receive_posted(SoftQp &qp, Hold hold)
 void flush_qp(SoftQp &qp)
 {
     cancel_rnr_timer(qp);
+    qp.head_in_flight = false; // its answer, if it comes, finds nothing to complete
     while (!qp.initiator.empty()) {
         complete_initiator(qp, qp.initiator.front(), STATUS_CANCELLED);
         qp.initiator.pop_front();

@@ -33,4 +33,9 @@ void fail_connection(SoftQp &qp);
 // A receive was posted on `qp` (or on its SRQ): a send blocked at the peer may now proceed.
 void receive_posted(SoftQp &qp, Hold hold = Hold::Exclusive);
 
+// The channel's answer to the request in flight at the head of `qp`'s queue (one that
+// returned Answer::later): it completes with `status` and the queue goes on.  Under Hold::Shared
+// the head must not change memory access (the transport hands such an answer to the engine).
+void answered(SoftQp &qp, NTSTATUS status, Hold hold);
+
 } // namespace ndk::soft

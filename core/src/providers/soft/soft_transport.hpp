@@ -32,4 +32,23 @@ public:
 // Both ends of every connection in this process (soft_inproc_transport.cpp).
 Transport &inproc_transport();
 
+// What every transport does the same way when a connect request arrives (soft_listener.cpp).
+//
+// Whether `adapter` may connect to an address of `owner` (docs/semantics.md, CONN-LOOPBACK).
+bool loopback_allowed(SoftAdapter &adapter, const Miniport &owner);
+// The listener at `local` that takes connect requests now, or null: none, paused (it looks
+// absent, digest 1.9), closing (it rejects at once, 3.5).
+SoftListener *listener_taking_requests(const Endpoint &local);
+// The read limits a connect request asks for (the active side's inbound and outbound).
+struct RequestedReadLimits {
+    ULONG inbound = 0, outbound = 0;
+};
+// A request from `remote` reached `listener`: the new passive connector, adopted by the
+// listener's adapter, holding the listener's endpoint (+1, digest 3.5) and the listener.  The
+// transport links it, then calls deliver_connect_event.
+SoftConnector &connect_request_arrived(SoftListener &listener, const Endpoint &remote,
+                                       RequestedReadLimits requested,
+                                       std::span<const unsigned char> private_data);
+void deliver_connect_event(SoftConnector &incoming);
+
 } // namespace ndk::soft

@@ -273,10 +273,30 @@ IncomingConnection::IncomingConnection(UniqueFd control, PeerCredentials credent
 
 Establish IncomingConnection::poll()
 {
+    if (outcome_ == Establish::request)
+        outcome_ = Establish::waiting; // reported once: from now on only what is new
     if (outcome_ != Establish::waiting)
         return outcome_;
-    outcome_ = answered_ ? read_ready() : read_request();
+    if (!requested_)
+        outcome_ = read_request();
+    else if (!answered_)
+        outcome_ = read_unanswered();
+    else
+        outcome_ = read_ready();
+    if (outcome_ == Establish::request)
+        requested_ = true;
     return outcome_;
+}
+
+// Between the request and our answer the active side may only give up (its timeout, its
+// close): an Abandon, or EOF when it went.
+Establish IncomingConnection::read_unanswered()
+{
+    auto buffer = control_buffer();
+    Message message;
+    if (const auto outcome = read_plain(control_.get(), buffer, message))
+        return *outcome;
+    return Establish::failed; // anything else is out of turn
 }
 
 Establish IncomingConnection::read_request()
@@ -312,7 +332,7 @@ Establish IncomingConnection::read_ready()
 
 bool IncomingConnection::accept(const Reply &reply, LinkGeometry geometry)
 {
-    if (outcome_ != Establish::request)
+    if (!unanswered_request())
         throw std::logic_error("IncomingConnection::accept without a request");
     segment_ = make_link_segment(geometry);
     to_active_ = make_doorbell_fd();
@@ -333,7 +353,7 @@ bool IncomingConnection::accept(const Reply &reply, LinkGeometry geometry)
 
 void IncomingConnection::reject(std::optional<std::span<const std::byte>> private_data)
 {
-    if (outcome_ != Establish::request)
+    if (!unanswered_request())
         throw std::logic_error("IncomingConnection::reject without a request");
     send_control(control_.get(), Reject{private_data});
     outcome_ = Establish::failed;

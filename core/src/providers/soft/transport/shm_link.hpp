@@ -181,8 +181,9 @@ public:
     int fd() const { return control_.get(); }
     const PeerCredentials &credentials() const { return credentials_; }
 
-    // Read what arrived: `request` once, then after accept() `established`, `refused` or
-    // `abandoned`.
+    // Read what arrived: `request` once (then `waiting`, or `abandoned` / `failed` when the
+    // active side gives up or goes before the answer), then after accept() `established`,
+    // `refused` or `abandoned`.
     // `failed` at EOF, for a malformed packet, or a request whose sender is not the process
     // the kernel says connected (or is not running).
     Establish poll();
@@ -205,12 +206,20 @@ private:
     IncomingConnection(UniqueFd control, PeerCredentials credentials);
 
     Establish read_request();
+    Establish read_unanswered();
     Establish read_ready();
+    // A request is there and neither accept() nor reject() answered it, nor did the peer give up.
+    bool unanswered_request() const
+    {
+        return requested_ && !answered_ &&
+               (outcome_ == Establish::request || outcome_ == Establish::waiting);
+    }
 
     UniqueFd control_;
     PeerCredentials credentials_;
     Establish outcome_ = Establish::waiting;
-    bool answered_ = false; // accept() sent the Reply
+    bool requested_ = false; // the request was read
+    bool answered_ = false;  // accept() sent the Reply
     ReceivedRequest request_;
     std::optional<PeerWatch> watch_;
     std::optional<ShmSegment> segment_;

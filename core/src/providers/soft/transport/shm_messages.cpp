@@ -282,8 +282,8 @@ Message decode_send(Reader &reader)
     WireSend wire{};
     if (!reader.fixed(wire))
         return malformed("send too short");
-    if ((wire.header.flags & ~(kSolicited | kInvalidate)) != 0 || wire.reserved != 0)
-        return malformed("send flags or reserved fields");
+    if ((wire.header.flags & ~(kSolicited | kInvalidate)) != 0)
+        return malformed("send flags");
     if ((wire.header.flags & kInvalidate) == 0 && wire.invalidate_token != 0)
         return malformed("send token without invalidate");
     Send send;
@@ -291,6 +291,7 @@ Message decode_send(Reader &reader)
     send.solicited = (wire.header.flags & kSolicited) != 0;
     send.invalidate = (wire.header.flags & kInvalidate) != 0;
     send.invalidate_token = wire.invalidate_token;
+    send.rnr_timeout_ms = wire.rnr_timeout_ms;
     if (const char *why = decode_payload(wire.payload, reader, send.payload, false))
         return malformed(why);
     return send;
@@ -447,7 +448,7 @@ std::size_t encode(const Message &message, std::span<std::byte> out)
             const auto flags = static_cast<std::uint16_t>((m.solicited ? kSolicited : 0) |
                                                           (m.invalidate ? kInvalidate : 0));
             const WireSend wire{header_of(MessageType::send, flags), m.sequence,
-                                m.invalidate ? m.invalidate_token : 0, 0, {}};
+                                m.invalidate ? m.invalidate_token : 0, m.rnr_timeout_ms, {}};
             return encode_with_payload(w, wire, m.payload);
         }
         std::size_t operator()(const Write &m) const

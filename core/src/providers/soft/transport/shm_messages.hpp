@@ -120,7 +120,10 @@ struct WireSend {
     WireHeader header; // flags: kSolicited, kInvalidate
     std::uint64_t sequence;
     std::uint32_t invalidate_token; // 0 unless kInvalidate
-    std::uint32_t reserved;
+    // How long the target holds the Send when no receive is posted before it answers
+    // IO_TIMEOUT: the initiator's RNR timeout, decided at the target so that a late receive
+    // cannot race the initiator's own timer (docs/transport.md).
+    std::uint32_t rnr_timeout_ms;
     WirePayload payload;
 };
 struct WireTagged { // Write, and Read Request (whose payload is the requester's sink)
@@ -224,6 +227,7 @@ struct Send {
     bool solicited = false;
     bool invalidate = false;
     std::uint32_t invalidate_token = 0;
+    std::uint32_t rnr_timeout_ms = 0;
     Payload payload;
 };
 struct Write {
