@@ -145,6 +145,52 @@ TEST(TcpLink, ATerminateEndsBothSides)
     EXPECT_EQ(sink.messages[1].terminate_code, 2);
 }
 
+// What a provider does when placement fails (an STag it does not know): terminate() from the
+// sink with the segment; the peer's Terminate names it by its DDP header (RFC 5040 4.8).
+TEST(TcpLink, ASinkTerminatesNamingTheSegmentInError)
+{
+    LinkPair pair = establish_pair("127.0.0.1");
+    pair.active->write(0xdead, 64, pattern(200, 1));
+
+    class RefusingSink : public SegmentSink {
+    public:
+        TcpLink *link = nullptr;
+        std::vector<std::byte> header; // the refused segment's DDP header
+        void segment(const InboundSegment &segment) override
+        {
+            header.assign(segment.ulpdu.begin(), segment.ulpdu.begin() + iwarp::kTaggedHeaderSize);
+            link->terminate(TerminateReason::ddp_tagged_invalid_stag, segment.ulpdu);
+        }
+    } refusing;
+    refusing.link = pair.passive.get();
+    EXPECT_EQ(receive_until(*pair.passive, refusing, [] { return false; }),
+              TcpLinkState::terminate_sent);
+
+    class TerminateSink : public SegmentSink {
+    public:
+        std::optional<iwarp::TerminateMessage> terminate;
+        std::vector<std::byte> named_header;
+        std::optional<std::uint16_t> named_length;
+        void segment(const InboundSegment &segment) override
+        {
+            if (!segment.terminate)
+                return;
+            terminate = segment.terminate;
+            named_header.assign(segment.terminate->ddp_header.begin(),
+                                segment.terminate->ddp_header.end());
+            named_length = segment.terminate->ddp_segment_length;
+        }
+    } at_active;
+    EXPECT_EQ(receive_until(*pair.active, at_active, [] { return false; }),
+              TcpLinkState::terminate_received);
+    ASSERT_TRUE(at_active.terminate);
+    EXPECT_EQ(at_active.terminate->layer, 1);
+    EXPECT_EQ(at_active.terminate->etype, 1);
+    EXPECT_EQ(at_active.terminate->code, 0);
+    EXPECT_EQ(at_active.named_header, refusing.header);
+    EXPECT_EQ(at_active.named_length, iwarp::kTaggedHeaderSize + 200);
+}
+
 // A message far larger than both sockets' buffers while the peer reads nothing: the call
 // returns at once with the rest queued, and the queue drains as the peer reads.
 TEST(TcpLink, AWriteLargerThanTheSocketBuffersIsQueuedNotBlocked)
