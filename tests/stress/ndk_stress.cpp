@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 namespace {
 
 using namespace stress;
@@ -26,6 +28,7 @@ constexpr const char *kUsage =
     "  --seconds S        how long to post new requests (default 3); then it drains\n"
     "  --options OPTIONS  adapter options, 'key=value' lines or ';'-separated\n"
     "                     (default: $NDK_STRESS_OPTIONS), e.g. transport=inproc\n"
+    "                     (transport=shm without shm_fabric: a fabric of this run's own)\n"
     "  --seed N           the threads' random choices (default 1)\n"
     "  --validate         both adapters behind the validation layer (default: off)\n"
     "  --mode MODE        owned: a thread drives both ends of its connections; split: the\n"
@@ -156,11 +159,22 @@ void print_failures(const Run &run, const std::vector<std::string> &more)
 
 } // namespace
 
+// transport=shm without shm_fabric: a fabric of this run's own, so that runs side by side
+// (two builds' ctest, a developer's shell) never claim each other's addresses.
+void own_shm_fabric(std::string &options)
+{
+    if (options.find("transport=shm") == std::string::npos ||
+        options.find("shm_fabric=") != std::string::npos)
+        return;
+    options += ";shm_fabric=stress-" + std::to_string(::getpid());
+}
+
 int main(int argc, char **argv)
 {
     std::optional<Config> config = parse(argc, argv);
     if (!config)
         return 2;
+    own_shm_fabric(config->options);
     Run run;
     run.config = *config;
     const Config &c = run.config;

@@ -289,6 +289,24 @@ TEST(TcpEstablish, AnActiveSideGoneBeforeTheAcceptIsSeenByTheAccept)
     EXPECT_EQ(incoming.accept({}, {}), TcpEstablish::refused);
 }
 
+// A peer that sends a stream of bytes behind its request instead of waiting for the reply:
+// the request is still read as one (nothing past it is taken), and what follows is judged
+// as the RTR it should have been: refused with a Terminate, not waited for.
+TEST(TcpEstablish, BytesBehindTheRequestAreJudgedAsTheRtr)
+{
+    TcpAcceptor acceptor(loopback("127.0.0.1"));
+    RawPeer raw(acceptor.local_address());
+    raw.send(ndk::soft::iwarp::encode_mpa_frame(ndk::soft::iwarp::make_mpa_request({}, {})));
+    raw.send(std::vector<std::byte>(200 * 1024, std::byte{0xff})); // a 65535-byte FPDU, bad CRC
+    IncomingTcpConnection incoming = accept_one(acceptor);
+    ASSERT_EQ(step_of(incoming), TcpEstablish::request);
+    TcpEstablish step = incoming.accept({}, {});
+    if (step == TcpEstablish::waiting)
+        step = step_of(incoming);
+    EXPECT_EQ(step, TcpEstablish::failed);
+    EXPECT_EQ(incoming.failure(), TcpEstablishFailure::bad_rtr);
+}
+
 // The initiator refuses a responder ORD above its IRD with RFC 6581's Terminate (LLP code 6).
 TEST(TcpEstablish, AResponderOrdAboveOurIrdIsRefusedWithATerminate)
 {

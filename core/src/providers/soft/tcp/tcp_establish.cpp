@@ -86,7 +86,7 @@ bool TcpHandshake::pump()
         fail(TcpEstablishFailure::reset);
         return false;
     }
-    switch (stream_->read_available(received_)) {
+    switch (stream_->read_available(received_, read_limit_)) {
     case StreamStatus::eof:
         eof_ = true;
         return true; // what came before the FIN still counts; the caller decides
@@ -212,6 +212,7 @@ TcpEstablish IncomingTcpConnection::accept(const iwarp::MpaSettings &local,
     }
     negotiated_ = answer.negotiated;
     answered_ = true;
+    read_limit_ = iwarp::fpdu_size(options_.receive_max_ulpdu, negotiated_.crc);
     outcome_ = TcpEstablish::waiting;
     if (!send(iwarp::encode_mpa_frame(answer.reply)))
         return outcome_;

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "providers/soft/iwarp/mpa.hpp"
+#include "providers/soft/iwarp/mpa_fpdu.hpp"
 #include "providers/soft/tcp/tcp_address.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
 #include "providers/soft/tcp/tcp_stream.hpp"
@@ -92,6 +93,11 @@ protected:
     std::optional<TcpStream> stream_;
     TcpEstablishOptions options_;
     std::vector<std::byte> received_;
+    // What pump() reads at most: a whole MPA frame, then (passive) the RTR's FPDU.  A
+    // conforming peer sends nothing more before our answer, and what follows the RTR is the
+    // link's (its registration with the progress thread reports it), so a peer cannot make
+    // the handshake hold more.
+    std::size_t read_limit_ = iwarp::kMpaHeaderSize + iwarp::kMpaMaxPrivateData;
     bool eof_ = false;
     TcpEstablish outcome_ = TcpEstablish::waiting;
     TcpEstablishFailure failure_ = TcpEstablishFailure::none;

@@ -121,18 +121,18 @@ StreamStatus TcpStream::read_some(std::span<std::byte> buffer, std::size_t &got)
     }
 }
 
-StreamStatus TcpStream::read_available(std::vector<std::byte> &into)
+StreamStatus TcpStream::read_available(std::vector<std::byte> &into, std::size_t limit)
 {
-    constexpr std::size_t kChunk = 16 * 1024;
-    for (;;) {
+    while (into.size() < limit) {
         const std::size_t before = into.size();
-        into.resize(before + kChunk);
+        into.resize(limit);
         std::size_t got = 0;
         const StreamStatus status = read_some(std::span(into).subspan(before), got);
         into.resize(before + got);
         if (status != StreamStatus::ok)
             return status;
     }
+    return StreamStatus::ok;
 }
 
 void TcpStream::shutdown_write() { ::shutdown(fd_.get(), SHUT_WR); }

@@ -47,9 +47,10 @@ public:
 
     // One read into `buffer`: `ok` with `got` > 0, `drained`, `eof` or `broken`.
     StreamStatus read_some(std::span<std::byte> buffer, std::size_t &got);
-    // Append everything readable to `into` until the socket would block: `drained`, or `eof`
-    // / `broken` (what was read before still counts).
-    StreamStatus read_available(std::vector<std::byte> &into);
+    // Append what is readable to `into` until the socket would block (`drained`) or `into`
+    // holds `limit` bytes (`ok`: more may wait), or `eof` / `broken` (what was read before
+    // still counts).
+    StreamStatus read_available(std::vector<std::byte> &into, std::size_t limit);
 
     // No more writes from us (a FIN after what is queued has gone: call once queued() is 0).
     void shutdown_write();
