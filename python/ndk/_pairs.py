@@ -15,6 +15,7 @@ skips with that reason.  Each test that used it records where its peer ran (the 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Callable, Iterator, Optional
 
@@ -89,8 +90,15 @@ def peer_spec(config: pytest.Config) -> PeerSpec:
 
 
 def run_options(config: pytest.Config) -> dict[str, str]:
-    """The ``--ndk-option`` knobs, for every adapter the fixtures open."""
-    return parse_options(config.getoption(OPTIONS_DEST, default=None), "--ndk-option")
+    """The ``--ndk-option`` knobs, for every adapter the fixtures open.  With transport=shm and
+    no shm_fabric, the fabric of this test process (docs/transport.md, "Addresses and
+    fabrics"): the scenarios' fixed addresses are claimed host-wide within a fabric, so two
+    xdist workers, or two runs, must not share one; a peer the process starts gets the same
+    options, so it joins the same fabric."""
+    options = parse_options(config.getoption(OPTIONS_DEST, default=None), "--ndk-option")
+    if options.get("transport") == "shm" and "shm_fabric" not in options:
+        options["shm_fabric"] = f"run-{os.getpid()}"
+    return options
 
 
 def peer_provider(config: pytest.Config, provider: str) -> str:
