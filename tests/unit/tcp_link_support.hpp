@@ -175,6 +175,7 @@ struct PairSettings {
     std::vector<std::byte> request_data;
     std::vector<std::byte> reply_data;
     TcpEstablishOptions options;
+    bool bind_source = false; // the active side binds the same loopback address first
 };
 
 // An established pair over `ip` (127.0.0.1 or ::1), both sides driven from this thread.
@@ -187,6 +188,8 @@ inline LinkPair establish_pair(const std::string &ip, const PairSettings &settin
     parameters.settings = settings.active;
     parameters.private_data = settings.request_data;
     parameters.options = settings.options;
+    if (settings.bind_source)
+        parameters.source = loopback(ip);
     auto outgoing = OutgoingTcpConnection::connect(parameters);
 
     std::optional<IncomingTcpConnection> incoming;

@@ -54,6 +54,17 @@ TEST_P(TcpEstablishTest, PrivateDataAndReadLimitsBothWays)
     EXPECT_EQ(pair.active->local_address().family(), GetParam() == "::1" ? AF_INET6 : AF_INET);
 }
 
+// An adapter connects from its own address: the source is bound before the connect.
+TEST_P(TcpEstablishTest, TheActiveSideConnectsFromTheSourceItBinds)
+{
+    PairSettings settings;
+    settings.bind_source = true;
+    const LinkPair pair = establish_pair(GetParam(), settings);
+    const auto expected = loopback(GetParam(), pair.active->local_address().port());
+    EXPECT_EQ(pair.active->local_address().text(), expected.text());
+    EXPECT_EQ(pair.passive->peer_address().text(), expected.text());
+}
+
 TEST_P(TcpEstablishTest, RejectCarriesPrivateData)
 {
     TcpAcceptor acceptor(loopback(GetParam()));
