@@ -8,6 +8,8 @@
 // call, which is what a kernel consumer of an NDK provider pays.
 #pragma once
 
+#include <unistd.h>
+
 #include "ndk/ndkpi.h"
 #include "ndk/provider.h"
 #include "ndk/raw_adapter.hpp"
@@ -254,6 +256,11 @@ struct AdapterOptions {
             else
                 at_open += line + "\n";
         }
+        // transport=shm claims addresses host-wide within a fabric: a fabric of this run's
+        // own, so that a benchmark beside a test run never meets its adapters.
+        if (at_open.find("transport=shm") != std::string::npos &&
+            at_open.find("shm_fabric=") == std::string::npos)
+            at_open += "shm_fabric=perf-" + std::to_string(::getpid()) + "\n";
     }
 };
 
