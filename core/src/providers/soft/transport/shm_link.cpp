@@ -5,12 +5,16 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstring>
 #include <atomic>
 #include <cerrno>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <system_error>
@@ -176,8 +180,39 @@ ShmLink::ShmLink(LinkSide side, ShmSegment segment, UniqueFd control, PeerWatch 
     ringer_ = DoorbellRinger(bell(segment_, other), std::move(theirs));
 }
 
+// ThreadSanitizer keys synchronization by virtual address.  Both ends of a link in one process
+// (two soft adapters with transport=shm) map the segment twice, at two addresses, so TSan does
+// not see the ring's release and acquire pair up, and reports the memory a message hands over
+// (a buffer the target then fills by cross-memory copy) as a race.  Under TSan only, each send
+// also releases, and each receive acquires, one process-local word per segment (its inode),
+// which both mappings share: the order the ring really gives, stated where TSan can see it.
+#if defined(__SANITIZE_THREAD__)
+namespace {
+std::atomic<std::uint64_t> &tsan_handoff_word(int segment_fd)
+{
+    static std::mutex mutex;
+    static std::map<ino_t, std::unique_ptr<std::atomic<std::uint64_t>>> words;
+    struct stat st{};
+    ::fstat(segment_fd, &st);
+    std::lock_guard lock(mutex);
+    auto &word = words[st.st_ino];
+    if (!word)
+        word = std::make_unique<std::atomic<std::uint64_t>>(0);
+    return *word;
+}
+} // namespace
+#define NDK_TSAN_HANDOFF_RELEASE() \
+    tsan_handoff_word(segment_.fd()).fetch_add(1, std::memory_order_release)
+#define NDK_TSAN_HANDOFF_ACQUIRE() \
+    (void)tsan_handoff_word(segment_.fd()).load(std::memory_order_acquire)
+#else
+#define NDK_TSAN_HANDOFF_RELEASE() (void)0
+#define NDK_TSAN_HANDOFF_ACQUIRE() (void)0
+#endif
+
 RingStatus ShmLink::send_bytes(std::span<const std::byte> message)
 {
+    NDK_TSAN_HANDOFF_RELEASE();
     const RingStatus status = outbound_.try_push(message);
     if (status == RingStatus::ok && ringer_.after_publish())
         ++rung_;
@@ -194,13 +229,16 @@ RingStatus ShmLink::send(const Message &message)
 
 RingStatus ShmLink::receive_bytes(std::span<std::byte> out, std::size_t &length)
 {
-    return inbound_.try_pop(out, length);
+    const RingStatus status = inbound_.try_pop(out, length);
+    if (status == RingStatus::ok)
+        NDK_TSAN_HANDOFF_ACQUIRE();
+    return status;
 }
 
 RingStatus ShmLink::receive(std::span<std::byte> buffer, Message &message)
 {
     std::size_t length = 0;
-    const RingStatus status = inbound_.try_pop(buffer, length);
+    const RingStatus status = receive_bytes(buffer, length);
     if (status == RingStatus::ok)
         message = decode(buffer.first(length));
     return status;
