@@ -4,13 +4,14 @@
 // the manner of perftest.  Python is never inside a timed loop.
 //
 //   ndk_perf send_lat|write_lat|read_lat [--size N] [--iters N] [--warmup N]
-//            [--threads] [--progress auto|manual] [--seconds N] [--samples FILE]
+//            [--threads | --processes] [--progress auto|manual] [--seconds N] [--samples FILE]
 //       latency samples (one clock read per iteration): min, median, avg, p99, p99.9 in us;
 //       --samples writes every sample to FILE, in ns, one per line, in the order measured
 //       (what `ndk perf --plot` draws).
 //       send_lat is a ping-pong, a sample is half its round trip; --threads runs the pong
 //       side on its own thread, both busy-polling (as two perftest processes would); without
-//       it one thread drives both sides (the provider's cost alone).  --seconds bounds the
+//       it one thread drives both sides (the provider's cost alone); --processes runs the pong
+//       in a child process (needs --options transport=shm: process_pingpong.hpp).  --seconds bounds the
 //       run (the warm-up to a tenth of it, the samples to the rest): two busy-polling threads
 //       on loaded cores can take milliseconds a round trip, and a bounded run still gives
 //       the percentiles of the samples it took (their count is in the output).
@@ -48,6 +49,7 @@
 // `ndk_perf --help` lists every test's options with their ranges.  Each value is checked
 // whole before anything runs (see "arguments" below): a bad one, an unknown option or a missing
 // value is one line on stderr naming the argument and its valid range, and exit code 2.
+#include "process_pingpong.hpp"
 #include "raw_support.hpp"
 
 #include <algorithm>
@@ -106,6 +108,7 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
     static std::vector<Option> send_latency = [] {
         std::vector<Option> v = latency;
         v.insert(v.begin() + 3, {Option::Flag, "threads"});
+        v.insert(v.begin() + 4, {Option::Flag, "processes"});
         return v;
     }();
     static const std::vector<std::pair<std::string, std::vector<Option>>> tests = {
@@ -496,6 +499,38 @@ private:
 
 // ---- latency --------------------------------------------------------------------------------
 
+// send_lat --processes: the pong in a child process (process_pingpong.hpp), the ping's loop
+// as --threads runs it.
+std::vector<double> send_lat_processes(const Args &args, ULONG size, uint64_t iters)
+{
+    std::string options = args.str("options", "");
+    if (options.find("transport=shm") == std::string::npos)
+        throw UsageError("--processes needs a transport that reaches another process: "
+                         "--options transport=shm");
+    if (args.str("progress", "auto") == "manual")
+        throw UsageError("--processes with --progress manual: the pong's engine is not ours");
+    if (args.flag("threads"))
+        throw UsageError("--processes with --threads: the pong is in one place");
+    std::vector<double> samples;
+    ProcessPingPong pingpong(AdapterOptions(options).at_open, size);
+    pingpong.run([&](NDK_QP *qa, NDK_CQ *ca, NDK_SGE &s_a, NDK_SGE &r_a, unsigned char *bytes) {
+        LatencyLoop loop(args, iters, 2);
+        for (;;) {
+            bool last = !loop.more();
+            bytes[0] = last ? ProcessPingPong::kStop : 0; // the pong answers it and exits
+            check(qa->Dispatch->NdkSend(qa, nullptr, &s_a, 1, 0), "NdkSend");
+            poll_type(ca, NdkOperationTypeSend);
+            poll_type(ca, NdkOperationTypeReceive);
+            check(qa->Dispatch->NdkReceive(qa, nullptr, &r_a, 1), "NdkReceive");
+            if (last)
+                break;
+            loop.tick();
+        }
+        samples = loop.samples();
+    });
+    return samples;
+}
+
 std::string send_lat(const Args &args)
 {
     auto size = static_cast<ULONG>(args.num("size", 64));
@@ -504,6 +539,20 @@ std::string send_lat(const Args &args)
     bool manual = args.str("progress", "auto") == "manual";
     if (manual && threads)
         throw std::runtime_error("--threads with --progress manual: step from one thread only");
+    if (args.flag("processes")) {
+        std::vector<double> samples = send_lat_processes(args, size, iters);
+        write_samples(args, samples);
+        return Json()
+            .str("test", "send_lat")
+            .num("size", size)
+            .num("iters", static_cast<double>(iters))
+            .str("mode", "processes")
+            .str("progress", "auto")
+            .str("options", args.str("options", ""))
+            .str("sample", "half round trip")
+            .raw("latency", latency_stats(samples))
+            .text();
+    }
     Pair pair(4096, 1024, pair_options(args));
     Region sa(pair.client(), pair.a().pd, size), ra(pair.client(), pair.a().pd, size);
     Region sb(pair.server(), pair.b().pd, size), rb(pair.server(), pair.b().pd, size);

@@ -264,6 +264,30 @@ struct AdapterOptions {
     }
 };
 
+// A listener of `adapter` on ip, port 0, whose connect events go to on_connect(context); the
+// port it was given.
+inline uint16_t listen_any_port(RawAdapter &adapter, const std::string &ip,
+                                NDK_FN_CONNECT_EVENT_CALLBACK on_connect, PVOID context)
+{
+    NDK_LISTENER *listener = nullptr;
+    Done &created = adapter.done();
+    NTSTATUS s = adapter.d().NdkCreateListener(adapter.get(), on_connect, context, Done::create,
+                                               &created, &listener);
+    listener = adapter.finish(s, created, listener, "NdkCreateListener");
+    sockaddr_in any = ipv4(ip, 0);
+    Done &listened = adapter.done();
+    s = listener->Dispatch->NdkListen(listener, reinterpret_cast<PSOCKADDR>(&any), sizeof any,
+                                      Done::request, &listened);
+    if (s == STATUS_PENDING)
+        s = listened.wait();
+    if (s != STATUS_SUCCESS)
+        fail("NdkListen", s);
+    sockaddr_in bound{};
+    ULONG length = sizeof bound;
+    listener->Dispatch->NdkGetLocalAddress(listener, reinterpret_cast<PSOCKADDR>(&bound), &length);
+    return ntohs(bound.sin_port);
+}
+
 // Two soft adapters (client a, server b) with `connections` connected QPs between them, each
 // with its own CQ and PD on either side (a(i), b(i)).  `options` are knob lines for both
 // adapters (AdapterOptions: e.g. "transport=shm", "progress=manual").  With manual progress
@@ -276,27 +300,11 @@ public:
           client_("address=" + client_ip_ + "\n" + options_.at_open, "soft", validate),
           server_("address=" + server_ip_ + "\n" + options_.at_open, "soft", validate)
     {
-        NDK_LISTENER *listener = nullptr;
-        Done &created = server_.done();
-        NTSTATUS s = server_.d().NdkCreateListener(server_.get(), on_connect, this, Done::create,
-                                                   &created, &listener);
-        listener = server_.finish(s, created, listener, "NdkCreateListener");
-        sockaddr_in any = ipv4(server_ip_, 0);
-        Done &listened = server_.done();
-        s = listener->Dispatch->NdkListen(listener, reinterpret_cast<PSOCKADDR>(&any), sizeof any,
-                                          Done::request, &listened);
-        if (s == STATUS_PENDING)
-            s = listened.wait();
-        if (s != STATUS_SUCCESS)
-            fail("NdkListen", s);
-        sockaddr_in bound{};
-        ULONG length = sizeof bound;
-        listener->Dispatch->NdkGetLocalAddress(listener, reinterpret_cast<PSOCKADDR>(&bound),
-                                               &length);
+        uint16_t port = listen_any_port(server_, server_ip_, on_connect, this);
         a_.resize(std::max(connections, 1u));
         b_.resize(a_.size());
         for (size_t i = 0; i < a_.size(); ++i)
-            connect(a_[i], b_[i], cq_depth, queue_depth, inline_size, ntohs(bound.sin_port));
+            connect(a_[i], b_[i], cq_depth, queue_depth, inline_size, port);
         if (options_.manual) {
             client_.knob("progress", "manual");
             server_.knob("progress", "manual");

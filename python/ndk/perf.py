@@ -9,6 +9,7 @@ runs it, parses the JSON it prints and formats the figures as perftest does::
     ndk perf send_lat --iters 100000 --plot send_lat.png     # histogram and CDF
     ndk perf write_bw --all --plot write_bw.svg              # bandwidth against message size
     ndk perf send_lat --threads --seconds 5                  # at most 5 s, however loaded
+    ndk perf send_lat --processes --options transport=shm   # the pong in another process
     ndk perf cacheline --iters 1000000                       # the floor of send_lat --threads
     ndk perf msg_rate --connections 2 --batch 16             # two connections, a thread each
     ndk perf poll_rate --count 65536 --batch 64              # drain a filled CQ
@@ -90,6 +91,7 @@ def run_helper(test: str, options: Sequence[str] = (), helper: str | None = None
 def helper_options(size: int | None = None, iters: int | None = None, warmup: int | None = None,
                    inflight: int | None = None, threads: bool = False,
                    progress: str | None = None, *, seconds: int | None = None,
+                   processes: bool = False,
                    connections: int | None = None, batch: int | None = None,
                    count: int | None = None, knobs: str | None = None) -> list[str]:
     """ndk_perf's arguments for these options (None: not given, the helper's default);
@@ -103,6 +105,8 @@ def helper_options(size: int | None = None, iters: int | None = None, warmup: in
             options += [f"--{name}", str(value)]
     if threads:
         options.append("--threads")
+    if processes:
+        options.append("--processes")
     return options
 
 
@@ -240,7 +244,7 @@ def run_with_samples(test: str, options: Sequence[str], helper: str | None = Non
 
 def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
         warmup: int | None = None, inflight: int | None = None, threads: bool = False,
-        progress: str | None = None, seconds: int | None = None,
+        processes: bool = False, progress: str | None = None, seconds: int | None = None,
         connections: int | None = None, batch: int | None = None, count: int | None = None,
         knobs: str | None = None, as_json: bool = False, plot: str | None = None,
         out=None) -> int:
@@ -264,8 +268,8 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
     results, samples = [], []
     for size in sizes:
         options = helper_options(size=size, iters=iters, warmup=warmup, inflight=inflight,
-                                 threads=threads, progress=progress, seconds=seconds,
-                                 connections=connections, batch=batch, count=count,
+                                 threads=threads, processes=processes, progress=progress,
+                                 seconds=seconds, connections=connections, batch=batch, count=count,
                                  knobs=knobs)
         timeout = 600 + (seconds or 0)  # --seconds bounds the timed part, not the set-up
         if plot and test in SAMPLED_TESTS:
@@ -317,6 +321,7 @@ OPTION_TESTS: dict[str, tuple[str, ...]] = {
     "warmup": LATENCY_TESTS + ("cacheline",),
     "seconds": LATENCY_TESTS + ("cacheline",),
     "threads": ("send_lat",),
+    "processes": ("send_lat",),
     "progress": LATENCY_TESTS,
     "inflight": BANDWIDTH_TESTS,
     "connections": ("msg_rate",),
@@ -430,7 +435,7 @@ tests (the helper ndk_perf runs the loops; Python is never inside one):
 options by test (any other is refused before the helper starts):
   --size, --all                latency, bandwidth, msg_rate
   --warmup, --seconds          latency, cacheline
-  --progress                   latency; --threads: send_lat
+  --progress                   latency; --threads, --processes: send_lat
   --inflight                   bandwidth
   --connections                msg_rate; --count: poll_rate
   --batch                      msg_rate (1..1024), poll_rate (1..4194304)
@@ -466,6 +471,9 @@ def add_arguments(parser) -> None:
                         help="bandwidth tests: requests in flight (default 64)")
     parser.add_argument("--threads", action="store_true",
                         help="send_lat: run the pong side on its own thread (both busy-poll)")
+    parser.add_argument("--processes", action="store_true",
+                        help="send_lat: run the pong side in a child process (both busy-poll; "
+                             "needs --options transport=shm)")
     parser.add_argument("--progress", choices=("auto", "manual"),
                         help="latency tests: the soft engine's progress knob (manual: each "
                              "transfer is one engine step)")
@@ -507,6 +515,10 @@ def check_options(args) -> None:
                   f"argument --{name}: only for {_which(tests)}, not {args.test}")
     if args.threads and args.progress == "manual":
         error("argument --threads: not with --progress manual (step from one thread only)")
+    if args.processes and args.threads:
+        error("argument --processes: not with --threads (the pong is in one place)")
+    if args.processes and args.progress == "manual":
+        error("argument --processes: not with --progress manual (the pong's engine is not ours)")
     if args.batch is not None:
         lo, hi = BATCH_RANGES[args.test]
         if not lo <= args.batch <= hi:
@@ -538,8 +550,8 @@ def main_from_args(args) -> int:
         sizes = [None]
     try:
         return run(args.test, sizes, args.iters, warmup=args.warmup, inflight=args.inflight,
-                   threads=args.threads, progress=args.progress, seconds=args.seconds,
-                   connections=args.connections, batch=args.batch, count=args.count,
+                   threads=args.threads, processes=args.processes, progress=args.progress,
+                   seconds=args.seconds, connections=args.connections, batch=args.batch, count=args.count,
                    knobs=args.knobs, as_json=args.json, plot=args.plot)
     except (FileNotFoundError, RuntimeError, PlotError) as exc:
         import sys

@@ -83,6 +83,9 @@ def error_line(capsys) -> str:
     (["cacheline", "--progress", "manual"], "argument --progress: only for the latency tests, "
                                             "not cacheline"),
     (["cacheline", "--threads"], "argument --threads: only for send_lat, not cacheline"),
+    (["write_lat", "--processes"], "argument --processes: only for send_lat, not write_lat"),
+    (["send_lat", "--processes", "--threads"],
+     "argument --processes: not with --threads (the pong is in one place)"),
     (["write_bw", "--seconds", "5"], "argument --seconds: only for the latency tests and "
                                      "cacheline, not write_bw"),
     (["msg_rate", "--warmup", "5"], "argument --warmup: only for the latency tests and "
@@ -253,6 +256,8 @@ def stand_in(tmp_path, monkeypatch):
     (["send_lat", "--threads", "--seconds", "2", "--options", "transport=inproc"],
      ["send_lat", "--size", "64", "--seconds", "2", "--options", "transport=inproc",
       "--threads"]),
+    (["send_lat", "--processes", "--options", "transport=shm"],
+     ["send_lat", "--size", "64", "--options", "transport=shm", "--processes"]),
 ])
 def test_the_options_reach_the_helper_as_it_takes_them(arguments, argv, stand_in, capsys):
     assert cli.main(["perf", *arguments]) == 0
