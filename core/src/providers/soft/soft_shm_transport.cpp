@@ -157,6 +157,9 @@ public:
 
 private:
     Answer transmit(const shm::Message &message);
+    // The peer's Send taken at the target: its answer, or nothing when its payload cannot be
+    // had (malformed, or the initiator's memory gone).
+    std::optional<Answer> take_send(const shm::Send &send);
     void answer(std::uint64_t sequence, NTSTATUS status);
     // A Send that found no receive: held until one is posted or the initiator's RNR timeout.
     void hold_send(std::span<const std::byte> raw, std::uint64_t sequence,
@@ -170,6 +173,7 @@ private:
     std::uint64_t next_sequence_ = 1;
     std::uint64_t in_flight_ = 0;          // the sequence of our request the peer holds
     std::vector<shm::WireVector> list_;    // its vectors, when they did not fit the slot
+    SlotRoom send_room_, write_room_, read_room_; // what a slot carries, fixed by the link
     std::vector<std::byte> held_;          // a Send of the peer waiting for a receive
     std::uint64_t held_timer_ = 0;
     std::uint64_t held_generation_ = 0;
@@ -711,6 +715,11 @@ ShmChannel::ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> conn
                        SoftQp &qp)
     : transport_(transport), connection_(std::move(connection)), qp_(qp)
 {
+    std::size_t room = connection_->link.max_message();
+    send_room_ = {shm::max_inline_send(room), shm::max_slot_vectors(room, shm::MessageType::send)};
+    write_room_ = {shm::max_inline_write(room),
+                   shm::max_slot_vectors(room, shm::MessageType::write)};
+    read_room_ = {0, shm::max_slot_vectors(room, shm::MessageType::read_request)};
 }
 
 ShmChannel::~ShmChannel()
@@ -732,46 +741,40 @@ Answer ShmChannel::transmit(const shm::Message &message)
 Answer ShmChannel::send(SoftQp &qp, const Spans &source, bool solicited,
                         std::optional<UINT32> invalidate)
 {
-    std::size_t room = connection_->link.max_message();
     shm::Send m;
     m.sequence = in_flight_ = next_sequence_++;
     m.solicited = solicited;
     m.invalidate = invalidate.has_value();
     m.invalidate_token = invalidate.value_or(0);
     m.rnr_timeout_ms = static_cast<std::uint32_t>(qp.adapter().knobs().rnr_timeout().count());
-    m.payload = outgoing_payload(
-        source,
-        {shm::max_inline_send(room), shm::max_slot_vectors(room, shm::MessageType::send)}, list_);
+    m.payload = outgoing_payload(source, send_room_, list_);
     return transmit(m);
 }
 
 Answer ShmChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
 {
-    std::size_t room = connection_->link.max_message();
     shm::Write m;
     m.sequence = in_flight_ = next_sequence_++;
     m.remote_address = address;
     m.remote_token = token;
-    m.payload = outgoing_payload(
-        source,
-        {shm::max_inline_write(room), shm::max_slot_vectors(room, shm::MessageType::write)},
-        list_);
+    m.payload = outgoing_payload(source, write_room_, list_);
     return transmit(m);
 }
 
 Answer ShmChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
 {
-    std::size_t room = connection_->link.max_message();
     shm::ReadRequest m;
     m.sequence = in_flight_ = next_sequence_++;
     m.remote_address = address;
     m.remote_token = token;
-    m.sink = outgoing_payload(
-        sink, {0, shm::max_slot_vectors(room, shm::MessageType::read_request)}, list_);
+    m.sink = outgoing_payload(sink, read_room_, list_);
     return transmit(m);
 }
 
-void ShmChannel::fail_peer() { (void)connection_->link.send(shm::Terminate{0, static_cast<std::uint32_t>(STATUS_CANCELLED)}); }
+void ShmChannel::fail_peer()
+{
+    (void)connection_->link.send(shm::Terminate{0, static_cast<std::uint32_t>(STATUS_CANCELLED)});
+}
 
 void ShmChannel::answer(std::uint64_t sequence, NTSTATUS status)
 {
@@ -798,23 +801,31 @@ void ShmChannel::acknowledged(const shm::Ack &ack, Hold hold)
     });
 }
 
+std::optional<Answer> ShmChannel::take_send(const shm::Send &send)
+{
+    IncomingPayload payload;
+    if (!payload.open(connection_->link.peer().pid, send.payload))
+        return std::nullopt;
+    std::optional<UINT32> invalidate;
+    if (send.invalidate)
+        invalidate = send.invalidate_token;
+    return arrive_send(qp_, payload, send.solicited, invalidate);
+}
+
 void ShmChannel::arrived(std::span<const std::byte> raw, const shm::Message &message)
 {
     pid_t peer = connection_->link.peer().pid;
     IncomingPayload payload;
     if (auto *send = std::get_if<shm::Send>(&message)) {
-        if (!held_.empty() || !payload.open(peer, send->payload)) {
+        std::optional<Answer> a;
+        if (!held_.empty() || !(a = take_send(*send))) {
             fail_connection(qp_); // two Sends in flight, or a payload we cannot have
             return;
         }
-        std::optional<UINT32> invalidate;
-        if (send->invalidate)
-            invalidate = send->invalidate_token;
-        Answer a = arrive_send(qp_, payload, send->solicited, invalidate);
-        if (a.no_receive)
+        if (a->no_receive)
             hold_send(raw, send->sequence, send->rnr_timeout_ms);
         else
-            answer(send->sequence, a.status);
+            answer(send->sequence, a->status);
         return;
     }
     if (auto *write = std::get_if<shm::Write>(&message)) {
@@ -884,21 +895,17 @@ void ShmChannel::retry_held(Hold hold)
         });
         return;
     }
-    IncomingPayload payload;
-    if (!payload.open(connection_->link.peer().pid, send.payload)) {
+    std::optional<Answer> a = take_send(send);
+    if (!a) {
         drop_held();
         fail_connection(qp_);
         return;
     }
-    std::optional<UINT32> invalidate;
-    if (send.invalidate)
-        invalidate = send.invalidate_token;
-    Answer a = arrive_send(qp_, payload, send.solicited, invalidate);
-    if (a.no_receive)
+    if (a->no_receive)
         return; // another QP of the SRQ took the receive: the RNR timer runs on
     std::uint64_t sequence = send.sequence;
     drop_held();
-    answer(sequence, a.status);
+    answer(sequence, a->status);
 }
 
 } // namespace
