@@ -499,8 +499,29 @@ private:
 
 // ---- latency --------------------------------------------------------------------------------
 
-// send_lat --processes: the pong in a child process (process_pingpong.hpp), the ping's loop
-// as --threads runs it.
+// The ping of send_lat's two-sided modes (--threads, --processes): a send, its completion and
+// the pong's reply, the receive posted again; a sample a round trip.  `last_ping(i)` runs
+// before the final ping, the i-th, untimed: it tells the pong to stop once it has answered.
+std::vector<double> ping(const Args &args, uint64_t iters, NDK_QP *qa, NDK_CQ *ca, NDK_SGE &s_a,
+                         NDK_SGE &r_a, const std::function<void(uint64_t)> &last_ping)
+{
+    LatencyLoop loop(args, iters, 2);
+    for (uint64_t i = 0;; ++i) {
+        bool last = !loop.more();
+        if (last)
+            last_ping(i);
+        check(qa->Dispatch->NdkSend(qa, nullptr, &s_a, 1, 0), "NdkSend");
+        poll_type(ca, NdkOperationTypeSend);
+        poll_type(ca, NdkOperationTypeReceive);
+        check(qa->Dispatch->NdkReceive(qa, nullptr, &r_a, 1), "NdkReceive");
+        if (last)
+            break;
+        loop.tick();
+    }
+    return loop.samples();
+}
+
+// send_lat --processes: the pong in a child process (process_pingpong.hpp).
 std::vector<double> send_lat_processes(const Args &args, ULONG size, uint64_t iters)
 {
     std::string options = args.str("options", "");
@@ -514,45 +535,18 @@ std::vector<double> send_lat_processes(const Args &args, ULONG size, uint64_t it
     std::vector<double> samples;
     ProcessPingPong pingpong(AdapterOptions(options).at_open, size);
     pingpong.run([&](NDK_QP *qa, NDK_CQ *ca, NDK_SGE &s_a, NDK_SGE &r_a, unsigned char *bytes) {
-        LatencyLoop loop(args, iters, 2);
-        for (;;) {
-            bool last = !loop.more();
-            bytes[0] = last ? ProcessPingPong::kStop : 0; // the pong answers it and exits
-            check(qa->Dispatch->NdkSend(qa, nullptr, &s_a, 1, 0), "NdkSend");
-            poll_type(ca, NdkOperationTypeSend);
-            poll_type(ca, NdkOperationTypeReceive);
-            check(qa->Dispatch->NdkReceive(qa, nullptr, &r_a, 1), "NdkReceive");
-            if (last)
-                break;
-            loop.tick();
-        }
-        samples = loop.samples();
+        // The pong answers the stop byte and exits (the buffer starts 0x5a, never kStop).
+        samples = ping(args, iters, qa, ca, s_a, r_a,
+                       [bytes](uint64_t) { bytes[0] = ProcessPingPong::kStop; });
     });
     return samples;
 }
 
-std::string send_lat(const Args &args)
+// send_lat in this process: one thread driving both sides, or the pong on its own thread.
+std::vector<double> send_lat_here(const Args &args, ULONG size, uint64_t iters)
 {
-    auto size = static_cast<ULONG>(args.num("size", 64));
-    uint64_t iters = args.num("iters", 100000);
     bool threads = args.flag("threads");
     bool manual = args.str("progress", "auto") == "manual";
-    if (manual && threads)
-        throw std::runtime_error("--threads with --progress manual: step from one thread only");
-    if (args.flag("processes")) {
-        std::vector<double> samples = send_lat_processes(args, size, iters);
-        write_samples(args, samples);
-        return Json()
-            .str("test", "send_lat")
-            .num("size", size)
-            .num("iters", static_cast<double>(iters))
-            .str("mode", "processes")
-            .str("progress", "auto")
-            .str("options", args.str("options", ""))
-            .str("sample", "half round trip")
-            .raw("latency", latency_stats(samples))
-            .text();
-    }
     Pair pair(4096, 1024, pair_options(args));
     Region sa(pair.client(), pair.a().pd, size), ra(pair.client(), pair.a().pd, size);
     Region sb(pair.server(), pair.b().pd, size), rb(pair.server(), pair.b().pd, size);
@@ -598,28 +592,30 @@ std::string send_lat(const Args &args)
                 poll_type(cb, NdkOperationTypeSend);
             }
         });
-        LatencyLoop loop(args, iters, 2);
-        for (uint64_t i = 0;; ++i) {
-            bool last = !loop.more();
-            if (last)
-                pings.store(i + 1, std::memory_order_release);
-            check(qa->Dispatch->NdkSend(qa, nullptr, &s_a, 1, 0), "NdkSend");
-            poll_type(ca, NdkOperationTypeSend);
-            poll_type(ca, NdkOperationTypeReceive);
-            check(qa->Dispatch->NdkReceive(qa, nullptr, &r_a, 1), "NdkReceive");
-            if (last)
-                break;
-            loop.tick();
-        }
+        samples = ping(args, iters, qa, ca, s_a, r_a,
+                       [&pings](uint64_t i) { pings.store(i + 1, std::memory_order_release); });
         pong.join();
-        samples = loop.samples();
     }
+    return samples;
+}
+
+std::string send_lat(const Args &args)
+{
+    auto size = static_cast<ULONG>(args.num("size", 64));
+    uint64_t iters = args.num("iters", 100000);
+    bool threads = args.flag("threads");
+    bool manual = args.str("progress", "auto") == "manual";
+    if (manual && threads)
+        throw std::runtime_error("--threads with --progress manual: step from one thread only");
+    bool processes = args.flag("processes");
+    std::vector<double> samples = processes ? send_lat_processes(args, size, iters)
+                                            : send_lat_here(args, size, iters);
     write_samples(args, samples);
     return Json()
         .str("test", "send_lat")
         .num("size", size)
         .num("iters", static_cast<double>(iters))
-        .str("mode", threads ? "threads" : "one_thread")
+        .str("mode", processes ? "processes" : threads ? "threads" : "one_thread")
         .str("progress", manual ? "manual" : "auto")
         .str("options", args.str("options", ""))
         .str("sample", "half round trip")
