@@ -17,6 +17,11 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 {
     if (name_or_path == "soft")
         return std::shared_ptr<Provider>(new Provider(ndk_soft_provider(), nullptr, "soft"));
+    // "soft:TRANSPORT" (soft:shm, soft:tcp): the soft provider with knob transport=TRANSPORT,
+    // named so that a run, its report and its quirks (python/ndk/quirks.py) say which.
+    if (name_or_path.rfind("soft:", 0) == 0 && name_or_path.size() > 5)
+        return std::make_shared<Provider>(ndk_soft_provider(), nullptr, name_or_path,
+                                          "transport=" + name_or_path.substr(5) + "\n", "soft");
     // The example provider on the provider kit (core/src/providers/loop/).
     if (name_or_path == "loop")
         return std::shared_ptr<Provider>(new Provider(ndk_loop_provider(), nullptr, "loop"));

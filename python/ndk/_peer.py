@@ -95,7 +95,8 @@ def transport_of(provider: str, options: Mapping[str, object]) -> Optional[str]:
     if base not in DEFAULT_TRANSPORT:
         return None
     if base == "soft":
-        return str(options.get("transport", DEFAULT_TRANSPORT[base]))
+        named = provider.partition(":")[2]  # soft:tcp names its transport
+        return str(options.get("transport", named or DEFAULT_TRANSPORT[base]))
     return DEFAULT_TRANSPORT[base]
 
 

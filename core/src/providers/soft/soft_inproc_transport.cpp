@@ -28,9 +28,10 @@ NTSTATUS find_listener(SoftAdapter &adapter, const Endpoint &dest, SoftListener 
 
 class InprocTransport final : public Transport {
 public:
-    void start_listening(SoftListener &listener) override
+    NTSTATUS start_listening(SoftListener &listener) override
     {
         Fabric::instance().set_listener(listener.port->endpoint(), &listener);
+        return STATUS_SUCCESS;
     }
 
     void stop_listening(SoftListener &listener) override

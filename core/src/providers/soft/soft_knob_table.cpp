@@ -219,15 +219,24 @@ std::string get_address(const KnobValues &v, std::string_view) { return v.addres
 
 std::string set_transport(KnobValues &v, std::string_view, const std::string &value)
 {
-    if (value != "inproc" && value != "shm")
-        return "expected inproc or shm";
-    v.shm_transport = value == "shm";
+    if (value == "inproc")
+        v.transport = TransportKind::inproc;
+    else if (value == "shm")
+        v.transport = TransportKind::shm;
+    else if (value == "tcp")
+        v.transport = TransportKind::tcp;
+    else
+        return "expected inproc, shm or tcp";
     return "";
 }
 
 std::string get_transport(const KnobValues &v, std::string_view)
 {
-    return v.shm_transport ? "shm" : "inproc";
+    switch (v.transport) {
+    case TransportKind::shm: return "shm";
+    case TransportKind::tcp: return "tcp";
+    default: return "inproc";
+    }
 }
 
 std::string set_shm_fabric(KnobValues &v, std::string_view, const std::string &value)
@@ -425,10 +434,12 @@ const KnobSpec kKnobTable[] = {
     {.names = "transport",
      .by = KnobBy::Provider,
      .title = nullptr,
-     .values = "`inproc` (default), `shm`",
+     .values = "`inproc` (default), `shm`, `tcp`",
      .effect = "what carries connections (at open only): `inproc` reaches adapters of this "
-               "process; `shm` any process of this host and user, through shared memory "
-               "(docs/transport.md)",
+               "process; `shm` any process of this host and user, through shared memory; "
+               "`tcp` any host, each connection a kernel TCP connection speaking iWARP (MPA, "
+               "DDP, RDMAP), from the adapter's addresses, which must be local to this host "
+               "(docs/transport.md, docs/iwarp.md)",
      .set = set_transport,
      .get = get_transport},
     {.names = "shm_fabric",

@@ -140,7 +140,19 @@ std::string Knobs::addresses() const
 bool Knobs::shm_transport() const
 {
     std::lock_guard lock(mu_);
-    return v_.shm_transport;
+    return v_.transport == TransportKind::shm;
+}
+
+bool Knobs::tcp_transport() const
+{
+    std::lock_guard lock(mu_);
+    return v_.transport == TransportKind::tcp;
+}
+
+bool Knobs::inproc_transport() const
+{
+    std::lock_guard lock(mu_);
+    return v_.transport == TransportKind::inproc;
 }
 
 std::string Knobs::shm_fabric() const

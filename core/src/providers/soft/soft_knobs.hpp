@@ -33,6 +33,9 @@ struct ObjectCaps { // NDIS_NDK_CAPABILITIES counts; 0 means no cap
 
 // What the knobs hold: set() writes it, the provider reads it through Knobs (under its lock,
 // except `misbehave`, which the data path reads lock-free).
+// What carries an adapter's connections (knob transport; docs/transport.md).
+enum class TransportKind { inproc, shm, tcp };
+
 struct KnobValues {
     NDK_ADAPTER_INFO info{};
     ObjectCaps caps{};
@@ -40,7 +43,7 @@ struct KnobValues {
     bool adapter_not_ready = false;
     std::pair<uint16_t, uint16_t> ephemeral{49152, 65535};
     std::string addresses;
-    bool shm_transport = false; // transport=shm (at open only): docs/transport.md
+    TransportKind transport = TransportKind::inproc; // at open only: docs/transport.md
     std::string shm_fabric;     // shm_fabric=NAME: which host-wide registry (empty: the default)
     bool manual_progress = false;
     uint32_t rnr_timeout_ms = 100;
@@ -125,6 +128,11 @@ public:
     // transport=shm: connections go through the host's shm registry, to any process
     // (docs/transport.md); otherwise only to adapters of this process (inproc).
     bool shm_transport() const;
+    // transport=tcp: every connection is a kernel TCP connection speaking iWARP (MPA, DDP,
+    // RDMAP) from the adapter's addresses, which must be this host's (docs/iwarp.md).
+    bool tcp_transport() const;
+    // Neither shm nor tcp: connections only within this process.
+    bool inproc_transport() const;
     // shm_fabric=NAME: the registry the shm transport uses (docs/transport.md, "Addresses"):
     // adapters meet only within one; empty for the user's default one.
     std::string shm_fabric() const;

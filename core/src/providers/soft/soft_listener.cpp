@@ -51,8 +51,10 @@ NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG Addr
             std::lock_guard lock(listener->adapter().mu());
             if (listener->port == nullptr || listener->close_requested())
                 return STATUS_CANCELLED; // closed while the listen was pending
+            if (NTSTATUS s = listener->adapter().transport().start_listening(*listener);
+                s != STATUS_SUCCESS)
+                return s; // the failure path below lets the port go
             listener->listening = true;
-            listener->adapter().transport().start_listening(*listener);
             return STATUS_SUCCESS;
         },
         [listener] { // a failed listen leaves nothing reserved

@@ -6,6 +6,7 @@
 #include "soft_objects.hpp"
 #include "soft_oid.hpp"
 #include "soft_shm_transport.hpp"
+#include "soft_tcp_transport.hpp"
 #include "providers/kit/kit_provider_entry.hpp"
 #include "providers/kit/kit_reply_text.hpp"
 
@@ -66,6 +67,25 @@ NTSTATUS attach_shm_transport(Miniport &miniport, std::string &why)
     }
 }
 
+// transport=tcp: the miniport's addresses must be this host's (docs/transport.md, "The tcp
+// transport in the soft provider", says how a run makes the default ones local).
+NTSTATUS attach_tcp_transport(Miniport &miniport, std::string &why)
+{
+    try {
+        miniport.transport = make_tcp_transport(miniport);
+        return STATUS_SUCCESS;
+    } catch (const AddressNotLocal &e) {
+        why = std::string("transport=tcp: ") + e.what() +
+              " is not an address of this host (give one with address=..., or make the soft "
+              "ranges local as root: ip route add local 198.18.0.0/15 dev lo; ip -6 route add "
+              "local fd00:6e64:6b::/64 dev lo table local)";
+        return STATUS_INVALID_ADDRESS;
+    } catch (const std::exception &e) {
+        why = std::string("transport=tcp: ") + e.what();
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+}
+
 NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
                             NDIS_HANDLE *out)
 {
@@ -78,11 +98,11 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
         copy_reply_text(why, error, error_length);
         return status;
     }
-    if (miniport->knobs.shm_transport() && miniport->knobs.manual_progress()) {
+    if (!miniport->knobs.inproc_transport() && miniport->knobs.manual_progress()) {
         // The peer's messages are taken by the transport's thread as they come, so there is
         // nothing for a step to hold back (docs/transport.md).
-        copy_reply_text("progress=manual needs transport=inproc: with transport=shm the "
-                        "transport's own thread moves the data",
+        copy_reply_text("progress=manual needs transport=inproc: with transport=shm or tcp "
+                        "the transport's own thread moves the data",
                         error, error_length);
         return STATUS_NOT_SUPPORTED;
     }
@@ -96,8 +116,10 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
                   error, error_length);
         return status;
     }
-    if (miniport->knobs.shm_transport()) {
-        if (status = attach_shm_transport(*miniport, why); status != STATUS_SUCCESS) {
+    if (miniport->knobs.shm_transport() || miniport->knobs.tcp_transport()) {
+        status = miniport->knobs.shm_transport() ? attach_shm_transport(*miniport, why)
+                                                 : attach_tcp_transport(*miniport, why);
+        if (status != STATUS_SUCCESS) {
             Fabric::instance().detach(miniport.get());
             copy_reply_text(why, error, error_length);
             return status;

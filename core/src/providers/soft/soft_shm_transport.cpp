@@ -241,7 +241,7 @@ public:
         release_claims();
     }
 
-    void start_listening(SoftListener &listener) override
+    NTSTATUS start_listening(SoftListener &listener) override
     {
         Fabric::instance().set_listener(listener.port->endpoint(), &listener);
         try {
@@ -254,6 +254,7 @@ public:
             // The endpoint could not be published (the registry failed): connects to it are
             // refused, as to any endpoint nobody listens on.
         }
+        return STATUS_SUCCESS;
     }
 
     void stop_listening(SoftListener &listener) override

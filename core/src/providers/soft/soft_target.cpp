@@ -131,7 +131,7 @@ Answer arrive_send(SoftQp &target, PayloadSource &payload, bool solicited,
         complete_receive(target, *rr, at_receiver, 0, solicited);
         // The send caused an error on the remote QP: ND_REMOTE_ERROR, the same number as
         // STATUS_REMOTE_RESOURCES (digest 4.1).
-        return {.status = STATUS_REMOTE_RESOURCES};
+        return {.status = STATUS_REMOTE_RESOURCES, .at_target = at_receiver};
     }
     count_in(target, bytes);
     complete_receive(target, *rr, STATUS_SUCCESS, static_cast<ULONG>(bytes), solicited,

@@ -59,6 +59,9 @@ struct Answer {
     bool no_receive = false;
     bool later = false;
     NTSTATUS status = STATUS_SUCCESS; // for the initiator's completion
+    // A Send the target refused: the status its receive completed with (a transport with no
+    // answer message reports the refusal its own way: tcp, a Terminate that names it).
+    NTSTATUS at_target = STATUS_SUCCESS;
 };
 
 // Consume the target's next receive (its own queue or its SRQ), place the payload, complete the

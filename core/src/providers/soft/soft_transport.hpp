@@ -18,8 +18,9 @@ public:
     virtual ~Transport() = default;
 
     // The listener takes connect requests at its endpoint from now on (its port is reserved),
-    // until stop_listening.
-    virtual void start_listening(SoftListener &listener) = 0;
+    // until stop_listening.  Not STATUS_SUCCESS: the listen fails with it, nothing changed
+    // (tcp: the host's port is another program's, STATUS_SHARING_VIOLATION).
+    virtual NTSTATUS start_listening(SoftListener &listener) = 0;
     virtual void stop_listening(SoftListener &listener) = 0;
 
     // Carry the connect request of `c` (its local and remote endpoints and requested read

@@ -20,7 +20,7 @@ using iwarp::RdmapOpcode;
 
 namespace {
 
-UniqueFd new_socket(int family)
+UniqueFd new_socket(int family, const TcpEstablishOptions &options)
 {
     UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd)
@@ -29,6 +29,8 @@ UniqueFd new_socket(int family)
     // behind an unacknowledged segment for a round trip.
     const int one = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (options.free_bind)
+        ::setsockopt(fd.get(), SOL_IP, IP_FREEBIND, &one, sizeof one); // both families
     return fd;
 }
 
@@ -139,7 +141,7 @@ std::unique_ptr<TcpLink> TcpHandshake::make_link(TcpLinkStart start)
 // ---- passive side
 
 TcpAcceptor::TcpAcceptor(const TcpAddress &address, TcpEstablishOptions options)
-    : listener_(new_socket(address.family())), options_(options)
+    : listener_(new_socket(address.family(), options)), options_(options)
 {
     const int one = 1;
     ::setsockopt(listener_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -164,6 +166,13 @@ std::optional<IncomingTcpConnection> TcpAcceptor::accept()
             continue; // a connection reset while it waited: the next one
         return std::nullopt;
     }
+}
+
+void TcpAcceptor::stop()
+{
+    // On Linux, shutdown() takes a listening socket out of the LISTEN state (tcp_disconnect):
+    // its queue is reset and another socket may listen on the address.
+    ::shutdown(listener_.get(), SHUT_RDWR);
 }
 
 TcpEstablish IncomingTcpConnection::poll()
@@ -302,7 +311,10 @@ OutgoingTcpConnection::OutgoingTcpConnection(TcpStream stream,
 
 OutgoingTcpConnection OutgoingTcpConnection::connect(const TcpConnectParameters &parameters)
 {
-    UniqueFd fd = new_socket(parameters.destination.family());
+    UniqueFd fd = new_socket(parameters.destination.family(), parameters.options);
+    const int one = 1;
+    if (parameters.source)
+        ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (parameters.source &&
         ::bind(fd.get(), parameters.source->data(), parameters.source->size()) != 0)
         throw std::system_error(errno, std::generic_category(),

@@ -63,6 +63,10 @@ struct TcpEstablishOptions {
     // that tests and a peer with a smaller path choose it.
     std::size_t send_mulpdu = 0;
     std::size_t receive_max_ulpdu = iwarp::kMpaMaxUlpdu;
+    // Bind addresses the host takes as local through a route rather than an interface
+    // address (an AnyIP route, `ip route add local 198.18.0.0/15 dev lo`): IPv6 binds those
+    // only with IP_FREEBIND.  The caller checks the address is local (tcp_address.hpp).
+    bool free_bind = false;
 };
 
 // What both kinds of establishment object share: the stream, what was read, and why it failed.
@@ -146,6 +150,9 @@ public:
     TcpAddress local_address() const { return TcpAddress::local_of(fd()); }
     // The next waiting connection, or nothing.  Does not block.
     std::optional<IncomingTcpConnection> accept();
+    // Listen no more, now: connections waiting to be accepted are reset and the port may be
+    // bound again at once, while the descriptor stays open for whoever still watches it.
+    void stop();
 
 private:
     UniqueFd listener_;
@@ -154,7 +161,8 @@ private:
 
 struct TcpConnectParameters {
     TcpAddress destination;
-    std::optional<TcpAddress> source; // bind first (an adapter's own address)
+    std::optional<TcpAddress> source; // bind first (an adapter's own address; SO_REUSEADDR,
+                                      // so that a shared endpoint's port serves many)
     iwarp::MpaSettings settings;      // our IRD/ORD (NDK's Connect), CRC wish, RTR offer
     std::span<const std::byte> private_data;
     TcpEstablishOptions options;

@@ -2,6 +2,8 @@
 
 #include "providers/soft/tcp/tcp_terminate.hpp"
 
+#include <sys/socket.h>
+
 #include <stdexcept>
 
 namespace ndk::soft::tcp {
@@ -92,8 +94,9 @@ LinkSendStatus TcpLink::after_write(StreamStatus status)
 {
     switch (status) {
     case StreamStatus::ok:
-        // Nothing follows a Terminate (RFC 5040 5.1.4): the FIN goes once it has gone.
-        if (state() == TcpLinkState::terminate_sent && !fin_sent_) {
+        // Nothing follows a Terminate (RFC 5040 5.1.4) or a close: the FIN goes once the
+        // queue has gone.
+        if ((closing_ || state() == TcpLinkState::terminate_sent) && !fin_sent_) {
             stream_.shutdown_write();
             fin_sent_ = true;
         }
@@ -109,7 +112,7 @@ LinkSendStatus TcpLink::after_write(StreamStatus status)
 LinkSendStatus TcpLink::next_message(SegmentHeader header, std::span<const std::byte> body)
 {
     std::lock_guard lock(send_mutex_);
-    if (state() != TcpLinkState::open)
+    if (state() != TcpLinkState::open || closing_)
         return LinkSendStatus::closed;
     if (!iwarp::is_tagged(header.opcode)) {
         header.queue = iwarp::queue_of(header.opcode);
@@ -167,7 +170,7 @@ LinkSendStatus TcpLink::read_request(const iwarp::ReadRequest &request)
 void TcpLink::terminate(iwarp::TerminateReason reason, std::span<const std::byte> ulpdu_in_error)
 {
     std::lock_guard lock(send_mutex_);
-    if (state() != TcpLinkState::open)
+    if (state() != TcpLinkState::open || closing_)
         return;
     SegmentHeader header;
     header.opcode = RdmapOpcode::terminate;
@@ -177,6 +180,30 @@ void TcpLink::terminate(iwarp::TerminateReason reason, std::span<const std::byte
     reason_ = reason;
     end(TcpLinkState::terminate_sent);
     send_locked(header, body);
+}
+
+void TcpLink::close()
+{
+    std::lock_guard lock(send_mutex_);
+    if (state() != TcpLinkState::open || closing_)
+        return;
+    closing_ = true;
+    if (stream_.queued() == 0)
+        after_write(StreamStatus::ok);
+}
+
+void TcpLink::abort()
+{
+    std::lock_guard lock(send_mutex_);
+    if (state() == TcpLinkState::aborted)
+        return;
+    state_.store(TcpLinkState::aborted, std::memory_order_release);
+    // connect(AF_UNSPEC) disconnects a TCP socket with a reset (tcp_disconnect), while the
+    // descriptor stays ours until the progress thread has let it go.
+    sockaddr unspecified{};
+    unspecified.sa_family = AF_UNSPEC;
+    ::connect(stream_.fd(), &unspecified, sizeof unspecified);
+    fin_sent_ = true;
 }
 
 LinkSendStatus TcpLink::flush()

@@ -50,6 +50,7 @@ enum class TcpLinkState {
     reset,              // the connection was reset (or another socket error: error())
     terminate_sent,     // we found an error, or terminate() was called: our Terminate ends it
     terminate_received, // the peer's Terminate (delivered to the sink) ends it
+    aborted,            // abort(): we reset it
 };
 
 // One segment as received, views into the link's buffer valid during the sink's call.
@@ -117,6 +118,12 @@ public:
     // Send a Terminate for `reason` (naming the segment in error when given) and end the link;
     // the TCP stream's FIN follows it once it has gone.  Nothing when the link has ended.
     void terminate(iwarp::TerminateReason reason, std::span<const std::byte> ulpdu_in_error = {});
+    // No more messages from us: the FIN follows what is queued (NDK's graceful Disconnect).
+    // The link stays open for what the peer still sends, until its FIN.
+    void close();
+    // Reset the connection now (a connector closed without disconnecting): what is queued is
+    // dropped, the peer sees a reset, the link ends as `aborted`.
+    void abort();
     // Write what is queued: `sent` when nothing is left.
     LinkSendStatus flush();
     std::size_t queued() const;
@@ -144,9 +151,10 @@ private:
     TcpStream stream_;
     std::atomic<TcpLinkState> state_{TcpLinkState::open};
 
-    mutable std::mutex send_mutex_; // stream writes, next_msn_, fin_sent_, reason_
+    mutable std::mutex send_mutex_; // stream writes, next_msn_, fin_sent_, closing_, reason_
     std::array<std::uint32_t, iwarp::kQueueCount> next_msn_;
     bool fin_sent_ = false;
+    bool closing_ = false; // close(): the FIN goes once the queue is empty
     iwarp::TerminateReason reason_ = iwarp::TerminateReason::unknown;
     std::atomic<int> read_error_{0};
 

@@ -1,0 +1,948 @@
+// The tcp transport (soft_tcp_transport.hpp; docs/transport.md, "The tcp transport in the soft
+// provider").
+//
+// Locks and lifetimes follow the shm transport (soft_shm_transport.cpp): the progress thread
+// runs the handler under its own mutex and the handler takes the wire lock, so calls made
+// under the wire lock (listen, connect, close) never add or remove a descriptor themselves:
+// they queue the change (`later`) and the progress thread applies it between handler calls.
+// What a connection is on the wire (the establishment, then the link) is owned here; the
+// connector's link and the QP's channel point at it and retire it when they go.
+//
+// Unlike shm, iWARP has no answer to a Send or an RDMA Write: the initiator's request
+// completes once its bytes are handed to TCP, and an error the target finds reaches the
+// initiator as a Terminate that ends the connection (RFC 5040 section 7).  A Read completes
+// when its Read Response has arrived whole.  docs/semantics.md, TCP-*, says what each
+// Terminate, close and reset does to the NDK objects.
+#include "soft_tcp_transport.hpp"
+
+#include "soft_channel.hpp"
+#include "soft_connection.hpp"
+#include "soft_connector_link.hpp"
+#include "soft_memory.hpp"
+#include "soft_target.hpp"
+#include "soft_transfer.hpp"
+#include "providers/soft/tcp/tcp_establish.hpp"
+#include "providers/soft/tcp/tcp_link.hpp"
+#include "providers/soft/tcp/tcp_progress.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <vector>
+
+namespace ndk::soft {
+namespace {
+
+using iwarp::RdmapOpcode;
+using iwarp::TerminateReason;
+using tcp::InboundSegment;
+using tcp::LinkSendStatus;
+using tcp::TcpAddress;
+using tcp::TcpEstablish;
+using tcp::TcpLink;
+using tcp::TcpLinkState;
+
+// RFC 6581's IRD and ORD are 14-bit fields.
+constexpr ULONG kMpaMaxReadDepth = 0x3FFF;
+
+TcpAddress to_tcp(const Endpoint &e)
+{
+    return *TcpAddress::parse(e.ip.to_string(), e.port); // an IpAddress always prints parsable
+}
+
+Endpoint to_soft(const TcpAddress &a)
+{
+    Endpoint out;
+    (void)Endpoint::from_sockaddr(reinterpret_cast<const SOCKADDR *>(a.data()), a.size(), out);
+    return out;
+}
+
+std::span<const std::byte> as_bytes(std::span<const unsigned char> data)
+{
+    return std::as_bytes(data);
+}
+
+std::span<const unsigned char> as_uchars(std::span<const std::byte> data)
+{
+    return {reinterpret_cast<const unsigned char *>(data.data()), data.size()};
+}
+
+iwarp::MpaSettings mpa_settings(ULONG inbound_read_limit, ULONG outbound_read_limit)
+{
+    iwarp::MpaSettings s;
+    s.ird = static_cast<std::uint16_t>(std::min(inbound_read_limit, kMpaMaxReadDepth));
+    s.ord = static_cast<std::uint16_t>(std::min(outbound_read_limit, kMpaMaxReadDepth));
+    return s;
+}
+
+// Whether `ip` is an address of this host: a socket bound there accepts a connection from
+// itself.  An AnyIP route (`ip route add local 198.18.0.0/15 dev lo`) makes a whole range
+// local; IPv6 binds such an address only with IP_FREEBIND, which would bind any address, so
+// the connection is what proves it.
+bool address_is_local(const IpAddress &ip)
+{
+    try {
+        tcp::TcpEstablishOptions options;
+        options.free_bind = true;
+        tcp::TcpAcceptor acceptor(*TcpAddress::parse(ip.to_string(), 0), options);
+        tcp::TcpConnectParameters p;
+        p.destination = acceptor.local_address();
+        p.options = options;
+        auto probe = tcp::OutgoingTcpConnection::connect(p);
+        pollfd ready{probe.fd(), POLLOUT, 0};
+        if (::poll(&ready, 1, 1000) <= 0)
+            return false;
+        int error = 0;
+        socklen_t size = sizeof error;
+        ::getsockopt(probe.fd(), SOL_SOCKET, SO_ERROR, &error, &size);
+        return error == 0;
+    } catch (const std::exception &) {
+        return false;
+    }
+}
+
+template <class Call>
+void on_socket(Call &&call)
+{
+    try {
+        call();
+    } catch (const std::exception &) {
+        // A socket call failed (out of descriptors, memory): the connection it was for ends
+        // by its own timeout or the peer's.
+    }
+}
+
+// A connection being established, and the connector it serves (null once that connector's
+// link is gone).  Wire lock held for `connector`.
+struct Establishing {
+    std::optional<tcp::OutgoingTcpConnection> outgoing; // active side
+    std::optional<tcp::IncomingTcpConnection> incoming; // passive side
+    SoftConnector *connector = nullptr;
+    int fd = -1;
+    Endpoint local; // passive: the listener's endpoint the request came to
+};
+
+// An established connection: the link, and this side's QP and connector (null once gone).
+struct Connection {
+    explicit Connection(std::unique_ptr<TcpLink> l) : link(std::move(l)) {}
+    std::unique_ptr<TcpLink> link;
+    std::atomic<SoftQp *> qp{nullptr};
+    SoftConnector *connector = nullptr;
+};
+
+class TcpTransport;
+
+// The QP's data path over a link.  The initiator's Sends and Writes are answered as soon as
+// the link has taken them; a Read waits for its Read Response (Answer::later).  The peer's
+// segments arrive through segment(), on the progress thread with the wire lock exclusive.
+class TcpChannel final : public Channel, public tcp::SegmentSink {
+public:
+    TcpChannel(TcpTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp)
+        : transport_(transport), connection_(std::move(connection)), qp_(qp)
+    {
+    }
+    ~TcpChannel() override;
+
+    Answer send(SoftQp &qp, const Spans &source, bool solicited,
+                std::optional<UINT32> invalidate) override;
+    Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
+    Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
+    void receive_posted(Hold) override {} // iWARP holds no Send for a receive
+    void fail_peer() override;
+
+    void segment(const InboundSegment &segment) override;
+    // The link ended without a Terminate of ours or theirs (FIN, reset): what was in flight.
+    void link_lost(TcpLinkState how);
+
+private:
+    std::span<const std::byte> gather(const Spans &spans);
+    Answer handed_over(LinkSendStatus status);
+    void send_segment(const InboundSegment &s);
+    void write_segment(const InboundSegment &s);
+    void read_request(const InboundSegment &s);
+    void read_response(const InboundSegment &s);
+    void terminated(const iwarp::TerminateMessage &t);
+    // This side found an error in what the peer sent: the Terminate that names it, and the
+    // connection's end here (the QP flushes, the disconnect event follows).
+    void fail(TerminateReason reason, std::span<const std::byte> ulpdu);
+
+    TcpTransport &transport_;
+    std::shared_ptr<Connection> connection_;
+    SoftQp &qp_;
+    std::vector<std::byte> out_;           // an initiator payload gathered from its SGL
+    std::vector<std::byte> incoming_send_; // the peer's Send, reassembled
+    std::vector<std::byte> response_;      // a Read Response gathered at the target
+    TerminateReason failing_ = TerminateReason::rdmap_local_catastrophic; // fail_peer's reason
+    // The Read in flight: where its response goes, under a sink STag of this channel's.
+    bool reading_ = false;
+    Spans read_sink_;
+    std::size_t read_length_ = 0, read_arrived_ = 0;
+    std::uint32_t read_stag_ = 0;
+};
+
+class TcpConnectorLink final : public ConnectorLink {
+public:
+    TcpConnectorLink(TcpTransport &transport, SoftConnector &self,
+                     std::shared_ptr<Establishing> establishing)
+        : transport_(transport), self_(self), establishing_(std::move(establishing))
+    {
+        establishing_->connector = &self_;
+    }
+    ~TcpConnectorLink() override;
+
+    void reply(std::span<const unsigned char> private_data, ULONG inbound_read_limit,
+               ULONG outbound_read_limit) override;
+    bool reject(std::optional<std::span<const unsigned char>> private_data) override;
+    bool ready_to_use() override;
+    bool refuse_reply() override;
+    void abandon() override;
+    void disconnect(ULONG reason) override;
+
+    void connected(std::shared_ptr<Connection> connection);
+
+private:
+    TcpTransport &transport_;
+    SoftConnector &self_;
+    std::shared_ptr<Establishing> establishing_;
+    std::shared_ptr<Connection> connection_;
+};
+
+// A segment for a connection nobody uses any more: read and dropped.
+class DiscardSink final : public tcp::SegmentSink {
+public:
+    void segment(const InboundSegment &) override {}
+};
+
+class TcpTransport final : public Transport, private tcp::TcpProgressHandler {
+public:
+    explicit TcpTransport(Miniport &miniport)
+        : miniport_(miniport), changes_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))
+    {
+        if (changes_fd_.get() < 0)
+            throw std::system_error(errno, std::generic_category(), "eventfd");
+        for (const IpAddress &ip : miniport_.addresses)
+            if (!address_is_local(ip))
+                throw AddressNotLocal(ip.to_string());
+        options_.free_bind = true;
+        progress_.emplace(static_cast<tcp::TcpProgressHandler &>(*this));
+        progress_->add_fd(changes_fd_.get());
+    }
+
+    ~TcpTransport() override { progress_.reset(); }
+
+    const tcp::TcpEstablishOptions &options() const { return options_; }
+
+    NTSTATUS start_listening(SoftListener &listener) override
+    {
+        std::shared_ptr<tcp::TcpAcceptor> acceptor;
+        try {
+            acceptor = std::make_shared<tcp::TcpAcceptor>(to_tcp(listener.port->endpoint()),
+                                                          options_);
+        } catch (const std::system_error &e) {
+            // The host's port is held by a socket outside this provider.
+            return e.code().value() == EADDRINUSE ? STATUS_SHARING_VIOLATION
+                                                  : STATUS_INSUFFICIENT_RESOURCES;
+        }
+        Fabric::instance().set_listener(listener.port->endpoint(), &listener);
+        std::lock_guard lock(mu_);
+        acceptors_[&listener] = {acceptor, listener.port->endpoint()};
+        later_locked([this, acceptor] { progress_->add(*acceptor); });
+        return STATUS_SUCCESS;
+    }
+
+    void stop_listening(SoftListener &listener) override
+    {
+        Fabric::instance().set_listener(listener.port->endpoint(), nullptr);
+        std::lock_guard lock(mu_);
+        auto it = acceptors_.find(&listener);
+        if (it == acceptors_.end())
+            return;
+        std::shared_ptr<tcp::TcpAcceptor> acceptor = std::move(it->second.acceptor);
+        acceptors_.erase(it);
+        acceptor->stop(); // the port is free for the next listen now, not when the thread runs
+        later_locked([this, acceptor] { progress_->remove(*acceptor); });
+    }
+
+    NTSTATUS connect(SoftConnector &c, std::span<const unsigned char> private_data) override
+    {
+        SoftAdapter &adapter = c.adapter();
+        // A destination in this process is checked as the in-process fabric checks it, so the
+        // statuses do not depend on which transport carries the request.
+        if (Miniport *owner = Fabric::instance().owner(c.remote.ip); owner != nullptr) {
+            if (!loopback_allowed(adapter, *owner))
+                return STATUS_HOST_UNREACHABLE; // docs/semantics.md, CONN-LOOPBACK
+            if (listener_taking_requests(c.remote) == nullptr)
+                return STATUS_CONNECTION_REFUSED;
+        }
+        auto establishing = std::make_shared<Establishing>();
+        tcp::TcpConnectParameters p;
+        p.destination = to_tcp(c.remote);
+        p.source = to_tcp(c.local);
+        p.settings = mpa_settings(c.inbound_read_limit, c.outbound_read_limit);
+        p.private_data = as_bytes(private_data);
+        p.options = options_;
+        try {
+            establishing->outgoing.emplace(tcp::OutgoingTcpConnection::connect(p));
+        } catch (const std::system_error &e) {
+            return e.code().value() == EADDRINUSE ? STATUS_ADDRESS_ALREADY_EXISTS
+                                                  : STATUS_INSUFFICIENT_RESOURCES;
+        }
+        if (establishing->outgoing->poll() == TcpEstablish::failed) {
+            switch (establishing->outgoing->error()) {
+            case ENETUNREACH:
+            case EHOSTUNREACH:
+            case EADDRNOTAVAIL: return STATUS_HOST_UNREACHABLE;
+            default: return STATUS_CONNECTION_REFUSED;
+            }
+        }
+        establishing->fd = establishing->outgoing->fd();
+        watch(establishing);
+        c.link = std::make_unique<TcpConnectorLink>(*this, c, establishing);
+        return STATUS_SUCCESS;
+    }
+
+    // ---- for links and channels (wire lock held) ----
+
+    void watch(const std::shared_ptr<Establishing> &establishing)
+    {
+        std::lock_guard lock(mu_);
+        int fd = establishing->fd;
+        establishing_[fd] = establishing;
+        later_locked([this, fd] { progress_->add_fd(fd); });
+    }
+
+    void retire(const std::shared_ptr<Establishing> &establishing)
+    {
+        std::lock_guard lock(mu_);
+        int fd = establishing->fd;
+        auto it = establishing_.find(fd);
+        if (it == establishing_.end() || it->second != establishing)
+            return;
+        establishing_.erase(it);
+        later_locked([this, establishing, fd] { progress_->remove_fd(fd); });
+    }
+
+    // Look at an establishment again on the progress thread (its socket may have nothing
+    // more to say: a reply that established the passive side at once).
+    void revisit(const std::shared_ptr<Establishing> &establishing)
+    {
+        std::lock_guard lock(mu_);
+        later_locked([this, establishing] {
+            std::lock_guard wire(Fabric::instance().wire());
+            progress_of(establishing);
+        });
+    }
+
+    void watch(const std::shared_ptr<Connection> &connection)
+    {
+        std::lock_guard lock(mu_);
+        connections_[connection->link.get()] = connection;
+        later_locked([this, connection] { progress_->add(*connection->link); });
+    }
+
+    void retire_if_unused(const std::shared_ptr<Connection> &connection)
+    {
+        if (connection->qp.load() != nullptr || connection->connector != nullptr)
+            return;
+        std::lock_guard lock(mu_);
+        if (connections_.erase(connection->link.get()) == 0)
+            return;
+        later_locked([this, connection] { progress_->remove(*connection->link); });
+    }
+
+private:
+    struct Listening {
+        std::shared_ptr<tcp::TcpAcceptor> acceptor;
+        Endpoint endpoint;
+    };
+
+    void later_locked(std::function<void()> change)
+    {
+        changes_.push_back(std::move(change));
+        const std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(changes_fd_.get(), &one, sizeof one);
+    }
+
+    void apply_changes()
+    {
+        std::uint64_t count = 0;
+        [[maybe_unused]] ssize_t n = ::read(changes_fd_.get(), &count, sizeof count);
+        std::vector<std::function<void()>> changes;
+        {
+            std::lock_guard lock(mu_);
+            changes.swap(changes_);
+        }
+        for (auto &change : changes)
+            on_socket(change); // epoll refused a descriptor: its connection times out
+    }
+
+    // ---- the progress thread ----
+
+    void incoming(tcp::TcpAcceptor &acceptor) override
+    {
+        Endpoint local;
+        {
+            std::lock_guard lock(mu_);
+            for (auto &[listener, listening] : acceptors_)
+                if (listening.acceptor.get() == &acceptor)
+                    local = listening.endpoint;
+        }
+        for (;;) {
+            std::optional<tcp::IncomingTcpConnection> connection;
+            on_socket([&] { connection = acceptor.accept(); });
+            if (!connection)
+                return;
+            auto establishing = std::make_shared<Establishing>();
+            establishing->incoming.emplace(std::move(*connection));
+            establishing->local = local;
+            int fd = establishing->fd = establishing->incoming->fd();
+            {
+                std::lock_guard lock(mu_);
+                establishing_[fd] = establishing;
+            }
+            try {
+                progress_->add_fd(fd);
+            } catch (const std::exception &) {
+                std::lock_guard lock(mu_);
+                establishing_.erase(fd);
+            }
+        }
+    }
+
+    void ready(int fd) override
+    {
+        if (fd == changes_fd_.get()) {
+            apply_changes();
+            return;
+        }
+        std::shared_ptr<Establishing> establishing;
+        {
+            std::lock_guard lock(mu_);
+            auto it = establishing_.find(fd);
+            if (it == establishing_.end())
+                return;
+            establishing = it->second;
+        }
+        std::lock_guard wire(Fabric::instance().wire());
+        progress_of(establishing);
+    }
+
+    void progress_of(const std::shared_ptr<Establishing> &e)
+    {
+        if (e->outgoing)
+            active_progress(e);
+        else
+            passive_progress(e);
+    }
+
+    void active_progress(const std::shared_ptr<Establishing> &e)
+    {
+        TcpEstablish what = e->outgoing->poll();
+        SoftConnector *c = e->connector;
+        if (what == TcpEstablish::waiting)
+            return;
+        if (what != TcpEstablish::replied)
+            retire(e);
+        if (c == nullptr || c->state != SoftConnector::State::Connecting)
+            return; // gone, or already answered (this is the same reply seen again)
+        const iwarp::MpaFrame &reply = e->outgoing->reply();
+        switch (what) {
+        case TcpEstablish::replied: {
+            ULONG ird = reply.enhanced ? reply.enhanced->ird : 0;
+            ULONG ord = reply.enhanced ? reply.enhanced->ord : 0;
+            on_reply(*c, as_uchars(reply.private_data), ird, ord);
+            break;
+        }
+        case TcpEstablish::rejected: on_rejected(*c, as_uchars(reply.private_data)); break;
+        default: // the connect failed, or the peer closed or reset before its answer
+            on_rejected(*c, std::nullopt);
+            break;
+        }
+    }
+
+    void passive_progress(const std::shared_ptr<Establishing> &e)
+    {
+        TcpEstablish what = e->incoming->poll();
+        if (what == TcpEstablish::waiting)
+            return;
+        if (what == TcpEstablish::request) {
+            if (e->connector == nullptr)
+                request_arrived(e);
+            return;
+        }
+        retire(e);
+        SoftConnector *p = e->connector;
+        if (p == nullptr)
+            return;
+        if (what == TcpEstablish::established && p->qp != nullptr &&
+            p->state == SoftConnector::State::Accepting) {
+            auto connection = std::make_shared<Connection>(e->incoming->take_link());
+            static_cast<TcpConnectorLink &>(*p->link).connected(connection);
+            return;
+        }
+        if (p->state == SoftConnector::State::Accepting)
+            on_reply_refused(*p); // the active side turned the reply down, or went
+        else
+            on_abandoned(*p); // its Accept or Reject finds CONNECTION_ABORTED
+    }
+
+    // An MPA request reached one of our acceptors: a passive connector, or a reject frame
+    // without private data when no listener takes it (paused, closing).
+    void request_arrived(const std::shared_ptr<Establishing> &e)
+    {
+        SoftListener *listener = listener_taking_requests(e->local);
+        if (listener == nullptr || &listener->adapter().miniport() != &miniport_) {
+            on_socket([&] { e->incoming->reject({}); });
+            retire(e);
+            return;
+        }
+        const iwarp::MpaFrame &request = e->incoming->request();
+        RequestedReadLimits limits;
+        if (request.enhanced)
+            limits = {request.enhanced->ird, request.enhanced->ord};
+        Endpoint remote = to_soft(TcpAddress::peer_of(e->fd));
+        SoftConnector &p = connect_request_arrived(*listener, remote, limits,
+                                                   as_uchars(request.private_data));
+        p.link = std::make_unique<TcpConnectorLink>(*this, p, e);
+        deliver_connect_event(p);
+    }
+
+    std::shared_ptr<Connection> connection_of(const TcpLink &link)
+    {
+        std::lock_guard lock(mu_);
+        auto it = connections_.find(&link);
+        return it == connections_.end() ? nullptr : it->second;
+    }
+
+    void readable(TcpLink &link) override
+    {
+        std::shared_ptr<Connection> connection = connection_of(link);
+        std::lock_guard wire(Fabric::instance().wire());
+        SoftQp *qp = connection ? connection->qp.load() : nullptr;
+        if (qp == nullptr || !qp->channel) {
+            DiscardSink discard;
+            link.receive(discard);
+            return;
+        }
+        link.receive(static_cast<TcpChannel &>(*qp->channel));
+    }
+
+    void link_ended(TcpLink &link) override
+    {
+        std::shared_ptr<Connection> connection = connection_of(link);
+        if (!connection)
+            return;
+        std::lock_guard wire(Fabric::instance().wire());
+        if (SoftQp *qp = connection->qp.load(); qp != nullptr && qp->channel)
+            static_cast<TcpChannel &>(*qp->channel).link_lost(link.state());
+        SoftConnector *c = connection->connector;
+        if (c == nullptr || c->state != SoftConnector::State::Connected)
+            return;
+        switch (link.state()) {
+        case TcpLinkState::closed: on_disconnected(*c, kDisconnectGraceful); break;
+        case TcpLinkState::reset:
+        case TcpLinkState::aborted: on_disconnected(*c, kDisconnectAbortive); break;
+        default: on_disconnected(*c, kDisconnectError); break;
+        }
+    }
+
+    Miniport &miniport_;
+    tcp::TcpEstablishOptions options_;
+    shm::UniqueFd changes_fd_;
+    std::mutex mu_;
+    std::map<SoftListener *, Listening> acceptors_;
+    std::map<int, std::shared_ptr<Establishing>> establishing_;
+    std::map<const TcpLink *, std::shared_ptr<Connection>> connections_;
+    std::vector<std::function<void()>> changes_;
+    std::optional<tcp::TcpProgress> progress_; // last: stopped first
+};
+
+// ---- TcpConnectorLink ---------------------------------------------------------------------
+
+TcpConnectorLink::~TcpConnectorLink()
+{
+    if (establishing_) {
+        establishing_->connector = nullptr;
+        on_socket([&] {
+            if (establishing_->outgoing)
+                establishing_->outgoing->abandon();
+            else
+                establishing_->incoming->abandon();
+        });
+        transport_.retire(establishing_);
+    }
+    if (connection_) {
+        connection_->connector = nullptr;
+        transport_.retire_if_unused(connection_);
+    }
+}
+
+void TcpConnectorLink::reply(std::span<const unsigned char> private_data,
+                             ULONG inbound_read_limit, ULONG outbound_read_limit)
+{
+    TcpEstablish what = TcpEstablish::failed;
+    on_socket([&] {
+        what = establishing_->incoming->accept(mpa_settings(inbound_read_limit, outbound_read_limit),
+                                               as_bytes(private_data));
+    });
+    if (what != TcpEstablish::waiting)
+        transport_.revisit(establishing_); // established at once (no RTR), or failed
+}
+
+bool TcpConnectorLink::reject(std::optional<std::span<const unsigned char>> private_data)
+{
+    if (!establishing_)
+        return false;
+    TcpEstablish what = TcpEstablish::failed;
+    on_socket([&] { what = establishing_->incoming->poll(); });
+    if (what != TcpEstablish::request)
+        return false; // the active side closed or reset meanwhile
+    on_socket([&] {
+        if (private_data)
+            establishing_->incoming->reject(as_bytes(*private_data));
+        else
+            establishing_->incoming->abandon(); // a close before Accept: the stream just ends
+    });
+    return true;
+}
+
+bool TcpConnectorLink::ready_to_use()
+{
+    std::unique_ptr<TcpLink> link;
+    on_socket([&] { link = establishing_->outgoing->complete(); });
+    if (!link)
+        return false;
+    connected(std::make_shared<Connection>(std::move(link)));
+    return true;
+}
+
+void TcpConnectorLink::connected(std::shared_ptr<Connection> connection)
+{
+    establishing_->connector = nullptr;
+    transport_.retire(establishing_);
+    establishing_.reset();
+    connection_ = std::move(connection);
+    connection_->connector = &self_;
+    connection_->qp.store(self_.qp);
+    self_.qp->channel = std::make_unique<TcpChannel>(transport_, connection_, *self_.qp);
+    transport_.watch(connection_);
+    if (self_.passive)
+        on_ready_to_use(self_);
+    else
+        established(self_);
+}
+
+bool TcpConnectorLink::refuse_reply()
+{
+    if (!establishing_)
+        return false;
+    on_socket([&] { establishing_->outgoing->refuse(); });
+    return true;
+}
+
+void TcpConnectorLink::abandon()
+{
+    if (!establishing_)
+        return;
+    on_socket([&] {
+        if (establishing_->outgoing)
+            establishing_->outgoing->abandon();
+        else
+            establishing_->incoming->abandon();
+    });
+}
+
+void TcpConnectorLink::disconnect(ULONG reason)
+{
+    if (!connection_)
+        return;
+    TcpLink &link = *connection_->link;
+    switch (reason) {
+    case kDisconnectGraceful: link.close(); break;  // FIN after what is queued
+    case kDisconnectAbortive: link.abort(); break;  // a reset
+    default: link.terminate(TerminateReason::rdmap_local_catastrophic); break;
+    }
+}
+
+// ---- TcpChannel ---------------------------------------------------------------------------
+
+TcpChannel::~TcpChannel()
+{
+    connection_->qp.store(nullptr);
+    transport_.retire_if_unused(connection_);
+}
+
+std::span<const std::byte> TcpChannel::gather(const Spans &spans)
+{
+    out_.clear();
+    for (const Span &s : spans) {
+        const auto *bytes = reinterpret_cast<const std::byte *>(s.host);
+        out_.insert(out_.end(), bytes, bytes + s.length);
+    }
+    return out_;
+}
+
+Answer TcpChannel::handed_over(LinkSendStatus status)
+{
+    // In the socket or in the link's queue: iWARP's initiator is done with it (RFC 5040 has no
+    // answer to a Send or Write).  A link already ended: the connection is lost.
+    if (status == LinkSendStatus::closed)
+        return {.status = STATUS_CONNECTION_ABORTED};
+    return {};
+}
+
+Answer TcpChannel::send(SoftQp &, const Spans &source, bool solicited,
+                        std::optional<UINT32> invalidate)
+{
+    RdmapOpcode opcode = solicited ? (invalidate ? RdmapOpcode::send_solicited_invalidate
+                                                 : RdmapOpcode::send_solicited)
+                                   : (invalidate ? RdmapOpcode::send_invalidate
+                                                 : RdmapOpcode::send);
+    return handed_over(connection_->link->send(opcode, gather(source), invalidate.value_or(0)));
+}
+
+Answer TcpChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
+{
+    return handed_over(connection_->link->write(token, address, gather(source)));
+}
+
+Answer TcpChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
+{
+    reading_ = true;
+    read_sink_ = sink;
+    read_length_ = total_length(sink);
+    read_arrived_ = 0;
+    ++read_stag_; // a stale response names the previous one
+    iwarp::ReadRequest request;
+    request.sink_stag = read_stag_;
+    request.sink_offset = 0;
+    request.size = static_cast<std::uint32_t>(read_length_);
+    request.source_stag = token;
+    request.source_offset = address;
+    if (connection_->link->read_request(request) == LinkSendStatus::closed) {
+        reading_ = false;
+        return {.status = STATUS_CONNECTION_ABORTED};
+    }
+    return {.later = true};
+}
+
+void TcpChannel::fail_peer()
+{
+    reading_ = false;
+    connection_->link->terminate(failing_);
+}
+
+void TcpChannel::fail(TerminateReason reason, std::span<const std::byte> ulpdu)
+{
+    reading_ = false;
+    failing_ = reason;
+    connection_->link->terminate(reason, ulpdu);
+    if (qp_.state == SoftQp::State::Connected)
+        fail_connection(qp_);
+}
+
+void TcpChannel::segment(const InboundSegment &s)
+{
+    if (s.terminate) {
+        terminated(*s.terminate);
+        return;
+    }
+    if (qp_.state != SoftQp::State::Connected)
+        return; // flushed or disconnected here: what still arrives is dropped
+    switch (s.header.opcode) {
+    case RdmapOpcode::send:
+    case RdmapOpcode::send_invalidate:
+    case RdmapOpcode::send_solicited:
+    case RdmapOpcode::send_solicited_invalidate: send_segment(s); break;
+    case RdmapOpcode::rdma_write: write_segment(s); break;
+    case RdmapOpcode::read_request: read_request(s); break;
+    case RdmapOpcode::read_response: read_response(s); break;
+    default: fail(TerminateReason::rdmap_unexpected_opcode, s.ulpdu); break;
+    }
+}
+
+// Why a Send the target could not take ends the stream (RFC 5041 7.2, RFC 5040 7.2).
+TerminateReason send_refused(NTSTATUS at_target, bool invalidate)
+{
+    if (at_target == STATUS_BUFFER_OVERFLOW)
+        return TerminateReason::ddp_untagged_message_too_long;
+    if (invalidate && at_target == STATUS_ACCESS_VIOLATION)
+        return TerminateReason::rdmap_operation_cannot_invalidate;
+    return TerminateReason::rdmap_local_catastrophic;
+}
+
+void TcpChannel::send_segment(const InboundSegment &s)
+{
+    if (incoming_send_.size() + s.payload.size() > qp_.adapter().info().MaxTransferLength) {
+        fail(TerminateReason::ddp_untagged_message_too_long, s.ulpdu);
+        return;
+    }
+    incoming_send_.insert(incoming_send_.end(), s.payload.begin(), s.payload.end());
+    if (!s.message_complete)
+        return;
+    Spans spans{{reinterpret_cast<unsigned char *>(incoming_send_.data()), incoming_send_.size()}};
+    LocalPayload payload(spans);
+    const RdmapOpcode op = s.header.opcode;
+    const bool solicited =
+        op == RdmapOpcode::send_solicited || op == RdmapOpcode::send_solicited_invalidate;
+    std::optional<UINT32> invalidate;
+    if (iwarp::carries_invalidate(op))
+        invalidate = s.header.invalidate_stag;
+    Answer a = arrive_send(qp_, payload, solicited, invalidate);
+    incoming_send_.clear();
+    if (a.no_receive)
+        fail(TerminateReason::ddp_untagged_msn_no_buffer, s.ulpdu);
+    else if (a.status != STATUS_SUCCESS)
+        fail(send_refused(a.at_target, invalidate.has_value()), s.ulpdu);
+}
+
+// Why a tagged access the target refused ends the stream (RFC 5040 7.1, protection errors).
+TerminateReason tagged_refused(NTSTATUS status)
+{
+    return status == STATUS_ACCESS_VIOLATION ? TerminateReason::rdmap_protection_unspecified
+                                             : TerminateReason::rdmap_local_catastrophic;
+}
+
+void TcpChannel::write_segment(const InboundSegment &s)
+{
+    Spans spans{{const_cast<unsigned char *>(reinterpret_cast<const unsigned char *>(s.payload.data())),
+                 s.payload.size()}};
+    LocalPayload payload(spans);
+    NTSTATUS status = arrive_write(qp_, s.header.stag, s.header.tagged_offset, payload);
+    if (status != STATUS_SUCCESS)
+        fail(tagged_refused(status), s.ulpdu);
+}
+
+// The target's answer to a Read Request: the source bytes gathered, then one Read Response.
+class ReadResponseSink final : public PayloadSink {
+public:
+    ReadResponseSink(std::size_t length, std::vector<std::byte> &buffer)
+        : length_(length), buffer_(buffer)
+    {
+    }
+    size_t length() const override { return length_; }
+    bool copy_from(const Spans &source) override
+    {
+        buffer_.clear();
+        for (const Span &s : source) {
+            const auto *bytes = reinterpret_cast<const std::byte *>(s.host);
+            buffer_.insert(buffer_.end(), bytes, bytes + s.length);
+        }
+        return true;
+    }
+
+private:
+    std::size_t length_;
+    std::vector<std::byte> &buffer_;
+};
+
+void TcpChannel::read_request(const InboundSegment &s)
+{
+    const iwarp::ReadRequest &r = *s.read_request;
+    ReadResponseSink sink(r.size, response_);
+    NTSTATUS status = arrive_read(qp_, r.source_stag, r.source_offset, sink);
+    if (status != STATUS_SUCCESS) {
+        fail(tagged_refused(status), s.ulpdu);
+        return;
+    }
+    connection_->link->read_response(r.sink_stag, r.sink_offset, response_);
+}
+
+void TcpChannel::read_response(const InboundSegment &s)
+{
+    const std::uint64_t offset = s.header.tagged_offset;
+    if (!reading_ || s.header.stag != read_stag_) {
+        fail(TerminateReason::ddp_tagged_invalid_stag, s.ulpdu);
+        return;
+    }
+    if (offset > read_length_ || s.payload.size() > read_length_ - offset) {
+        fail(TerminateReason::ddp_tagged_base_or_bounds, s.ulpdu);
+        return;
+    }
+    // Place the segment at its offset in the sink's spans.
+    std::size_t skip = offset, from = 0;
+    for (const Span &span : read_sink_) {
+        if (from == s.payload.size())
+            break;
+        if (skip >= span.length) {
+            skip -= span.length;
+            continue;
+        }
+        std::size_t n = std::min(span.length - skip, s.payload.size() - from);
+        std::memcpy(span.host + skip, s.payload.data() + from, n);
+        from += n;
+        skip = 0;
+    }
+    read_arrived_ += s.payload.size();
+    if (!s.message_complete)
+        return;
+    reading_ = false;
+    answered(qp_, STATUS_SUCCESS, Hold::Exclusive);
+}
+
+// The peer ended the stream: a Read it refused completes with what the Terminate says, the
+// rest flushes, and the connection ends in error (docs/semantics.md, TCP-TERMINATE).
+void TcpChannel::terminated(const iwarp::TerminateMessage &t)
+{
+    if (qp_.state != SoftQp::State::Connected)
+        return;
+    const iwarp::TerminateReasonEntry *entry = iwarp::find_terminate_reason(t.layer, t.etype, t.code);
+    const bool protection =
+        entry != nullptr &&
+        (entry->reason == TerminateReason::rdmap_invalid_stag ||
+         entry->reason == TerminateReason::rdmap_base_or_bounds ||
+         entry->reason == TerminateReason::rdmap_access_rights ||
+         entry->reason == TerminateReason::rdmap_stag_not_associated ||
+         entry->reason == TerminateReason::rdmap_to_wrap ||
+         entry->reason == TerminateReason::rdmap_protection_unspecified);
+    // The segment in error was our Read Request: R set, or D naming RDMAP opcode 1 (RFC 5040
+    // 4.8: the second byte of a DDP header is RDMAP's control field).
+    const bool names_read =
+        !t.read_request.empty() ||
+        (t.ddp_header.size() >= 2 &&
+         (std::to_integer<unsigned>(t.ddp_header[1]) & 0x0F) ==
+             static_cast<unsigned>(RdmapOpcode::read_request));
+    if (reading_ && protection && names_read) {
+        reading_ = false;
+        answered(qp_, STATUS_ACCESS_VIOLATION, Hold::Exclusive); // fails the connection
+        return;
+    }
+    reading_ = false;
+    qp_.state = SoftQp::State::Error;
+    flush_qp(qp_);
+}
+
+void TcpChannel::link_lost(TcpLinkState how)
+{
+    if (qp_.state != SoftQp::State::Connected)
+        return;
+    if (how == TcpLinkState::closed) {
+        // The peer's Disconnect: the disconnect event follows, as in-process; only a Read
+        // whose response can no longer come is cancelled, with what follows it.
+        if (reading_) {
+            reading_ = false;
+            flush_qp(qp_);
+        }
+        return;
+    }
+    reading_ = false;
+    qp_.state = SoftQp::State::Error; // what was in flight is lost with the stream
+    flush_qp(qp_);
+}
+
+} // namespace
+
+std::unique_ptr<Transport> make_tcp_transport(Miniport &miniport)
+{
+    return std::make_unique<TcpTransport>(miniport);
+}
+
+} // namespace ndk::soft
