@@ -109,6 +109,14 @@ bool address_is_local(const IpAddress &ip)
     }
 }
 
+// Whether the other end of an establishment's socket has closed or reset it: what the
+// progress thread would report next, looked at now, when this side is about to act on it.
+bool peer_gone(int fd)
+{
+    pollfd p{fd, POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 template <class Call>
 void on_socket(Call &&call)
 {
@@ -140,9 +148,13 @@ struct Connection {
 
 class TcpTransport;
 
-// The QP's data path over a link.  The initiator's Sends and Writes are answered as soon as
-// the link has taken them; a Read waits for its Read Response (Answer::later).  The peer's
-// segments arrive through segment(), on the progress thread with the wire lock exclusive.
+// The QP's data path over a link.  Each request of the initiator stays in flight
+// (Answer::later) until the peer has taken it: a Read until its Read Response, a Send or Write
+// until the Read Response of a zero-length Read Request sent right after it, which the peer
+// answers only once everything before it is placed (RDMAP processes a stream in order, RFC
+// 5040 5.5).  A Terminate naming the request instead completes it with the error the peer
+// found, so the initiator's statuses are the in-process fabric's (docs/semantics.md, TCP-*).
+// The peer's segments arrive through segment(), on the progress thread, wire lock exclusive.
 class TcpChannel final : public Channel, public tcp::SegmentSink {
 public:
     TcpChannel(TcpTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp)
@@ -155,7 +167,7 @@ public:
                 std::optional<UINT32> invalidate) override;
     Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
     Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
-    void receive_posted(Hold) override {} // iWARP holds no Send for a receive
+    void receive_posted(Hold hold) override;
     void fail_peer() override;
 
     void segment(const InboundSegment &segment) override;
@@ -163,16 +175,26 @@ public:
     void link_lost(TcpLinkState how);
 
 private:
+    enum class Request { none, send, write, read };
+
     std::span<const std::byte> gather(const Spans &spans);
-    Answer handed_over(LinkSendStatus status);
+    // The request went out (or the link had ended): in flight until the peer's answer.
+    Answer in_flight(Request kind, bool sent, Spans sink = {});
+    void take(const InboundSegment &s);
     void send_segment(const InboundSegment &s);
     void write_segment(const InboundSegment &s);
     void read_request(const InboundSegment &s);
     void read_response(const InboundSegment &s);
     void terminated(const iwarp::TerminateMessage &t);
-    // This side found an error in what the peer sent: the Terminate that names it, and the
-    // connection's end here (the QP flushes, the disconnect event follows).
+    // This side found an error in what the peer sent: the Terminate that names it, the QP
+    // flushed, and the disconnect event, as the target of a failed request gets in-process.
     void fail(TerminateReason reason, std::span<const std::byte> ulpdu);
+    // A Send with no receive posted is held, and what follows it on the stream waits behind
+    // it, until a receive comes or this adapter's rnr_timeout_ms ends it.
+    void hold(const InboundSegment &s);
+    void keep(const InboundSegment &s);
+    void retry_held();
+    void drop_held();
 
     TcpTransport &transport_;
     std::shared_ptr<Connection> connection_;
@@ -181,11 +203,23 @@ private:
     std::vector<std::byte> incoming_send_; // the peer's Send, reassembled
     std::vector<std::byte> response_;      // a Read Response gathered at the target
     TerminateReason failing_ = TerminateReason::rdmap_local_catastrophic; // fail_peer's reason
-    // The Read in flight: where its response goes, under a sink STag of this channel's.
-    bool reading_ = false;
+    // The request in flight, and where its Read Response goes (a fence's is empty), under a
+    // sink STag of this channel's.
+    Request pending_ = Request::none;
     Spans read_sink_;
-    std::size_t read_length_ = 0, read_arrived_ = 0;
+    std::size_t read_length_ = 0;
     std::uint32_t read_stag_ = 0;
+    UINT32 read_source_token_ = 0;
+    UINT64 read_source_address_ = 0;
+    // What waits behind a held Send: each segment's bytes, and whether it ended its message.
+    struct Waiting {
+        std::vector<std::byte> ulpdu;
+        bool message_complete = false;
+    };
+    std::vector<Waiting> waiting_;
+    std::size_t waiting_bytes_ = 0;
+    bool holding_ = false;
+    std::uint64_t held_timer_ = 0, held_generation_ = 0;
 };
 
 class TcpConnectorLink final : public ConnectorLink {
@@ -451,8 +485,15 @@ private:
             return;
         if (what != TcpEstablish::replied)
             retire(e);
-        if (c == nullptr || c->state != SoftConnector::State::Connecting)
-            return; // gone, or already answered (this is the same reply seen again)
+        if (c == nullptr)
+            return; // the connector went: its link abandoned the exchange
+        if (c->state != SoftConnector::State::Connecting) {
+            // Replied already: the passive side went before our CompleteConnect, which finds
+            // CONNECTION_ABORTED (a reply seen again changes nothing).
+            if (what != TcpEstablish::replied)
+                on_abandoned(*c);
+            return;
+        }
         const iwarp::MpaFrame &reply = e->outgoing->reply();
         switch (what) {
         case TcpEstablish::replied: {
@@ -603,7 +644,7 @@ bool TcpConnectorLink::reject(std::optional<std::span<const unsigned char>> priv
         return false;
     TcpEstablish what = TcpEstablish::failed;
     on_socket([&] { what = establishing_->incoming->poll(); });
-    if (what != TcpEstablish::request)
+    if (what != TcpEstablish::request || peer_gone(establishing_->fd))
         return false; // the active side closed or reset meanwhile
     on_socket([&] {
         if (private_data)
@@ -616,6 +657,8 @@ bool TcpConnectorLink::reject(std::optional<std::span<const unsigned char>> priv
 
 bool TcpConnectorLink::ready_to_use()
 {
+    if (peer_gone(establishing_->fd))
+        return false; // the passive side closed, or timed out, after its reply
     std::unique_ptr<TcpLink> link;
     on_socket([&] { link = establishing_->outgoing->complete(); });
     if (!link)
@@ -642,7 +685,7 @@ void TcpConnectorLink::connected(std::shared_ptr<Connection> connection)
 
 bool TcpConnectorLink::refuse_reply()
 {
-    if (!establishing_)
+    if (!establishing_ || peer_gone(establishing_->fd))
         return false;
     on_socket([&] { establishing_->outgoing->refuse(); });
     return true;
@@ -674,8 +717,12 @@ void TcpConnectorLink::disconnect(ULONG reason)
 
 // ---- TcpChannel ---------------------------------------------------------------------------
 
+// The most a held Send may keep waiting behind it before the stream is given up.
+constexpr std::size_t kMaxWaitingBytes = 16u << 20;
+
 TcpChannel::~TcpChannel()
 {
+    drop_held();
     connection_->qp.store(nullptr);
     transport_.retire_if_unused(connection_);
 }
@@ -690,13 +737,27 @@ std::span<const std::byte> TcpChannel::gather(const Spans &spans)
     return out_;
 }
 
-Answer TcpChannel::handed_over(LinkSendStatus status)
+Answer TcpChannel::in_flight(Request kind, bool sent, Spans sink)
 {
-    // In the socket or in the link's queue: iWARP's initiator is done with it (RFC 5040 has no
-    // answer to a Send or Write).  A link already ended: the connection is lost.
-    if (status == LinkSendStatus::closed)
+    if (!sent)
+        return {.status = STATUS_CONNECTION_ABORTED}; // the link has ended
+    pending_ = kind;
+    read_sink_ = std::move(sink);
+    read_length_ = total_length(read_sink_);
+    iwarp::ReadRequest request;
+    request.sink_stag = ++read_stag_; // a stale response names the one before
+    request.size = static_cast<std::uint32_t>(read_length_);
+    if (kind == Request::read) {
+        request.source_stag = read_source_token_;
+        request.source_offset = read_source_address_;
+    }
+    // A Send or Write is followed by a zero-length Read (source STag 0, which a zero-length
+    // Read does not check, RFC 5040 7.4): its response is the peer's "placed".
+    if (connection_->link->read_request(request) == LinkSendStatus::closed) {
+        pending_ = Request::none;
         return {.status = STATUS_CONNECTION_ABORTED};
-    return {};
+    }
+    return {.later = true};
 }
 
 Answer TcpChannel::send(SoftQp &, const Spans &source, bool solicited,
@@ -706,50 +767,54 @@ Answer TcpChannel::send(SoftQp &, const Spans &source, bool solicited,
                                                  : RdmapOpcode::send_solicited)
                                    : (invalidate ? RdmapOpcode::send_invalidate
                                                  : RdmapOpcode::send);
-    return handed_over(connection_->link->send(opcode, gather(source), invalidate.value_or(0)));
+    LinkSendStatus s = connection_->link->send(opcode, gather(source), invalidate.value_or(0));
+    return in_flight(Request::send, s != LinkSendStatus::closed);
 }
 
 Answer TcpChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
 {
-    return handed_over(connection_->link->write(token, address, gather(source)));
+    LinkSendStatus s = connection_->link->write(token, address, gather(source));
+    return in_flight(Request::write, s != LinkSendStatus::closed);
 }
 
 Answer TcpChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
 {
-    reading_ = true;
-    read_sink_ = sink;
-    read_length_ = total_length(sink);
-    read_arrived_ = 0;
-    ++read_stag_; // a stale response names the previous one
-    iwarp::ReadRequest request;
-    request.sink_stag = read_stag_;
-    request.sink_offset = 0;
-    request.size = static_cast<std::uint32_t>(read_length_);
-    request.source_stag = token;
-    request.source_offset = address;
-    if (connection_->link->read_request(request) == LinkSendStatus::closed) {
-        reading_ = false;
-        return {.status = STATUS_CONNECTION_ABORTED};
-    }
-    return {.later = true};
+    read_source_token_ = token;
+    read_source_address_ = address;
+    return in_flight(Request::read, true, sink);
 }
 
 void TcpChannel::fail_peer()
 {
-    reading_ = false;
+    pending_ = Request::none;
+    drop_held();
     connection_->link->terminate(failing_);
 }
 
 void TcpChannel::fail(TerminateReason reason, std::span<const std::byte> ulpdu)
 {
-    reading_ = false;
+    pending_ = Request::none;
+    drop_held();
     failing_ = reason;
     connection_->link->terminate(reason, ulpdu);
-    if (qp_.state == SoftQp::State::Connected)
-        fail_connection(qp_);
+    if (qp_.state != SoftQp::State::Connected)
+        return;
+    qp_.state = SoftQp::State::Error;
+    flush_qp(qp_);
+    if (SoftConnector *c = qp_.connector; c != nullptr && c->state == SoftConnector::State::Connected)
+        on_disconnected(*c, kDisconnectError); // last: this channel goes with it
 }
 
 void TcpChannel::segment(const InboundSegment &s)
+{
+    if (holding_) {
+        keep(s);
+        return;
+    }
+    take(s);
+}
+
+void TcpChannel::take(const InboundSegment &s)
 {
     if (s.terminate) {
         terminated(*s.terminate);
@@ -797,10 +862,12 @@ void TcpChannel::send_segment(const InboundSegment &s)
     if (iwarp::carries_invalidate(op))
         invalidate = s.header.invalidate_stag;
     Answer a = arrive_send(qp_, payload, solicited, invalidate);
+    if (a.no_receive) {
+        hold(s);
+        return;
+    }
     incoming_send_.clear();
-    if (a.no_receive)
-        fail(TerminateReason::ddp_untagged_msn_no_buffer, s.ulpdu);
-    else if (a.status != STATUS_SUCCESS)
+    if (a.status != STATUS_SUCCESS)
         fail(send_refused(a.at_target, invalidate.has_value()), s.ulpdu);
 }
 
@@ -813,8 +880,8 @@ TerminateReason tagged_refused(NTSTATUS status)
 
 void TcpChannel::write_segment(const InboundSegment &s)
 {
-    Spans spans{{const_cast<unsigned char *>(reinterpret_cast<const unsigned char *>(s.payload.data())),
-                 s.payload.size()}};
+    auto *bytes = const_cast<unsigned char *>(reinterpret_cast<const unsigned char *>(s.payload.data()));
+    Spans spans{{bytes, s.payload.size()}};
     LocalPayload payload(spans);
     NTSTATUS status = arrive_write(qp_, s.header.stag, s.header.tagged_offset, payload);
     if (status != STATUS_SUCCESS)
@@ -847,11 +914,14 @@ private:
 void TcpChannel::read_request(const InboundSegment &s)
 {
     const iwarp::ReadRequest &r = *s.read_request;
-    ReadResponseSink sink(r.size, response_);
-    NTSTATUS status = arrive_read(qp_, r.source_stag, r.source_offset, sink);
-    if (status != STATUS_SUCCESS) {
-        fail(tagged_refused(status), s.ulpdu);
-        return;
+    response_.clear();
+    if (r.size != 0) { // a zero-length Read names no memory (RFC 5040 7.4): nothing to check
+        ReadResponseSink sink(r.size, response_);
+        NTSTATUS status = arrive_read(qp_, r.source_stag, r.source_offset, sink);
+        if (status != STATUS_SUCCESS) {
+            fail(tagged_refused(status), s.ulpdu);
+            return;
+        }
     }
     connection_->link->read_response(r.sink_stag, r.sink_offset, response_);
 }
@@ -859,7 +929,7 @@ void TcpChannel::read_request(const InboundSegment &s)
 void TcpChannel::read_response(const InboundSegment &s)
 {
     const std::uint64_t offset = s.header.tagged_offset;
-    if (!reading_ || s.header.stag != read_stag_) {
+    if (pending_ == Request::none || s.header.stag != read_stag_) {
         fail(TerminateReason::ddp_tagged_invalid_stag, s.ulpdu);
         return;
     }
@@ -881,61 +951,195 @@ void TcpChannel::read_response(const InboundSegment &s)
         from += n;
         skip = 0;
     }
-    read_arrived_ += s.payload.size();
     if (!s.message_complete)
         return;
-    reading_ = false;
+    pending_ = Request::none;
     answered(qp_, STATUS_SUCCESS, Hold::Exclusive);
 }
 
-// The peer ended the stream: a Read it refused completes with what the Terminate says, the
-// rest flushes, and the connection ends in error (docs/semantics.md, TCP-TERMINATE).
+// What the initiator's request completes with when the peer's Terminate names it
+// (docs/semantics.md, TCP-TERMINATE): the statuses the in-process fabric gives the same error.
+NTSTATUS status_for(TerminateReason reason, bool send)
+{
+    if (send) // the target's receive completed with the error, or there was none
+        return reason == TerminateReason::ddp_untagged_msn_no_buffer ? STATUS_IO_TIMEOUT
+                                                                     : STATUS_REMOTE_RESOURCES;
+    switch (reason) {
+    case TerminateReason::rdmap_invalid_stag:
+    case TerminateReason::rdmap_base_or_bounds:
+    case TerminateReason::rdmap_access_rights:
+    case TerminateReason::rdmap_stag_not_associated:
+    case TerminateReason::rdmap_to_wrap:
+    case TerminateReason::rdmap_protection_unspecified:
+    case TerminateReason::ddp_tagged_invalid_stag:
+    case TerminateReason::ddp_tagged_base_or_bounds:
+    case TerminateReason::ddp_tagged_stag_not_associated:
+    case TerminateReason::ddp_tagged_to_wrap: return STATUS_ACCESS_VIOLATION;
+    default: return STATUS_REMOTE_RESOURCES;
+    }
+}
+
+// The RDMAP opcode of the segment a Terminate names (its D field: a DDP header, whose second
+// byte is RDMAP's control field, RFC 5040 4.3 and 4.8), or nothing.
+std::optional<RdmapOpcode> named_opcode(const iwarp::TerminateMessage &t)
+{
+    if (!t.read_request.empty())
+        return RdmapOpcode::read_request;
+    if (t.ddp_header.size() < 2)
+        return std::nullopt;
+    return static_cast<RdmapOpcode>(std::to_integer<unsigned>(t.ddp_header[1]) & 0x0F);
+}
+
 void TcpChannel::terminated(const iwarp::TerminateMessage &t)
 {
     if (qp_.state != SoftQp::State::Connected)
         return;
     const iwarp::TerminateReasonEntry *entry = iwarp::find_terminate_reason(t.layer, t.etype, t.code);
-    const bool protection =
-        entry != nullptr &&
-        (entry->reason == TerminateReason::rdmap_invalid_stag ||
-         entry->reason == TerminateReason::rdmap_base_or_bounds ||
-         entry->reason == TerminateReason::rdmap_access_rights ||
-         entry->reason == TerminateReason::rdmap_stag_not_associated ||
-         entry->reason == TerminateReason::rdmap_to_wrap ||
-         entry->reason == TerminateReason::rdmap_protection_unspecified);
-    // The segment in error was our Read Request: R set, or D naming RDMAP opcode 1 (RFC 5040
-    // 4.8: the second byte of a DDP header is RDMAP's control field).
-    const bool names_read =
-        !t.read_request.empty() ||
-        (t.ddp_header.size() >= 2 &&
-         (std::to_integer<unsigned>(t.ddp_header[1]) & 0x0F) ==
-             static_cast<unsigned>(RdmapOpcode::read_request));
-    if (reading_ && protection && names_read) {
-        reading_ = false;
-        answered(qp_, STATUS_ACCESS_VIOLATION, Hold::Exclusive); // fails the connection
+    const TerminateReason reason = entry ? entry->reason : TerminateReason::unknown;
+    const std::optional<RdmapOpcode> named = named_opcode(t);
+    bool ours = false;
+    switch (pending_) {
+    case Request::send:
+        ours = named && *named >= RdmapOpcode::send && *named <= RdmapOpcode::send_solicited_invalidate;
+        break;
+    case Request::write: ours = named == RdmapOpcode::rdma_write; break;
+    case Request::read: ours = named == RdmapOpcode::read_request; break;
+    default: break;
+    }
+    if (ours) {
+        // Our request failed at the peer: it completes with the error, which ends the
+        // connection from this side (fail_connection), as in-process.
+        const bool send = pending_ == Request::send;
+        pending_ = Request::none;
+        answered(qp_, status_for(reason, send), Hold::Exclusive);
         return;
     }
-    reading_ = false;
+    // The peer's own QP failed: ours follows, with the disconnect event (digest 4.2).
+    pending_ = Request::none;
+    drop_held();
     qp_.state = SoftQp::State::Error;
     flush_qp(qp_);
+    if (SoftConnector *c = qp_.connector; c != nullptr && c->state == SoftConnector::State::Connected)
+        on_disconnected(*c, kDisconnectError); // last: this channel goes with it
 }
 
 void TcpChannel::link_lost(TcpLinkState how)
 {
     if (qp_.state != SoftQp::State::Connected)
         return;
+    drop_held();
     if (how == TcpLinkState::closed) {
-        // The peer's Disconnect: the disconnect event follows, as in-process; only a Read
-        // whose response can no longer come is cancelled, with what follows it.
-        if (reading_) {
-            reading_ = false;
+        // The peer's Disconnect: the disconnect event follows, as in-process; a request whose
+        // answer can no longer come is cancelled, with what follows it.
+        if (pending_ != Request::none) {
+            pending_ = Request::none;
             flush_qp(qp_);
         }
         return;
     }
-    reading_ = false;
+    pending_ = Request::none;
     qp_.state = SoftQp::State::Error; // what was in flight is lost with the stream
     flush_qp(qp_);
+}
+
+// ---- a Send waiting for a receive -----------------------------------------------------------
+
+void TcpChannel::hold(const InboundSegment &s)
+{
+    holding_ = true;
+    waiting_.push_back({{s.ulpdu.begin(), s.ulpdu.end()}, true}); // the Send's last segment
+    waiting_bytes_ = s.ulpdu.size();
+    SoftAdapter &adapter = qp_.adapter();
+    const auto timeout = adapter.knobs().rnr_timeout();
+    const std::uint64_t mine = ++held_generation_;
+    held_timer_ = adapter.engine().post_after(timeout, [&adapter, qp = &qp_, channel = this, mine] {
+        std::lock_guard lock(adapter.mu());
+        if (!adapter.exists(qp) || qp->channel.get() != channel ||
+            channel->held_generation_ != mine || !channel->holding_)
+            return;
+        channel->held_timer_ = 0;
+        std::vector<std::byte> ulpdu = channel->waiting_.front().ulpdu;
+        channel->fail(TerminateReason::ddp_untagged_msn_no_buffer, ulpdu); // receiver not ready
+    });
+}
+
+void TcpChannel::keep(const InboundSegment &s)
+{
+    waiting_bytes_ += s.ulpdu.size();
+    if (waiting_bytes_ > kMaxWaitingBytes) {
+        std::vector<std::byte> ulpdu = waiting_.front().ulpdu;
+        fail(TerminateReason::ddp_untagged_msn_no_buffer, ulpdu);
+        return;
+    }
+    waiting_.push_back({{s.ulpdu.begin(), s.ulpdu.end()}, s.message_complete});
+}
+
+void TcpChannel::receive_posted(Hold)
+{
+    if (!holding_)
+        return;
+    // The held Send, and what waited behind it, go on from the engine with the wire lock
+    // exclusive: they may invalidate, end the connection, or complete a Read.
+    SoftAdapter &adapter = qp_.adapter();
+    adapter.deliver([&adapter, qp = &qp_, channel = this] {
+        std::lock_guard lock(adapter.mu());
+        if (adapter.exists(qp) && qp->channel.get() == channel)
+            channel->retry_held();
+    });
+}
+
+void TcpChannel::retry_held()
+{
+    if (!holding_)
+        return;
+    std::vector<Waiting> waiting = std::move(waiting_);
+    waiting_.clear();
+    waiting_bytes_ = 0;
+    holding_ = false;
+    if (held_timer_ != 0)
+        qp_.adapter().engine().cancel(held_timer_);
+    held_timer_ = 0;
+    ++held_generation_;
+    // The held Send first (its payload is still in incoming_send_), then the rest in order;
+    // one that finds no receive holds again, and what follows it waits once more.
+    std::size_t i = 0;
+    for (; i < waiting.size(); ++i) {
+        if (holding_) {
+            waiting_.insert(waiting_.end(), std::make_move_iterator(waiting.begin() + i),
+                            std::make_move_iterator(waiting.end()));
+            for (const Waiting &w : waiting_)
+                waiting_bytes_ += w.ulpdu.size();
+            return;
+        }
+        const Waiting &w = waiting[i];
+        auto parsed = iwarp::parse_segment(w.ulpdu); // parsed once already: it parses again
+        if (!parsed)
+            return;
+        InboundSegment s;
+        s.header = parsed->header;
+        s.payload = i == 0 ? std::span<const std::byte>() : parsed->payload; // held: reassembled
+        s.read_request = parsed->read_request;
+        s.terminate = parsed->terminate;
+        s.message_complete = w.message_complete;
+        s.ulpdu = w.ulpdu;
+        const bool ends = s.terminate.has_value();
+        SoftQp &qp = qp_;
+        take(s);
+        if (ends || qp.channel.get() != this)
+            return; // the connection ended, and this channel with it
+    }
+}
+
+void TcpChannel::drop_held()
+{
+    if (held_timer_ != 0)
+        qp_.adapter().engine().cancel(held_timer_);
+    held_timer_ = 0;
+    ++held_generation_;
+    holding_ = false;
+    waiting_.clear();
+    waiting_bytes_ = 0;
+    incoming_send_.clear();
 }
 
 } // namespace
