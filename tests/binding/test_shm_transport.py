@@ -1,5 +1,5 @@
 """transport=shm between two processes (docs/transport.md): this process connects to a soft
-adapter in a child (shm_peer_child.py), sends and receives, writes and reads its memory, and
+adapter in a child (transport_peer_child.py), sends and receives, writes and reads its memory, and
 survives the child's death as a connection error.
 
 Each test runs in its own shm fabric (knob shm_fabric), so runs side by side never meet.
@@ -7,89 +7,28 @@ Each test runs in its own shm fabric (knob shm_fabric), so runs side by side nev
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
 
 import ndk
 from ndk import OpType, Status
 
-from shm_peer_child import ALL, one_result  # what the child's side uses too
+from transport_peer import connect_to_child, pattern
+from transport_peer_child import ALL, one_result  # what the child's side uses too
 
 TIMEOUT = 10.0
 CLIENT, SERVER = "192.0.2.71", "192.0.2.72"
-CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shm_peer_child.py")
-
-
-def pattern(n: int, seed: int = 1) -> bytes:
-    return bytes((i * 7 + seed) & 0xFF for i in range(n))
-
-
-class Child:
-    """The peer process, driven by lines on its stdin; its JSON lines read back."""
-
-    def __init__(self, fabric: str):
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(ndk.__file__)))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [package_root, os.environ.get("PYTHONPATH", "")]))
-        self.process = subprocess.Popen([sys.executable, CHILD, fabric, SERVER],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True, env=env)
-
-    def read(self) -> dict:
-        line = self.process.stdout.readline()
-        assert line, f"the peer exited (status {self.process.wait(timeout=TIMEOUT)})"
-        return json.loads(line)
-
-    def tell(self, command: str) -> None:
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-
-    def finish(self) -> int:
-        if self.process.poll() is None:
-            try:
-                self.tell("exit")
-            except BrokenPipeError:
-                pass
-        try:
-            return self.process.wait(timeout=TIMEOUT)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
 
 
 @pytest.fixture
 def connected(request):
     """(side, child, peer memory): this process's connected QP, CQ, MR and buffer, and the
-    child holding the passive side."""
+    child holding the passive side, both in a fabric of this test's own."""
     fabric = f"test-{os.getpid()}-{request.node.name[:30]}".replace("[", "-").replace("]", "")
-    child = Child(fabric)
-    ad = ndk.open_adapter("soft", transport="shm", shm_fabric=fabric, address=CLIENT)
-    try:
-        port = child.read()["port"]
-        pd = ad.create_pd().get(timeout=TIMEOUT)
-        cq = ad.create_cq(cq_depth=64).get(timeout=TIMEOUT)
-        qp = pd.create_qp(cq, cq, receive_queue_depth=16, initiator_queue_depth=16,
-                          max_receive_request_sge=4,
-                          max_initiator_request_sge=4).get(timeout=TIMEOUT)
-        buffer = bytearray(1 << 20)
-        mr = pd.create_mr().get(timeout=TIMEOUT)
-        assert mr.register(buffer, flags=ALL).wait(timeout=TIMEOUT) == Status.SUCCESS
-        connector = ad.create_connector().get(timeout=TIMEOUT)
-        assert connector.connect(qp, (SERVER, port), private_data=b"hello peer").wait(
-            timeout=TIMEOUT) == Status.SUCCESS
-        assert connector.complete_connect().wait(timeout=TIMEOUT) == Status.SUCCESS
-        peer = child.read()
-        assert bytes.fromhex(peer["private_data"]) == b"hello peer"
-        yield dict(ad=ad, qp=qp, cq=cq, mr=mr, buffer=buffer, connector=connector), child, peer
-    finally:
-        ad.close()
-        child.finish()
+    knobs = {"transport": "shm", "shm_fabric": fabric}
+    yield from connect_to_child(knobs, CLIENT, knobs, SERVER)
 
 
 @pytest.mark.parametrize("size", [0, 1, 400, 5000, 200_000])

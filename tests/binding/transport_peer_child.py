@@ -1,10 +1,12 @@
-"""The passive side of test_shm_transport.py, in its own process: a soft adapter with
-transport=shm listening on ADDRESS in fabric FABRIC.  It accepts one connection, registers a
-buffer, tells the parent (one JSON line on stdout) where it listens and what its memory is,
-then follows the parent's commands (lines on stdin):
+"""The passive side of test_shm_transport.py and test_tcp_transport.py, in its own process: a
+soft adapter opened with KNOBS (JSON: transport=shm and its fabric, or transport=tcp)
+listening on ADDRESS.  It accepts one connection, registers a buffer, tells the parent (one
+JSON line on stdout) where it listens and what its memory is, then follows the parent's
+commands (lines on stdin):
 
   echo N      post a receive of N bytes, wait for it, send back the bytes received, reversed
   hold        post nothing more and wait (a Send of the parent finds no receive)
+  disconnect  NdkDisconnect, then wait
   exit        close everything and exit 0
 """
 
@@ -38,8 +40,8 @@ def one_result(cq: ndk.Cq) -> ndk.ResultEx:
 
 
 def main() -> int:
-    fabric, address = sys.argv[1], sys.argv[2]
-    with ndk.open_adapter("soft", transport="shm", shm_fabric=fabric, address=address) as ad:
+    knobs, address = json.loads(sys.argv[1]), sys.argv[2]
+    with ndk.open_adapter("soft", address=address, **knobs) as ad:
         listener = ad.create_listener().get(timeout=TIMEOUT)
         assert listener.listen((address, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
         port = listener.get_local_address()[1]
@@ -54,8 +56,9 @@ def main() -> int:
         connector = listener.next_connection(timeout=TIMEOUT)
         assert connector is not None, "no connect request"
         assert connector.accept(qp).wait(timeout=TIMEOUT) == Status.SUCCESS
-        say(address=mr.address, token=mr.remote_token,
-            private_data=bytes(connector.get_connection_data().private_data).hex())
+        data = connector.get_connection_data()
+        say(address=mr.address, token=mr.remote_token, private_data=bytes(data.private_data).hex(),
+            local=list(connector.get_local_address()), peer=list(connector.get_peer_address()))
         for line in sys.stdin:
             command = line.split()
             if command[0] == "echo":
@@ -70,6 +73,9 @@ def main() -> int:
                 say(received=r.bytes_transferred, receive=int(r.status), send=int(s.status))
             elif command[0] == "hold":
                 say(holding=True)
+            elif command[0] == "disconnect":
+                assert connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
+                say(disconnected=True)
             elif command[0] == "exit":
                 break
     return 0

@@ -1,0 +1,177 @@
+"""transport=tcp between two processes (docs/transport.md, "The tcp transport in the soft
+provider"): this process connects to a soft adapter in a child (transport_peer_child.py) over a
+kernel TCP connection speaking iWARP, sends and receives, writes and reads its memory, finds
+the connection's 4-tuple in OID_NDK_CONNECTIONS as the kernel reports it, and survives the
+child's death and a peer that speaks no MPA.
+
+The adapters use addresses of 127.0.0.0/8, local on every Linux host, so no set-up is needed.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+
+import pytest
+
+import ndk
+from ndk import OpType, Status
+
+from transport_peer import connect_to_child, pattern
+from transport_peer_child import one_result  # what the child's side uses too
+
+TIMEOUT = 10.0
+CLIENT, SERVER = "127.0.0.71", "127.0.0.72"
+TCP = {"transport": "tcp"}
+
+
+@pytest.fixture
+def connected():
+    """(side, child, peer): this process's connected QP, CQ, MR and buffer, and the child
+    holding the passive side (its rnr_timeout_ms 50: a Send it cannot take fails soon)."""
+    yield from connect_to_child(TCP, CLIENT, {**TCP, "rnr_timeout_ms": 50}, SERVER)
+
+
+@pytest.mark.parametrize("size", [0, 1, 400, 5000, 200_000])
+def test_send_and_receive_across_processes(connected, size):
+    """A Send of `size` bytes (200 KB: segmented to the connection's MULPDU) reaches the
+    child's receive and comes back reversed; each Send completes once the peer has it."""
+    side, child, _ = connected
+    data = pattern(size)
+    buffer, mr, qp, cq = side["buffer"], side["mr"], side["qp"], side["cq"]
+    assert qp.receive([mr.sge(1 << 19, 1 << 19)], request_context=7) == Status.SUCCESS
+    child.tell(f"echo {size}")
+    buffer[:size] = data
+    assert qp.send([mr.sge(0, size)] if size else [], request_context=8) == Status.SUCCESS
+    results = {r.request_context: r for r in (one_result(cq), one_result(cq))}
+    assert results[8].status == Status.SUCCESS and results[8].type == OpType.SEND
+    assert results[7].status == Status.SUCCESS and results[7].type == OpType.RECEIVE
+    assert results[7].bytes_transferred == size
+    assert bytes(buffer[1 << 19:(1 << 19) + size]) == data[::-1]
+    assert child.read() == {"received": size, "receive": 0, "send": 0}
+
+
+def test_write_then_read_back_across_processes(connected):
+    """An RDMA Write of 300 KB in three SGEs lands in the child's memory, and an RDMA Read
+    brings it back into another range: byte for byte."""
+    side, _, peer = connected
+    buffer, mr, qp, cq = side["buffer"], side["mr"], side["qp"], side["cq"]
+    data = pattern(300_000, 5)
+    buffer[:len(data)] = data
+    sgl = [mr.sge(0, 100_000), mr.sge(100_000, 100_000), mr.sge(200_000, 100_000)]
+    assert qp.write(sgl, peer["address"] + 4096, peer["token"], request_context=1) == \
+        Status.SUCCESS
+    written = one_result(cq)
+    assert (written.status, written.type) == (Status.SUCCESS, OpType.WRITE)
+    sink = 1 << 19
+    assert qp.read([mr.sge(sink, len(data))], peer["address"] + 4096, peer["token"],
+                   request_context=2) == Status.SUCCESS
+    read = one_result(cq)
+    assert (read.status, read.type) == (Status.SUCCESS, OpType.READ)
+    assert bytes(buffer[sink:sink + len(data)]) == data
+
+
+@pytest.mark.parametrize("request_type", ["write", "read"])
+def test_a_wrong_token_is_an_access_violation(connected, request_type):
+    """digest 4.1, docs/semantics.md TCP-TERMINATE: the child refuses a token it does not have
+    with a Terminate naming the request; the request completes ACCESS_VIOLATION, as
+    in-process, and the Send posted after it CANCELLED (the connection is over)."""
+    side, _, peer = connected
+    mr, qp, cq = side["mr"], side["qp"], side["cq"]
+    post = qp.write if request_type == "write" else qp.read
+    assert post([mr.sge(0, 64)], peer["address"], peer["token"] ^ 0x5A5A,
+                request_context=1) == Status.SUCCESS
+    assert qp.send([mr.sge(0, 8)], request_context=2) == Status.SUCCESS
+    first, second = one_result(cq), one_result(cq)
+    assert (first.request_context, first.status) == (1, Status.ACCESS_VIOLATION)
+    assert (second.request_context, second.status) == (2, Status.CANCELLED)
+
+
+def test_a_send_without_a_receive_times_out_at_the_peer(connected):
+    """docs/semantics.md TCP-RNR: the child posts no receive; it holds the Send for its own
+    rnr_timeout_ms (50 ms), then refuses it with a Terminate (no buffer): the Send completes
+    IO_TIMEOUT, as in-process."""
+    side, child, _ = connected
+    child.tell("hold")
+    assert child.read() == {"holding": True}
+    mr, qp, cq = side["mr"], side["qp"], side["cq"]
+    assert qp.send([mr.sge(0, 16)], request_context=3) == Status.SUCCESS
+    result = one_result(cq)
+    assert (result.request_context, result.status) == (3, Status.IO_TIMEOUT)
+
+
+def _kernel_tuples() -> set[tuple[tuple[str, int], tuple[str, int]]]:
+    """Every established TCP connection of this namespace as `ss -tn` lists it."""
+    out = subprocess.run(["ss", "-tnH", "state", "established"], check=True,
+                         capture_output=True, text=True).stdout
+    tuples = set()
+    for line in out.splitlines():
+        local, peer = line.split()[-2:]
+        split = lambda text: (text.rsplit(":", 1)[0].strip("[]"), int(text.rsplit(":", 1)[1]))
+        tuples.add((split(local), split(peer)))
+    return tuples
+
+
+def test_oid_connections_list_the_sockets_4_tuple(connected):
+    """digest 3.7 (NDConnectionsMappedtoTCPConnections): OID_NDK_CONNECTIONS of this adapter
+    lists the connection's ND entry, then the TCP entry with the socket's 4-tuple, which is the
+    one the kernel reports (`ss -tn`), and the child's end is its mirror."""
+    side, _, peer = connected
+    result = side["ad"].query_oid(ndk.Oid.NDK_CONNECTIONS)
+    assert result.status == Status.SUCCESS and result.mapped_to_tcp is True
+    assert result.count == 2
+    nd, tcp = result.entries
+    local, remote = side["connector"].get_local_address(), side["connector"].get_peer_address()
+    assert (nd.local, nd.remote) == (tcp.local, tcp.remote) == (local, remote)
+    assert remote[0] == SERVER and local[0] == CLIENT
+    assert ((local[0], local[1]), (remote[0], remote[1])) in _kernel_tuples()
+    assert (tuple(peer["local"]), tuple(peer["peer"])) == (remote, local)
+
+
+def test_a_graceful_disconnect_reaches_the_peer(connected):
+    """docs/semantics.md TCP-CLOSE: the child's NdkDisconnect is a FIN on the stream; this
+    side's connector gets its disconnect event with the graceful reason (1)."""
+    side, child, _ = connected
+    child.tell("disconnect")
+    assert child.read() == {"disconnected": True}
+    assert side["connector"].wait_disconnect(timeout=TIMEOUT) == 1
+
+
+def test_a_peer_killed_mid_connection_ends_the_connection(connected):
+    """docs/semantics.md TCP-CLOSE: the child dies (SIGKILL) with this side's receive posted
+    and a Send held at it; the kernel ends the stream, and this side's QP cancels both, its
+    connector gets a disconnect event, and the QP takes no more work: no hang."""
+    side, child, _ = connected
+    child.tell("hold")
+    assert child.read() == {"holding": True}
+    mr, qp, cq = side["mr"], side["qp"], side["cq"]
+    assert qp.receive([mr.sge(0, 64)], request_context=4) == Status.SUCCESS
+    assert qp.send([mr.sge(64, 64)], request_context=5) == Status.SUCCESS
+    child.process.send_signal(signal.SIGKILL)
+    child.process.wait(timeout=TIMEOUT)
+    results = {r.request_context: r.status for r in (one_result(cq), one_result(cq))}
+    assert results == {4: Status.CANCELLED, 5: Status.CANCELLED}
+    assert side["connector"].wait_disconnect(timeout=TIMEOUT) is not None
+
+
+def test_a_peer_that_speaks_no_mpa_is_refused():
+    """A client that sends an HTTP request instead of MPA's connect request gets the stream
+    closed or reset (the handshake fails: no connect event), and the listener goes on taking
+    real connections: nothing crashes or hangs."""
+    with ndk.open_adapter("soft", address=SERVER, **TCP) as server, \
+            ndk.open_adapter("soft", address=CLIENT, **TCP) as client:
+        listener = server.create_listener().get(timeout=TIMEOUT)
+        assert listener.listen((SERVER, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
+        port = listener.get_local_address()[1]
+        with socket.create_connection((SERVER, port), timeout=TIMEOUT) as raw:
+            raw.sendall(b"GET / HTTP/1.0\r\n\r\n" + bytes(range(256)) * 4)
+            raw.settimeout(TIMEOUT)
+            try:
+                while raw.recv(4096):  # whatever it answers, then its FIN
+                    pass
+            except ConnectionResetError:
+                pass  # closed with our bytes unread: the kernel resets instead
+        assert listener.next_connection(timeout=0.2) is None
+        a, b = ndk.testing.connect_pair(client, server)
+        assert a.qp is not None and b.qp is not None
