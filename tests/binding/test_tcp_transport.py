@@ -16,9 +16,9 @@ import subprocess
 import pytest
 
 import ndk
-from ndk import OpType, Status
+from ndk import Status
 
-from transport_peer import connect_to_child, pattern
+from transport_peer import connect_to_child, send_and_receive_echo, write_then_read_back
 from transport_peer_child import one_result  # what the child's side uses too
 
 TIMEOUT = 10.0
@@ -37,39 +37,13 @@ def connected():
 def test_send_and_receive_across_processes(connected, size):
     """A Send of `size` bytes (200 KB: segmented to the connection's MULPDU) reaches the
     child's receive and comes back reversed; each Send completes once the peer has it."""
-    side, child, _ = connected
-    data = pattern(size)
-    buffer, mr, qp, cq = side["buffer"], side["mr"], side["qp"], side["cq"]
-    assert qp.receive([mr.sge(1 << 19, 1 << 19)], request_context=7) == Status.SUCCESS
-    child.tell(f"echo {size}")
-    buffer[:size] = data
-    assert qp.send([mr.sge(0, size)] if size else [], request_context=8) == Status.SUCCESS
-    results = {r.request_context: r for r in (one_result(cq), one_result(cq))}
-    assert results[8].status == Status.SUCCESS and results[8].type == OpType.SEND
-    assert results[7].status == Status.SUCCESS and results[7].type == OpType.RECEIVE
-    assert results[7].bytes_transferred == size
-    assert bytes(buffer[1 << 19:(1 << 19) + size]) == data[::-1]
-    assert child.read() == {"received": size, "receive": 0, "send": 0}
+    send_and_receive_echo(connected, size)
 
 
 def test_write_then_read_back_across_processes(connected):
     """An RDMA Write of 300 KB in three SGEs lands in the child's memory, and an RDMA Read
     brings it back into another range: byte for byte."""
-    side, _, peer = connected
-    buffer, mr, qp, cq = side["buffer"], side["mr"], side["qp"], side["cq"]
-    data = pattern(300_000, 5)
-    buffer[:len(data)] = data
-    sgl = [mr.sge(0, 100_000), mr.sge(100_000, 100_000), mr.sge(200_000, 100_000)]
-    assert qp.write(sgl, peer["address"] + 4096, peer["token"], request_context=1) == \
-        Status.SUCCESS
-    written = one_result(cq)
-    assert (written.status, written.type) == (Status.SUCCESS, OpType.WRITE)
-    sink = 1 << 19
-    assert qp.read([mr.sge(sink, len(data))], peer["address"] + 4096, peer["token"],
-                   request_context=2) == Status.SUCCESS
-    read = one_result(cq)
-    assert (read.status, read.type) == (Status.SUCCESS, OpType.READ)
-    assert bytes(buffer[sink:sink + len(data)]) == data
+    write_then_read_back(connected)
 
 
 @pytest.mark.parametrize("request_type", ["write", "read"])

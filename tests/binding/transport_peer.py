@@ -11,9 +11,9 @@ import sys
 from typing import Any, Iterator
 
 import ndk
-from ndk import Status
+from ndk import OpType, Status
 
-from transport_peer_child import ALL
+from transport_peer_child import ALL, one_result
 
 TIMEOUT = 10.0
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "transport_peer_child.py")
@@ -86,3 +86,40 @@ def connect_to_child(knobs: dict[str, Any], client: str, child_knobs: dict[str, 
     finally:
         ad.close()
         child.finish()
+
+
+def send_and_receive_echo(connected: tuple[dict, Child, dict], size: int) -> None:
+    """A Send of ``size`` bytes reaches the child's receive and comes back reversed."""
+    side, child, _ = connected
+    data = pattern(size)
+    buffer, mr, qp, cq = side["buffer"], side["mr"], side["qp"], side["cq"]
+    assert qp.receive([mr.sge(1 << 19, 1 << 19)], request_context=7) == Status.SUCCESS
+    child.tell(f"echo {size}")
+    buffer[:size] = data
+    assert qp.send([mr.sge(0, size)] if size else [], request_context=8) == Status.SUCCESS
+    results = {r.request_context: r for r in (one_result(cq), one_result(cq))}
+    assert results[8].status == Status.SUCCESS and results[8].type == OpType.SEND
+    assert results[7].status == Status.SUCCESS and results[7].type == OpType.RECEIVE
+    assert results[7].bytes_transferred == size
+    assert bytes(buffer[1 << 19:(1 << 19) + size]) == data[::-1]
+    assert child.read() == {"received": size, "receive": 0, "send": 0}
+
+
+def write_then_read_back(connected: tuple[dict, Child, dict]) -> None:
+    """An RDMA Write of 300 KB in three SGEs into the child's memory, then an RDMA Read of
+    it into another range: byte for byte."""
+    side, _, peer = connected
+    buffer, mr, qp, cq = side["buffer"], side["mr"], side["qp"], side["cq"]
+    data = pattern(300_000, 5)
+    buffer[:len(data)] = data
+    sgl = [mr.sge(0, 100_000), mr.sge(100_000, 100_000), mr.sge(200_000, 100_000)]
+    assert qp.write(sgl, peer["address"] + 4096, peer["token"], request_context=1) == \
+        Status.SUCCESS
+    written = one_result(cq)
+    assert (written.status, written.type) == (Status.SUCCESS, OpType.WRITE)
+    sink = 1 << 19
+    assert qp.read([mr.sge(sink, len(data))], peer["address"] + 4096, peer["token"],
+                   request_context=2) == Status.SUCCESS
+    read = one_result(cq)
+    assert (read.status, read.type) == (Status.SUCCESS, OpType.READ)
+    assert bytes(buffer[sink:sink + len(data)]) == data
