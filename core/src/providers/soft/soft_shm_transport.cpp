@@ -1,18 +1,10 @@
 // The shm transport (soft_shm_transport.hpp; docs/transport.md, "The shm transport in the
 // soft provider").
 //
-// Locks.  The progress thread runs the handler under its own mutex, and the handler takes the
-// wire lock (exclusive for establishment and teardown; shared plus the QP's connection lock
-// for data), so no thread may call ShmProgress::add or remove while it holds the wire lock:
-// the calls made under it (listen, connect, a close) queue their change here and the progress
-// thread applies it between handler calls (`later`).  `mu_` guards the tables and that queue
-// and is taken last, never held while waiting for anything.
-//
-// Lifetimes.  What a connection is on the wire (the establishment exchange, then the link) is
-// owned here; the connector's link and the QP's channel point at it and, when they go (always
-// under the wire lock), clear their pointer and retire it.  The handler looks only through
-// those pointers, under the wire lock, so it never touches a closed object; a retired entry
-// leaves the progress thread before it is destroyed there.
+// Locks and lifetimes: soft_transport_tables.hpp.  The handler takes the wire lock exclusive
+// for establishment, teardown and Sends that invalidate, shared plus the QP's connection lock
+// for data; it looks at a connection only through the connector's link and the QP's channel,
+// under the wire lock, so it never touches a closed object.
 #include "soft_shm_transport.hpp"
 
 #include "soft_channel.hpp"
@@ -21,10 +13,10 @@
 #include "soft_shm_payloads.hpp"
 #include "soft_target.hpp"
 #include "soft_transfer.hpp"
+#include "soft_transport_tables.hpp"
 #include "providers/soft/transport/shm_link.hpp"
 #include "providers/soft/transport/shm_progress.hpp"
 
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -128,12 +120,14 @@ struct Establishing {
 // the progress thread checks it again under that lock).  Wire lock held for `connector`.
 struct Connection {
     explicit Connection(shm::ShmLink l) : link(std::move(l)) {}
+    shm::ShmLink &wire() { return link; }
     shm::ShmLink link;
     std::atomic<SoftQp *> qp{nullptr};
     SoftConnector *connector = nullptr;
 };
 
 class ShmTransport;
+using ShmTables = TransportTables<shm::ShmProgress, shm::ShmLink, Establishing, Connection>;
 
 // The QP's data path over a link: the initiator's requests go out as messages and are answered
 // by the target's Ack (Answer::later; answered() completes them), one at a time per QP; the
@@ -217,10 +211,8 @@ class ShmTransport final : public Transport, private shm::ProgressHandler {
 public:
     explicit ShmTransport(Miniport &miniport)
         : miniport_(miniport), registry_(registry_directory(miniport.knobs.shm_fabric())),
-          self_(shm::self_identity()), changes_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))
+          self_(shm::self_identity())
     {
-        if (changes_fd_.get() < 0)
-            throw std::system_error(errno, std::generic_category(), "eventfd");
         for (const IpAddress &ip : miniport_.addresses) {
             shm::EndpointEntry holder;
             if (registry_.add({ip.to_string(), 0, self_, kAddressClaim}, &holder) !=
@@ -232,7 +224,7 @@ public:
             claimed_.push_back(ip);
         }
         progress_.emplace(static_cast<shm::ProgressHandler &>(*this));
-        progress_->add_fd(changes_fd_.get());
+        tables_.attach(*progress_);
     }
 
     ~ShmTransport() override
@@ -247,9 +239,11 @@ public:
         try {
             auto acceptor =
                 std::make_shared<shm::ShmAcceptor>(registry_, to_shm(listener.port->endpoint()));
-            std::lock_guard lock(mu_);
-            acceptors_[&listener] = acceptor;
-            later_locked([this, acceptor] { progress_->add(*acceptor); });
+            {
+                std::lock_guard lock(acceptors_mu_);
+                acceptors_[&listener] = acceptor;
+            }
+            tables_.later([this, acceptor] { progress_->add(*acceptor); });
         } catch (const std::exception &) {
             // The endpoint could not be published (the registry failed): connects to it are
             // refused, as to any endpoint nobody listens on.
@@ -260,14 +254,17 @@ public:
     void stop_listening(SoftListener &listener) override
     {
         Fabric::instance().set_listener(listener.port->endpoint(), nullptr);
-        std::lock_guard lock(mu_);
-        auto it = acceptors_.find(&listener);
-        if (it == acceptors_.end())
-            return;
-        std::shared_ptr<shm::ShmAcceptor> acceptor = std::move(it->second);
-        acceptors_.erase(it);
+        std::shared_ptr<shm::ShmAcceptor> acceptor;
+        {
+            std::lock_guard lock(acceptors_mu_);
+            auto it = acceptors_.find(&listener);
+            if (it == acceptors_.end())
+                return;
+            acceptor = std::move(it->second);
+            acceptors_.erase(it);
+        }
         // Removed, then destroyed (its registry entry with it) on the progress thread.
-        later_locked([this, acceptor] { progress_->remove(*acceptor); });
+        tables_.later([this, acceptor] { progress_->remove(*acceptor); });
     }
 
     NTSTATUS connect(SoftConnector &c, std::span<const unsigned char> private_data) override
@@ -290,52 +287,12 @@ public:
             return STATUS_CONNECTION_REFUSED; // the listener went meanwhile, or is not ours
         }
         establishing->fd = establishing->outgoing->fd();
-        watch(establishing);
+        tables_.watch(establishing);
         c.link = std::make_unique<ShmConnectorLink>(*this, c, establishing);
         return STATUS_SUCCESS;
     }
 
-    // ---- for links and channels (wire lock held) ----
-
-    // Watch an exchange's socket on the progress thread.
-    void watch(const std::shared_ptr<Establishing> &establishing)
-    {
-        std::lock_guard lock(mu_);
-        int fd = establishing->fd;
-        establishing_[fd] = establishing;
-        later_locked([this, fd] { progress_->add_fd(fd); });
-    }
-
-    // The exchange is over (or its connector gone): it leaves the progress thread.
-    void retire(const std::shared_ptr<Establishing> &establishing)
-    {
-        std::lock_guard lock(mu_);
-        int fd = establishing->fd;
-        auto it = establishing_.find(fd);
-        if (it == establishing_.end() || it->second != establishing)
-            return;
-        establishing_.erase(it);
-        later_locked([this, establishing, fd] { progress_->remove_fd(fd); });
-    }
-
-    // A new link: its messages are read on the progress thread from now on.
-    void watch(const std::shared_ptr<Connection> &connection)
-    {
-        std::lock_guard lock(mu_);
-        connections_[&connection->link] = connection;
-        later_locked([this, connection] { progress_->add(connection->link); });
-    }
-
-    // Neither the QP nor the connector uses the connection any more.
-    void retire_if_unused(const std::shared_ptr<Connection> &connection)
-    {
-        if (connection->qp.load() != nullptr || connection->connector != nullptr)
-            return;
-        std::lock_guard lock(mu_);
-        if (connections_.erase(&connection->link) == 0)
-            return;
-        later_locked([this, connection] { progress_->remove(connection->link); });
-    }
+    ShmTables &tables() { return tables_; }
 
 private:
     void release_claims()
@@ -350,34 +307,6 @@ private:
         claimed_.clear();
     }
 
-    // Run `change` on the progress thread, outside the wire lock.  mu_ held.
-    void later_locked(std::function<void()> change)
-    {
-        changes_.push_back(std::move(change));
-        const std::uint64_t one = 1;
-        [[maybe_unused]] ssize_t n = ::write(changes_fd_.get(), &one, sizeof one);
-    }
-
-    void apply_changes()
-    {
-        std::uint64_t count = 0;
-        [[maybe_unused]] ssize_t n = ::read(changes_fd_.get(), &count, sizeof count);
-        std::vector<std::function<void()>> changes;
-        {
-            std::lock_guard lock(mu_);
-            changes.swap(changes_);
-        }
-        for (auto &change : changes) {
-            try {
-                change(); // what it captured (a retired object) goes with it, after the removal
-            } catch (const std::exception &) {
-                // epoll refused a descriptor (out of memory, or the limit of watches): the
-                // connection it belongs to is not served, and its establishment or RNR timer
-                // ends it; the provider goes on.
-            }
-        }
-    }
-
     // ---- the progress thread ----
 
     void incoming(shm::ShmAcceptor &acceptor) override
@@ -385,34 +314,20 @@ private:
         while (auto connection = acceptor.accept()) {
             auto establishing = std::make_shared<Establishing>();
             establishing->incoming.emplace(std::move(*connection));
-            int fd = establishing->fd = establishing->incoming->fd();
-            {
-                std::lock_guard lock(mu_);
-                establishing_[fd] = establishing;
-            }
-            try {
-                progress_->add_fd(fd); // on the progress thread: directly
-            } catch (const std::exception &) {
-                std::lock_guard lock(mu_); // not watched: the peer's establishment times out
-                establishing_.erase(fd);
-            }
+            establishing->fd = establishing->incoming->fd();
+            tables_.watch_here(establishing); // on the progress thread: directly
         }
     }
 
     void readable(int fd) override
     {
-        if (fd == changes_fd_.get()) {
-            apply_changes();
+        if (fd == tables_.changes_fd()) {
+            tables_.apply_changes();
             return;
         }
-        std::shared_ptr<Establishing> establishing;
-        {
-            std::lock_guard lock(mu_);
-            auto it = establishing_.find(fd);
-            if (it == establishing_.end())
-                return; // retired: its removal is queued
-            establishing = it->second;
-        }
+        std::shared_ptr<Establishing> establishing = tables_.establishing_at(fd);
+        if (!establishing)
+            return; // retired: its removal is queued
         std::lock_guard wire(Fabric::instance().wire());
         if (establishing->outgoing)
             active_progress(establishing);
@@ -427,7 +342,7 @@ private:
         if (what == shm::Establish::waiting)
             return;
         if (what != shm::Establish::replied)
-            retire(e); // the exchange is over
+            tables_.retire(e); // the exchange is over
         if (c == nullptr)
             return; // the connector went: its link abandoned or refused the exchange
         const shm::ReceivedAnswer &answer = e->outgoing->answer();
@@ -461,7 +376,7 @@ private:
             request_arrived(e);
             return;
         }
-        retire(e);
+        tables_.retire(e);
         SoftConnector *p = e->connector;
         if (p == nullptr)
             return;
@@ -493,7 +408,7 @@ private:
         SoftListener *listener = listener_taking_requests(to_soft(request.destination));
         if (listener == nullptr || &listener->adapter().miniport() != &miniport_) {
             on_exchange([&] { e->incoming->reject(std::nullopt); });
-            retire(e);
+            tables_.retire(e);
             return;
         }
         SoftConnector &p = connect_request_arrived(
@@ -503,16 +418,9 @@ private:
         deliver_connect_event(p);
     }
 
-    std::shared_ptr<Connection> connection_of(const shm::ShmLink &link)
-    {
-        std::lock_guard lock(mu_);
-        auto it = connections_.find(&link);
-        return it == connections_.end() ? nullptr : it->second;
-    }
-
     void messages(shm::ShmLink &link) override
     {
-        std::shared_ptr<Connection> connection = connection_of(link);
+        std::shared_ptr<Connection> connection = tables_.connection_of(link);
         if (buffer_.size() < link.max_message())
             buffer_.resize(link.max_message());
         std::size_t length = 0;
@@ -583,7 +491,7 @@ private:
 
     void peer_gone(shm::ShmLink &link) override
     {
-        std::shared_ptr<Connection> connection = connection_of(link);
+        std::shared_ptr<Connection> connection = tables_.connection_of(link);
         if (!connection)
             return;
         std::lock_guard wire(Fabric::instance().wire());
@@ -600,12 +508,9 @@ private:
     shm::EndpointRegistry registry_;
     shm::ProcessIdentity self_;
     std::vector<IpAddress> claimed_;
-    shm::UniqueFd changes_fd_;
-    std::mutex mu_;
+    std::mutex acceptors_mu_; // acceptors_: listen and close
     std::map<SoftListener *, std::shared_ptr<shm::ShmAcceptor>> acceptors_;
-    std::map<int, std::shared_ptr<Establishing>> establishing_;
-    std::map<const shm::ShmLink *, std::shared_ptr<Connection>> connections_;
-    std::vector<std::function<void()>> changes_;
+    ShmTables tables_;
     std::vector<std::byte> buffer_; // the progress thread's message
     std::optional<shm::ShmProgress> progress_; // last: stopped first
 };
@@ -616,11 +521,11 @@ ShmConnectorLink::~ShmConnectorLink()
 {
     if (establishing_) {
         establishing_->connector = nullptr;
-        transport_.retire(establishing_);
+        transport_.tables().retire(establishing_);
     }
     if (connection_) {
         connection_->connector = nullptr;
-        transport_.retire_if_unused(connection_);
+        transport_.tables().retire_if_unused(connection_);
     }
 }
 
@@ -659,13 +564,13 @@ bool ShmConnectorLink::ready_to_use()
 void ShmConnectorLink::connected(std::shared_ptr<Connection> connection)
 {
     establishing_->connector = nullptr;
-    transport_.retire(establishing_);
+    transport_.tables().retire(establishing_);
     establishing_.reset();
     connection_ = std::move(connection);
     connection_->connector = &self_;
     connection_->qp.store(self_.qp);
     self_.qp->channel = std::make_unique<ShmChannel>(transport_, connection_, *self_.qp);
-    transport_.watch(connection_);
+    transport_.tables().watch(connection_);
     if (self_.passive)
         on_ready_to_use(self_);
     else
@@ -727,7 +632,7 @@ ShmChannel::~ShmChannel()
 {
     drop_held();
     connection_->qp.store(nullptr);
-    transport_.retire_if_unused(connection_);
+    transport_.tables().retire_if_unused(connection_);
 }
 
 Answer ShmChannel::transmit(const shm::Message &message)

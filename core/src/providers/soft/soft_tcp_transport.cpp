@@ -1,18 +1,13 @@
 // The tcp transport (soft_tcp_transport.hpp; docs/transport.md, "The tcp transport in the soft
 // provider").
 //
-// Locks and lifetimes follow the shm transport (soft_shm_transport.cpp): the progress thread
-// runs the handler under its own mutex and the handler takes the wire lock, so calls made
-// under the wire lock (listen, connect, close) never add or remove a descriptor themselves:
-// they queue the change (`later`) and the progress thread applies it between handler calls.
-// What a connection is on the wire (the establishment, then the link) is owned here; the
-// connector's link and the QP's channel point at it and retire it when they go.
+// Locks and lifetimes: soft_transport_tables.hpp, as for shm.  The handler takes the wire
+// lock exclusive for everything it does (establishment, segments, teardown).
 //
-// Unlike shm, iWARP has no answer to a Send or an RDMA Write: the initiator's request
-// completes once its bytes are handed to TCP, and an error the target finds reaches the
-// initiator as a Terminate that ends the connection (RFC 5040 section 7).  A Read completes
-// when its Read Response has arrived whole.  docs/semantics.md, TCP-*, says what each
-// Terminate, close and reset does to the NDK objects.
+// Unlike shm, iWARP has no answer to a Send or an RDMA Write, and an error the target finds
+// reaches the initiator as a Terminate that ends the connection (RFC 5040 section 7): the
+// channel below follows each with a zero-length Read, whose answer says the peer placed it.
+// docs/semantics.md, TCP-*, says what each Terminate, close and reset does to the NDK objects.
 #include "soft_tcp_transport.hpp"
 
 #include "soft_channel.hpp"
@@ -21,12 +16,12 @@
 #include "soft_memory.hpp"
 #include "soft_target.hpp"
 #include "soft_transfer.hpp"
+#include "soft_transport_tables.hpp"
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
 #include "providers/soft/tcp/tcp_progress.hpp"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -141,12 +136,14 @@ struct Establishing {
 // An established connection: the link, and this side's QP and connector (null once gone).
 struct Connection {
     explicit Connection(std::unique_ptr<TcpLink> l) : link(std::move(l)) {}
+    TcpLink &wire() { return *link; }
     std::unique_ptr<TcpLink> link;
     std::atomic<SoftQp *> qp{nullptr};
     SoftConnector *connector = nullptr;
 };
 
 class TcpTransport;
+using TcpTables = TransportTables<tcp::TcpProgress, TcpLink, Establishing, Connection>;
 
 // The QP's data path over a link.  Each request of the initiator stays in flight
 // (Answer::later) until the peer has taken it: a Read until its Read Response, a Send or Write
@@ -258,21 +255,19 @@ public:
 class TcpTransport final : public Transport, private tcp::TcpProgressHandler {
 public:
     explicit TcpTransport(Miniport &miniport)
-        : miniport_(miniport), changes_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))
+        : miniport_(miniport)
     {
-        if (changes_fd_.get() < 0)
-            throw std::system_error(errno, std::generic_category(), "eventfd");
         for (const IpAddress &ip : miniport_.addresses)
             if (!address_is_local(ip))
                 throw AddressNotLocal(ip.to_string());
         options_.free_bind = true;
         progress_.emplace(static_cast<tcp::TcpProgressHandler &>(*this));
-        progress_->add_fd(changes_fd_.get());
+        tables_.attach(*progress_);
     }
 
     ~TcpTransport() override { progress_.reset(); }
 
-    const tcp::TcpEstablishOptions &options() const { return options_; }
+    TcpTables &tables() { return tables_; }
 
     NTSTATUS start_listening(SoftListener &listener) override
     {
@@ -286,23 +281,28 @@ public:
                                                   : STATUS_INSUFFICIENT_RESOURCES;
         }
         Fabric::instance().set_listener(listener.port->endpoint(), &listener);
-        std::lock_guard lock(mu_);
-        acceptors_[&listener] = {acceptor, listener.port->endpoint()};
-        later_locked([this, acceptor] { progress_->add(*acceptor); });
+        {
+            std::lock_guard lock(acceptors_mu_);
+            acceptors_[&listener] = {acceptor, listener.port->endpoint()};
+        }
+        tables_.later([this, acceptor] { progress_->add(*acceptor); });
         return STATUS_SUCCESS;
     }
 
     void stop_listening(SoftListener &listener) override
     {
         Fabric::instance().set_listener(listener.port->endpoint(), nullptr);
-        std::lock_guard lock(mu_);
-        auto it = acceptors_.find(&listener);
-        if (it == acceptors_.end())
-            return;
-        std::shared_ptr<tcp::TcpAcceptor> acceptor = std::move(it->second.acceptor);
-        acceptors_.erase(it);
+        std::shared_ptr<tcp::TcpAcceptor> acceptor;
+        {
+            std::lock_guard lock(acceptors_mu_);
+            auto it = acceptors_.find(&listener);
+            if (it == acceptors_.end())
+                return;
+            acceptor = std::move(it->second.acceptor);
+            acceptors_.erase(it);
+        }
         acceptor->stop(); // the port is free for the next listen now, not when the thread runs
-        later_locked([this, acceptor] { progress_->remove(*acceptor); });
+        tables_.later([this, acceptor] { progress_->remove(*acceptor); });
     }
 
     NTSTATUS connect(SoftConnector &c, std::span<const unsigned char> private_data) override
@@ -338,58 +338,21 @@ public:
             }
         }
         establishing->fd = establishing->outgoing->fd();
-        watch(establishing);
+        tables_.watch(establishing);
         c.link = std::make_unique<TcpConnectorLink>(*this, c, establishing);
         return STATUS_SUCCESS;
     }
 
     // ---- for links and channels (wire lock held) ----
 
-    void watch(const std::shared_ptr<Establishing> &establishing)
-    {
-        std::lock_guard lock(mu_);
-        int fd = establishing->fd;
-        establishing_[fd] = establishing;
-        later_locked([this, fd] { progress_->add_fd(fd); });
-    }
-
-    void retire(const std::shared_ptr<Establishing> &establishing)
-    {
-        std::lock_guard lock(mu_);
-        int fd = establishing->fd;
-        auto it = establishing_.find(fd);
-        if (it == establishing_.end() || it->second != establishing)
-            return;
-        establishing_.erase(it);
-        later_locked([this, establishing, fd] { progress_->remove_fd(fd); });
-    }
-
     // Look at an establishment again on the progress thread (its socket may have nothing
     // more to say: a reply that established the passive side at once).
     void revisit(const std::shared_ptr<Establishing> &establishing)
     {
-        std::lock_guard lock(mu_);
-        later_locked([this, establishing] {
+        tables_.later([this, establishing] {
             std::lock_guard wire(Fabric::instance().wire());
             progress_of(establishing);
         });
-    }
-
-    void watch(const std::shared_ptr<Connection> &connection)
-    {
-        std::lock_guard lock(mu_);
-        connections_[connection->link.get()] = connection;
-        later_locked([this, connection] { progress_->add(*connection->link); });
-    }
-
-    void retire_if_unused(const std::shared_ptr<Connection> &connection)
-    {
-        if (connection->qp.load() != nullptr || connection->connector != nullptr)
-            return;
-        std::lock_guard lock(mu_);
-        if (connections_.erase(connection->link.get()) == 0)
-            return;
-        later_locked([this, connection] { progress_->remove(*connection->link); });
     }
 
 private:
@@ -398,33 +361,13 @@ private:
         Endpoint endpoint;
     };
 
-    void later_locked(std::function<void()> change)
-    {
-        changes_.push_back(std::move(change));
-        const std::uint64_t one = 1;
-        [[maybe_unused]] ssize_t n = ::write(changes_fd_.get(), &one, sizeof one);
-    }
-
-    void apply_changes()
-    {
-        std::uint64_t count = 0;
-        [[maybe_unused]] ssize_t n = ::read(changes_fd_.get(), &count, sizeof count);
-        std::vector<std::function<void()>> changes;
-        {
-            std::lock_guard lock(mu_);
-            changes.swap(changes_);
-        }
-        for (auto &change : changes)
-            on_socket(change); // epoll refused a descriptor: its connection times out
-    }
-
     // ---- the progress thread ----
 
     void incoming(tcp::TcpAcceptor &acceptor) override
     {
         Endpoint local;
         {
-            std::lock_guard lock(mu_);
+            std::lock_guard lock(acceptors_mu_);
             for (auto &[listener, listening] : acceptors_)
                 if (listening.acceptor.get() == &acceptor)
                     local = listening.endpoint;
@@ -437,34 +380,20 @@ private:
             auto establishing = std::make_shared<Establishing>();
             establishing->incoming.emplace(std::move(*connection));
             establishing->local = local;
-            int fd = establishing->fd = establishing->incoming->fd();
-            {
-                std::lock_guard lock(mu_);
-                establishing_[fd] = establishing;
-            }
-            try {
-                progress_->add_fd(fd);
-            } catch (const std::exception &) {
-                std::lock_guard lock(mu_);
-                establishing_.erase(fd);
-            }
+            establishing->fd = establishing->incoming->fd();
+            tables_.watch_here(establishing);
         }
     }
 
     void ready(int fd) override
     {
-        if (fd == changes_fd_.get()) {
-            apply_changes();
+        if (fd == tables_.changes_fd()) {
+            tables_.apply_changes();
             return;
         }
-        std::shared_ptr<Establishing> establishing;
-        {
-            std::lock_guard lock(mu_);
-            auto it = establishing_.find(fd);
-            if (it == establishing_.end())
-                return;
-            establishing = it->second;
-        }
+        std::shared_ptr<Establishing> establishing = tables_.establishing_at(fd);
+        if (!establishing)
+            return; // retired: its removal is queued
         std::lock_guard wire(Fabric::instance().wire());
         progress_of(establishing);
     }
@@ -484,7 +413,7 @@ private:
         if (what == TcpEstablish::waiting)
             return;
         if (what != TcpEstablish::replied)
-            retire(e);
+            tables_.retire(e);
         if (c == nullptr)
             return; // the connector went: its link abandoned the exchange
         if (c->state != SoftConnector::State::Connecting) {
@@ -519,7 +448,7 @@ private:
                 request_arrived(e);
             return;
         }
-        retire(e);
+        tables_.retire(e);
         SoftConnector *p = e->connector;
         if (p == nullptr)
             return;
@@ -542,7 +471,7 @@ private:
         SoftListener *listener = listener_taking_requests(e->local);
         if (listener == nullptr || &listener->adapter().miniport() != &miniport_) {
             on_socket([&] { e->incoming->reject({}); });
-            retire(e);
+            tables_.retire(e);
             return;
         }
         const iwarp::MpaFrame &request = e->incoming->request();
@@ -556,16 +485,9 @@ private:
         deliver_connect_event(p);
     }
 
-    std::shared_ptr<Connection> connection_of(const TcpLink &link)
-    {
-        std::lock_guard lock(mu_);
-        auto it = connections_.find(&link);
-        return it == connections_.end() ? nullptr : it->second;
-    }
-
     void readable(TcpLink &link) override
     {
-        std::shared_ptr<Connection> connection = connection_of(link);
+        std::shared_ptr<Connection> connection = tables_.connection_of(link);
         std::lock_guard wire(Fabric::instance().wire());
         SoftQp *qp = connection ? connection->qp.load() : nullptr;
         if (qp == nullptr || !qp->channel) {
@@ -578,7 +500,7 @@ private:
 
     void link_ended(TcpLink &link) override
     {
-        std::shared_ptr<Connection> connection = connection_of(link);
+        std::shared_ptr<Connection> connection = tables_.connection_of(link);
         if (!connection)
             return;
         std::lock_guard wire(Fabric::instance().wire());
@@ -597,12 +519,9 @@ private:
 
     Miniport &miniport_;
     tcp::TcpEstablishOptions options_;
-    shm::UniqueFd changes_fd_;
-    std::mutex mu_;
+    std::mutex acceptors_mu_; // acceptors_: listen and close, and the progress thread
     std::map<SoftListener *, Listening> acceptors_;
-    std::map<int, std::shared_ptr<Establishing>> establishing_;
-    std::map<const TcpLink *, std::shared_ptr<Connection>> connections_;
-    std::vector<std::function<void()>> changes_;
+    TcpTables tables_;
     std::optional<tcp::TcpProgress> progress_; // last: stopped first
 };
 
@@ -618,11 +537,11 @@ TcpConnectorLink::~TcpConnectorLink()
             else
                 establishing_->incoming->abandon();
         });
-        transport_.retire(establishing_);
+        transport_.tables().retire(establishing_);
     }
     if (connection_) {
         connection_->connector = nullptr;
-        transport_.retire_if_unused(connection_);
+        transport_.tables().retire_if_unused(connection_);
     }
 }
 
@@ -670,13 +589,13 @@ bool TcpConnectorLink::ready_to_use()
 void TcpConnectorLink::connected(std::shared_ptr<Connection> connection)
 {
     establishing_->connector = nullptr;
-    transport_.retire(establishing_);
+    transport_.tables().retire(establishing_);
     establishing_.reset();
     connection_ = std::move(connection);
     connection_->connector = &self_;
     connection_->qp.store(self_.qp);
     self_.qp->channel = std::make_unique<TcpChannel>(transport_, connection_, *self_.qp);
-    transport_.watch(connection_);
+    transport_.tables().watch(connection_);
     if (self_.passive)
         on_ready_to_use(self_);
     else
@@ -724,7 +643,7 @@ TcpChannel::~TcpChannel()
 {
     drop_held();
     connection_->qp.store(nullptr);
-    transport_.retire_if_unused(connection_);
+    transport_.tables().retire_if_unused(connection_);
 }
 
 std::span<const std::byte> TcpChannel::gather(const Spans &spans)
