@@ -110,6 +110,14 @@ World::World(const Config &config, std::vector<std::string> options)
 
 World::~World() = default;
 
+bool World::in_flight_on_a_wire() const
+{
+    // soft's default transport and the loop provider answer every request inside the post.
+    const std::string &p = config_.provider;
+    return p != "soft" && p != "loop" && p.find("libndk_soft_provider") == std::string::npos &&
+           p.find("libndk_loop_provider") == std::string::npos;
+}
+
 std::chrono::duration<double> World::wait_for() const
 {
     return std::chrono::duration<double>(config_.wait_seconds);
@@ -350,10 +358,17 @@ void World::settle(uint64_t id, Req &req, bool success, const NDK_RESULT_EX *r)
             uint64_t from = stream_u64(req.check);
             auto send = sends_.find(from);
             if (send == sends_.end()) {
+                if (auto maybe = maybe_delivered_.find(from); maybe != maybe_delivered_.end()) {
+                    send = sends_.insert(*maybe).first; // it did reach the peer
+                    maybe_delivered_.erase(maybe);
+                }
+            }
+            if (send == sends_.end()) {
                 fail("data", "NdkReceive",
                      "receive #" + std::to_string(id) + " got " + std::to_string(got) +
                          " bytes naming send #" + std::to_string(from) +
-                         ", which was not posted to this QP or was already received");
+                         ", which was not posted to this QP or was already received" +
+                         (sends_gone_.count(from) ? " (" + sends_gone_[from] + ")" : ""));
                 break;
             }
             int64_t qp = r ? static_cast<int64_t>(reinterpret_cast<uintptr_t>(r->QPContext)) : -1;
@@ -369,6 +384,7 @@ void World::settle(uint64_t id, Req &req, bool success, const NDK_RESULT_EX *r)
                 fail("data", "NdkReceive",
                      "receive #" + std::to_string(id) + ": byte " + std::to_string(*at) +
                          " differs from what send #" + std::to_string(from) + " sent");
+            sends_gone_[from] = "received by #" + std::to_string(id);
             sends_.erase(send);
             if (r && r->Type == NdkOperationTypeReceiveAndInvalidate) {
                 // the token the peer invalidated: our MW (or fast-registered MR) is unbound now
@@ -404,8 +420,17 @@ void World::settle(uint64_t id, Req &req, bool success, const NDK_RESULT_EX *r)
         if (req.code == Code::bind)
             if (Obj *mw = get(req.target, Kind::Mw))
                 mw->bind_state = 0;
-        if (req.code == Code::send || req.code == Code::sendinv)
-            sends_.erase(id); // not delivered (or delivered and failed): no receive names it
+        if (req.code == Code::send || req.code == Code::sendinv) {
+            auto send = sends_.find(id);
+            if (send != sends_.end()) {
+                // not delivered (or delivered and failed): no receive names it, unless it was
+                // on a wire when its connection failed
+                if (r && r->Status == STATUS_CANCELLED && in_flight_on_a_wire())
+                    maybe_delivered_.insert(*send);
+                sends_gone_[id] = "it completed " + (r ? hex(r->Status) : std::string("without a result"));
+                sends_.erase(send);
+            }
+        }
     }
 }
 

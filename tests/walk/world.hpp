@@ -284,7 +284,21 @@ private:
     std::array<std::vector<int64_t>, static_cast<size_t>(Kind::Count)> live_;
     std::unordered_map<uint64_t, Req> out_;
     std::unordered_map<uint64_t, SendRec> sends_;
-    std::vector<ndk::Call> closes_; // every close issued: each must complete by the end
+    // Why a send left sends_: "received by #N", or its completion status (for a failure's
+    // message, when a receive names a send the model no longer expects).
+    std::unordered_map<uint64_t, std::string> sends_gone_;
+    // Sends that completed CANCELLED while their connection failed, on a provider whose
+    // requests are in flight on a wire (not the in-process fabric): the peer may have taken one
+    // before the connection failed, as a real RNIC flushes a request it sent but saw no answer
+    // to (docs/walk.md, "In flight").  A receive naming one is checked as a delivered send.
+    std::unordered_map<uint64_t, SendRec> maybe_delivered_;
+    bool in_flight_on_a_wire() const;
+    struct IssuedClose {
+        ndk::Call call;
+        const char *fn; // which NdkCloseXxx, for the failure's message
+        uint64_t op;    // the operation that issued it
+    };
+    std::vector<IssuedClose> closes_; // every close issued: each must complete by the end
     std::vector<std::shared_ptr<ndk::Object>> closed_; // handles kept until the end
     std::shared_ptr<Buf> scratch_;   // INLINE sends read from here (never registered)
     const Op *current_ = nullptr;

@@ -362,6 +362,8 @@ void World::exec(const Op &op)
                 host_.clear();
                 info_.clear();
                 sends_.clear();
+                sends_gone_.clear();
+                maybe_delivered_.clear();
                 open();
             }
             break;
@@ -1285,7 +1287,7 @@ void World::op_close(const Op &op)
     }
     auto call = o.h->close();
     note(fn, call.status());
-    closes_.push_back(call);
+    closes_.push_back({call, fn, op.id});
     closed_.push_back(o.h);
     int64_t id = o.id;
     remove(id);
@@ -1326,11 +1328,11 @@ void World::finish()
     for (auto &a : ad_)
         a->close();
     if (!failure.failed()) {
-        for (auto &call : closes_)
-            if (!call.done()) {
-                fail("lost", "NdkCloseXxx",
-                     "a close that returned STATUS_PENDING had not completed when the adapter's "
-                     "close returned");
+        for (auto &close : closes_)
+            if (!close.call.done()) {
+                fail("lost", close.fn,
+                     "a close that returned STATUS_PENDING (op " + std::to_string(close.op) +
+                         ") had not completed when the adapter's close returned");
                 break;
             }
         check_violations({});

@@ -3,6 +3,7 @@
 #include "soft_objects.hpp"
 #include "soft_transport.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 namespace ndk::soft {
@@ -33,12 +34,17 @@ SoftAdapter::~SoftAdapter()
 void SoftAdapter::shutdown()
 {
     // Deliver what is queued, then close what the consumer left open, successors first
-    // (reverse creation order), and deliver the close completions that this releases.
-    for (int round = 0; round < 4; ++round) {
+    // (reverse creation order), and deliver the close completions that this releases.  Each
+    // round frees at least the objects nothing depends on any more, and their close
+    // completions release their antecedents in the next: go on while rounds make progress, so
+    // a chain of pending closes (a PD waiting for an MR waiting for a window ...) of any
+    // depth completes, whatever order a transport's thread delivered its events in.
+    for (size_t left = SIZE_MAX;;) {
         engine_.drain();
         std::unique_lock lock(mu_);
-        if (objects_.empty())
-            return;
+        if (objects_.empty() || objects_.size() == left)
+            break;
+        left = objects_.size();
         std::vector<SoftObject *> open;
         for (auto it = objects_.rbegin(); it != objects_.rend(); ++it)
             open.push_back(it->get());
@@ -56,6 +62,7 @@ void SoftAdapter::shutdown()
     // Anything left is held by a dependency the consumer never released: drop it silently.
     engine_.drain();
     std::lock_guard lock(mu_);
+
     registry_.clear();
     objects_.clear();
 }

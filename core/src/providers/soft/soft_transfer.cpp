@@ -101,6 +101,12 @@ Answer execute_bind(SoftQp &qp, WorkRequest &wr)
     ++mr.bound_windows;
     mr.add_dependent(); // the MR's close waits for the window (digest 3.1)
     add_token(qp.adapter(), mw.remote_token, mw, true);
+    if (mw.close_requested())
+        // The window's close came while this Bind was queued (it pends on the Bind, digest
+        // 3.1) and unbound what was there then: the Bind completes, and the window it made
+        // goes with the close, or the MR would wait for it forever.  Found by the walker on
+        // transport=shm and tcp, where a Bind can wait behind a request in flight.
+        unbind_window(mw);
     return {};
 }
 
