@@ -5,14 +5,15 @@
 //
 //   ndk_perf send_lat|write_lat|read_lat [--size N] [--iters N] [--warmup N]
 //            [--threads | --processes] [--progress auto|manual] [--seconds N] [--samples FILE]
+//            [--poll spin|yield]
 //       latency samples (one clock read per iteration): min, median, avg, p99, p99.9 in us;
 //       --samples writes every sample to FILE, in ns, one per line, in the order measured
 //       (what `ndk perf --plot` draws).
 //       send_lat is a ping-pong, a sample is half its round trip; --threads runs the pong
 //       side on its own thread, both busy-polling (as two perftest processes would); without
 //       it one thread drives both sides (the provider's cost alone); --processes runs the pong
-//       in a child process (needs --options transport=shm: process_pingpong.hpp).  --seconds bounds the
-//       run (the warm-up to a tenth of it, the samples to the rest): two busy-polling threads
+//       in a child process (needs --options transport=shm or transport=tcp: process_pingpong.hpp).
+//       --seconds bounds the run (the warm-up to a tenth of it, the samples to the rest): two busy-polling threads
 //       on loaded cores can take milliseconds a round trip, and a bounded run still gives
 //       the percentiles of the samples it took (their count is in the output).
 //   ndk_perf cacheline [--iters N] [--warmup N] [--seconds N] [--samples FILE]
@@ -24,9 +25,16 @@
 //       pair driven by its own thread, which posts `batch` RDMA writes and polls them, over
 //       and over; aggregate and per-connection Mops/s.  --connections 1 against 2 is how
 //       far the provider scales with threads (two connections should never contend).
-//   ndk_perf send_bw|write_bw|read_bw [--size N] [--iters N] [--inflight N]
+//   ndk_perf send_bw|write_bw|read_bw [--size N] [--iters N] [--inflight N] [--processes]
+//            [--poll spin|yield]
 //       `inflight` requests in flight, polled in batches: peak (best window) and average
-//       bandwidth in MB/s (10^6) and GB/s, message rate in Mpps.
+//       bandwidth in MB/s (10^6) and GB/s, message rate in Mpps.  write_bw and read_bw
+//       --processes: the target memory in a child process, which only waits (needs --options
+//       transport=shm or transport=tcp).
+//   send_lat and the bandwidth tests take --poll: spin on NdkGetCqResultsEx (the default, as
+//   perftest), or yield the core after each empty poll, so that a provider whose transfers
+//   run on its own threads (soft's shm and tcp transports) gets the cores a spinning loop
+//   would take (raw_support.hpp, poll_yields).
 //   ndk_perf memcpy [--size N] [--iters N] [--offset N]
 //       the baseline: memcpy between two page-aligned buffers (+offset bytes), GB/s.
 //   ndk_perf poll_rate [--batch N] [--count N] [--iters N]
@@ -43,8 +51,9 @@
 // between them) for each adapter it opens, given at CreateMiniport, e.g. "transport=shm" to
 // measure a transport other than the default.  A provider that refuses one fails the run
 // (exit 1) with its own reason on stderr, which is what bench/compare prints for the row.
-// The address and progress knobs are ndk_perf's (each adapter has its own address; progress
-// is --progress, set once connected).
+// The address and progress knobs are ndk_perf's (each adapter has its own address, of
+// 127.0.0.0/8 with transport=tcp, whose addresses must be this host's; progress is
+// --progress, set once connected).
 //
 // `ndk_perf --help` lists every test's options with their ranges.  Each value is checked
 // whole before anything runs (see "arguments" below): a bad one, an unknown option or a missing
@@ -103,12 +112,21 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
     static const std::vector<Option> latency = {
         size_option(), iters_option(), warmup, {Option::Choice, "progress", 0, 0, "auto|manual"},
         seconds, samples, knobs_option()};
+    static const Option poll = {Option::Choice, "poll", 0, 0, "spin|yield",
+                                "yield: after each empty poll"};
     static const std::vector<Option> bandwidth = {
-        size_option(), iters_option(), {Option::Number, "inflight", 1, 1024}, knobs_option()};
+        size_option(), iters_option(), {Option::Number, "inflight", 1, 1024}, poll,
+        knobs_option()};
+    static std::vector<Option> one_sided_bandwidth = [] { // write_bw, read_bw
+        std::vector<Option> v = bandwidth;
+        v.insert(v.begin() + 3, {Option::Flag, "processes"});
+        return v;
+    }();
     static std::vector<Option> send_latency = [] {
         std::vector<Option> v = latency;
         v.insert(v.begin() + 3, {Option::Flag, "threads"});
         v.insert(v.begin() + 4, {Option::Flag, "processes"});
+        v.insert(v.end() - 1, poll);
         return v;
     }();
     static const std::vector<std::pair<std::string, std::vector<Option>>> tests = {
@@ -117,8 +135,8 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
         {"read_lat", latency},
         {"cacheline", {iters_option(), warmup, seconds, samples}},
         {"send_bw", bandwidth},
-        {"write_bw", bandwidth},
-        {"read_bw", bandwidth},
+        {"write_bw", one_sided_bandwidth},
+        {"read_bw", one_sided_bandwidth},
         // A thread per connection: past the cores it measures the scheduler, hence the cap.
         {"msg_rate",
          {{Option::Number, "connections", 1, 64}, size_option(),
@@ -436,15 +454,6 @@ void check(NTSTATUS s, const char *what)
         fail(what, s);
 }
 
-// Poll one result, which must be of `type` (the loops below know the order of their CQs).
-void poll_type(NDK_CQ *cq, NDK_OPERATION_TYPE type)
-{
-    NDK_RESULT_EX r[1];
-    poll_n(cq, r, 1);
-    if (r[0].Type != type)
-        throw std::runtime_error("unexpected completion type " + std::to_string(r[0].Type));
-}
-
 // The knob lines for the adapters of a Pair: --options, and progress=manual for --progress
 // manual (the Pair sets it once connected).
 std::string pair_options(const Args &a)
@@ -506,13 +515,14 @@ std::vector<double> ping(const Args &args, uint64_t iters, NDK_QP *qa, NDK_CQ *c
                          NDK_SGE &r_a, const std::function<void(uint64_t)> &last_ping)
 {
     LatencyLoop loop(args, iters, 2);
+    Completions completions(ca); // the Send's and the answer's, in either order
     for (uint64_t i = 0;; ++i) {
         bool last = !loop.more();
         if (last)
             last_ping(i);
         check(qa->Dispatch->NdkSend(qa, nullptr, &s_a, 1, 0), "NdkSend");
-        poll_type(ca, NdkOperationTypeSend);
-        poll_type(ca, NdkOperationTypeReceive);
+        completions.take(NdkOperationTypeSend);
+        completions.take(NdkOperationTypeReceive);
         check(qa->Dispatch->NdkReceive(qa, nullptr, &r_a, 1), "NdkReceive");
         if (last)
             break;
@@ -521,23 +531,31 @@ std::vector<double> ping(const Args &args, uint64_t iters, NDK_QP *qa, NDK_CQ *c
     return loop.samples();
 }
 
+// --processes: the options name a transport that reaches a child process.
+AdapterOptions process_options(const Args &args)
+{
+    AdapterOptions options(args.str("options", ""));
+    if (!options.reaches_other_processes())
+        throw UsageError("--processes needs a transport that reaches another process: "
+                         "--options transport=shm or --options transport=tcp");
+    return options;
+}
+
 // send_lat --processes: the pong in a child process (process_pingpong.hpp).
 std::vector<double> send_lat_processes(const Args &args, ULONG size, uint64_t iters)
 {
-    std::string options = args.str("options", "");
-    if (options.find("transport=shm") == std::string::npos)
-        throw UsageError("--processes needs a transport that reaches another process: "
-                         "--options transport=shm");
+    AdapterOptions options = process_options(args);
     if (args.str("progress", "auto") == "manual")
         throw UsageError("--processes with --progress manual: the pong's engine is not ours");
     if (args.flag("threads"))
         throw UsageError("--processes with --threads: the pong is in one place");
     std::vector<double> samples;
-    ProcessPingPong pingpong(AdapterOptions(options).at_open, size);
-    pingpong.run([&](NDK_QP *qa, NDK_CQ *ca, NDK_SGE &s_a, NDK_SGE &r_a, unsigned char *bytes) {
+    ProcessPeer pong(options, size, ProcessPeer::Role::pong);
+    pong.run([&](ProcessPeer::Connected &c) {
+        NDK_SGE s_a = c.send.sge(0, size), r_a = c.receive.sge(0, size);
         // The pong answers the stop byte and exits (the buffer starts 0x5a, never kStop).
-        samples = ping(args, iters, qa, ca, s_a, r_a,
-                       [bytes](uint64_t) { bytes[0] = ProcessPingPong::kStop; });
+        samples = ping(args, iters, c.qp, c.cq, s_a, r_a,
+                       [&c](uint64_t) { c.send.bytes[0] = ProcessPeer::kStop; });
     });
     return samples;
 }
@@ -585,11 +603,12 @@ std::vector<double> send_lat_here(const Args &args, ULONG size, uint64_t iters)
         // will not come.
         std::atomic<uint64_t> pings{UINT64_MAX};
         std::thread pong([&] {
+            Completions completions(cb); // the next ping may come before our Send completes
             for (uint64_t i = 0; i < pings.load(std::memory_order_acquire); ++i) {
-                poll_type(cb, NdkOperationTypeReceive);
+                completions.take(NdkOperationTypeReceive);
                 check(qb->Dispatch->NdkReceive(qb, nullptr, &r_b, 1), "NdkReceive");
                 check(qb->Dispatch->NdkSend(qb, nullptr, &s_b, 1, 0), "NdkSend");
-                poll_type(cb, NdkOperationTypeSend);
+                completions.take(NdkOperationTypeSend);
             }
         });
         samples = ping(args, iters, qa, ca, s_a, r_a,
@@ -617,6 +636,7 @@ std::string send_lat(const Args &args)
         .num("iters", static_cast<double>(iters))
         .str("mode", processes ? "processes" : threads ? "threads" : "one_thread")
         .str("progress", manual ? "manual" : "auto")
+        .str("poll", args.str("poll", "spin"))
         .str("options", args.str("options", ""))
         .str("sample", "half round trip")
         .raw("latency", latency_stats(samples))
@@ -702,20 +722,21 @@ std::string cacheline(const Args &args)
 
 // ---- bandwidth ------------------------------------------------------------------------------
 
-std::string bandwidth(const Args &args, const std::string &test)
+// The windows of a bandwidth run on a connected QP `qa` (its CQ `ca`): `inflight` requests
+// posted, then their completions polled, `windows` times after one untimed window that warms
+// the caches and the allocator.  send_bw's receives are posted on `qb` and polled from `cb`
+// in each window.
+struct Windows {
+    double best_ns = 1e300, total_ns = 0, msgs = 0;
+};
+
+Windows bandwidth_windows(const std::string &test, uint64_t windows, ULONG inflight,
+                          NDK_QP *qa, NDK_CQ *ca, NDK_SGE s, UINT64 address, UINT32 token,
+                          NDK_QP *qb = nullptr, NDK_CQ *cb = nullptr, NDK_SGE rs = {})
 {
-    auto size = static_cast<ULONG>(args.num("size", 65536));
-    uint64_t iters = args.num("iters", 5000);
-    auto inflight = static_cast<ULONG>(args.num("inflight", 64));
     bool send = test == "send_bw", read = test == "read_bw";
-    Pair pair(4096, 1024, args.str("options", ""));
-    Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
-    NDK_QP *qa = pair.a().qp, *qb = pair.b().qp;
-    NDK_SGE s = local.sge(0, size), rs = remote.sge(0, size);
     std::vector<NDK_RESULT_EX> out(inflight);
-    uint64_t windows = std::max<uint64_t>(1, iters / inflight);
-    // One untimed window warms the caches and the allocator.
-    double best_ns = 1e300;
+    Windows result;
     Clock::time_point start;
     for (uint64_t w = 0; w <= windows; ++w) {
         auto t0 = Clock::now();
@@ -725,35 +746,59 @@ std::string bandwidth(const Args &args, const std::string &test)
             for (ULONG i = 0; i < inflight; ++i)
                 check(qb->Dispatch->NdkReceive(qb, nullptr, &rs, 1), "NdkReceive");
         for (ULONG i = 0; i < inflight; ++i) {
-            NTSTATUS st =
-                send ? qa->Dispatch->NdkSend(qa, nullptr, &s, 1, 0)
-                : read
-                    ? qa->Dispatch->NdkRead(qa, nullptr, &s, 1, remote.address(), remote.remote, 0)
-                    : qa->Dispatch->NdkWrite(qa, nullptr, &s, 1, remote.address(), remote.remote,
-                                             0);
+            NTSTATUS st = send ? qa->Dispatch->NdkSend(qa, nullptr, &s, 1, 0)
+                          : read ? qa->Dispatch->NdkRead(qa, nullptr, &s, 1, address, token, 0)
+                                 : qa->Dispatch->NdkWrite(qa, nullptr, &s, 1, address, token, 0);
             check(st, "post");
         }
-        poll_n(pair.a().cq, out.data(), inflight);
+        poll_n(ca, out.data(), inflight);
         if (send)
-            poll_n(pair.b().cq, out.data(), inflight);
+            poll_n(cb, out.data(), inflight);
         auto t1 = Clock::now();
         if (w > 0)
-            best_ns = std::min(best_ns, ns_between(t0, t1));
+            result.best_ns = std::min(result.best_ns, ns_between(t0, t1));
     }
-    double total_ns = ns_between(start, Clock::now());
-    double msgs = static_cast<double>(windows) * inflight;
-    double bytes = msgs * size;
+    result.total_ns = ns_between(start, Clock::now());
+    result.msgs = static_cast<double>(windows) * inflight;
+    return result;
+}
+
+std::string bandwidth(const Args &args, const std::string &test)
+{
+    auto size = static_cast<ULONG>(args.num("size", 65536));
+    uint64_t iters = args.num("iters", 5000);
+    auto inflight = static_cast<ULONG>(args.num("inflight", 64));
+    uint64_t windows = std::max<uint64_t>(1, iters / inflight);
+    bool processes = args.flag("processes");
+    Windows w;
+    if (processes) {
+        // The target memory in a child process, which only waits (process_pingpong.hpp).
+        ProcessPeer target(process_options(args), size, ProcessPeer::Role::target);
+        target.run([&](ProcessPeer::Connected &c) {
+            w = bandwidth_windows(test, windows, inflight, c.qp, c.cq, c.send.sge(0, size),
+                                  c.remote_address, c.remote_token);
+        });
+    } else {
+        Pair pair(4096, 1024, args.str("options", ""));
+        Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
+        w = bandwidth_windows(test, windows, inflight, pair.a().qp, pair.a().cq,
+                              local.sge(0, size), remote.address(), remote.remote, pair.b().qp,
+                              pair.b().cq, remote.sge(0, size));
+    }
+    double bytes = w.msgs * size;
     return Json()
         .str("test", test)
         .num("size", size)
-        .num("iters", msgs)
+        .num("iters", w.msgs)
         .num("inflight", inflight)
+        .str("mode", processes ? "processes" : "one_thread")
+        .str("poll", args.str("poll", "spin"))
         .str("options", args.str("options", ""))
-        .num("peak_mb_s", static_cast<double>(inflight) * size / best_ns * 1e3)
-        .num("avg_mb_s", bytes / total_ns * 1e3)
-        .num("avg_gb_s", bytes / total_ns)
-        .num("peak_gb_s", static_cast<double>(inflight) * size / best_ns)
-        .num("msg_rate_mpps", msgs / total_ns * 1e3)
+        .num("peak_mb_s", static_cast<double>(inflight) * size / w.best_ns * 1e3)
+        .num("avg_mb_s", bytes / w.total_ns * 1e3)
+        .num("avg_gb_s", bytes / w.total_ns)
+        .num("peak_gb_s", static_cast<double>(inflight) * size / w.best_ns)
+        .num("msg_rate_mpps", w.msgs / w.total_ns * 1e3)
         .text();
 }
 
@@ -1158,6 +1203,7 @@ int main(int argc, char **argv)
     args.test = argv[1];
     try {
         parse_options(args, argc, argv, 2);
+        poll_yields() = args.str("poll", "spin") == "yield";
     } catch (const UsageError &e) {
         bool known = std::any_of(test_options().begin(), test_options().end(),
                                  [&](const auto &t) { return t.first == args.test; });

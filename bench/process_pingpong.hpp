@@ -1,11 +1,28 @@
-// send_lat --processes (ndk_perf): the 64 B ping-pong with its pong in another process, the
-// figure a consumer and its peer on one host meet (fi_pingpong's shape: two processes).  The
-// adapters need a transport that reaches another process (soft's transport=shm).
+// ndk_perf's --processes runs: the other side of the connection in a child process, the figure
+// a consumer and its peer on one host meet (fi_pingpong's and iperf3's shape: two processes).
+// The adapters need a transport that reaches another process (soft's transport=shm or
+// transport=tcp; AdapterOptions::address gives each process an address that transport takes).
+//
+// Two roles for the child:
+// - the pong (send_lat --processes): it answers each ping with a Send of its own.  The last
+//   ping carries a stop byte: the pong answers it and exits, so neither side waits for a
+//   message that will not come.
+// - the target (write_bw / read_bw --processes): it registers `size` bytes, tells the parent
+//   their address and token, and waits (sleeping, not polling: a passive target takes no
+//   core) for the parent's stop Send, sent once the parent's loop is done, which it answers
+//   as the pong answers its last ping.
 //
 // The child is forked before any adapter opens (no thread is copied half-way), listens on its
-// address and tells the parent its port through a pipe; the parent connects and pings.  The
-// last ping carries a stop byte: the pong answers it and exits, so neither side waits for a
-// message that will not come.
+// address and tells the parent its port (and the target's memory) through a pipe; the parent
+// connects and runs its loop.
+//
+// The ending: the child waits for its answer's Send to complete before it exits, and the
+// parent keeps its adapter open until the child has exited.  Over transport=tcp a Send
+// completes when the peer answers the zero-length Read sent after it, from the peer's progress
+// thread, which may do so after the peer's consumer saw the message; so neither side may close
+// while the other waits for that answer.  The child's Send completes only after its progress
+// thread has answered the parent's last Send (the stream is taken in order), so once the child
+// has exited, nothing of the parent's is left waiting.
 #pragma once
 
 #include "raw_support.hpp"
@@ -23,18 +40,32 @@
 
 namespace ndkbench {
 
-class ProcessPingPong {
+class ProcessPeer {
 public:
     static constexpr unsigned char kStop = 0xA5;
+    enum class Role { pong, target };
 
-    // `at_open`: the knob lines both adapters open with (AdapterOptions::at_open, made before
-    // the fork, so a generated shm_fabric is the same on both sides).
-    ProcessPingPong(std::string at_open, ULONG size) : at_open_(std::move(at_open)), size_(size) {}
+    // What the parent's loop gets: its connected QP and CQ, two registered buffers of `size`
+    // bytes (Send source and Receive sink), and the target's memory (Role::target).
+    struct Connected {
+        NDK_QP *qp;
+        NDK_CQ *cq;
+        Region &send, &receive;
+        UINT64 remote_address;
+        UINT32 remote_token;
+    };
 
-    // Fork the pong, connect to it, run `ping` (the timed loop) on the connected QP, then
-    // reap the pong.  `ping` gets (qp, cq, send SGE, receive SGE, the send buffer's bytes).
-    void run(const std::function<void(NDK_QP *, NDK_CQ *, NDK_SGE &, NDK_SGE &, unsigned char *)>
-                 &ping)
+    // `options`: the knob lines both adapters open with (AdapterOptions::at_open, made before
+    // the fork, so a generated shm_fabric is the same on both sides) and their transport.
+    ProcessPeer(const AdapterOptions &options, ULONG size, Role role)
+        : at_open_(options.at_open), ping_ip_(options.address(200)),
+          pong_ip_(options.address(201)), size_(size), role_(role)
+    {
+    }
+
+    // Fork the child, connect to it, run `work` (the timed loop) on the connected QP, stop a
+    // target, then reap the child.  A pong's stop is `work`'s: the stop byte in its last ping.
+    void run(const std::function<void(Connected &)> &work)
     {
         int fds[2];
         if (::pipe(fds) != 0)
@@ -48,9 +79,13 @@ public:
             ::close(fds[0]);
             int status = 0;
             try {
-                pong(fds[1]);
+                if (role_ == Role::pong)
+                    pong(fds[1]);
+                else
+                    target(fds[1]);
             } catch (const std::exception &e) {
-                std::fprintf(stderr, "ndk_perf: the pong process: %s\n", e.what());
+                std::fprintf(stderr, "ndk_perf: the %s process: %s\n",
+                             role_ == Role::pong ? "pong" : "target", e.what());
                 status = 1;
             }
             std::fflush(stderr);
@@ -58,39 +93,38 @@ public:
         }
         ::close(fds[1]);
         try {
-            uint16_t port = 0;
-            if (::read(fds[0], &port, sizeof port) != static_cast<ssize_t>(sizeof port))
-                throw std::runtime_error("the pong process did not listen (see its error)");
+            Hello hello{};
+            if (::read(fds[0], &hello, sizeof hello) != static_cast<ssize_t>(sizeof hello))
+                throw std::runtime_error("the child process did not listen (see its error)");
             ::close(fds[0]);
-            pinger(port, ping);
+            parent(hello, work, child);
         } catch (...) {
-            ::kill(child, SIGKILL);
-            ::waitpid(child, nullptr, 0);
+            if (child > 0) {
+                ::kill(child, SIGKILL);
+                ::waitpid(child, nullptr, 0);
+            }
             throw;
         }
-        int status = 0;
-        ::waitpid(child, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            throw std::runtime_error("the pong process failed");
     }
 
 private:
-    static constexpr const char *kPingIp = "198.51.100.201";
-    static constexpr const char *kPongIp = "198.51.100.202";
+    // What the child tells the parent through the pipe.
+    struct Hello {
+        uint16_t port;
+        UINT64 address; // the target's memory (Role::target)
+        UINT32 token;
+    };
 
-    static void make_side(RawAdapter &adapter, Side &side)
+    // Queue depths: the ping-pong has one message each way at a time; the bandwidth loop
+    // keeps up to 1024 (--inflight) in flight.
+    ULONG cq_depth() const { return role_ == Role::pong ? 64 : 4096; }
+    ULONG queue_depth() const { return role_ == Role::pong ? 16 : 1024; }
+
+    void make_side(RawAdapter &adapter, Side &side) const
     {
-        side.cq = adapter.cq(64);
+        side.cq = adapter.cq(cq_depth());
         side.pd = adapter.pd();
-        side.qp = adapter.qp(side.pd, side.cq, side.cq, &side, 16, 16);
-    }
-
-    static void poll_one(NDK_CQ *cq, NDK_OPERATION_TYPE type)
-    {
-        NDK_RESULT_EX r[1];
-        poll_n(cq, r, 1);
-        if (r[0].Type != type)
-            throw std::runtime_error("unexpected completion type " + std::to_string(r[0].Type));
+        side.qp = adapter.qp(side.pd, side.cq, side.cq, &side, queue_depth(), queue_depth());
     }
 
     static void on_connect(PVOID context, NDK_CONNECTOR *connector)
@@ -98,19 +132,25 @@ private:
         static_cast<std::atomic<NDK_CONNECTOR *> *>(context)->store(connector);
     }
 
-    // The child: listen, say the port, accept one connection, answer pings until the stop.
-    void pong(int port_fd)
+    static void receive(NDK_QP *qp, NDK_SGE &sge)
     {
-        RawAdapter server("address=" + std::string(kPongIp) + "\n" + at_open_);
-        std::atomic<NDK_CONNECTOR *> incoming{nullptr};
-        uint16_t port = listen_any_port(server, kPongIp, on_connect, &incoming);
-        Side b;
-        make_side(server, b);
-        Region sb(server, b.pd, size_), rb(server, b.pd, size_);
-        NDK_SGE s_b = sb.sge(0, size_), r_b = rb.sge(0, size_);
-        if (NTSTATUS r = b.qp->Dispatch->NdkReceive(b.qp, nullptr, &r_b, 1); r != STATUS_SUCCESS)
+        if (NTSTATUS r = qp->Dispatch->NdkReceive(qp, nullptr, &sge, 1); r != STATUS_SUCCESS)
             fail("NdkReceive", r);
-        if (::write(port_fd, &port, sizeof port) != static_cast<ssize_t>(sizeof port))
+    }
+    static void send(NDK_QP *qp, NDK_SGE &sge, const char *what = "NdkSend")
+    {
+        if (NTSTATUS r = qp->Dispatch->NdkSend(qp, nullptr, &sge, 1, 0); r != STATUS_SUCCESS)
+            fail(what, r);
+    }
+
+    // The child's side up to the connection: listen, post the receive, say the port (and
+    // `hello`'s memory), accept one connection.
+    void accept_one(RawAdapter &server, Side &b, NDK_SGE &r_b, Hello hello, int port_fd) const
+    {
+        std::atomic<NDK_CONNECTOR *> incoming{nullptr};
+        hello.port = listen_any_port(server, pong_ip_, on_connect, &incoming);
+        receive(b.qp, r_b);
+        if (::write(port_fd, &hello, sizeof hello) != static_cast<ssize_t>(sizeof hello))
             throw std::runtime_error("cannot tell the port");
         ::close(port_fd);
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -121,42 +161,69 @@ private:
         }
         b.connector = incoming.load();
         Done &accepted = server.done();
-        NTSTATUS s = b.connector->Dispatch->NdkAccept(b.connector, b.qp, 4, 4, nullptr, 0, nullptr,
-                                             nullptr, Done::request, &accepted);
+        NTSTATUS s = b.connector->Dispatch->NdkAccept(b.connector, b.qp, 4, 4, nullptr, 0,
+                                                      nullptr, nullptr, Done::request, &accepted);
         if (s == STATUS_PENDING)
             s = accepted.wait();
         if (s != STATUS_SUCCESS)
             fail("NdkAccept", s);
+    }
+
+    // The pong: answer pings, busy-polling (as fi_pingpong's processes do), until the stop.
+    void pong(int port_fd)
+    {
+        RawAdapter server("address=" + pong_ip_ + "\n" + at_open_);
+        Side b;
+        make_side(server, b);
+        Region sb(server, b.pd, size_), rb(server, b.pd, size_);
+        NDK_SGE s_b = sb.sge(0, size_), r_b = rb.sge(0, size_);
+        accept_one(server, b, r_b, Hello{}, port_fd);
+        Completions completions(b.cq); // the next ping may come before our Send completes
         for (;;) {
-            poll_one(b.cq, NdkOperationTypeReceive);
+            completions.take(NdkOperationTypeReceive);
             bool last = rb.bytes[0] == kStop;
-            if (NTSTATUS r = b.qp->Dispatch->NdkReceive(b.qp, nullptr, &r_b, 1);
-                r != STATUS_SUCCESS)
-                fail("NdkReceive", r);
-            if (NTSTATUS r = b.qp->Dispatch->NdkSend(b.qp, nullptr, &s_b, 1, 0);
-                r != STATUS_SUCCESS)
-                fail("NdkSend", r);
-            poll_one(b.cq, NdkOperationTypeSend);
+            receive(b.qp, r_b);
+            send(b.qp, s_b);
+            completions.take(NdkOperationTypeSend);
             if (last)
                 return;
         }
     }
 
-    // The parent: connect to the pong, then `ping`.
-    void pinger(uint16_t port,
-                const std::function<void(NDK_QP *, NDK_CQ *, NDK_SGE &, NDK_SGE &,
-                                         unsigned char *)> &ping)
+    // The target: its memory is the parent's to write and read; it only waits for the stop.
+    void target(int port_fd)
     {
-        RawAdapter client("address=" + std::string(kPingIp) + "\n" + at_open_);
+        RawAdapter server("address=" + pong_ip_ + "\n" + at_open_);
+        Side b;
+        make_side(server, b);
+        Region memory(server, b.pd, size_), rb(server, b.pd, size_);
+        NDK_SGE r_b = rb.sge(0, size_);
+        accept_one(server, b, r_b, Hello{0, memory.address(), memory.remote}, port_fd);
+        NDK_RESULT_EX r{};
+        while (b.cq->Dispatch->NdkGetCqResultsEx(b.cq, &r, 1) == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (r.Status != STATUS_SUCCESS)
+            fail("the stop's receive", r.Status);
+        if (r.Type != NdkOperationTypeReceive || rb.bytes[0] != kStop)
+            throw std::runtime_error("the target got something other than the stop");
+        NDK_SGE answer = rb.sge(0, 1);
+        send(b.qp, answer, "NdkSend (the stop's answer)");
+        Completions(b.cq).take(NdkOperationTypeSend);
+    }
+
+    // The parent: connect to the child, then `work`; a target is stopped after it.  The
+    // child is reaped (`child` set to 0) before this side's adapter closes.
+    void parent(const Hello &hello, const std::function<void(Connected &)> &work, pid_t &child)
+    {
+        RawAdapter client("address=" + ping_ip_ + "\n" + at_open_);
         Side a;
         make_side(client, a);
         Region sa(client, a.pd, size_), ra(client, a.pd, size_);
-        NDK_SGE s_a = sa.sge(0, size_), r_a = ra.sge(0, size_);
-        if (NTSTATUS r = a.qp->Dispatch->NdkReceive(a.qp, nullptr, &r_a, 1); r != STATUS_SUCCESS)
-            fail("NdkReceive", r);
+        NDK_SGE r_a = ra.sge(0, size_);
+        receive(a.qp, r_a);
         a.connector = client.connector();
         Done &connected = client.done();
-        sockaddr_in src = ipv4(kPingIp, 0), dst = ipv4(kPongIp, port);
+        sockaddr_in src = ipv4(ping_ip_, 0), dst = ipv4(pong_ip_, hello.port);
         NTSTATUS s = a.connector->Dispatch->NdkConnect(
             a.connector, a.qp, reinterpret_cast<PSOCKADDR>(&src), sizeof src,
             reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, 4, 4, nullptr, 0, Done::request,
@@ -172,11 +239,26 @@ private:
             s = completed.wait();
         if (s != STATUS_SUCCESS)
             fail("NdkCompleteConnect", s);
-        ping(a.qp, a.cq, s_a, r_a, sa.bytes);
+        Connected c{a.qp, a.cq, sa, ra, hello.address, hello.token};
+        work(c);
+        if (role_ == Role::target) {
+            sa.bytes[0] = kStop;
+            NDK_SGE stop = sa.sge(0, 1);
+            send(a.qp, stop, "NdkSend (the stop)");
+            Completions completions(a.cq);
+            completions.take(NdkOperationTypeSend);
+            completions.take(NdkOperationTypeReceive); // the target's answer
+        }
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        child = 0;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            throw std::runtime_error("the child process failed");
     }
 
-    std::string at_open_;
+    std::string at_open_, ping_ip_, pong_ip_;
     ULONG size_;
+    Role role_;
 };
 
 } // namespace ndkbench

@@ -242,6 +242,7 @@ inline sockaddr_in ipv4(const std::string &host, uint16_t port)
 struct AdapterOptions {
     std::string at_open;
     bool manual = false;
+    std::string transport = "inproc"; // the transport knob's value, if one is given
 
     explicit AdapterOptions(const std::string &options)
     {
@@ -251,16 +252,49 @@ struct AdapterOptions {
             start = end + 1;
             if (line.find_first_not_of(" \t") == std::string::npos)
                 continue;
-            if (line.rfind("progress=", 0) == 0)
+            if (line.rfind("progress=", 0) == 0) {
                 manual = line == "progress=manual";
-            else
-                at_open += line + "\n";
+                continue;
+            }
+            at_open += line + "\n";
+            if (size_t eq = line.find('='); eq != std::string::npos && trim(line.substr(0, eq)) ==
+                                                                          "transport")
+                transport = trim(line.substr(eq + 1));
         }
         // transport=shm claims addresses host-wide within a fabric: a fabric of this run's
         // own, so that a benchmark beside a test run never meets its adapters.
-        if (at_open.find("transport=shm") != std::string::npos &&
-            at_open.find("shm_fabric=") == std::string::npos)
+        if (transport == "shm" && at_open.find("shm_fabric=") == std::string::npos)
             at_open += "shm_fabric=perf-" + std::to_string(::getpid()) + "\n";
+    }
+
+    // A transport that reaches another process of this host (send_lat / write_bw / read_bw
+    // --processes).
+    bool reaches_other_processes() const { return transport == "shm" || transport == "tcp"; }
+
+    // The address of the n-th adapter a test opens.  The in-process and shm transports take
+    // any address: TEST-NET-2 (198.51.100.0/24).  transport=tcp binds real sockets, so its
+    // addresses must be this host's: 127.0.0.0/8, local on every Linux host without set-up or
+    // root.  They are this run's own, 127.<pid>.n (the pid as two bytes), because a soft
+    // listener on port 0 takes the first port of the provider's ephemeral range that its own
+    // process has not used, not one the host's kernel picks: two runs side by side on one
+    // address would both try to listen on the same port.
+    std::string address(unsigned n) const
+    {
+        if (transport != "tcp")
+            return "198.51.100." + std::to_string(n % 250 + 1);
+        return "127." + std::to_string((pid_ >> 8) & 0xFF) + "." + std::to_string(pid_ & 0xFF) +
+               "." + std::to_string(n % 250 + 1);
+    }
+
+private:
+    unsigned pid_ = static_cast<unsigned>(::getpid()); // made before a fork: one for both sides
+
+    static std::string trim(const std::string &text)
+    {
+        size_t first = text.find_first_not_of(" \t");
+        if (first == std::string::npos)
+            return "";
+        return text.substr(first, text.find_last_not_of(" \t") - first + 1);
     }
 };
 
@@ -296,7 +330,7 @@ class Pair {
 public:
     explicit Pair(ULONG cq_depth = 4096, ULONG queue_depth = 1024, const std::string &options = "",
                   ULONG inline_size = 0, bool validate = false, unsigned connections = 1)
-        : options_(options), client_ip_(next_ip()), server_ip_(next_ip()),
+        : options_(options), client_ip_(next_ip(options_)), server_ip_(next_ip(options_)),
           client_("address=" + client_ip_ + "\n" + options_.at_open, "soft", validate),
           server_("address=" + server_ip_ + "\n" + options_.at_open, "soft", validate)
     {
@@ -327,11 +361,10 @@ public:
     size_t connections() const { return a_.size(); }
 
 private:
-    static std::string next_ip()
+    static std::string next_ip(const AdapterOptions &options)
     {
-        static std::atomic<int> n{0};
-        int i = n++;
-        return "198.51.100." + std::to_string(i % 250 + 1);
+        static std::atomic<unsigned> n{0};
+        return options.address(n++);
     }
     static void on_connect(PVOID context, NDK_CONNECTOR *connector)
     {
@@ -393,8 +426,26 @@ private:
     std::vector<Side> a_, b_;
 };
 
+// How a loop waits for completions (ndk_perf --poll): spinning on NdkGetCqResultsEx
+// (perftest's way; the default), or yielding the core after each empty poll.  A provider whose
+// transfers run on its own threads (soft's shm and tcp transports: their progress threads)
+// needs those threads to get a core, which a spinning consumer on a small machine takes from
+// them.  Set once, before any thread starts or the process forks.
+inline bool &poll_yields()
+{
+    static bool yields = false;
+    return yields;
+}
+
+// An empty poll: yield the core if the loop is told to.
+inline void empty_poll()
+{
+    if (poll_yields())
+        std::this_thread::yield();
+}
+
 // Poll `cq` until `n` results arrived; the results land in `out` (at least n long).  Throws
-// on a result that is not STATUS_SUCCESS, or after 10 s.
+// on a result that is not STATUS_SUCCESS, or after 2^28 empty polls.
 inline void poll_n(NDK_CQ *cq, NDK_RESULT_EX *out, ULONG n)
 {
     ULONG got = 0;
@@ -405,10 +456,53 @@ inline void poll_n(NDK_CQ *cq, NDK_RESULT_EX *out, ULONG n)
             if (out[i].Status != STATUS_SUCCESS)
                 fail("completion", out[i].Status);
         got += k;
-        if (k == 0 && ++spins > (1u << 28))
+        if (k != 0)
+            continue;
+        empty_poll();
+        if (++spins > (1u << 28))
             throw std::runtime_error("poll_n: completions did not arrive");
     }
 }
+
+// Send and Receive completions taken by type from one CQ that carries both.  Their order is
+// not fixed: over transport=tcp a Send completes when the Read Response to the zero-length
+// Read sent after it arrives, so the peer's next message (a Receive here) can come first.
+// What arrives early is counted until it is taken.  Throws on a result that is not
+// STATUS_SUCCESS, or after as long as poll_n waits.
+class Completions {
+public:
+    explicit Completions(NDK_CQ *cq) : cq_(cq) {}
+
+    void take(NDK_OPERATION_TYPE type)
+    {
+        unsigned spins = 0;
+        while (count(type) == 0) {
+            NDK_RESULT_EX r{};
+            if (cq_->Dispatch->NdkGetCqResultsEx(cq_, &r, 1) == 0) {
+                empty_poll();
+                if (++spins > (1u << 28))
+                    throw std::runtime_error("completions did not arrive");
+                continue;
+            }
+            spins = 0;
+            if (r.Status != STATUS_SUCCESS)
+                fail("completion", r.Status);
+            if (r.Type != NdkOperationTypeSend && r.Type != NdkOperationTypeReceive)
+                throw std::runtime_error("unexpected completion type " + std::to_string(r.Type));
+            ++count(r.Type);
+        }
+        --count(type);
+    }
+
+private:
+    uint64_t &count(NDK_OPERATION_TYPE type)
+    {
+        return type == NdkOperationTypeSend ? sends_ : receives_;
+    }
+
+    NDK_CQ *cq_;
+    uint64_t sends_ = 0, receives_ = 0;
+};
 
 // Resident set size in bytes (from /proc/self/statm).
 inline size_t rss_bytes()

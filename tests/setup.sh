@@ -18,7 +18,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libibverbs-dev librdmacm-dev
   iproute2  # ip and ss: the tcp transport's namespaces (tests/tcp/in-netns.sh), its tests
-  python3-numpy libfabric-bin python3-rich python3-hypothesis python3-matplotlib
+  python3-numpy libfabric-bin iperf3 python3-rich python3-hypothesis python3-matplotlib
   python3-pytest-xdist python3-pytest-timeout python3-execnet python3-rpyc
   mypy
 )

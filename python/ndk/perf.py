@@ -10,6 +10,7 @@ runs it, parses the JSON it prints and formats the figures as perftest does::
     ndk perf write_bw --all --plot write_bw.svg              # bandwidth against message size
     ndk perf send_lat --threads --seconds 5                  # at most 5 s, however loaded
     ndk perf send_lat --processes --options transport=shm   # the pong in another process
+    ndk perf write_bw -s 1m --processes --options transport=tcp  # the target in another one
     ndk perf cacheline --iters 1000000                       # the floor of send_lat --threads
     ndk perf msg_rate --connections 2 --batch 16             # two connections, a thread each
     ndk perf poll_rate --count 65536 --batch 64              # drain a filled CQ
@@ -93,14 +94,15 @@ def helper_options(size: int | None = None, iters: int | None = None, warmup: in
                    progress: str | None = None, *, seconds: int | None = None,
                    processes: bool = False,
                    connections: int | None = None, batch: int | None = None,
-                   count: int | None = None, knobs: str | None = None) -> list[str]:
+                   count: int | None = None, knobs: str | None = None,
+                   poll: str | None = None) -> list[str]:
     """ndk_perf's arguments for these options (None: not given, the helper's default);
     ``knobs`` is ``--options``."""
     options: list[str] = []
     for name, value in (("size", size), ("iters", iters), ("warmup", warmup),
                         ("inflight", inflight), ("progress", progress), ("seconds", seconds),
                         ("connections", connections), ("batch", batch), ("count", count),
-                        ("options", knobs)):
+                        ("poll", poll), ("options", knobs)):
         if value is not None:
             options += [f"--{name}", str(value)]
     if threads:
@@ -135,6 +137,11 @@ def _with_knobs(title: str, result: dict[str, Any]) -> str:
     return f"{title}; options: {';'.join(knobs.splitlines())}" if knobs else title
 
 
+def _polling(result: dict[str, Any]) -> str:
+    """", poll=yield" for a run that yielded after empty polls (spinning is the default)."""
+    return ", poll=yield" if result.get("poll") == "yield" else ""
+
+
 def _format_latency(result: dict[str, Any]) -> str:
     test = result.get("test", "?")
     lat = result["latency"]
@@ -149,7 +156,8 @@ def _format_latency(result: dict[str, Any]) -> str:
                  f"provider (the floor of send_lat --threads); sample = {result.get('sample', '')}")
     else:
         title = (f"{test}: soft provider, raw NDK ABI, {result.get('mode', '')}, "
-                 f"progress={result.get('progress', 'auto')}; sample = {result.get('sample', '')}")
+                 f"progress={result.get('progress', 'auto')}{_polling(result)}; "
+                 f"sample = {result.get('sample', '')}")
     title = _with_knobs(title, result)
     iters = int(result.get("iters", 0))
     if 0 < int(lat["samples"]) < iters:  # only --seconds stops a run short
@@ -162,8 +170,10 @@ def _format_bandwidth(result: dict[str, Any]) -> str:
             f"{'BW average[MB/sec]':>19} {'MsgRate[Mpps]':>14}")
     line = (f"{int(result['size']):>8} {int(result['iters']):>12} {result['peak_mb_s']:>16.2f} "
             f"{result['avg_mb_s']:>19.2f} {result['msg_rate_mpps']:>14.6f}")
-    title = (f"{result.get('test', '?')}: soft provider, raw NDK ABI, one thread, "
-             f"{int(result.get('inflight', 0))} in flight")
+    where = ("the target in another process" if result.get("mode") == "processes"
+             else "one thread")
+    title = (f"{result.get('test', '?')}: soft provider, raw NDK ABI, {where}, "
+             f"{int(result.get('inflight', 0))} in flight{_polling(result)}")
     return _table(_with_knobs(title, result), head + "\n" + line)
 
 
@@ -247,7 +257,7 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
         processes: bool = False, progress: str | None = None, seconds: int | None = None,
         connections: int | None = None, batch: int | None = None, count: int | None = None,
         knobs: str | None = None, as_json: bool = False, plot: str | None = None,
-        out=None) -> int:
+        poll: str | None = None, out=None) -> int:
     """Run one perf test over one or more sizes, print the table (or JSON lines); exit code.
 
     A size of None runs the helper's default (cacheline and poll_rate take none); the other
@@ -270,7 +280,7 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
         options = helper_options(size=size, iters=iters, warmup=warmup, inflight=inflight,
                                  threads=threads, processes=processes, progress=progress,
                                  seconds=seconds, connections=connections, batch=batch, count=count,
-                                 knobs=knobs)
+                                 knobs=knobs, poll=poll)
         timeout = 600 + (seconds or 0)  # --seconds bounds the timed part, not the set-up
         if plot and test in SAMPLED_TESTS:
             result, values = run_with_samples(test, options, timeout=timeout)
@@ -321,7 +331,8 @@ OPTION_TESTS: dict[str, tuple[str, ...]] = {
     "warmup": LATENCY_TESTS + ("cacheline",),
     "seconds": LATENCY_TESTS + ("cacheline",),
     "threads": ("send_lat",),
-    "processes": ("send_lat",),
+    "processes": ("send_lat", "write_bw", "read_bw"),
+    "poll": ("send_lat",) + BANDWIDTH_TESTS,
     "progress": LATENCY_TESTS,
     "inflight": BANDWIDTH_TESTS,
     "connections": ("msg_rate",),
@@ -435,7 +446,9 @@ tests (the helper ndk_perf runs the loops; Python is never inside one):
 options by test (any other is refused before the helper starts):
   --size, --all                latency, bandwidth, msg_rate
   --warmup, --seconds          latency, cacheline
-  --progress                   latency; --threads, --processes: send_lat
+  --progress                   latency; --threads: send_lat
+  --processes                  send_lat, write_bw, read_bw (--options transport=shm or tcp)
+  --poll                       send_lat, bandwidth (spin, or yield after each empty poll)
   --inflight                   bandwidth
   --connections                msg_rate; --count: poll_rate
   --batch                      msg_rate (1..1024), poll_rate (1..4194304)
@@ -472,8 +485,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--threads", action="store_true",
                         help="send_lat: run the pong side on its own thread (both busy-poll)")
     parser.add_argument("--processes", action="store_true",
-                        help="send_lat: run the pong side in a child process (both busy-poll; "
-                             "needs --options transport=shm)")
+                        help="send_lat: run the pong side in a child process (both busy-poll); "
+                             "write_bw, read_bw: the target memory in a child process (it only "
+                             "waits); needs --options transport=shm or transport=tcp")
+    parser.add_argument("--poll", choices=("spin", "yield"),
+                        help="send_lat, bandwidth tests: spin on the CQ (default, as perftest), "
+                             "or yield the core after each empty poll, so that a transport "
+                             "whose transfers run on the provider's threads (shm, tcp) gets it")
     parser.add_argument("--progress", choices=("auto", "manual"),
                         help="latency tests: the soft engine's progress knob (manual: each "
                              "transfer is one engine step)")
@@ -552,6 +570,7 @@ def main_from_args(args) -> int:
         return run(args.test, sizes, args.iters, warmup=args.warmup, inflight=args.inflight,
                    threads=args.threads, processes=args.processes, progress=args.progress,
                    seconds=args.seconds, connections=args.connections, batch=args.batch, count=args.count,
+                   poll=args.poll,
                    knobs=args.knobs, as_json=args.json, plot=args.plot)
     except (FileNotFoundError, RuntimeError, PlotError) as exc:
         import sys

@@ -39,6 +39,12 @@ SEND_LAT_BOUNDED = {"test": "send_lat", "size": 64, "iters": 100000, "mode": "th
                     "progress": "auto", "options": "transport=inproc", "sample": "half round trip",
                     "latency": {"samples": 1234, "min_us": 0.9, "median_us": 1.2, "avg_us": 3.5,
                                 "p99_us": 40.1, "p999_us": 900.5, "max_us": 2000.25}}
+# write_bw --processes over transport=tcp: the target memory in a child process (captured from
+# write_bw --processes --size 1048576 --iters 256 --options transport=tcp, loaded machine)
+WRITE_BW_PROCESSES = json.loads(
+    '{"test": "write_bw", "size": 1048576, "iters": 256, "inflight": 64, "mode": "processes", '
+    '"options": "transport=tcp", "peak_mb_s": 154.929, "avg_mb_s": 141.426, '
+    '"avg_gb_s": 0.141426, "peak_gb_s": 0.154929, "msg_rate_mpps": 0.000134874}')
 
 
 def error_line(capsys) -> str:
@@ -83,7 +89,11 @@ def error_line(capsys) -> str:
     (["cacheline", "--progress", "manual"], "argument --progress: only for the latency tests, "
                                             "not cacheline"),
     (["cacheline", "--threads"], "argument --threads: only for send_lat, not cacheline"),
-    (["write_lat", "--processes"], "argument --processes: only for send_lat, not write_lat"),
+    (["write_lat", "--processes"], "argument --processes: only for send_lat, write_bw and "
+                                   "read_bw, not write_lat"),
+    (["write_lat", "--poll", "yield"], "argument --poll: only for the bandwidth tests and "
+                                       "send_lat, not write_lat"),
+    (["send_bw", "--poll", "sleep"], "argument --poll: invalid choice: 'sleep' *"),
     (["send_lat", "--processes", "--threads"],
      "argument --processes: not with --threads (the pong is in one place)"),
     (["write_bw", "--seconds", "5"], "argument --seconds: only for the latency tests and "
@@ -204,8 +214,16 @@ def test_poll_rate_prints_poll_and_post_plus_poll_rates():
     assert 1e3 / 1537.20 == pytest.approx(0.651, rel=1e-3)
 
 
+def test_a_bandwidth_run_into_another_process_says_so():
+    text = perf.format_result(WRITE_BW_PROCESSES)
+    assert "write_bw: soft provider, raw NDK ABI, the target in another process, 64 in " \
+           "flight; options: transport=tcp" in " ".join(text.split()), text
+    assert "one thread" in perf.format_result({**WRITE_BW_PROCESSES, "mode": "one_thread"})
+    assert "in flight, poll=yield" in perf.format_result({**WRITE_BW_PROCESSES, "poll": "yield"})
+
+
 def test_every_table_is_ruled_and_an_unknown_result_is_its_json():
-    for result in (CACHELINE, MSG_RATE, POLL_RATE, SEND_LAT_BOUNDED):
+    for result in (CACHELINE, MSG_RATE, POLL_RATE, SEND_LAT_BOUNDED, WRITE_BW_PROCESSES):
         lines = perf.format_result(result).splitlines()
         assert lines[0] == lines[-1] and set(lines[0]) == {"-"}
         assert all(len(line) <= len(lines[0]) for line in lines)
@@ -233,7 +251,7 @@ def stand_in(tmp_path, monkeypatch):
     log = tmp_path / "argv.jsonl"
     path = tmp_path / "ndk_perf"
     results = {"cacheline": CACHELINE, "msg_rate": MSG_RATE, "poll_rate": POLL_RATE,
-               "send_lat": SEND_LAT_BOUNDED}
+               "send_lat": SEND_LAT_BOUNDED, "write_bw": WRITE_BW_PROCESSES}
     path.write_text(STAND_IN.format(python=sys.executable, log=str(log), results=results))
     path.chmod(0o755)
     monkeypatch.setenv("NDK_PERF", str(path))
@@ -258,6 +276,9 @@ def stand_in(tmp_path, monkeypatch):
       "--threads"]),
     (["send_lat", "--processes", "--options", "transport=shm"],
      ["send_lat", "--size", "64", "--options", "transport=shm", "--processes"]),
+    (["write_bw", "-s", "1m", "--processes", "--poll", "yield", "--options", "transport=tcp"],
+     ["write_bw", "--size", "1048576", "--poll", "yield", "--options", "transport=tcp",
+      "--processes"]),
 ])
 def test_the_options_reach_the_helper_as_it_takes_them(arguments, argv, stand_in, capsys):
     assert cli.main(["perf", *arguments]) == 0
