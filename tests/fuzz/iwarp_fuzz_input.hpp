@@ -22,6 +22,19 @@ inline constexpr std::uint8_t kFixCrc = 0x02;   // the harness writes correct CR
 inline constexpr std::uint8_t kMpaFirst = 0x04; // the stream starts with an MPA request
 inline constexpr std::array<std::size_t, 4> kMaxUlpdus = {0xffff, 128, 1454, 16384};
 
+// The `count` chunk sizes at the front of `data` (fewer if it is shorter) into `chunks`; what
+// follows them.  Shared with fuzz_tcp_receive's format (tcp_receive_fuzz_input.hpp).
+inline std::span<const std::byte> take_chunks(std::span<const std::byte> data, std::size_t count,
+                                              std::vector<std::size_t> &chunks)
+{
+    count = count < data.size() ? count : data.size();
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto size = std::to_integer<std::size_t>(data[i]);
+        chunks.push_back(size == 0 ? 256 : size);
+    }
+    return data.subspan(count);
+}
+
 struct Input {
     std::uint8_t flags = 0;
     std::size_t max_ulpdu = kMaxUlpdus[0];
@@ -36,14 +49,8 @@ inline Input decode(std::span<const std::byte> data)
         return input;
     input.flags = std::to_integer<std::uint8_t>(data[0]);
     input.max_ulpdu = kMaxUlpdus[(input.flags >> 4) & 3];
-    std::size_t count = std::to_integer<std::size_t>(data[1]) & 0x0f;
-    data = data.subspan(2);
-    count = count < data.size() ? count : data.size();
-    for (std::size_t i = 0; i < count; ++i) {
-        const auto size = std::to_integer<std::size_t>(data[i]);
-        input.chunks.push_back(size == 0 ? 256 : size);
-    }
-    input.stream = data.subspan(count);
+    input.stream = take_chunks(data.subspan(2), std::to_integer<std::size_t>(data[1]) & 0x0f,
+                               input.chunks);
     return input;
 }
 

@@ -4,6 +4,7 @@
 //
 //   NDK_IWARP_WRITE_CORPUS=1 build/tests/ndk_unit_tests --gtest_filter='IwarpCorpus.*'
 #include "../fuzz/iwarp_fuzz_input.hpp"
+#include "corpus_support.hpp"
 #include "iwarp_support.hpp"
 #include "providers/soft/iwarp/ddp_rdmap.hpp"
 #include "providers/soft/iwarp/ddp_segmenter.hpp"
@@ -12,10 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 
@@ -115,25 +113,8 @@ std::map<std::string, std::vector<std::byte>> make_seeds()
 
 TEST(IwarpCorpus, SeedsAreWhatTheCodecWrites)
 {
-    const std::filesystem::path dir = std::filesystem::path(NDK_SOURCE_DIR) / "tests/fuzz/corpus-iwarp";
-    const bool write = std::getenv("NDK_IWARP_WRITE_CORPUS") != nullptr;
-    if (write)
-        std::filesystem::create_directories(dir);
-    for (const auto &[name, bytes] : make_seeds()) {
-        const auto path = dir / name;
-        if (write) {
-            std::ofstream(path, std::ios::binary)
-                .write(reinterpret_cast<const char *>(bytes.data()),
-                       static_cast<std::streamsize>(bytes.size()));
-            continue;
-        }
-        std::ifstream in(path, std::ios::binary);
-        ASSERT_TRUE(in) << path << " missing: regenerate with NDK_IWARP_WRITE_CORPUS=1";
-        const std::vector<char> file((std::istreambuf_iterator<char>(in)), {});
-        const auto stored = std::as_bytes(std::span(file));
-        EXPECT_TRUE(std::equal(stored.begin(), stored.end(), bytes.begin(), bytes.end()))
-            << path << " differs from what the codec writes: regenerate it";
-    }
+    const auto dir = std::filesystem::path(NDK_SOURCE_DIR) / "tests/fuzz/corpus-iwarp";
+    ndktest::check_or_write_corpus(dir, "NDK_IWARP_WRITE_CORPUS", make_seeds());
 }
 
 } // namespace
