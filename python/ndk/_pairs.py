@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Optional
 import pytest
 
 from ._connect import Endpoint, connect_pair
-from ._peer import LOCAL, PeerSpec, parse_peer, unreachable
+from ._peer import LOCAL, NETNS, SSH, PeerSpec, parse_peer, unreachable
 from ._report import PEER_PROPERTY
 
 PEER_DEST = "ndk_peer"
@@ -33,6 +33,7 @@ ADDRESSES_DEST = "ndk_pair_addresses"
 # The pair's addresses (the soft provider's knob address=; the verbs provider opens the device
 # that owns the address): TEST-NET-1, the ones the scenarios' own pairs use.
 DEFAULT_ADDRESSES = "192.0.2.31,192.0.2.32"
+NETNS_DIR = "/run/netns"  # where ip netns keeps the named namespaces
 PAIR_TIMEOUT = 5.0  # seconds for connect_pair's steps in all (scenario_support.TIMEOUT)
 Pair = tuple[Endpoint, Endpoint]  # what the pair fixture gives: (active side, passive side)
 _CONNECT_KEYWORDS = ("cq_depth", "receive_queue_depth", "initiator_queue_depth",
@@ -135,6 +136,32 @@ def check_options(config: pytest.Config) -> None:
     if spec.remote and importlib.util.find_spec("rpyc") is None:
         raise pytest.UsageError(f"--ndk-peer {spec} reaches the peer through rpyc, which is not "
                                 "installed here (Debian: apt-get install python3-rpyc)")
+    problem = _cannot_start(spec)
+    if problem is not None:
+        raise pytest.UsageError(f"--ndk-peer {spec}: {problem}; docs/providers.md, 'Running "
+                                "across hosts'")
+
+
+def _cannot_start(spec: PeerSpec) -> Optional[str]:
+    """What this host lacks to start the peer of ``spec`` (the tool, root, the namespace), known
+    before any scenario runs; None when nothing is missing here (a host that does not answer
+    is found when the peer starts)."""
+    import shutil
+
+    if spec.mode == SSH and shutil.which("ssh") is None:
+        return ("the peer is started with ssh, which is not installed here (Debian: apt-get "
+                "install openssh-client; the peer host needs sshd)")
+    if spec.mode == NETNS:
+        if shutil.which("ip") is None:
+            return ("the peer is started with ip netns exec, and ip is not installed here "
+                    "(Debian: apt-get install iproute2)")
+        if os.geteuid() != 0:
+            return "ip netns exec needs root"
+        if not os.path.exists(os.path.join(NETNS_DIR, str(spec.target))):
+            return (f"there is no network namespace {spec.target} here (ip netns add "
+                    f"{spec.target}; tests/tcp/two-namespaces.sh makes two and runs the pair "
+                    "scenarios in them)")
+    return None
 
 
 class PeerKeeper:
@@ -144,6 +171,7 @@ class PeerKeeper:
     def __init__(self, spec: PeerSpec) -> None:
         self.spec = spec
         self._peer: Any = None
+        self._failed: Optional[str] = None  # why the peer could not start, once it could not
         self.death_reported = False  # the test's failure already named the peer's death
 
     def death(self) -> Optional[str]:
@@ -151,13 +179,22 @@ class PeerKeeper:
         return self._peer.death() if self._peer is not None else None
 
     def peer(self) -> Any:
-        from ._peer_process import start_peer
+        """The running peer; PeerError when it cannot start.  A start that failed is not tried
+        again: the run's later pair scenarios error at once with the same reason (an
+        unreachable host would otherwise cost each of them the start timeout)."""
+        from ._peer_process import PeerError, start_peer
 
+        if self._failed is not None:
+            raise PeerError(f"{self._failed} (not started again in this run)")
         if self._peer is not None and not self._peer.alive:
             self._peer.close()
             self._peer = None
         if self._peer is None:
-            self._peer = start_peer(self.spec)
+            try:
+                self._peer = start_peer(self.spec)
+            except PeerError as error:
+                self._failed = str(error)
+                raise
         self.death_reported = False
         return self._peer
 
@@ -181,7 +218,12 @@ def peer_for_test(request: pytest.FixtureRequest, keeper: PeerKeeper) -> Iterato
     if not keeper.spec.remote:
         yield None
         return
-    peer = keeper.peer()
+    from ._peer_process import PeerError
+
+    try:
+        peer = keeper.peer()
+    except PeerError as error:  # the reason and the peer's stderr say it all: no traceback
+        pytest.fail(f"ndk peer: {error}", pytrace=False)
     yield peer
     death = peer.death()
     if death is not None and not keeper.death_reported:
@@ -283,12 +325,22 @@ def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callabl
 
 
 class PeerWatch:
-    """The plugin object of the pairs: names a peer's death as the failure of the test it
-    broke, and counts, for the terminal summary, where the pair scenarios' peers ran (on the
-    xdist controller too: the entry travels with each report)."""
+    """The plugin object of the pairs: marks the pair scenarios, names a peer's death as the
+    failure of the test it broke, and counts, for the terminal summary, where the pair
+    scenarios' peers ran (on the xdist controller too: the entry travels with each report)."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Every test that takes the ``pair`` fixture carries the ``pair`` marker (an empty
+        one when it has none of its own), so ``-m pair`` selects the pair scenarios, as a lane
+        with a remote peer runs them; before ``-m`` deselects (tryfirst)."""
+        for item in items:
+            if ("pair" in getattr(item, "fixturenames", ())
+                    and item.get_closest_marker("pair") is None):
+                item.add_marker(pytest.mark.pair)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:

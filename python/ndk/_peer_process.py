@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ._peer import NETNS, POPEN, SSH, PeerSpec
-from ._peer_rpyc import BOOTSTRAP, CONFIG, send_ndk_values_by_value
+from ._peer_rpyc import BOOTSTRAP, CONFIG, fetch_buffers_whole, send_ndk_values_by_value
 
 PYTHON = "/usr/bin/python3"  # Debian's: the one the ndk package is built for
 START_TIMEOUT = 30.0  # seconds for the peer to start and import ndk (ssh may be slow)
+SSH_CONNECT_TIMEOUT = 10  # seconds for ssh to reach the peer's host
 
 
 class PeerError(RuntimeError):
@@ -48,8 +49,10 @@ def peer_command(spec: PeerSpec, pythonpath: str) -> list[str]:
     if spec.mode == NETNS:
         return ["ip", "netns", "exec", str(spec.target), *python]
     if spec.mode == SSH:
-        # ssh hands the remote shell one string; BatchMode: a password prompt would hang.
-        return ["ssh", "-o", "BatchMode=yes", "-T", str(spec.target), shlex.join(python)]
+        # ssh hands the remote shell one string; BatchMode: a password prompt would hang;
+        # ConnectTimeout: a host that does not answer fails the start well within its timeout.
+        return ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={SSH_CONNECT_TIMEOUT}",
+                "-T", str(spec.target), shlex.join(python)]
     raise ValueError(f"--ndk-peer {spec}: not a remote peer")
 
 
@@ -148,6 +151,7 @@ def start_peer(spec: PeerSpec, pythonpath: Optional[str] = None,
     from rpyc.utils.factory import connect_pipes
 
     send_ndk_values_by_value()
+    fetch_buffers_whole()
     command = peer_command(spec, pythonpath or package_path())
     stderr = tempfile.TemporaryFile(mode="w+", prefix="ndk-peer-")
     try:

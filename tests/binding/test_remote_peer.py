@@ -218,3 +218,16 @@ def test_popen_with_shm_moves_bytes_to_the_peer_process(tmp_path: Path) -> None:
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "pair scenarios, where their peer ran:\n  popen: 1 passed" in done.stdout
+
+
+def test_bytes_of_a_peer_buffer_come_in_one_request(peer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bytes()`` of a buffer in the peer (how the scenarios check what landed there) is one
+    request bringing the bytes by value, not one request per byte."""
+    buffer = peer.connection.builtins.bytearray(b"abc" * 1000)
+    view = buffer[1:]  # a slice is the peer's too
+    requests = []
+    send = peer.connection.sync_request
+    monkeypatch.setattr(peer.connection, "sync_request",
+                        lambda *args: requests.append(args[0]) or send(*args))
+    assert bytes(view) == (b"abc" * 1000)[1:]
+    assert len(requests) <= 3  # the builtin bytes (once per connection), the call

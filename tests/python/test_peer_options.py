@@ -91,7 +91,7 @@ def test_two_providers_meet_only_on_a_wire() -> None:
 
 @pytest.mark.parametrize("text, head", [
     ("popen", ["env"]),
-    ("ssh=host-b", ["ssh", "-o", "BatchMode=yes", "-T", "host-b"]),
+    ("ssh=host-b", ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-T", "host-b"]),
     ("netns=ndk-b", ["ip", "netns", "exec", "ndk-b", "env"]),
 ])
 def test_the_peer_is_debians_python_with_the_same_package(text: str, head: list[str]) -> None:
@@ -143,3 +143,86 @@ def test_a_remote_peer_without_rpyc_is_a_usage_error_naming_the_package(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ndk-peer popen reaches the peer through rpyc, which is not "
                                  "installed here (Debian: apt-get install python3-rpyc)*"])
+
+
+def test_the_pair_marker_selects_every_scenario_that_takes_the_pair(scenarios, pytester) -> None:
+    """``-m pair`` is how a lane with a remote peer picks the pair scenarios: those that take
+    the fixture with no marker of their own are marked too, and a class's marker is kept."""
+    scenarios(test_a='''
+        import pytest
+
+        def test_plain_pair(pair): pass
+
+        @pytest.mark.pair(inline_data_size=64)
+        def test_marked_pair(pair): pass
+
+        def test_no_pair(): pass
+
+        @pytest.mark.pair(cq_depth=4)
+        class TestClass:
+            def test_in_class(self, pair, request):
+                assert request.node.get_closest_marker("pair").kwargs == {"cq_depth": 4}
+    ''')
+    result = pytester.runpytest("--collect-only", "-q", "-m", "pair")
+    result.stdout.fnmatch_lines(["*test_plain_pair*", "*test_marked_pair*", "*test_in_class*",
+                                 "*3/4 tests collected (1 deselected)*"])
+
+
+@pytest.mark.parametrize("peer, lacking, message", [
+    ("ssh=host-b", "ssh", "--ndk-peer ssh=host-b: the peer is started with ssh, which is not "
+     "installed here (Debian: apt-get install openssh-client; the peer host needs sshd)*"),
+    ("netns=ndk-b", "ip", "--ndk-peer netns=ndk-b: the peer is started with ip netns exec, and "
+     "ip is not installed here (Debian: apt-get install iproute2)*"),
+])
+def test_a_peer_whose_tool_is_missing_is_a_usage_error(
+        scenarios, pytester, monkeypatch: pytest.MonkeyPatch, peer: str, lacking: str,
+        message: str) -> None:
+    import shutil
+
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == lacking
+                        else real(name, *a, **k))
+    scenarios(test_a="def test_x():\n    pass\n")
+    result = pytester.runpytest("--ndk-peer", peer)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}"])
+
+
+def test_a_netns_peer_needs_root_and_the_namespace(scenarios, pytester,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: f"/usr/bin/{name}")
+    scenarios(test_a="def test_x():\n    pass\n")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    result = pytester.runpytest("--ndk-peer", "netns=ndk-b")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ndk-peer netns=ndk-b: ip netns exec needs root*"])
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    result = pytester.runpytest("--ndk-peer", "netns=ndk-no-such-namespace-here")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ndk-peer netns=ndk-no-such-namespace-here: there is no "
+                                 "network namespace ndk-no-such-namespace-here here (ip netns add*"])
+
+
+def test_a_peer_that_could_not_start_is_not_started_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unreachable host fails the first pair scenario after ssh's timeout, the others at
+    once with the same reason."""
+    from ndk import _peer_process
+    from ndk._pairs import PeerKeeper
+
+    starts = []
+
+    def fail(spec):
+        starts.append(spec)
+        raise _peer_process.PeerError(f"--ndk-peer {spec}: the peer did not start (ssh ...)")
+
+    monkeypatch.setattr(_peer_process, "start_peer", fail)
+    keeper = PeerKeeper(parse_peer("ssh=host-b"))
+    with pytest.raises(_peer_process.PeerError, match=r"did not start \(ssh \.\.\.\)$"):
+        keeper.peer()
+    with pytest.raises(_peer_process.PeerError,
+                       match=r"did not start \(ssh \.\.\.\) \(not started again in this run\)"):
+        keeper.peer()
+    assert len(starts) == 1
