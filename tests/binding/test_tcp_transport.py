@@ -149,3 +149,34 @@ def test_a_peer_that_speaks_no_mpa_is_refused():
         assert listener.next_connection(timeout=0.2) is None
         a, b = ndk.testing.connect_pair(client, server)
         assert a.qp is not None and b.qp is not None
+
+
+def test_listen_on_any_port_skips_a_port_another_program_holds():
+    """docs/transport.md (tcp, Ports): the port the soft fabric picks for a listen on port 0 may
+    be held by another program of the host; the listen picks again instead of failing, and
+    the kernel's listening socket is on the port the listener reports."""
+    address = "127.0.0.91"
+    with ndk.open_adapter("soft", address=address, **TCP) as adapter:
+        first = adapter.create_listener().get(timeout=TIMEOUT)
+        assert first.listen((address, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
+        taken = first.get_local_address()[1]  # the fabric's first pick: hold it outside
+        first.close().wait(timeout=TIMEOUT)
+        with socket.socket() as other_program:
+            other_program.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            other_program.bind((address, taken))
+            other_program.listen()
+            listener = adapter.create_listener().get(timeout=TIMEOUT)
+            assert listener.listen((address, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
+            port = listener.get_local_address()[1]
+            assert port != taken
+            assert (address, port) in _kernel_listening()
+
+
+def _kernel_listening() -> set[tuple[str, int]]:
+    """Every listening TCP socket of this namespace as `ss -tln` lists it."""
+    out = subprocess.run(["ss", "-tlnH"], check=True, capture_output=True, text=True).stdout
+    found = set()
+    for line in out.splitlines():
+        local = line.split()[3]
+        found.add((local.rsplit(":", 1)[0].strip("[]"), int(local.rsplit(":", 1)[1])))
+    return found

@@ -46,13 +46,26 @@ NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG Addr
             return status;
         listener->port = port;
     }
+    const bool any_port = local.port == 0;
     return adapter.request(
-        [listener] {
-            std::lock_guard lock(listener->adapter().mu());
+        [listener, any_port] {
+            SoftAdapter &adapter = listener->adapter();
+            std::lock_guard lock(adapter.mu());
             if (listener->port == nullptr || listener->close_requested())
                 return STATUS_CANCELLED; // closed while the listen was pending
-            if (NTSTATUS s = listener->adapter().transport().start_listening(*listener);
-                s != STATUS_SUCCESS)
+            NTSTATUS s = adapter.transport().start_listening(*listener);
+            // A port this provider chose may be another program's on a host's network (tcp):
+            // choose again, a bounded number of times, as a kernel's bind to port 0 would.
+            for (int again = 0; s == STATUS_SHARING_VIOLATION && any_port && again < 16; ++again) {
+                std::shared_ptr<PortReservation> other;
+                if (Fabric::instance().reserve(listener->port->endpoint().ip, 0,
+                                               adapter.knobs().ephemeral_ports(),
+                                               other) != STATUS_SUCCESS)
+                    break;
+                listener->port = std::move(other);
+                s = adapter.transport().start_listening(*listener);
+            }
+            if (s != STATUS_SUCCESS)
                 return s; // the failure path below lets the port go
             listener->listening = true;
             return STATUS_SUCCESS;

@@ -262,11 +262,15 @@ bool TcpLink::deliver(SegmentSink &sink)
         segment.terminate = parsed->terminate;
         segment.message_complete = order.message_complete;
         segment.ulpdu = step.ulpdu;
-        sink.segment(segment);
         if (segment.terminate) {
+            // Ended before the sink sees it, so that what the sink does about it (an error
+            // completion, which would terminate the link) sends no Terminate back: RFC 5040
+            // 5.1.4, nothing follows a Terminate on the stream.
             end(TcpLinkState::terminate_received);
+            sink.segment(segment);
             return false;
         }
+        sink.segment(segment);
         if (state() != TcpLinkState::open)
             return false; // the sink terminated the link
     }
