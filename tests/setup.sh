@@ -4,8 +4,15 @@
 # run with nothing changed installs nothing and rebuilds nothing.
 #
 #   tests/setup.sh [preset ...]      presets: default (build/), asan (build-asan/), tsan
+#   NDK_ASAN_TARGETS=...             targets to build for asan (default: what tests/all.sh runs
+#                                    there: ndk_unit_tests, the providers, _core, ndk_walk,
+#                                    ndk_stress, ndk_perf; "all": every target, the benchmarks too)
 #   NDK_TSAN_TARGETS=...             targets to build for tsan (default: ndk_unit_tests,
-#                                    ndk_soft_provider, ndk_stress)
+#                                    ndk_soft_provider, ndk_stress; "all": every target)
+#   NDK_DEBUG_INFO=lines             configure a new tree with line tables only (-g1) instead of
+#                                    full debug information (-g): the same code, file:line in
+#                                    backtraces and sanitizer reports, no local variables for a
+#                                    debugger; a fifth less compiling (.ci/run sets it)
 #   NDK_NO_INSTALL=1                 do not install the ndk package (the default preset builds
 #                                    build/ndk-harness_*.deb with CPack and installs it, so that
 #                                    `import ndk`, `ndk` and `pytest --ndk-provider` work anywhere)
@@ -36,19 +43,35 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# What each tree is built for (tests/all.sh, docs/testing.md): build/ everything (all labels,
+# the package); build-asan/ the unit and scenario labels and the walker, not the Google
+# Benchmark suites; build-tsan/ the C++ suites only (the Python interpreter is not built for
+# TSan): the unit label's GoogleTest suites and the short stress runs (docs/stress.md).
+asan_targets="ndk_unit_tests ndk_soft_provider ndk_loop_provider _core ndk_walk ndk_stress ndk_perf"
+tsan_targets="ndk_unit_tests ndk_soft_provider ndk_stress"
 presets=("$@")
 ((${#presets[@]})) || presets=(default)
 for preset in "${presets[@]}"; do
+  start=$SECONDS
   dir=build
   [[ $preset == default ]] || dir="build-$preset"
-  [[ -f $dir/build.ninja ]] || cmake --preset "$preset" >/dev/null
-  if [[ $preset == tsan ]]; then
-    # Under TSan the C++ suites run (the Python interpreter is not built for it): the unit
-    # label's GoogleTest suites and the short stress run (docs/stress.md).
-    cmake --build "$dir" --target ${NDK_TSAN_TARGETS:-ndk_unit_tests ndk_soft_provider ndk_stress}
-  else
-    cmake --build "$dir"
+  if [[ ! -f $dir/build.ninja ]]; then
+    debug_info=()
+    if [[ ${NDK_DEBUG_INFO:-full} == lines ]]; then
+      debug_info=(-DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1
+                  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+                  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+    fi
+    cmake --preset "$preset" "${debug_info[@]}" >/dev/null
   fi
+  case $preset in
+    asan) targets=${NDK_ASAN_TARGETS:-$asan_targets} ;;
+    tsan) targets=${NDK_TSAN_TARGETS:-$tsan_targets} ;;
+    *) targets=all ;;
+  esac
+  # shellcheck disable=SC2086  # a word list of targets
+  cmake --build "$dir" --target $targets
+  echo "setup: $dir/ configured and built in $((SECONDS - start)) s"
 done
 
 # The package, installed like any Debian package: stage the default build's install tree, and
@@ -73,5 +96,7 @@ install_package() {
     --no-install-recommends "$PWD/${deb[0]}" >/dev/null
 }
 if [[ " ${presets[*]} " == *" default "* && ${NDK_NO_INSTALL:-0} != 1 ]]; then
+  start=$SECONDS
   install_package
+  echo "setup: the package staged and checked against the installed one in $((SECONDS - start)) s"
 fi

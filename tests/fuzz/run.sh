@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# The dispatch fuzzer (docs/testing.md): configure and build build-fuzz/ (clang, libFuzzer,
-# ASan + UBSan) when needed, run fuzz_dispatch for SECONDS (default 300) over a copy of the
-# checked-in corpus (tests/fuzz/corpus/dispatch), print executions, execs/s and run time, and
-# exit non-zero on any crash, sanitizer report, provider violation, leak or timeout.  Then
-# the iWARP codec's fuzzer, fuzz_iwarp, for NDK_FUZZ_IWARP_SECONDS (default 60; 0 skips it)
-# over a copy of tests/fuzz/corpus-iwarp (docs/iwarp.md).
+# The fuzzers (docs/testing.md): configure and build build-fuzz/ (clang, libFuzzer, ASan +
+# UBSan) when needed, run fuzz_dispatch for SECONDS (default 120) over a copy of the
+# checked-in corpus (tests/fuzz/corpus/dispatch), print executions, execs/s, run time and the
+# coverage reached, and exit non-zero on any crash, sanitizer report, provider violation, leak
+# or timeout.  Then the iWARP codec's fuzzer, fuzz_iwarp, for NDK_FUZZ_IWARP_SECONDS (default
+# 30; 0 skips it) over a copy of tests/fuzz/corpus-iwarp (docs/iwarp.md).
 #
 #   tests/fuzz/run.sh [SECONDS]     NDK_FUZZ_DIR=build-fuzz  NDK_FUZZ_JOBS=$(nproc)
 #                                   NDK_FUZZ_SEED=1 (process k: seed 1+k)  NDK_FUZZ_ARGS="..."
-#                                   NDK_FUZZ_IWARP_SECONDS=60
+#                                   NDK_FUZZ_IWARP_SECONDS=30  NDK_FUZZ_TCP_SECONDS=45
+#   tests/fuzz/run.sh --install-only   install clang and libFuzzer if missing, nothing else
+#   tests/fuzz/run.sh --build-only     that, and configure and build build-fuzz/ (tests/all.sh
+#                                      builds it beside the other trees, fuzzes later)
 #
 # A finding leaves its input as build-fuzz/fuzz-artifacts/crash-* (or timeout-*, leak-*):
 # reproduce it with build-fuzz/bin/fuzz_dispatch FILE (NDK_FUZZ_TRACE=1 prints each call).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-seconds=${1:-300}
+mode=fuzz
+case ${1:-} in
+  --install-only) mode=install; shift ;;
+  --build-only) mode=build; shift ;;
+esac
+seconds=${1:-120}
 dir=${NDK_FUZZ_DIR:-build-fuzz}
 
 # clang brings libFuzzer (libclang-rt-14-dev); installed here, not in tests/setup.sh, so that
@@ -28,13 +36,24 @@ if ! command -v clang++ >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >/dev/null
 fi
+[[ $mode != install ]] || exit 0
 if [[ ! -f $dir/build.ninja ]]; then
+  # Not the verbs provider: the fuzzers open soft adapters only, and without pkg-config's
+  # libibverbs and librdmacm the tree leaves it out (CMakeLists.txt).  NDK_DEBUG_INFO=lines
+  # (tests/setup.sh): line tables only, enough for the reports' file:line.
+  debug=-g
+  [[ ${NDK_DEBUG_INFO:-full} != lines ]] || debug=-gline-tables-only
   CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 $debug -DNDEBUG" \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 $debug -DNDEBUG" \
+    -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON \
     -DNDK_FUZZ=ON -DNDK_SANITIZE=address,undefined >/dev/null
 fi
-iwarp_seconds=${NDK_FUZZ_IWARP_SECONDS:-60}
-cmake --build "$dir" --target fuzz_dispatch
-[[ $iwarp_seconds == 0 ]] || cmake --build "$dir" --target fuzz_iwarp
+iwarp_seconds=${NDK_FUZZ_IWARP_SECONDS:-30}
+targets=(fuzz_dispatch)
+[[ $iwarp_seconds == 0 ]] || targets+=(fuzz_iwarp)
+cmake --build "$dir" --target "${targets[@]}"
+[[ $mode != build ]] || exit 0
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

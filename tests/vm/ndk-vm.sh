@@ -23,6 +23,8 @@
 #   NDK_VM_MEM=2G NDK_VM_SMP=2     guest size              NDK_VM_TIMEOUT=2400 (seconds)
 #   NDK_VM_VERBOSE=1               print the guest's kernel console at the end
 #   NDK_VM_PASS=VAR1,VAR2          host variables to pass into the guest (CI, NDK_* are passed)
+#   NDK_VM_NICE=N                  run QEMU at nice N (root; tests/all.sh sets -10 for the lane
+#                                  it runs beside the builds: the guest's run is timed, they are not)
 #
 # Facts this follows were measured in ../shared/tools/rdma-vm/REPORT.md: KVM is used only when
 # /dev/kvm works *and* the CPU has vmx/svm (a para-virtual /dev/kvm cannot run a stock kernel);
@@ -327,7 +329,11 @@ KERNEL_IMG=$CACHE/$VMLINUZ; [[ -f $CACHE/vmlinux ]] && KERNEL_IMG=$CACHE/vmlinux
 touch "$RUN/console.log"
 log "booting (accel=$ACCEL, kernel $KV, $SMP vCPU, $MEM, share=$ROOT)"
 set +e
-timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -nodefaults -no-user-config -machine pc "${ACCEL_ARGS[@]}" \
+# --foreground: QEMU stays in this script's process group, so that whoever stops the group
+# (tests/all.sh, when a stage fails while the lane runs in the background) stops the guest too.
+NICE=()
+[[ -z ${NDK_VM_NICE:-} ]] || NICE=(nice -n "$NDK_VM_NICE")
+timeout --foreground -k 10 "$TIMEOUT" "${NICE[@]}" qemu-system-x86_64 -nodefaults -no-user-config -machine pc "${ACCEL_ARGS[@]}" \
   -smp "$SMP" -m "$MEM" -display none -no-reboot \
   -kernel "$KERNEL_IMG" -initrd "$CACHE/initrd.cpio" \
   -append "console=ttyS0 quiet panic=-1 mitigations=off rdinit=/init" \

@@ -12,6 +12,13 @@
 #   NDK_VERBS_PYTEST_ARGS    extra pytest arguments, e.g. "-x"
 #   NDK_VERBS_KEYWORD        a pytest -k expression selecting scenarios
 #   NDK_VERBS_WALK_SECONDS=60  ndk walk per device afterwards (0: none); NDK_VERBS_WALK_SEED=1
+#   NDK_VERBS_SHRINK_SECONDS=60  the shrinker's time for a walk's failure the quirk table
+#                              does not know; each device's walk is stopped after
+#                              NDK_VERBS_WALK_SECONDS + NDK_VERBS_SHRINK_SECONDS + 60 s in all
+#                              (a hang on rxe0 costs about 2 min per replay in the kernel: the
+#                              walker's watchdog kills the walking child, whose ibv_destroy_qp
+#                              returns only then); a device's traces and shrunk scenarios go
+#                              to BUILD_DIR/verbs-results/walk/DEVICE
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-${NDK_BUILD_DIR:-build}}
@@ -50,6 +57,7 @@ rc=$?
 echo "run-verbs: $((SECONDS - start)) s for ${providers[*]}"
 # The walker's fixed findings on the verbs provider (tests/walk/findings/verbs, docs/walk.md):
 # each trace replayed on every device must run clean, or the lane fails.
+start=$SECONDS
 for dev in $devices; do
   for trace in tests/walk/findings/verbs/*.jsonl; do
     sed "1s/\"provider\": \"[^\"]*\"/\"provider\": \"verbs:$dev\"/" "$trace" >"$results/replay.jsonl"
@@ -63,15 +71,29 @@ for dev in $devices; do
     fi
   done
 done
+echo "run-verbs: $((SECONDS - start)) s for the findings' replays"
 # The random walker on each device (docs/walk.md), bounded; its summary is printed and its
-# findings (with the shrunk scenario in $results/walk) go to the quirk table or the known
+# findings (with the shrunk scenario in $results/walk/DEVICE) go to the quirk table or the known
 # failures (python/ndk/quirks.py, docs/semantics.md): they do not change this lane's exit code.
-if [[ ${NDK_VERBS_WALK_SECONDS:-60} != 0 ]]; then
+walk_seconds=${NDK_VERBS_WALK_SECONDS:-60}
+shrink_seconds=${NDK_VERBS_SHRINK_SECONDS:-60}
+if [[ $walk_seconds != 0 ]]; then
   for dev in $devices; do
-    echo "run-verbs: ndk walk --provider verbs:$dev --seconds ${NDK_VERBS_WALK_SECONDS:-60}"
-    /usr/bin/python3 -m ndk walk --provider "verbs:$dev" --seconds "${NDK_VERBS_WALK_SECONDS:-60}" \
-      --seed "${NDK_VERBS_WALK_SEED:-1}" --out "$results/walk" --shrink-seconds 60 --past-known ||
-      echo "run-verbs: ndk walk on verbs:$dev reported a failure (above)"
+    echo "run-verbs: ndk walk --provider verbs:$dev --seconds $walk_seconds"
+    start=$SECONDS
+    walk_rc=0
+    timeout -k 10 $((walk_seconds + shrink_seconds + 60)) \
+      /usr/bin/python3 -m ndk walk --provider "verbs:$dev" --seconds "$walk_seconds" \
+      --seed "${NDK_VERBS_WALK_SEED:-1}" --out "$results/walk/$dev" \
+      --shrink-seconds "$shrink_seconds" --past-known || walk_rc=$?
+    case $walk_rc in
+      0) ;;
+      124 | 137)
+        echo "run-verbs: ndk walk on verbs:$dev stopped at its budget of" \
+             "$((walk_seconds + shrink_seconds + 60)) s; its traces are in $results/walk/$dev" ;;
+      *) echo "run-verbs: ndk walk on verbs:$dev reported a failure (above)" ;;
+    esac
+    echo "run-verbs: $((SECONDS - start)) s for the walk on verbs:$dev"
   done
 fi
 exit $rc
