@@ -23,6 +23,8 @@
 #   NDK_VM_MEM=2G NDK_VM_SMP=2     guest size              NDK_VM_TIMEOUT=2400 (seconds)
 #   NDK_VM_VERBOSE=1               print the guest's kernel console at the end
 #   NDK_VM_PASS=VAR1,VAR2          host variables to pass into the guest (CI, NDK_* are passed)
+#   NDK_VM_QEMU_ARGS="..."         more QEMU arguments (words), e.g. the links between the two
+#                                  guests of tests/vm/two-guests.sh
 #   NDK_VM_NICE=N                  run QEMU at nice N (root; tests/all.sh sets -10 for the lane
 #                                  it runs beside the builds: the guest's run is timed, they are not)
 #
@@ -43,6 +45,7 @@ TIMEOUT=${NDK_VM_TIMEOUT:-2400}
 KPKG=linux-image-amd64
 GUEST_PKGS="rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,libibverbs1,librdmacm1"
 GUEST_PKGS+=",python3,python3-pytest,python3-pytest-timeout,iproute2,kmod,procps"
+GUEST_PKGS+=",python3-rpyc,openssh-server" # a pair's peer in another guest: tests/vm/two-guests.sh
 BUILD_ONLY=0
 
 while (($#)); do
@@ -247,7 +250,8 @@ chmod 755 "$1"
 MODDIRS="kernel/drivers/infiniband/core kernel/drivers/infiniband/sw kernel/crypto kernel/arch/x86/crypto
  kernel/lib kernel/net/ipv4 kernel/net/ipv6 kernel/net/9p kernel/net/core kernel/fs/9p kernel/fs/netfs
  kernel/fs/fscache kernel/fs/configfs kernel/drivers/virtio kernel/drivers/net/dummy.ko
- kernel/drivers/firmware/qemu_fw_cfg.ko"
+ kernel/drivers/firmware/qemu_fw_cfg.ko kernel/drivers/net/virtio_net.ko
+ kernel/drivers/net/net_failover.ko"
 
 if [[ ! -f rootfs.img ]] || ! fresh image "$KEY_IMAGE"; then
   log "assembling the root image"
@@ -324,6 +328,7 @@ if [[ $ACCEL == auto ]]; then
   if [[ -r /dev/kvm && -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo; then ACCEL=kvm; else ACCEL=tcg; fi
 fi
 if [[ $ACCEL == kvm ]]; then ACCEL_ARGS=(-accel kvm -cpu host); else ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); fi
+read -ra EXTRA_ARGS <<<"${NDK_VM_QEMU_ARGS:-}"
 KERNEL_IMG=$CACHE/$VMLINUZ; [[ -f $CACHE/vmlinux ]] && KERNEL_IMG=$CACHE/vmlinux
 
 touch "$RUN/console.log"
@@ -340,7 +345,8 @@ timeout --foreground -k 10 "$TIMEOUT" "${NICE[@]}" qemu-system-x86_64 -nodefault
   -drive "file=$CACHE/rootfs.img,if=virtio,format=raw,snapshot=on,cache=unsafe" \
   -fw_cfg "name=opt/ndkvm/cmd,file=$RUN/cmd.sh" -fw_cfg "name=opt/ndkvm/env,file=$RUN/env" \
   -virtfs "local,path=$ROOT,mount_tag=share,security_model=none,id=share" \
-  -serial "file:$RUN/console.log" -chardev stdio,id=out,signal=off -serial chardev:out < /dev/null
+  -serial "file:$RUN/console.log" -chardev stdio,id=out,signal=off -serial chardev:out \
+  "${EXTRA_ARGS[@]}" < /dev/null
 qrc=$?
 set -e
 rc=$(sed -n 's/.*NDKVM_EXIT_CODE=\([0-9]*\).*/\1/p' "$RUN/console.log" | tail -n1)
