@@ -25,6 +25,9 @@ VIOLATION_PROPERTY = "ndk_violation"
 # The user_properties entry the plugin's ``pair`` fixture adds: where the pair's passive side
 # (its peer) ran, as --ndk-peer spells it (local, popen, ssh=HOST, netns=NAME).
 PEER_PROPERTY = "ndk_peer"
+# Beside it, when the pair's passive side is another provider than the test's
+# (--ndk-peer-provider): that provider.
+PEER_PROVIDER_PROPERTY = "ndk_peer_provider"
 # A test that did not end on its own: the plugin (ndk._isolation) sets the report attribute
 # FATE_ATTR to CRASHED (its process died: a signal, an abort) or TIMEOUT (it ran past
 # pytest-timeout's --timeout), and DETAIL_ATTR to one line naming the signal or the time limit
@@ -73,6 +76,7 @@ class Record:
     fate: str | None = None  # CRASHED or TIMEOUT for a failure that is one, else None
     reference: str | None = None  # the docs/semantics.md ID of a reference-choice scenario
     peer: str | None = None  # where its pair's peer ran (PEER_PROPERTY), None without a pair
+    peer_provider: str | None = None  # its peer's provider, if another (PEER_PROVIDER_PROPERTY)
 
 
 def level_of(record: Record) -> str:
@@ -447,11 +451,15 @@ def format_violations(records: Sequence[Record], providers: Sequence[str], limit
 
 def format_peers(records: Sequence[Record]) -> str:
     """Where the pair scenarios' peers ran (--ndk-peer), with the outcomes there; empty when
-    no scenario used the pair fixture."""
+    no scenario used the pair fixture.  A peer of another provider than its scenario's is
+    counted apart, as the pair: "local, soft:tcp -> verbs:siw0" (active -> passive)."""
     places: dict[str, Counter] = {}
     for record in records:
         if record.peer is not None:
-            places.setdefault(record.peer, Counter())[record.outcome] += 1
+            place = record.peer
+            if record.peer_provider is not None:
+                place += f", {provider_label(record)} -> {record.peer_provider}"
+            places.setdefault(place, Counter())[record.outcome] += 1
     lines = [f"  {place}: " + ", ".join(f"{count[outcome]} {outcome}" for outcome in
                                         ("passed", "failed", "error", DIFFERS, "skipped")
                                         if count[outcome])

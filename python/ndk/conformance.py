@@ -27,8 +27,9 @@ import pytest
 
 from ._progress import ConformanceProgress
 from ._report import (COLLECTION, DETAIL_ATTR, DIFFERS, FAILING, FATE_ATTR, FATE_LABELS,
-                      PEER_PROPERTY, REFERENCE, VIOLATION_PROPERTY, Record, ViolationRecord,
-                      format_report, level_counts, level_of, provider_label, violation_tallies)
+                      PEER_PROPERTY, PEER_PROVIDER_PROPERTY, REFERENCE, VIOLATION_PROPERTY,
+                      Record, ViolationRecord, format_report, level_counts, level_of,
+                      provider_label, violation_tallies)
 from ._selection import Where, collected_where, selected_providers, where_of
 
 SCENARIOS_ENV = "NDK_SCENARIOS"
@@ -154,7 +155,8 @@ class ResultCollector:
         result = self._results.setdefault(
             report.nodeid,
             dict(rule=rule, provider=provider, outcome="passed", message=None, duration=0.0,
-                 violations=(), fate=None, reference=reference, peer=None),
+                 violations=(), fate=None, reference=reference, peer=None,
+                 peer_provider=None),
         )
         result["duration"] += report.duration
         # Each phase's report carries the item's user_properties so far; the plugin adds the
@@ -167,6 +169,10 @@ class ResultCollector:
                     None)
         if peer is not None:
             result["peer"] = str(peer)
+        peer_provider = next((value for name, value in report.user_properties
+                              if name == PEER_PROVIDER_PROPERTY), None)
+        if peer_provider is not None:
+            result["peer_provider"] = str(peer_provider)
         outcome, message = _phase_outcome(report)
         if outcome == "failed" and reference is not None and not self._strict:
             outcome = DIFFERS  # the provider chose otherwise where NDK is silent

@@ -12,6 +12,12 @@ Shape: ``QUIRKS[provider name][rule ID] = reason``; for the verbs provider the k
 a device kind (``verbs:rxe``, ``verbs:siw``) or ``verbs`` for every device (``quirk_keys``). Keep reasons short and factual, and cite
 what makes the deviation unavoidable. A quirk is not a place for bugs: a provider that
 could follow the rule but does not should fail the scenario.
+
+Two providers in one pair scenario (``--ndk-peer-provider``: the ``pair`` fixture's passive
+side on another provider) are a pair of their own: such a scenario is looked up under the
+pair's key, ``ACTIVE|PASSIVE`` (``soft:tcp|verbs:siw``: soft:tcp connects, siw accepts), and
+not under either provider's own key, whose entries say what happens between two adapters of
+that provider.
 """
 
 from __future__ import annotations
@@ -281,40 +287,132 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
 }
 
 
-# The pairs soft:tcp <-> siw between two machines (the two-guest lane, tests/vm/two-guests.sh;
-# evidence in docs/semantics.md, "soft:tcp and siw on two machines"), merged into the pairs'
-# entries above without replacing any.  With siw initiating, its own quirks hold whoever the
-# target is; with siw the target, its receive side is siw's.  What the soft:tcp initiator
-# reports after siw terminated the stream is not explained yet: known failures.
-_SIW_TERMINATE_NOT_NAMED = (
-    "the request siw refused completes STATUS_CANCELLED at the soft:tcp initiator, not with the "
-    "status a Terminate naming it gives (soft:tcp against soft:tcp passes): whether siw's "
-    "Terminate carries no header that names the request or soft:tcp does not read it is open")
-_TWO_MACHINES: dict[str, dict[str, dict[str, str]]] = {
-    "quirks": {
-        "verbs:siw|soft:tcp": {
-            "READ-DATA": _SIW_ONE_READ_SGE,
-            "WRITE-READ-ONLY-REGION": _ERROR_NOT_SIGNALLED_SIW,
-            "READ-NO-REMOTE-READ": _ERROR_NOT_SIGNALLED_SIW,
-            "SEND-LARGER-THAN-RECEIVE": _ERROR_NOT_SIGNALLED_SIW,
-        },
-        "soft:tcp|verbs:siw": {"ARM-SOLICITED-SEND": _SIW_SOLICITED},
-    },
-    "known failures": {
-        "soft:tcp|verbs:siw": {
-            "WRITE-READ-ONLY-REGION": _SIW_TERMINATE_NOT_NAMED,
-            "SEND-LARGER-THAN-RECEIVE": _SIW_TERMINATE_NOT_NAMED,
-            "SEND-RECEIVER-NOT-READY": _SIW_TERMINATE_NOT_NAMED,
-            "READ-NO-REMOTE-READ": (
-                "a Read of a siw region without remote read access completes STATUS_SUCCESS "
-                "with 0 bytes at the soft:tcp initiator, where siw refuses it"),
-        },
-    },
+# soft:tcp against Linux siw, each way: the pair scenarios of the verbs lane's interop stage
+# (tests/vm/run-interop.sh, both sides in one guest) and of the two-guest lane
+# (tests/vm/two-guests.sh).  A pair scenario whose passive side is the other provider's is
+# looked up under ACTIVE|PASSIVE only (quirk_keys), so each entry says what that pair does;
+# the evidence (what the lanes saw, where siw's source says so) is in docs/semantics.md,
+# "Quirks of soft:tcp against siw".
+_SIW_TERMINATE_LAYOUT = (
+    "siw's Terminate does not name the failed request to soft:tcp: siw fills its control field "
+    "through little-endian bit fields (iwarp.h struct iwarp_terminate: Layer and EType "
+    "swapped, M/D/R in reserved bits), so soft:tcp reads a malformed Terminate, or one with no "
+    "DDP header, and the request completes STATUS_CANCELLED as after a protocol error "
+    "(TCP-TERMINATE), not with the status of the error siw found")
+_SIW_COMPLETES_AT_SEND = (
+    "siw completes an RDMA Write or a Send once TCP has taken its bytes (iWARP has no answer to "
+    "either, RFC 5040), and the soft:tcp target places them when its progress thread reads the "
+    "stream: the bytes and the target's receive completion may come after the initiator's "
+    "completion, which this scenario checks at once")
+_SIW_RECEIVE_NOT_SOLICITED = (
+    "siw never fires a solicited-only arm for a receive it completes, for a solicited Send "
+    "(RDMAP Send with SE) or an error alike: siw_rqe_complete() asks siw_cq_notify_now() with "
+    "SIW_WQE_SIGNALLED only (drivers/infiniband/sw/siw/siw_qp.c)")
+_SIW_SENDER_SOLICITED = (
+    "siw fires the sender's own solicited-only arm when its solicited Send completes: "
+    "siw_sqe_complete() passes the work request's flags, SIW_WQE_SOLICITED included, to "
+    "siw_cq_notify_now() (drivers/infiniband/sw/siw/siw_qp.c)")
+_SIW_ONE_STAG = (
+    "siw gives a registered region one STag for local and remote access (siw_mem.c: lkey = "
+    "rkey = stag), so the region's local token is a valid remote token and the access succeeds")
+_SIW_READ_UNCHECKED = (
+    "siw does not check the remote-read right of the region a Read Request names: it builds the "
+    "Read Response with siw_check_sgl_tx(pd, wqe, 0), no access flag (siw_qp_tx.c), so the "
+    "Read succeeds")
+_SIW_INVALIDATE_KEEPS_STREAM = (
+    "siw completes its receive with an error when a Send with Invalidate names a token it "
+    "cannot invalidate, but keeps the stream and sends its Terminate only when the connection "
+    "closes (siw_rdmap_complete): it answers the Read that follows soft:tcp's Send "
+    "(TCP-COMPLETE), so the Send completes SUCCESS")
+_SIW_LOCAL_ERROR_STATUS = (
+    "siw completes a request it cannot transmit (an SGE it cannot use) with "
+    "IBV_WC_LOC_QP_OP_ERR, STATUS_INVALID_DEVICE_REQUEST (VERBS-STATUS), for every request type "
+    "(siw_qp_sq_process), not with a protection error")
+_VERBS_READ_SINK_WRITABLE = (
+    "verbs has no read-sink right: the provider registers a region with "
+    "NDK_MR_FLAG_RDMA_READ_SINK as IBV_ACCESS_LOCAL_WRITE (the device writes a sink), so a Read "
+    "into a sink registered without NDK_MR_FLAG_ALLOW_LOCAL_WRITE succeeds")
+
+# The memory-window and fast-registration scenarios that create the window or the mapping on
+# the passive side.
+_PASSIVE_MW_RULES = (
+    "BIND-LOCAL-WRITE-REQUIRED", "BIND-OUTSIDE-MR", "BIND-READ-ONLY-WINDOW", "BIND-REMOTE-ACCESS",
+    "BIND-SILENT-SUCCESS", "BIND-TWICE", "BIND-WINDOW-BOUNDS", "MW-DEREGISTER", "MW-INVALIDATE",
+    "MW-INVALIDATE-UNBOUND", "MW-SEND-AND-INVALIDATE", "ND-RESULT-INVALIDATION-ERROR",
+    "RESULT-RECEIVE-AND-INVALIDATE", "RESULT-RECEIVE-AND-INVALIDATE-PLAIN",
+    "VALIDATE-RESULT-INVALIDATE-TOKEN",
+)
+_PASSIVE_LAM_RULES = (
+    "DEFER-FAST-REGISTER-EXAMPLE", "FRMR-DATA", "FRMR-FBO-MISMATCH", "FRMR-INVALIDATE",
+    "FRMR-LENGTH-BEYOND-PAGES", "FRMR-LOCAL-ACCESS", "FRMR-LOCAL-WITHOUT-REMOTE-ACCESS",
+    "FRMR-REMOTE-WITHOUT-ACCESS", "FRMR-REREGISTER", "FRMR-SEND-AND-INVALIDATE",
+    "FRMR-SEND-AND-INVALIDATE-PLAIN-RESULTS", "PRIVILEGED-NOT-REMOTE", "PRIVILEGED-RECEIVE-SINK",
+)
+# Errors siw finds as the target of soft:tcp's request, which soft:tcp learns from siw's
+# Terminate.
+_SIW_TARGET_ERROR_RULES = (
+    "ERROR-FLUSH-IN-ORDER", "ERROR-OVERSIZED-SEND", "ND-RESULT-ACCESS-VIOLATION",
+    "ND-RESULT-BUFFER-OVERFLOW", "ND-RESULT-REMOTE-ERROR", "ND-RESULT-TIMEOUT",
+    "READ-BEYOND-REMOTE", "RECV-NO-LOCAL-WRITE", "SEND-LARGER-THAN-RECEIVE",
+    "SEND-RECEIVER-NOT-READY", "WRITE-BEYOND-REMOTE", "WRITE-OTHER-PD-TOKEN",
+    "WRITE-READ-ONLY-REGION",
+)
+# Errors soft:tcp finds as the target of siw's request: siw has no answer to wait for.
+_SOFT_TARGET_ERROR_RULES = (
+    "BIND-READ-ONLY-WINDOW", "BIND-WINDOW-BOUNDS", "ERROR-ERRORS-ARM", "ERROR-FLUSH-IN-ORDER",
+    "ERROR-LATER-POSTS-CANCELLED", "ERROR-OVERSIZED-SEND", "ERROR-SILENT-FAILURE",
+    "ERROR-SOLICITED-ARM", "FRMR-INVALIDATE", "FRMR-SEND-AND-INVALIDATE", "MW-INVALIDATE",
+    "MW-SEND-AND-INVALIDATE", "ND-RESULT-ACCESS-VIOLATION", "ND-RESULT-BUFFER-OVERFLOW",
+    "ND-RESULT-REMOTE-ERROR", "PRIVILEGED-NOT-REMOTE", "READ-BEYOND-REMOTE",
+    "READ-NO-REMOTE-READ", "RECV-NO-LOCAL-WRITE", "SEND-AND-INVALIDATE-BAD-TOKEN",
+    "SEND-LARGER-THAN-RECEIVE", "WRITE-BEYOND-REMOTE", "WRITE-LOCAL-TOKEN-AS-REMOTE",
+    "WRITE-OTHER-PD-TOKEN", "WRITE-READ-ONLY-REGION",
+)
+# Scenarios that check the target's memory, or its receive completions, as soon as siw's
+# Write or Send has completed.
+_SIW_WRITES_CHECKED_AT_ONCE = (
+    "BIND-REMOTE-ACCESS", "BIND-SILENT-SUCCESS", "DEFER-CHAIN-ORDER",
+    "DEFER-FAST-REGISTER-EXAMPLE", "DEFER-SILENT-CHAIN", "FRMR-DATA", "FRMR-REREGISTER",
+    "LIMITS-QUEUE-FULL", "LIMITS-SGE-COUNT", "READ-FENCE", "RESULT-COUNT-LIMIT",
+    "RESULT-TYPE-WRITE", "WRITE-DATA", "WRITE-INLINE", "WRITE-REMOTE-OFFSET",
+)
+
+QUIRKS["soft:tcp|verbs:siw"] = {
+    **{rule: _NO_MEMORY_WINDOWS for rule in _PASSIVE_MW_RULES},
+    "VALIDATE-CLEAN-RUN": _SIW_EVERY_OBJECT,
+    **{rule: _NO_LAM for rule in _PASSIVE_LAM_RULES},
+    **{rule: _SIW_TERMINATE_LAYOUT for rule in _SIW_TARGET_ERROR_RULES},
+    "ARM-MERGE-SOLICITED": _SIW_RECEIVE_NOT_SOLICITED,
+    "ARM-SOLICITED-AFTER-PLAIN": _SIW_RECEIVE_NOT_SOLICITED,
+    "ARM-SOLICITED-SEND": _SIW_RECEIVE_NOT_SOLICITED,
+    "ARM-SOLICITED-SENDER-CQ": _SIW_RECEIVE_NOT_SOLICITED,
+    "ERROR-SOLICITED-ARM": _SIW_RECEIVE_NOT_SOLICITED,
+    "SEND-SOLICITED": _SIW_RECEIVE_NOT_SOLICITED,
+    "WRITE-LOCAL-TOKEN-AS-REMOTE": _SIW_ONE_STAG,
+    "READ-NO-REMOTE-READ": _SIW_READ_UNCHECKED,
+    "SEND-AND-INVALIDATE-BAD-TOKEN": _SIW_INVALIDATE_KEEPS_STREAM,
+    # the window is soft:tcp's, and siw writes through it
+    "RESULT-TYPE-BIND-INVALIDATE": _SIW_COMPLETES_AT_SEND,
 }
-for _table, _name in ((QUIRKS, "quirks"), (KNOWN_FAILURES, "known failures")):
-    for _pair, _rules in _TWO_MACHINES[_name].items():
-        for _rule, _text in _rules.items():
-            _table.setdefault(_pair, {}).setdefault(_rule, _text)
+QUIRKS["verbs:siw|soft:tcp"] = {
+    **{rule: _ERROR_NOT_SIGNALLED_SIW for rule in _SOFT_TARGET_ERROR_RULES},
+    **{rule: _SIW_COMPLETES_AT_SEND for rule in _SIW_WRITES_CHECKED_AT_ONCE},
+    "RESULT-TYPE-BIND-INVALIDATE": _NO_MEMORY_WINDOWS,
+    "PRIVILEGED-RELEASED-LAM": _NO_LAM,
+    "PRIVILEGED-SEND-SOURCE": _NO_LAM,
+    "PRIVILEGED-WRITE-SOURCE": _NO_LAM,
+    "ARM-SOLICITED-SENDER-CQ": _SIW_SENDER_SOLICITED,
+    "READ-DATA": _SIW_ONE_READ_SGE,
+    "READ-LOCAL-INVALIDATE": _READ_FLAGS,
+    "READ-SINK-FLAG-REQUIRED": _READ_FLAGS,
+    "READ-SINK-NO-LOCAL-WRITE": _VERBS_READ_SINK_WRITABLE,
+    "WRITE-LOCAL-SGE-INVALID": _SIW_LOCAL_ERROR_STATUS,
+    "DEFER-HELD": _NO_HELD_DEFER,
+    "DEFER-FLUSH": _FLUSH_IS_ERROR,
+}
+KNOWN_FAILURES["soft:tcp|verbs:siw"] = {
+    "FRMR-INVALIDATE-NORMAL-MR": KNOWN_FAILURES["verbs:siw"]["FRMR-INVALIDATE-NORMAL-MR"],
+}
 
 
 # What the random walker meets on a device because of a quirk above: a failure signature
@@ -339,14 +437,30 @@ def walk_known(provider: str | None, signature: str | None) -> str | None:
     return _lookup(WALK_KNOWN, provider, signature)
 
 
-def quirk_keys(provider: str) -> list[str]:
+PAIR_SEPARATOR = "|"
+
+
+def pair_key(active: str, passive: str) -> str:
+    """The table key of a pair of providers: ``soft:tcp|verbs:siw0`` (``active`` connects,
+    ``passive`` accepts)."""
+    return f"{active}{PAIR_SEPARATOR}{passive}"
+
+
+def quirk_keys(provider: str, peer: str | None = None) -> list[str]:
     """The table keys that apply to ``provider``, most specific first.
 
     ``verbs:siw0`` (the verbs provider on RDMA device siw0) is looked up as itself, then as
     ``verbs:siw`` (every siw device: the device kind is the name without its trailing number),
     then as ``verbs`` (every device).  A provider library given by path,
     ``.../libndk_NAME_provider.so``, is looked up as itself, then as ``NAME``.
+
+    With ``peer``, the provider of a pair scenario's passive side when it is not ``provider``,
+    the keys are the pair's: each key of ``provider`` with each key of ``peer``
+    (``soft:tcp|verbs:siw0``, ``soft:tcp|verbs:siw``, ``soft:tcp|verbs``).
     """
+    if peer is not None and peer != provider:
+        return [pair_key(active, passive) for active in quirk_keys(provider)
+                for passive in quirk_keys(peer)]
     keys = [provider]
     # A provider loaded from its library by path (build/core/libndk_loop_provider.so) is also
     # looked up by the name in the library's file name (loop).
@@ -361,21 +475,24 @@ def quirk_keys(provider: str) -> list[str]:
     return keys
 
 
-def _lookup(table: dict[str, dict[str, str]], provider: str | None, rule: str | None) -> str | None:
+def _lookup(table: dict[str, dict[str, str]], provider: str | None, rule: str | None,
+            peer: str | None = None) -> str | None:
     if provider is None or rule is None:
         return None
-    for key in quirk_keys(provider):
+    for key in quirk_keys(provider, peer):
         text = table.get(key, {}).get(rule)
         if text is not None:
             return text
     return None
 
 
-def quirk_reason(provider: str | None, rule: str | None) -> str | None:
-    """Return the recorded reason why ``provider`` deviates from ``rule``, or None."""
-    return _lookup(QUIRKS, provider, rule)
+def quirk_reason(provider: str | None, rule: str | None, peer: str | None = None) -> str | None:
+    """Return the recorded reason why ``provider`` deviates from ``rule``, or None; with
+    ``peer`` (a pair scenario's passive side on another provider), why that pair does."""
+    return _lookup(QUIRKS, provider, rule, peer)
 
 
-def known_failure(provider: str | None, rule: str | None) -> str | None:
-    """Return the note on a known, unfixed failure of ``provider`` on ``rule``, or None."""
-    return _lookup(KNOWN_FAILURES, provider, rule)
+def known_failure(provider: str | None, rule: str | None, peer: str | None = None) -> str | None:
+    """Return the note on a known, unfixed failure of ``provider`` (with ``peer``, of that
+    pair) on ``rule``, or None."""
+    return _lookup(KNOWN_FAILURES, provider, rule, peer)

@@ -25,7 +25,8 @@ What it provides:
 * ``requires(adapter, **minimums)``: skip unless the adapter reports enough capability.
 * ``connect_pair(client, server)``: two connected QPs (``ndk._connect``), for data-path
   scenarios; also reachable as ``ndk.testing.connect_pair`` after a plain ``import ndk``.
-* quirk skips from :mod:`ndk.quirks`, keyed by provider and rule, and expected failures
+* quirk skips from :mod:`ndk.quirks`, keyed by provider and rule (a pair scenario whose
+  passive side is another provider's, by the pair ``ACTIVE|PASSIVE``), and expected failures
   (xfail) for the provider bugs it lists as known and not yet fixed.
 * ``--ndk-provider-setup CMD`` (or ``$NDK_PROVIDER_SETUP``): the tests run grouped by provider,
   and ``CMD PROVIDER`` runs before the first test of each provider's group.  The VM lane uses it
@@ -52,9 +53,9 @@ from ._connect import Endpoint, connect_pair  # noqa: F401  (re-exported)
 from ._pairs import Pair, new_buffer  # noqa: F401  (re-exported for scenarios)
 from ._pairs import _ndk_peer_keeper, ndk_peer  # noqa: F401  (fixtures of the plugin)
 from ._isolation import Isolation
-from ._report import VIOLATION_PROPERTY, ViolationRecord
+from ._report import PEER_PROVIDER_PROPERTY, VIOLATION_PROPERTY, ViolationRecord
 from ._selection import OPTION_DEST, provider_of, rule_of, selected_providers
-from .quirks import known_failure, quirk_reason
+from .quirks import known_failure, pair_key, quirk_reason
 
 if TYPE_CHECKING:
     import ndk
@@ -208,17 +209,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         _check_rule_marker(item)
         provider = provider_of(item)
-        reason = quirk_reason(provider, rule_of(item))
+        peer = _other_peer_provider(config, item, provider)
+        who = pair_key(provider, peer) if provider is not None and peer is not None else provider
+        reason = quirk_reason(provider, rule_of(item), peer)
         if reason is not None:
             # A skip marker (not pytest.skip at run time) so that no fixture is set up for a
             # scenario the provider is known not to satisfy.
-            item.add_marker(pytest.mark.skip(reason=f"quirk of {provider}: {reason}"))
+            item.add_marker(pytest.mark.skip(reason=f"quirk of {who}: {reason}"))
             continue
-        note = known_failure(provider, rule_of(item))
+        note = known_failure(provider, rule_of(item), peer)
         if note is not None:
             # Still run: an expected failure stays visible, and a fix shows up as XPASS.
-            item.add_marker(pytest.mark.xfail(reason=f"known failure of {provider}: {note}",
+            item.add_marker(pytest.mark.xfail(reason=f"known failure of {who}: {note}",
                                               strict=False))
+
+
+def _other_peer_provider(config: pytest.Config, item: pytest.Item,
+                         provider: str | None) -> str | None:
+    """The provider of a pair scenario's passive side (--ndk-peer-provider) when it is not the
+    scenario's own, else None: such a scenario is judged as that pair (ndk.quirks)."""
+    if provider is None or "pair" not in getattr(item, "fixturenames", ()):
+        return None
+    peer = _pairs.peer_provider(config, provider)
+    return peer if peer != provider else None
 
 
 class _ProviderSetup:
@@ -408,6 +421,9 @@ def pair(request: pytest.FixtureRequest, ndk_provider: str, _ndk_opener: _Opener
     with the reason when the provider cannot reach the peer's location.
     ``@pytest.mark.pair(client_knobs=..., server_knobs=..., **connect_pair_keywords)`` sets
     it up."""
+    peer_provider = _pairs.peer_provider(request.config, ndk_provider)
+    if peer_provider != ndk_provider:  # the report counts the pairs by their passive provider
+        request.node.user_properties.append((PEER_PROVIDER_PROPERTY, peer_provider))
     yield from _pairs.open_pair(request, ndk_provider, _ndk_opener.open, _ndk_peer_keeper)
 
 

@@ -123,6 +123,21 @@ def test_the_report_says_where_the_peers_ran() -> None:
     assert format_peers([record(4, "passed", None)]) == ""
 
 
+def test_the_report_counts_a_peer_of_another_provider_as_the_pair() -> None:
+    def record(n: int, outcome: str, provider: str, peer_provider: str | None) -> Record:
+        return Record(nodeid=f"t{n}", rule="R", provider=provider, outcome=outcome,
+                      message=None, duration=0.0, peer="local", peer_provider=peer_provider)
+
+    records = [record(1, "passed", "soft:tcp", "verbs:siw0"),
+               record(2, "skipped", "soft:tcp", "verbs:siw0"),
+               record(3, "passed", "verbs:siw0", "soft:tcp"),
+               record(4, "passed", "soft:tcp", None)]
+    assert format_peers(records) == ("pair scenarios, where their peer ran:\n"
+                                     "  local: 1 passed\n"
+                                     "  local, soft:tcp -> verbs:siw0: 1 passed, 1 skipped\n"
+                                     "  local, verbs:siw0 -> soft:tcp: 1 passed")
+
+
 def test_a_malformed_peer_is_a_usage_error_of_the_run(scenarios, pytester) -> None:
     scenarios(test_a="def test_x():\n    pass\n")
     result = pytester.runpytest("--ndk-peer", "elsewhere")

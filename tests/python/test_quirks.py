@@ -50,6 +50,20 @@ def test_quirk_keys_go_from_device_to_kind_to_provider():
     assert quirks.quirk_keys("soft") == ["soft"]
 
 
+def test_a_pair_of_providers_has_keys_of_its_own():
+    assert quirks.quirk_keys("soft:tcp", "verbs:siw0") == [
+        "soft:tcp|verbs:siw0", "soft:tcp|verbs:siw", "soft:tcp|verbs"]
+    assert quirks.quirk_keys("verbs:siw0", "soft:tcp") == [
+        "verbs:siw0|soft:tcp", "verbs:siw|soft:tcp", "verbs|soft:tcp"]
+    assert quirks.quirk_keys("verbs:siw0", "verbs:siw0") == quirks.quirk_keys("verbs:siw0")
+    # the pair's entries only: siw's own (no memory windows) are not the pair's
+    assert quirks.quirk_reason("verbs:siw0", "MW-CREATE") is not None
+    assert quirks.quirk_reason("verbs:siw0", "MW-CREATE", "soft:tcp") is None
+    assert quirks.quirk_reason("verbs:siw0", "WRITE-DATA", "soft:tcp") == \
+        quirks._SIW_COMPLETES_AT_SEND
+    assert quirks.quirk_reason("soft:tcp", "WRITE-DATA", "verbs:siw0") is None
+
+
 def test_walk_known_signatures_resolve_by_device_kind():
     assert quirks.walk_known("verbs:siw0", "data:write") == quirks._ERROR_NOT_SIGNALLED_SIW
     assert quirks.walk_known("verbs:rxe0", "lost:recv") == quirks._RECEIVE_AFTER_ERROR_RXE

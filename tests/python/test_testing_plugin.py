@@ -164,6 +164,32 @@ def test_quirk_skips_the_rule_for_that_provider_only(scenarios, pytester, monkey
     result.stdout.fnmatch_lines(["*test_arm[[]plain[]] SKIPPED (quirk of plain: cannot arm twice)*"])
 
 
+def test_a_pair_scenario_whose_peer_is_another_provider_is_judged_as_that_pair(
+        scenarios, pytester, monkeypatch):
+    """With --ndk-peer-provider, a scenario that takes the pair fixture is looked up under
+    ACTIVE|PASSIVE only; any other scenario under its own provider."""
+    monkeypatch.setitem(quirks.QUIRKS, "soft|plain", {"PAIR-RULE": "the pair differs"})
+    monkeypatch.setitem(quirks.QUIRKS, "soft", {"OWN-RULE": "soft alone differs"})
+    scenarios(
+        test_a="""
+        import pytest
+
+        @pytest.mark.rule("PAIR-RULE")
+        def test_pair(pair):
+            pass
+
+        @pytest.mark.rule("OWN-RULE")
+        def test_own(adapter):
+            pass
+        """
+    )
+    result = pytester.runpytest("-v", "-rs", "--ndk-provider", "soft", "--ndk-peer-provider",
+                                "plain")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["SKIPPED * quirk of soft|plain: the pair differs",
+                                 "SKIPPED * quirk of soft: soft alone differs"])
+
+
 def test_markers_are_registered(scenarios, pytester):
     scenarios(
         test_a="""

@@ -11,6 +11,8 @@
 #   NDK_VERBS_CROSSCHECK=1   also run the soft provider (0: the devices only)
 #   NDK_VERBS_PYTEST_ARGS    extra pytest arguments, e.g. "-x"
 #   NDK_VERBS_KEYWORD        a pytest -k expression selecting scenarios
+#   NDK_VERBS_INTEROP=1      then soft:tcp against siw0, each way (tests/vm/run-interop.sh;
+#                            0: not); a failure there fails the lane
 #   NDK_VERBS_WALK_SECONDS=60  ndk walk per device afterwards (0: none); NDK_VERBS_WALK_SEED=1
 #   NDK_VERBS_SHRINK_SECONDS=60  the shrinker's time for a walk's failure the quirk table
 #                              does not know; each device's walk is stopped after
@@ -72,6 +74,10 @@ for dev in $devices; do
   done
 done
 echo "run-verbs: $((SECONDS - start)) s for the findings' replays"
+# The interop stage: the pair scenarios with soft:tcp on one side and siw0 on the other.
+if [[ ${NDK_VERBS_INTEROP:-1} == 1 ]]; then
+  bash tests/vm/run-interop.sh "$build" || rc=1
+fi
 # The random walker on each device (docs/walk.md), bounded; its summary is printed and its
 # findings (with the shrunk scenario in $results/walk/DEVICE) go to the quirk table or the known
 # failures (python/ndk/quirks.py, docs/semantics.md): they do not change this lane's exit code.

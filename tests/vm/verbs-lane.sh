@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/vm/verbs-lane.sh - the verbs lane: build the harness on this host (Debian 12, the same
 # libibverbs/librdmacm as the guest), then boot the RDMA guest (tests/vm/ndk-vm.sh: rxe0 and
-# siw0, cached after the first use) and run every scenario against each device in it
-# (tests/vm/run-verbs.sh).  Prints the per-device counts; exits non-zero on a failure.
+# siw0, cached after the first use) and run every scenario against each device in it, then the
+# pair scenarios with soft:tcp against siw0 each way (tests/vm/run-verbs.sh,
+# tests/vm/run-interop.sh).  Prints the per-device counts; exits non-zero on a failure.
 #
 #   bash tests/vm/verbs-lane.sh [BUILD_DIR]      (root; default build/, configured if needed)
 set -euo pipefail

@@ -26,6 +26,13 @@ void window_rkey_forget(uint32_t rkey)
     windows.erase(rkey);
 }
 
+void window_rkey_invalidated(uint32_t rkey)
+{
+    std::lock_guard lock(windows_mu);
+    if (auto it = windows.find(rkey); it != windows.end())
+        it->second = false;
+}
+
 bool window_rkey_unbound(uint32_t rkey)
 {
     std::lock_guard lock(windows_mu);

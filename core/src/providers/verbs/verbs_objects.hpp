@@ -103,6 +103,10 @@ protected:
 // rkeys are bound, and refuses such an invalidate inline (docs/semantics.md, VERBS-MW-GUARD).
 void window_rkey_bound(uint32_t rkey, bool bound);
 void window_rkey_forget(uint32_t rkey);
+// A SendAndInvalidate named this token: if it is a window's, that window is now unbound.  A
+// token of no window of this process (an MR's, another provider's) is not recorded: it is
+// not known to be a window at all.
+void window_rkey_invalidated(uint32_t rkey);
 bool window_rkey_unbound(uint32_t rkey); // a window's rkey, known to be unbound
 
 // ---- requests in flight ----------------------------------------------------------------------
@@ -181,8 +185,8 @@ struct VQp : NdkObject<NDK_QP>, kit::QpSizes {
     RequestQueue sends, receives{kReceiveTag};
     std::vector<VMw *> windows; // bound through this QP (VMw::release_qp)
 
-    // In IBV_QPS_ERR: since a flush or an error completion (reset_if_flushed takes a QP that
-    // never connected back to INIT).
+    // In IBV_QPS_ERR: since a flush or an error completion, or on iWARP since the connection
+    // ended (reset_if_flushed takes a QP that never connected back to INIT).
     bool in_error = false;
     // Move to the error state: everything queued completes with IBV_WC_WR_FLUSH_ERR.  Lock held.
     void flush();

@@ -97,7 +97,11 @@ NTSTATUS post_send_and_invalidate(NDK_QP *qp, PVOID RequestContext, const NDK_SG
                                   return STATUS_INVALID_DEVICE_REQUEST; // VERBS-MW-GUARD
                               p.wr.opcode = IBV_WR_SEND_WITH_INV;
                               p.wr.invalidate_rkey = RemoteToken;
-                              window_rkey_bound(RemoteToken, false);
+                              // libsiw (rdma-core 44) sends wr.rdma.rkey as the Invalidate
+                              // STag, not invalidate_rkey (VERBS-SIW-SEND-INVALIDATE); other
+                              // devices ignore wr.rdma for a Send.
+                              p.wr.wr.rdma.rkey = RemoteToken;
+                              window_rkey_invalidated(RemoteToken);
                               return take_sgl(q, p, Flags, pSgl, nSge, q.initiator_sge);
                           });
 }
@@ -233,6 +237,11 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
     Request request;
     request.context = RequestContext;
     request.type = NdkOperationTypeReceive;
+    // On iWARP a QP whose connection ended is in the error state: the stream is gone, and siw
+    // moves the QP there when it ends, with no completion to say so (and its ibv_query_qp
+    // does not report the state): VERBS-POST-AFTER-END.
+    if (qp.state == VQp::State::Disconnected && qp.adapter().device().iwarp)
+        qp.in_error = true;
     if (qp.in_error) {
         // VERBS-POST-IN-ERROR: rxe never completes a receive posted on a QP in the error
         // state, siw's user-space queue is flushed only on the transition into it; NDK
