@@ -4,7 +4,9 @@
 # checked-in corpus (tests/fuzz/corpus/dispatch), print executions, execs/s, run time and the
 # coverage reached, and exit non-zero on any crash, sanitizer report, provider violation, leak
 # or timeout.  Then the iWARP codec's fuzzer, fuzz_iwarp, for NDK_FUZZ_IWARP_SECONDS (default
-# 30; 0 skips it) over a copy of tests/fuzz/corpus-iwarp (docs/iwarp.md).
+# 30; 0 skips it) over a copy of tests/fuzz/corpus-iwarp (docs/iwarp.md).  Then the soft
+# provider's tcp receive path, fuzz_tcp_receive, for NDK_FUZZ_TCP_SECONDS (default 45; 0
+# skips it) over a copy of tests/fuzz/corpus-tcp-receive.
 #
 #   tests/fuzz/run.sh [SECONDS]     NDK_FUZZ_DIR=build-fuzz  NDK_FUZZ_JOBS=$(nproc)
 #                                   NDK_FUZZ_SEED=1 (process k: seed 1+k)  NDK_FUZZ_ARGS="..."
@@ -52,6 +54,8 @@ fi
 iwarp_seconds=${NDK_FUZZ_IWARP_SECONDS:-30}
 targets=(fuzz_dispatch)
 [[ $iwarp_seconds == 0 ]] || targets+=(fuzz_iwarp)
+tcp_seconds=${NDK_FUZZ_TCP_SECONDS:-45}
+[[ $tcp_seconds == 0 ]] || targets+=(fuzz_tcp_receive)
 cmake --build "$dir" --target "${targets[@]}"
 [[ $mode != build ]] || exit 0
 
@@ -104,24 +108,36 @@ if ((status != 0)); then
   exit 1
 fi
 
-# fuzz_iwarp: one process (the codec is pure computation, no threads to pin), the streams up
-# to 4 KiB (a few dozen FPDUs), the same oracle: any finding fails the run.
-if [[ $iwarp_seconds != 0 ]]; then
-  cp -r tests/fuzz/corpus-iwarp "$work/corpus-iwarp"
-  echo "== fuzz_iwarp for ${iwarp_seconds} s (corpus: $(ls tests/fuzz/corpus-iwarp | wc -l) seeds)"
-  start=$SECONDS
-  log=$work/fuzz-iwarp.log
-  status=0
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$dir/bin/fuzz_iwarp" \
-    -max_total_time="$iwarp_seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+# One fuzz target in one process over a copy of its checked-in corpus, the streams up to
+# 4 KiB, the same oracle: any finding fails the run.
+#   run_one TARGET SECONDS CORPUS REPRODUCE-PREFIX RSS-MB [LIBFUZZER-ARGS...]
+run_one() {
+  local target=$1 seconds=$2 corpus=$3 reproduce=$4 rss=$5
+  shift 5
+  cp -r "tests/fuzz/$corpus" "$work/$corpus"
+  echo "== $target for ${seconds} s (corpus: $(ls "tests/fuzz/$corpus" | wc -l) seeds)"
+  local start=$SECONDS log=$work/$target.log status=0
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=malloc_context_size=8 \
+    "$dir/bin/$target" \
+    -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb="$rss" "$@" \
     -seed="${NDK_FUZZ_SEED:-1}" -print_final_stats=1 -artifact_prefix="$artifacts/" \
-    "$work/corpus-iwarp" >"$log" 2>&1 || status=$?
-  elapsed=$((SECONDS - start))
+    "$work/$corpus" >"$log" 2>&1 || status=$?
+  local elapsed=$((SECONDS - start))
+  local execs
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
-  echo "fuzz_iwarp: ${execs:-0} executions, $((${execs:-0} / (elapsed > 0 ? elapsed : 1))) execs/s, ${elapsed} s"
+  echo "$target: ${execs:-0} executions, $((${execs:-0} / (elapsed > 0 ? elapsed : 1))) execs/s, ${elapsed} s"
   if ((status != 0)); then
     tail -60 "$log"
-    echo "fuzz_iwarp: FAILED (exit $status); reproduce with $dir/bin/fuzz_iwarp $(ls -t "$artifacts" | head -1 | sed "s|^|$artifacts/|")"
+    echo "$target: FAILED (exit $status); reproduce with $reproduce$dir/bin/$target $(ls -t "$artifacts" | head -1 | sed "s|^|$artifacts/|")"
     exit 1
   fi
-fi
+}
+
+# fuzz_iwarp: the codec is pure computation, no threads to pin.
+[[ $iwarp_seconds == 0 ]] || run_one fuzz_iwarp "$iwarp_seconds" corpus-iwarp "" 2048
+
+# fuzz_tcp_receive: a soft adapter with transport=tcp on 127.0.0.9 and one TCP connection per
+# input from the target's own thread, -entropic=0 as for fuzz_dispatch; a hang (each wait in
+# the target is bounded by 5 s) or a socket left open fails the run too.
+[[ $tcp_seconds == 0 ]] ||
+  run_one fuzz_tcp_receive "$tcp_seconds" corpus-tcp-receive "NDK_FUZZ_TRACE=1 " 4096 -entropic=0
