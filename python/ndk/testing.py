@@ -383,7 +383,9 @@ class _Opener:
         except ndk.KnobsNotSupported as exc:
             if not names:
                 raise
-            pytest.skip(f"provider {provider!r} has no knob {', '.join(names)}: {exc}")
+            # The provider's words name the knob it lacks; the list is what the scenario asked.
+            pytest.skip(f"provider {provider!r} lacks a knob the scenario sets "
+                        f"({', '.join(names)}): {exc}")
         self.opened.append(adapter)
         return adapter
 
