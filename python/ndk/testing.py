@@ -383,8 +383,9 @@ class _Opener:
         except ndk.KnobsNotSupported as exc:
             if not names:
                 raise
-            # The provider's words name the knob it lacks; the list is what the scenario asked.
-            pytest.skip(f"provider {provider!r} lacks a knob the scenario sets "
+            # The provider's words name the knob it lacks or the value it refuses; the list is
+            # what the scenario set.
+            pytest.skip(f"provider {provider!r} cannot take the knobs the scenario sets "
                         f"({', '.join(names)}): {exc}")
         self.opened.append(adapter)
         return adapter

@@ -68,7 +68,7 @@ def test_knobs_on_a_provider_without_knobs_skip_with_the_reason(scenarios, pytes
     result = pytester.runpytest("-rs", "--ndk-provider", "soft", "--ndk-provider", "plain")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(
-        ["SKIPPED*provider 'plain' lacks a knob the scenario sets (max_srq_depth): provider 'plain' takes no knobs"]
+        ["SKIPPED*provider 'plain' cannot take the knobs the scenario sets (max_srq_depth): provider 'plain' takes no knobs"]
     )
 
 
