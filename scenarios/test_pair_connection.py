@@ -258,3 +258,30 @@ def test_send_of_every_size(pair: Pair, size: int) -> None:
     assert (got.status, got.type, got.request_context, got.bytes_transferred) == (
         Status.SUCCESS, OpType.RECEIVE, 0x61, size)
     assert bytes(sink.buf) == data
+
+
+# --- a peer that dies --------------------------------------------------------------------
+
+
+@pytest.mark.rule("DISCONNECT-PAIR-PEER-KILLED")
+@pytest.mark.digest("1.11")
+def test_peer_killed(pair: Pair, ndk_peer: Any) -> None:
+    """digest 1.11 (the disconnect callback when the connection ends), 1.7 (queued requests
+    complete, CANCELLED once the QP is flushed). docs/semantics.md: TCP-CLOSE (a peer process
+    killed: its kernel's FIN or reset, what was in flight CANCELLED); docs/transport.md, "A
+    peer that dies" (shm); DISCONNECT (after a peer's end, NdkDisconnect succeeds once): the
+    peer's interpreter dies (SIGKILL) with a receive posted here and nothing sent; this side's
+    connector gets a disconnect event, its NdkDisconnect then completes SUCCESS, and the
+    receive completes CANCELLED (flushed by that Disconnect, or already at the peer's end):
+    no hang, no crash.  Needs a peer in a process of its own (--ndk-peer popen, netns=NAME,
+    ssh=HOST)."""
+    if ndk_peer is None:
+        pytest.skip("the pair's passive side runs in this process (--ndk-peer local), which "
+                    "cannot be killed without the test: --ndk-peer popen kills a peer process")
+    a, _ = pair
+    sink = region(a.pd, 64, flags=LOCAL_WRITE)
+    assert a.qp.receive([sink.sge(0, 64)], request_context=0x71) == Status.SUCCESS
+    ndk_peer.kill()
+    assert a.connector.wait_disconnect(timeout=TIMEOUT) is not None, "no disconnect event"
+    assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
+    expect_result(a.cq, Status.CANCELLED, OpType.RECEIVE, 0x71)

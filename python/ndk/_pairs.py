@@ -260,7 +260,12 @@ class _PeerValidation:
                             for v in self._session.violations()]
 
     def violations(self) -> list[Any]:
-        return self._copied if self._copied is not None else list(self._session.violations())
+        if self._copied is not None:
+            return self._copied
+        try:
+            return list(self._session.violations())
+        except EOFError:  # the peer died before its record was copied: nothing to judge
+            return []
 
 
 class _PeerAdapterSeen:

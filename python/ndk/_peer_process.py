@@ -79,6 +79,7 @@ class Peer:
         self._stderr = stderr
         self.ndk: Any = connection.modules.ndk
         self.adapters: list[Any] = []
+        self.killed = False  # by kill(): its death is what the test asked for
 
     @property
     def where(self) -> str:
@@ -98,9 +99,9 @@ class Peer:
         return self._stderr.read()[-limit:].strip()
 
     def death(self) -> Optional[str]:
-        """What happened to the peer if it is gone (None while it runs): the exit and the end
-        of its standard error."""
-        if self.process.poll() is None and not self.connection.closed:
+        """What happened to the peer if it is gone (None while it runs, or when a test killed
+        it on purpose): the exit and the end of its standard error."""
+        if self.killed or (self.process.poll() is None and not self.connection.closed):
             return None
         try:
             status = self.process.wait(timeout=2.0)
@@ -112,6 +113,22 @@ class Peer:
                     "closed")
         tail = self.stderr_tail()
         return f"{text}; its stderr: {tail}" if tail else text
+
+    def kill(self, timeout: float = 10.0) -> None:
+        """SIGKILL the peer interpreter, for a scenario about a peer that dies: its sockets and
+        devices are left to its kernel, as after a crash.  The peer sends the signal to itself
+        (with ssh=HOST the local process is only the ssh client), so the request is never
+        answered: it returns when the pipe closes, then waits for the local process to end.  The test is not failed for this death, and the
+        next test gets a new peer."""
+        self.killed = True
+        os_module = self.connection.modules.os
+        remote_pid = os_module.getpid()
+        try:
+            os_module.kill(remote_pid, signal.SIGKILL)  # never answered: the pipe closes
+        except EOFError:
+            pass
+        self.process.wait(timeout=timeout)
+        self.adapters = []
 
     def open_adapter(self, provider: str, **knobs: Any) -> Any:
         """``ndk.open_adapter`` in the peer; the adapter is a proxy."""

@@ -67,6 +67,18 @@ def test_a_peer_that_dies_is_an_error_naming_the_signal(peer) -> None:
     assert peer.death() == f"the peer process (popen, pid {peer.pid}) killed by SIGKILL (signal 9)"
 
 
+def test_a_peer_killed_on_purpose_dies_of_sigkill_and_is_no_death_to_report(peer) -> None:
+    """Peer.kill() (the killed-peer scenario's tool): the peer interpreter ends by SIGKILL,
+    sent to itself, and returns once it has; death() stays None, so the test that asked for it
+    is not failed for it, and close() after it is quiet."""
+    peer.open_adapter("soft")
+    peer.kill()
+    assert peer.process.returncode == -signal.SIGKILL
+    assert not peer.alive
+    assert peer.death() is None
+    assert peer.adapters == []
+
+
 def test_a_peer_that_cannot_start_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(PeerError, match=r"netns=ndk-no-such-namespace: the peer did not start"
                        r".*its stderr: .*ndk-no-such-namespace"):
