@@ -1,8 +1,8 @@
 """transport=tcp between two processes (docs/transport.md, "The tcp transport in the soft
 provider"): this process connects to a soft adapter in a child (transport_peer_child.py) over a
 kernel TCP connection speaking iWARP, sends and receives, writes and reads its memory, finds
-the connection's 4-tuple in OID_NDK_CONNECTIONS as the kernel reports it, and survives the
-child's death and a peer that speaks no MPA.
+the connection's 4-tuple in OID_NDK_CONNECTIONS as the kernel reports it, survives the
+child's death and a peer that speaks no MPA, and asks for MPA's CRC as knob mpa_crc says.
 
 The adapters use addresses of 127.0.0.0/8, local on every Linux host, so no set-up is needed.
 """
@@ -73,6 +73,42 @@ def test_a_send_without_a_receive_times_out_at_the_peer(connected):
     assert qp.send([mr.sge(0, 16)], request_context=3) == Status.SUCCESS
     result = one_result(cq)
     assert (result.request_context, result.status) == (3, Status.IO_TIMEOUT)
+
+
+@pytest.mark.parametrize("ours, theirs", [("off", "off"), ("off", "on"), ("on", "off")])
+def test_mpa_crc_off_on_either_side_still_moves_the_bytes(ours, theirs):
+    """docs/semantics.md TCP-CRC: knob mpa_crc on either adapter; the connection has CRC when
+    one side asks (RFC 5044 7.1), none when neither does.  A 300 KB Write and a Read of it
+    come through whichever the two agreed on."""
+    for connected in connect_to_child({**TCP, "mpa_crc": ours}, CLIENT,
+                                      {**TCP, "mpa_crc": theirs}, SERVER):
+        write_then_read_back(connected)
+
+
+@pytest.mark.parametrize("crc", ["on", "off"])
+def test_the_mpa_request_asks_for_crc_as_the_knob_says(crc):
+    """docs/semantics.md TCP-CRC: the MPA request a connect writes (RFC 5044 7.1) has its C
+    flag set with mpa_crc=on (the default) and clear with mpa_crc=off."""
+    address = "127.0.0.93"
+    with socket.create_server(("127.0.0.94", 0)) as raw, \
+            ndk.open_adapter("soft", address=address, mpa_crc=crc, **TCP) as adapter:
+        assert adapter.knobs.mpa_crc == crc
+        pd = adapter.create_pd().get(timeout=TIMEOUT)
+        cq = adapter.create_cq(cq_depth=4).get(timeout=TIMEOUT)
+        qp = pd.create_qp(cq, cq, receive_queue_depth=4, initiator_queue_depth=4,
+                          max_receive_request_sge=1,
+                          max_initiator_request_sge=1).get(timeout=TIMEOUT)
+        connector = adapter.create_connector().get(timeout=TIMEOUT)
+        connector.connect(qp, raw.getsockname())
+        raw.settimeout(TIMEOUT)
+        peer, _ = raw.accept()
+        with peer:
+            peer.settimeout(TIMEOUT)
+            header = b""
+            while len(header) < 20:  # the key, the M C R S bits and Rev, PD_Length
+                header += peer.recv(20 - len(header))
+        assert header[:16] == b"MPA ID Req Frame"
+        assert bool(header[16] & 0x40) == (crc == "on")
 
 
 def _kernel_tuples() -> set[tuple[tuple[str, int], tuple[str, int]]]:

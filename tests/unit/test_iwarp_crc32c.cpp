@@ -99,4 +99,23 @@ TEST(Crc32c, PathsAgreeAndChain)
         }
 }
 
+// Runs long enough for the hardware path's three chains (12 KiB stripes of three 4 KiB
+// blocks, joined by shifting the first two over the rest): every stripe count up to a 64 KiB
+// FPDU's, with tails of every length class and unaligned starts, continued from a nonzero
+// CRC, against the portable path.
+TEST(Crc32c, ThreeChainsAgreeWithThePortablePath)
+{
+    const auto data = pattern(3 * 65536 + 64, 11);
+    for (std::size_t start : {std::size_t{0}, std::size_t{3}, std::size_t{8}})
+        for (std::size_t size : {std::size_t{12287}, std::size_t{12288}, std::size_t{12289},
+                                 std::size_t{12288 + 4095}, std::size_t{24576 + 7},
+                                 std::size_t{65536}, std::size_t{65536 + 13},
+                                 std::size_t{3 * 65536}}) {
+            const auto piece = std::span(data).subspan(start, size);
+            ASSERT_EQ(crc32c_hardware(piece), crc32c_portable(piece)) << start << "+" << size;
+            ASSERT_EQ(crc32c_hardware(piece, 0x12345678u), crc32c_portable(piece, 0x12345678u))
+                << start << "+" << size;
+        }
+}
+
 } // namespace

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace {
@@ -53,6 +54,16 @@ TEST(IwarpFpdu, WireImage)
 
 // Three FPDUs of different pads, fed in chunks of every size from 1 byte up: each comes out
 // whole and in order, nothing is left pending.
+// Every complete ULPDU the reassembler holds, appended to `out`.
+void take_complete(FpduReassembler &reassembler, std::vector<std::vector<std::byte>> &out)
+{
+    for (FpduStep step = reassembler.next(); step.status != FpduStatus::need_more;
+         step = reassembler.next()) {
+        ASSERT_EQ(step.status, FpduStatus::complete);
+        out.emplace_back(step.ulpdu.begin(), step.ulpdu.end());
+    }
+}
+
 TEST(IwarpFpdu, ReassemblesAnyChunking)
 {
     for (bool crc : {false, true}) {
@@ -68,13 +79,39 @@ TEST(IwarpFpdu, ReassemblesAnyChunking)
             std::vector<std::vector<std::byte>> out;
             for (std::size_t at = 0; at < stream.size(); at += chunk) {
                 reassembler.push(std::span(stream).subspan(at, std::min(chunk, stream.size() - at)));
-                for (FpduStep step = reassembler.next(); step.status != FpduStatus::need_more;
-                     step = reassembler.next()) {
-                    ASSERT_EQ(step.status, FpduStatus::complete);
-                    out.emplace_back(step.ulpdu.begin(), step.ulpdu.end());
-                }
+                take_complete(reassembler, out);
             }
             EXPECT_EQ(out, ulpdus) << "crc " << crc << " chunk " << chunk;
+            EXPECT_EQ(reassembler.pending(), 0u);
+        }
+    }
+}
+
+// A reader that reads straight into the reassembler (space(), filled()) rather than pushing
+// a copy: reads of any size, some filling less than the room given, and many FPDUs' worth
+// through one buffer, so that what was handed out is moved away while an FPDU is half in.
+TEST(IwarpFpdu, ReassemblesReadsIntoItsSpace)
+{
+    for (bool crc : {false, true}) {
+        std::vector<std::vector<std::byte>> ulpdus;
+        std::vector<std::byte> stream;
+        for (unsigned i = 0; i < 40; ++i) {
+            ulpdus.push_back(pattern(i % 3 == 0 ? kMpaMaxUlpdu : 14 + i * 997 % 30000, i));
+            const auto f = encode_fpdu(ulpdus.back(), crc);
+            stream.insert(stream.end(), f.begin(), f.end());
+        }
+        for (std::size_t room : {1u, 7u, 4096u, 65536u}) {
+            FpduReassembler reassembler(crc);
+            std::vector<std::vector<std::byte>> out;
+            for (std::size_t at = 0, read = 0; at < stream.size(); at += read, ++room) {
+                const std::span<std::byte> space = reassembler.space(room);
+                ASSERT_GE(space.size(), room);
+                read = std::min({space.size(), stream.size() - at, room + room / 2});
+                std::copy_n(stream.begin() + static_cast<std::ptrdiff_t>(at), read, space.begin());
+                reassembler.filled(read);
+                take_complete(reassembler, out);
+            }
+            EXPECT_EQ(out, ulpdus) << "crc " << crc << " room " << room;
             EXPECT_EQ(reassembler.pending(), 0u);
         }
     }

@@ -110,6 +110,38 @@ TEST(TcpLink, TheMssMulpduCarriesAMebibyteEachWay)
     EXPECT_EQ(at_active.messages[0].opcode, RdmapOpcode::send_solicited);
 }
 
+// A body in pieces (an SGL in registered memory) goes from where it lies: pieces of 0, 1 and
+// odd sizes, cut by segments inside and across them, arrive as the gathered bytes, for a
+// Write and a Send, with and without CRC.
+TEST(TcpLink, ABodyInPiecesArrivesAsItsGatheredBytes)
+{
+    for (const bool crc : {true, false}) {
+        SCOPED_TRACE(crc ? "with CRC" : "without CRC");
+        PairSettings settings;
+        settings.options.send_mulpdu = kMulpdu;
+        settings.active.crc = crc;
+        settings.passive.crc = crc;
+        LinkPair pair = establish_pair("127.0.0.1", settings);
+        ASSERT_EQ(pair.active->negotiated().crc, crc);
+        const auto whole = pattern(3 * kMulpdu + 77, 5);
+        const std::vector<std::size_t> cuts{0, 1, 1, 500, 2 * kMulpdu, 2 * kMulpdu + 3,
+                                            whole.size()};
+        std::vector<std::span<const std::byte>> pieces;
+        for (std::size_t i = 0; i + 1 < cuts.size(); ++i)
+            pieces.push_back(std::span(whole).subspan(cuts[i], cuts[i + 1] - cuts[i]));
+        ASSERT_NE(pair.active->write_pieces(0x77, 0x1000, pieces), LinkSendStatus::closed);
+        ASSERT_NE(pair.active->send_pieces(RdmapOpcode::send, pieces), LinkSendStatus::closed);
+        MessageSink sink;
+        receive_until(*pair.passive, sink, [&] { return sink.messages.size() == 2; },
+                      pair.active.get());
+        ASSERT_EQ(sink.messages.size(), 2u);
+        EXPECT_FALSE(sink.misplaced);
+        EXPECT_EQ(sink.messages[0].bytes, whole);
+        EXPECT_EQ(sink.messages[0].offset, 0x1000u);
+        EXPECT_EQ(sink.messages[1].bytes, whole);
+    }
+}
+
 TEST(TcpLink, ReadRequestFieldsArriveAndEachTakesTheNextMsn)
 {
     LinkPair pair = establish_pair("127.0.0.1");

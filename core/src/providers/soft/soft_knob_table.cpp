@@ -252,6 +252,19 @@ std::string set_shm_fabric(KnobValues &v, std::string_view, const std::string &v
 
 std::string get_shm_fabric(const KnobValues &v, std::string_view) { return v.shm_fabric; }
 
+std::string set_mpa_crc(KnobValues &v, std::string_view, const std::string &value)
+{
+    if (value == "on" || value == "1" || value == "true" || value == "True")
+        v.mpa_crc = true;
+    else if (value == "off" || value == "0" || value == "false" || value == "False")
+        v.mpa_crc = false;
+    else
+        return "expected on or off";
+    return "";
+}
+
+std::string get_mpa_crc(const KnobValues &v, std::string_view) { return v.mpa_crc ? "on" : "off"; }
+
 std::string set_progress(KnobValues &v, std::string_view, const std::string &value)
 {
     if (value != "auto" && value != "manual")
@@ -451,6 +464,16 @@ const KnobSpec kKnobTable[] = {
                "runs side by side keep apart. Default: the user's default fabric",
      .set = set_shm_fabric,
      .get = get_shm_fabric},
+    {.names = "mpa_crc",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "`on` (default), `off`",
+     .effect = "with transport=tcp, whether the adapter's MPA request or reply asks for CRC32c "
+               "on each FPDU (at connect and accept): a connection has CRC when either side "
+               "asks (RFC 5044 7.1), so `off` on both ends runs without it and an `off` adapter "
+               "still gives CRC to a peer that asks (docs/semantics.md, TCP-CRC)",
+     .set = set_mpa_crc,
+     .get = get_mpa_crc},
     {.names = "progress",
      .by = KnobBy::Provider,
      .title = nullptr,

@@ -155,6 +155,12 @@ bool Knobs::inproc_transport() const
     return v_.transport == TransportKind::inproc;
 }
 
+bool Knobs::mpa_crc() const
+{
+    std::lock_guard lock(mu_);
+    return v_.mpa_crc;
+}
+
 std::string Knobs::shm_fabric() const
 {
     std::lock_guard lock(mu_);

@@ -45,6 +45,7 @@ struct KnobValues {
     std::string addresses;
     TransportKind transport = TransportKind::inproc; // at open only: docs/transport.md
     std::string shm_fabric;     // shm_fabric=NAME: which host-wide registry (empty: the default)
+    bool mpa_crc = true;        // transport=tcp: ask for MPA's CRC32c (docs/semantics.md TCP-CRC)
     bool manual_progress = false;
     uint32_t rnr_timeout_ms = 100;
     uint32_t connect_timeout_ms = 10000;
@@ -136,6 +137,9 @@ public:
     // shm_fabric=NAME: the registry the shm transport uses (docs/transport.md, "Addresses"):
     // adapters meet only within one; empty for the user's default one.
     std::string shm_fabric() const;
+    // mpa_crc: whether this adapter's MPA request or reply asks for CRC32c (RFC 5044 7.1; the
+    // connection has CRC when either side asks).
+    bool mpa_crc() const;
     // progress=manual: the engine runs only when stepped (docs/knobs.md, "Progress").
     bool manual_progress() const;
     // How long a send waits for a receive at the peer before it fails (receiver not ready).

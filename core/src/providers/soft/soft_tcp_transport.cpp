@@ -70,9 +70,13 @@ std::span<const unsigned char> as_uchars(std::span<const std::byte> data)
     return {reinterpret_cast<const unsigned char *>(data.data()), data.size()};
 }
 
-iwarp::MpaSettings mpa_settings(ULONG inbound_read_limit, ULONG outbound_read_limit)
+// Our side of MPA's exchange: NDK's read limits as RFC 6581's IRD and ORD, and whether this
+// adapter asks for CRC32c (knob mpa_crc; the peer's asking is honoured regardless, RFC 5044 7.1).
+iwarp::MpaSettings mpa_settings(const SoftAdapter &adapter, ULONG inbound_read_limit,
+                                ULONG outbound_read_limit)
 {
     iwarp::MpaSettings s;
+    s.crc = adapter.knobs().mpa_crc();
     s.ird = static_cast<std::uint16_t>(std::min(inbound_read_limit, kMpaMaxReadDepth));
     s.ord = static_cast<std::uint16_t>(std::min(outbound_read_limit, kMpaMaxReadDepth));
     return s;
@@ -174,7 +178,8 @@ public:
 private:
     enum class Request { none, send, write, read };
 
-    std::span<const std::byte> gather(const Spans &spans);
+    // The request's SGL as the link's body pieces: sent from the registered memory itself.
+    static std::vector<std::span<const std::byte>> pieces_of(const Spans &spans);
     // The request went out (or the link had ended): in flight until the peer's answer.
     Answer in_flight(Request kind, bool sent, Spans sink = {});
     void take(const InboundSegment &s);
@@ -196,7 +201,6 @@ private:
     TcpTransport &transport_;
     std::shared_ptr<Connection> connection_;
     SoftQp &qp_;
-    std::vector<std::byte> out_;           // an initiator payload gathered from its SGL
     std::vector<std::byte> incoming_send_; // the peer's Send, reassembled
     std::vector<std::byte> response_;      // a Read Response gathered at the target
     TerminateReason failing_ = TerminateReason::rdmap_local_catastrophic; // fail_peer's reason
@@ -320,7 +324,7 @@ public:
         tcp::TcpConnectParameters p;
         p.destination = to_tcp(c.remote);
         p.source = to_tcp(c.local);
-        p.settings = mpa_settings(c.inbound_read_limit, c.outbound_read_limit);
+        p.settings = mpa_settings(adapter, c.inbound_read_limit, c.outbound_read_limit);
         p.private_data = as_bytes(private_data);
         p.options = options_;
         try {
@@ -550,8 +554,9 @@ void TcpConnectorLink::reply(std::span<const unsigned char> private_data,
 {
     TcpEstablish what = TcpEstablish::failed;
     on_socket([&] {
-        what = establishing_->incoming->accept(mpa_settings(inbound_read_limit, outbound_read_limit),
-                                               as_bytes(private_data));
+        what = establishing_->incoming->accept(
+            mpa_settings(self_.adapter(), inbound_read_limit, outbound_read_limit),
+            as_bytes(private_data));
     });
     if (what != TcpEstablish::waiting)
         transport_.revisit(establishing_); // established at once (no RTR), or failed
@@ -646,14 +651,13 @@ TcpChannel::~TcpChannel()
     transport_.tables().retire_if_unused(connection_);
 }
 
-std::span<const std::byte> TcpChannel::gather(const Spans &spans)
+std::vector<std::span<const std::byte>> TcpChannel::pieces_of(const Spans &spans)
 {
-    out_.clear();
-    for (const Span &s : spans) {
-        const auto *bytes = reinterpret_cast<const std::byte *>(s.host);
-        out_.insert(out_.end(), bytes, bytes + s.length);
-    }
-    return out_;
+    std::vector<std::span<const std::byte>> pieces;
+    pieces.reserve(spans.size());
+    for (const Span &s : spans)
+        pieces.emplace_back(reinterpret_cast<const std::byte *>(s.host), s.length);
+    return pieces;
 }
 
 Answer TcpChannel::in_flight(Request kind, bool sent, Spans sink)
@@ -686,13 +690,15 @@ Answer TcpChannel::send(SoftQp &, const Spans &source, bool solicited,
                                                  : RdmapOpcode::send_solicited)
                                    : (invalidate ? RdmapOpcode::send_invalidate
                                                  : RdmapOpcode::send);
-    LinkSendStatus s = connection_->link->send(opcode, gather(source), invalidate.value_or(0));
+    const auto pieces = pieces_of(source);
+    LinkSendStatus s = connection_->link->send_pieces(opcode, pieces, invalidate.value_or(0));
     return in_flight(Request::send, s != LinkSendStatus::closed);
 }
 
 Answer TcpChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
 {
-    LinkSendStatus s = connection_->link->write(token, address, gather(source));
+    const auto pieces = pieces_of(source);
+    LinkSendStatus s = connection_->link->write_pieces(token, address, pieces);
     return in_flight(Request::write, s != LinkSendStatus::closed);
 }
 

@@ -4,7 +4,7 @@
 //
 // Two implementations of the same function: slicing-by-8 tables anywhere, and the SSE4.2
 // crc32 instruction where the CPU has it (checked once at run time, so one binary runs on
-// any x86-64).  crc32c() picks the fast one; the others are public so that tests hold both
+// any x86-64), as three chains side by side over each 12 KiB of a long run.  crc32c() picks the fast one; the others are public so that tests hold both
 // to the same known answers.
 #pragma once
 

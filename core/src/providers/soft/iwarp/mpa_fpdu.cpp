@@ -4,11 +4,17 @@
 #include "providers/soft/iwarp/wire_bytes.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace ndk::soft::iwarp {
 
 FpduFraming frame_fpdu(std::initializer_list<std::span<const std::byte>> ulpdu_pieces, bool crc)
+{
+    return frame_fpdu(std::span(ulpdu_pieces.begin(), ulpdu_pieces.size()), crc);
+}
+
+FpduFraming frame_fpdu(std::span<const std::span<const std::byte>> ulpdu_pieces, bool crc)
 {
     std::size_t ulpdu_length = 0;
     for (const auto &piece : ulpdu_pieces)
@@ -72,21 +78,48 @@ FpduStep parse_fpdu(std::span<const std::byte> bytes, bool crc, std::size_t max_
     return step;
 }
 
+void FpduReassembler::make_room(std::size_t count)
+{
+    if (buffer_.size() - end_ >= count)
+        return;
+    // What was handed out goes now: the spans next() returned were valid until this call.
+    if (start_ > 0 && end_ > start_)
+        std::memmove(buffer_.data(), buffer_.data() + start_, end_ - start_);
+    end_ -= start_;
+    start_ = 0;
+    // Room for several such reads, so that the move above is rare against the bytes read.
+    if (buffer_.size() - end_ < count)
+        buffer_.resize(std::max(end_ + count, 4 * count));
+}
+
 void FpduReassembler::push(std::span<const std::byte> chunk)
 {
     if (failed_ != FpduStatus::complete)
         return; // the stream is dead; keep nothing
-    // What was handed out goes now: the spans next() returned were valid until this call.
-    buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(start_));
-    start_ = 0;
-    buffer_.insert(buffer_.end(), chunk.begin(), chunk.end());
+    if (chunk.empty())
+        return;
+    make_room(chunk.size());
+    std::memcpy(buffer_.data() + end_, chunk.data(), chunk.size());
+    end_ += chunk.size();
+}
+
+std::span<std::byte> FpduReassembler::space(std::size_t at_least)
+{
+    make_room(at_least);
+    return std::span(buffer_).subspan(end_);
+}
+
+void FpduReassembler::filled(std::size_t count)
+{
+    if (failed_ == FpduStatus::complete)
+        end_ += std::min(count, buffer_.size() - end_);
 }
 
 FpduStep FpduReassembler::next()
 {
     if (failed_ != FpduStatus::complete)
         return {failed_, {}, 0};
-    const std::span<const std::byte> rest(buffer_.data() + start_, buffer_.size() - start_);
+    const std::span<const std::byte> rest(buffer_.data() + start_, end_ - start_);
     const FpduStep step = parse_fpdu(rest, crc_, max_ulpdu_);
     if (step.status == FpduStatus::complete)
         start_ += step.size;

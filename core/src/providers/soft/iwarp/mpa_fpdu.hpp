@@ -58,6 +58,7 @@ struct FpduFraming {
 };
 
 // Throws std::invalid_argument for a ULPDU above 65535 bytes.
+FpduFraming frame_fpdu(std::span<const std::span<const std::byte>> ulpdu_pieces, bool crc);
 FpduFraming frame_fpdu(std::initializer_list<std::span<const std::byte>> ulpdu_pieces, bool crc);
 // The whole FPDU in one buffer (tests, control messages).
 std::vector<std::byte> encode_fpdu(std::span<const std::byte> ulpdu, bool crc);
@@ -80,10 +81,13 @@ struct FpduStep {
 // (decided from the first two bytes, before the rest arrives) and its CRC when `crc`.
 FpduStep parse_fpdu(std::span<const std::byte> bytes, bool crc, std::size_t max_ulpdu);
 
-// Reassembles FPDUs from a TCP stream read in chunks of any size.  It copies what it is
-// given; next() hands out one complete, checked ULPDU at a time.  An error is final (without
-// markers nothing in the stream says where the next FPDU starts): every later next() repeats
-// it, and the connection ends with a Terminate.
+// Reassembles FPDUs from a TCP stream read in chunks of any size.  It holds the bytes in one
+// buffer, consumed from an offset: a reader either push()es a chunk (a copy) or reads straight
+// into space() and says how much it filled(); next() hands out one complete, checked ULPDU at a
+// time.  What was handed out is dropped only when space is needed, by moving the unfinished
+// FPDU behind it to the front, so the bytes are moved once per buffer's worth, not per read.
+// An error is final (without markers nothing in the stream says where the next FPDU starts):
+// every later next() repeats it, and the connection ends with a Terminate.
 class FpduReassembler {
 public:
     explicit FpduReassembler(bool crc, std::size_t max_ulpdu = kMpaMaxUlpdu)
@@ -92,18 +96,25 @@ public:
     }
 
     void push(std::span<const std::byte> chunk);
-    // The ULPDU it returns stays valid until the next push().
+    // At least `at_least` writable bytes after those held, for a read to fill; then filled().
+    std::span<std::byte> space(std::size_t at_least);
+    void filled(std::size_t count);
+    // The ULPDU it returns stays valid until the next push() or space().
     FpduStep next();
 
     // Bytes held that are not yet a complete FPDU: nonzero at the stream's end means the
     // peer stopped in the middle of one.
-    std::size_t pending() const { return buffer_.size() - start_; }
+    std::size_t pending() const { return end_ - start_; }
 
 private:
+    // Room for `count` more bytes after end_, moving the held ones to the front first.
+    void make_room(std::size_t count);
+
     bool crc_;
     std::size_t max_ulpdu_;
-    std::vector<std::byte> buffer_;
-    std::size_t start_ = 0; // first byte not yet handed out
+    std::vector<std::byte> buffer_; // its size is its capacity; [start_, end_) is held
+    std::size_t start_ = 0;         // first byte not yet handed out
+    std::size_t end_ = 0;           // one past the last byte received
     FpduStatus failed_ = FpduStatus::complete; // complete: no error so far
 };
 

@@ -13,6 +13,7 @@ using iwarp::SegmentHeader;
 
 namespace {
 
+// The least room a read is given (the reassembler keeps several times that).
 constexpr std::size_t kReadChunk = 64 * 1024;
 
 // Where a message's "begun, not ended" flag lives (TcpLink::open_).
@@ -31,7 +32,7 @@ TcpLink::TcpLink(TcpStream stream, TcpLinkStart start)
     : side_(start.side), negotiated_(start.negotiated), send_mulpdu_(start.send_mulpdu),
       stream_(std::move(stream)), next_msn_(start.next_msn),
       reassembler_(start.negotiated.crc, start.receive_max_ulpdu), sequence_(start.sequence),
-      pending_(std::move(start.received)), chunk_(kReadChunk),
+      pending_(std::move(start.received)),
       expect_rtr_read_response_(start.expect_rtr_read_response)
 {
     // The answer RFC 6581 3.3 asks of a Read RTR's responder: a zero-length Read Response.
@@ -58,25 +59,74 @@ void TcpLink::end(TcpLinkState state)
     state_.compare_exchange_strong(expected, state, std::memory_order_acq_rel);
 }
 
-LinkSendStatus TcpLink::send_locked(const SegmentHeader &first, std::span<const std::byte> body)
+namespace {
+
+std::size_t body_size(BodyPieces body)
+{
+    std::size_t size = 0;
+    for (const auto &piece : body)
+        size += piece.size();
+    return size;
+}
+
+// Walks a body in pieces front to back, handing out its next bytes as sub-spans of the pieces
+// (a segment's payload may span several SGEs; segments are cut in order, so one pass).
+class BodyCursor {
+public:
+    explicit BodyCursor(BodyPieces body) : body_(body) {}
+
+    void take(std::size_t size, std::vector<std::span<const std::byte>> &into)
+    {
+        while (size > 0 && index_ < body_.size()) {
+            const std::span<const std::byte> rest = body_[index_].subspan(within_);
+            const std::size_t n = std::min(size, rest.size());
+            if (n > 0)
+                into.push_back(rest.first(n));
+            size -= n;
+            within_ += n;
+            if (within_ == body_[index_].size()) {
+                ++index_;
+                within_ = 0;
+            }
+        }
+    }
+
+private:
+    BodyPieces body_;
+    std::size_t index_ = 0;  // the piece the next byte is in
+    std::size_t within_ = 0; // and where in it
+};
+
+} // namespace
+
+LinkSendStatus TcpLink::send_locked(const SegmentHeader &first, BodyPieces body)
 {
     struct Frame {
         iwarp::HeaderBytes header;
         iwarp::FpduFraming framing;
-        std::span<const std::byte> payload;
+        std::size_t payload_begin = 0, payload_end = 0; // its pieces in `payload`
     };
     std::vector<Frame> frames;
-    for (iwarp::Segmenter segmenter(first, body.size(), send_mulpdu_); !segmenter.done();) {
+    std::vector<std::span<const std::byte>> payload; // every frame's payload pieces in turn
+    std::vector<std::span<const std::byte>> ulpdu;   // one frame's header and payload, for its CRC
+    BodyCursor cursor(body);
+    for (iwarp::Segmenter segmenter(first, body_size(body), send_mulpdu_); !segmenter.done();) {
         const iwarp::SegmentPiece piece = segmenter.next();
         Frame frame;
         frame.header = iwarp::encode_segment_header(piece.header);
-        frame.payload = body.subspan(piece.offset, piece.size);
-        frame.framing = iwarp::frame_fpdu({frame.header.span(), frame.payload}, negotiated_.crc);
+        frame.payload_begin = payload.size();
+        cursor.take(piece.size, payload);
+        frame.payload_end = payload.size();
+        ulpdu.assign(1, frame.header.span());
+        ulpdu.insert(ulpdu.end(), payload.begin() + static_cast<std::ptrdiff_t>(frame.payload_begin),
+                     payload.end());
+        frame.framing = iwarp::frame_fpdu(std::span(ulpdu), negotiated_.crc);
         frames.push_back(frame);
     }
-    // Built after the frames stopped moving: the pieces point into them.
+    // Built after the frames stopped moving: the pieces point into them.  The payload goes
+    // from where it lies; the stream copies only what the socket does not take now.
     std::vector<iovec> pieces;
-    pieces.reserve(frames.size() * 4);
+    pieces.reserve(frames.size() * 3 + payload.size());
     auto add = [&pieces](std::span<const std::byte> bytes) {
         if (!bytes.empty())
             pieces.push_back({const_cast<std::byte *>(bytes.data()), bytes.size()});
@@ -84,7 +134,8 @@ LinkSendStatus TcpLink::send_locked(const SegmentHeader &first, std::span<const 
     for (const Frame &frame : frames) {
         add(frame.framing.length);
         add(frame.header.span());
-        add(frame.payload);
+        for (std::size_t i = frame.payload_begin; i < frame.payload_end; ++i)
+            add(payload[i]);
         add(frame.framing.trailer_bytes());
     }
     return after_write(stream_.write(pieces));
@@ -109,7 +160,7 @@ LinkSendStatus TcpLink::after_write(StreamStatus status)
     }
 }
 
-LinkSendStatus TcpLink::next_message(SegmentHeader header, std::span<const std::byte> body)
+LinkSendStatus TcpLink::next_message(SegmentHeader header, BodyPieces body)
 {
     std::lock_guard lock(send_mutex_);
     if (state() != TcpLinkState::open || closing_)
@@ -128,6 +179,12 @@ LinkSendStatus TcpLink::next_message(SegmentHeader header, std::span<const std::
 LinkSendStatus TcpLink::send(RdmapOpcode kind, std::span<const std::byte> payload,
                              std::uint32_t invalidate_stag)
 {
+    return send_pieces(kind, std::span(&payload, 1), invalidate_stag);
+}
+
+LinkSendStatus TcpLink::send_pieces(RdmapOpcode kind, BodyPieces payload,
+                                    std::uint32_t invalidate_stag)
+{
     if (kind != RdmapOpcode::send && kind != RdmapOpcode::send_invalidate &&
         kind != RdmapOpcode::send_solicited && kind != RdmapOpcode::send_solicited_invalidate)
         throw std::invalid_argument("TcpLink::send takes one of the four Send opcodes");
@@ -138,7 +195,7 @@ LinkSendStatus TcpLink::send(RdmapOpcode kind, std::span<const std::byte> payloa
 }
 
 LinkSendStatus TcpLink::tagged_message(RdmapOpcode opcode, std::uint32_t stag,
-                                       std::uint64_t offset, std::span<const std::byte> payload)
+                                       std::uint64_t offset, BodyPieces payload)
 {
     SegmentHeader header;
     header.opcode = opcode;
@@ -150,13 +207,19 @@ LinkSendStatus TcpLink::tagged_message(RdmapOpcode opcode, std::uint32_t stag,
 LinkSendStatus TcpLink::write(std::uint32_t stag, std::uint64_t offset,
                               std::span<const std::byte> payload)
 {
+    return write_pieces(stag, offset, std::span(&payload, 1));
+}
+
+LinkSendStatus TcpLink::write_pieces(std::uint32_t stag, std::uint64_t offset, BodyPieces payload)
+{
     return tagged_message(RdmapOpcode::rdma_write, stag, offset, payload);
 }
 
 LinkSendStatus TcpLink::read_response(std::uint32_t sink_stag, std::uint64_t sink_offset,
                                       std::span<const std::byte> payload)
 {
-    return tagged_message(RdmapOpcode::read_response, sink_stag, sink_offset, payload);
+    return tagged_message(RdmapOpcode::read_response, sink_stag, sink_offset,
+                          std::span(&payload, 1));
 }
 
 LinkSendStatus TcpLink::read_request(const iwarp::ReadRequest &request)
@@ -164,7 +227,8 @@ LinkSendStatus TcpLink::read_request(const iwarp::ReadRequest &request)
     SegmentHeader header;
     header.opcode = RdmapOpcode::read_request;
     const auto body = iwarp::encode_read_request(request);
-    return next_message(header, body);
+    const std::span<const std::byte> bytes(body);
+    return next_message(header, std::span(&bytes, 1));
 }
 
 void TcpLink::terminate(iwarp::TerminateReason reason, std::span<const std::byte> ulpdu_in_error)
@@ -177,9 +241,10 @@ void TcpLink::terminate(iwarp::TerminateReason reason, std::span<const std::byte
     header.queue = iwarp::kQueueTerminate;
     header.msn = next_msn_[iwarp::kQueueTerminate]++;
     const std::vector<std::byte> body = terminate_body(reason, ulpdu_in_error);
+    const std::span<const std::byte> bytes(body);
     reason_ = reason;
     end(TcpLinkState::terminate_sent);
-    send_locked(header, body);
+    send_locked(header, std::span(&bytes, 1));
 }
 
 void TcpLink::close()
@@ -288,9 +353,10 @@ TcpLinkState TcpLink::receive(SegmentSink &sink)
     }
     for (;;) {
         std::size_t got = 0;
-        const StreamStatus status = stream_.read_some(chunk_, got);
+        // Straight into the reassembler's buffer: no chunk copied into it.
+        const StreamStatus status = stream_.read_some(reassembler_.space(kReadChunk), got);
         if (status == StreamStatus::ok) {
-            reassembler_.push(std::span(chunk_).first(got));
+            reassembler_.filled(got);
             if (!deliver(sink))
                 return state();
             continue;

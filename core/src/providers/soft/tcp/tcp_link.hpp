@@ -88,6 +88,10 @@ struct TcpLinkStart {
     bool expect_rtr_read_response = false;             // our Read RTR's answer (active)
 };
 
+// A message body as the pieces it lies in (a request's SGL in registered memory), in order:
+// the link frames and sends it from there, with no gathering copy.
+using BodyPieces = std::span<const std::span<const std::byte>>;
+
 class TcpLink {
 public:
     TcpLink(TcpStream stream, TcpLinkStart start);
@@ -112,6 +116,10 @@ public:
                         std::uint32_t invalidate_stag = 0);
     LinkSendStatus write(std::uint32_t stag, std::uint64_t offset,
                          std::span<const std::byte> payload);
+    // The same from a body in pieces.
+    LinkSendStatus send_pieces(iwarp::RdmapOpcode kind, BodyPieces payload,
+                               std::uint32_t invalidate_stag = 0);
+    LinkSendStatus write_pieces(std::uint32_t stag, std::uint64_t offset, BodyPieces payload);
     LinkSendStatus read_request(const iwarp::ReadRequest &request);
     LinkSendStatus read_response(std::uint32_t sink_stag, std::uint64_t sink_offset,
                                  std::span<const std::byte> payload);
@@ -134,12 +142,12 @@ public:
     TcpLinkState receive(SegmentSink &sink);
 
 private:
-    LinkSendStatus send_locked(const iwarp::SegmentHeader &first, std::span<const std::byte> body);
+    LinkSendStatus send_locked(const iwarp::SegmentHeader &first, BodyPieces body);
     // What a write or flush of the stream means for the link (send_mutex_ held).
     LinkSendStatus after_write(StreamStatus status);
-    LinkSendStatus next_message(iwarp::SegmentHeader header, std::span<const std::byte> body);
+    LinkSendStatus next_message(iwarp::SegmentHeader header, BodyPieces body);
     LinkSendStatus tagged_message(iwarp::RdmapOpcode opcode, std::uint32_t stag,
-                                  std::uint64_t offset, std::span<const std::byte> payload);
+                                  std::uint64_t offset, BodyPieces payload);
     void end(TcpLinkState state);
     // The FPDUs reassembled so far, to the sink; false when the link ended on the way.
     bool deliver(SegmentSink &sink);
@@ -162,7 +170,6 @@ private:
     iwarp::FpduReassembler reassembler_;
     iwarp::DdpSequenceCheck sequence_;
     std::vector<std::byte> pending_; // bytes the establishment read past its frames
-    std::vector<std::byte> chunk_;
     // Messages begun and not ended: untagged queues 0-2, then RDMA Write, Read Response.
     std::array<bool, iwarp::kQueueCount + 2> open_{};
     bool expect_rtr_read_response_;
