@@ -62,6 +62,24 @@ def test_a_wrong_token_is_an_access_violation(connected, request_type):
     assert (second.request_context, second.status) == (2, Status.CANCELLED)
 
 
+def test_pipelined_writes_complete_in_order_and_a_terminate_names_the_failed_one(connected):
+    """docs/semantics.md TCP-COMPLETE, TCP-TERMINATE: Writes go out behind one another (as
+    many in flight as the connection's read limit lets); the child refuses the third's token, so
+    the two before it complete SUCCESS, the third ACCESS_VIOLATION, and the Write and Send
+    behind it CANCELLED, in posting order."""
+    side, _, peer = connected
+    mr, qp, cq = side["mr"], side["qp"], side["cq"]
+    tokens = [peer["token"], peer["token"], peer["token"] ^ 0x5A5A, peer["token"]]
+    for context, token in enumerate(tokens, start=10):
+        assert qp.write([mr.sge(0, 100_000)], peer["address"], token,
+                        request_context=context) == Status.SUCCESS
+    assert qp.send([mr.sge(0, 8)], request_context=14) == Status.SUCCESS
+    results = [one_result(cq) for _ in range(5)]
+    assert [(r.request_context, r.status) for r in results] == [
+        (10, Status.SUCCESS), (11, Status.SUCCESS), (12, Status.ACCESS_VIOLATION),
+        (13, Status.CANCELLED), (14, Status.CANCELLED)]
+
+
 def test_a_send_without_a_receive_times_out_at_the_peer(connected):
     """docs/semantics.md TCP-RNR: the child posts no receive; it holds the Send for its own
     rnr_timeout_ms (50 ms), then refuses it with a Terminate (no buffer): the Send completes

@@ -228,7 +228,12 @@ public:
     SoftConnector *connector = nullptr;
     RequestQueue<WorkRequest> initiator; // posted, not executed
     size_t released = 0;   // how many of `initiator` may execute (the rest are deferred)
-    bool head_in_flight = false; // the channel carries the head request; answered() ends it
+    // How many requests at the front of `initiator` the channel carries (one, or several
+    // Writes and Sends where the channel pipelines them); answered() ends the first.
+    size_t in_flight = 0;
+    // The last of those settled when it executed, behind others in flight (it failed before
+    // reaching the peer): its status, for when it is first, so completions keep posting order.
+    std::optional<NTSTATUS> settled_behind;
     uint64_t rnr_timer = 0; // the head send waits for a receive at the peer until this fires
     uint64_t rnr_generation = 0;
     // The spans of the transfer this QP's initiator is executing (its source or sink), and of

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -153,13 +154,20 @@ using TcpTables = TransportTables<tcp::TcpProgress, TcpLink, Establishing, Conne
 // (Answer::later) until the peer has taken it: a Read until its Read Response, a Send or Write
 // until the Read Response of a zero-length Read Request sent right after it, which the peer
 // answers only once everything before it is placed (RDMAP processes a stream in order, RFC
-// 5040 5.5).  A Terminate naming the request instead completes it with the error the peer
-// found, so the initiator's statuses are the in-process fabric's (docs/semantics.md, TCP-*).
+// 5040 5.5).  Read Responses come back in the order of their requests, so several Writes and
+// Sends may be in flight at once (pipeline_depth(): as many zero-length Reads as the
+// connection's outbound read limit, RFC 6581's ORD, lets this side have outstanding), each
+// completed by its own Read Response, in posting order.  A Terminate naming the first request
+// in flight (every one before it was answered before the peer failed it) instead completes it
+// with the error the peer found, so the initiator's statuses are the in-process fabric's
+// (docs/semantics.md, TCP-*).
 // The peer's segments arrive through segment(), on the progress thread, wire lock exclusive.
 class TcpChannel final : public Channel, public tcp::SegmentSink {
 public:
-    TcpChannel(TcpTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp)
-        : transport_(transport), connection_(std::move(connection)), qp_(qp)
+    TcpChannel(TcpTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp,
+               ULONG outbound_read_limit)
+        : transport_(transport), connection_(std::move(connection)), qp_(qp),
+          depth_(std::clamp<std::size_t>(outbound_read_limit, 1, kMaxPipelined))
     {
     }
     ~TcpChannel() override;
@@ -170,6 +178,7 @@ public:
     Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
     void receive_posted(Hold hold) override;
     void fail_peer() override;
+    std::size_t pipeline_depth() const override { return depth_; }
 
     void segment(const InboundSegment &segment) override;
     // The link ended without a Terminate of ours or theirs (FIN, reset): what was in flight.
@@ -180,6 +189,9 @@ private:
 
     // The request's SGL as the link's body pieces: sent from the registered memory itself.
     static std::vector<std::span<const std::byte>> pieces_of(const Spans &spans);
+    // The most requests one QP has in flight, whatever its read limit.
+    static constexpr std::size_t kMaxPipelined = 16;
+
     // The request went out (or the link had ended): in flight until the peer's answer.
     Answer in_flight(Request kind, bool sent, Spans sink = {});
     void take(const InboundSegment &s);
@@ -204,11 +216,16 @@ private:
     std::vector<std::byte> incoming_send_; // the peer's Send, reassembled
     std::vector<std::byte> response_;      // a Read Response gathered at the target
     TerminateReason failing_ = TerminateReason::rdmap_local_catastrophic; // fail_peer's reason
-    // The request in flight, and where its Read Response goes (a fence's is empty), under a
-    // sink STag of this channel's.
-    Request pending_ = Request::none;
-    Spans read_sink_;
-    std::size_t read_length_ = 0;
+    // The requests in flight, oldest first, each with the sink STag of the Read whose
+    // Response answers it, and where that Response goes (a fence's is empty).
+    struct InFlight {
+        Request kind = Request::none;
+        std::uint32_t stag = 0;
+        Spans sink;
+        std::size_t length = 0;
+    };
+    std::size_t depth_;
+    std::deque<InFlight> in_flight_;
     std::uint32_t read_stag_ = 0;
     UINT32 read_source_token_ = 0;
     UINT64 read_source_address_ = 0;
@@ -599,7 +616,8 @@ void TcpConnectorLink::connected(std::shared_ptr<Connection> connection)
     connection_ = std::move(connection);
     connection_->connector = &self_;
     connection_->qp.store(self_.qp);
-    self_.qp->channel = std::make_unique<TcpChannel>(transport_, connection_, *self_.qp);
+    self_.qp->channel = std::make_unique<TcpChannel>(transport_, connection_, *self_.qp,
+                                                     self_.outbound_read_limit);
     transport_.tables().watch(connection_);
     if (self_.passive)
         on_ready_to_use(self_);
@@ -664,12 +682,14 @@ Answer TcpChannel::in_flight(Request kind, bool sent, Spans sink)
 {
     if (!sent)
         return {.status = STATUS_CONNECTION_ABORTED}; // the link has ended
-    pending_ = kind;
-    read_sink_ = std::move(sink);
-    read_length_ = total_length(read_sink_);
+    InFlight &entry = in_flight_.emplace_back();
+    entry.kind = kind;
+    entry.stag = ++read_stag_; // a stale response names another
+    entry.sink = std::move(sink);
+    entry.length = total_length(entry.sink);
     iwarp::ReadRequest request;
-    request.sink_stag = ++read_stag_; // a stale response names the one before
-    request.size = static_cast<std::uint32_t>(read_length_);
+    request.sink_stag = entry.stag;
+    request.size = static_cast<std::uint32_t>(entry.length);
     if (kind == Request::read) {
         request.source_stag = read_source_token_;
         request.source_offset = read_source_address_;
@@ -677,7 +697,7 @@ Answer TcpChannel::in_flight(Request kind, bool sent, Spans sink)
     // A Send or Write is followed by a zero-length Read (source STag 0, which a zero-length
     // Read does not check, RFC 5040 7.4): its response is the peer's "placed".
     if (connection_->link->read_request(request) == LinkSendStatus::closed) {
-        pending_ = Request::none;
+        in_flight_.pop_back();
         return {.status = STATUS_CONNECTION_ABORTED};
     }
     return {.later = true};
@@ -711,14 +731,14 @@ Answer TcpChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 addres
 
 void TcpChannel::fail_peer()
 {
-    pending_ = Request::none;
+    in_flight_.clear();
     drop_held();
     connection_->link->terminate(failing_);
 }
 
 void TcpChannel::fail(TerminateReason reason, std::span<const std::byte> ulpdu)
 {
-    pending_ = Request::none;
+    in_flight_.clear();
     drop_held();
     failing_ = reason;
     connection_->link->terminate(reason, ulpdu);
@@ -854,17 +874,18 @@ void TcpChannel::read_request(const InboundSegment &s)
 void TcpChannel::read_response(const InboundSegment &s)
 {
     const std::uint64_t offset = s.header.tagged_offset;
-    if (pending_ == Request::none || s.header.stag != read_stag_) {
+    if (in_flight_.empty() || s.header.stag != in_flight_.front().stag) {
         fail(TerminateReason::ddp_tagged_invalid_stag, s.ulpdu);
         return;
     }
-    if (offset > read_length_ || s.payload.size() > read_length_ - offset) {
+    const InFlight &first = in_flight_.front();
+    if (offset > first.length || s.payload.size() > first.length - offset) {
         fail(TerminateReason::ddp_tagged_base_or_bounds, s.ulpdu);
         return;
     }
     // Place the segment at its offset in the sink's spans.
     std::size_t skip = offset, from = 0;
-    for (const Span &span : read_sink_) {
+    for (const Span &span : first.sink) {
         if (from == s.payload.size())
             break;
         if (skip >= span.length) {
@@ -878,7 +899,7 @@ void TcpChannel::read_response(const InboundSegment &s)
     }
     if (!s.message_complete)
         return;
-    pending_ = Request::none;
+    in_flight_.pop_front();
     answered(qp_, STATUS_SUCCESS, Hold::Exclusive);
 }
 
@@ -922,8 +943,9 @@ void TcpChannel::terminated(const iwarp::TerminateMessage &t)
     const iwarp::TerminateReasonEntry *entry = iwarp::find_terminate_reason(t.layer, t.etype, t.code);
     const TerminateReason reason = entry ? entry->reason : TerminateReason::unknown;
     const std::optional<RdmapOpcode> named = named_opcode(t);
+    const Request first = in_flight_.empty() ? Request::none : in_flight_.front().kind;
     bool ours = false;
-    switch (pending_) {
+    switch (first) {
     case Request::send:
         ours = named && *named >= RdmapOpcode::send && *named <= RdmapOpcode::send_solicited_invalidate;
         break;
@@ -934,13 +956,13 @@ void TcpChannel::terminated(const iwarp::TerminateMessage &t)
     if (ours) {
         // Our request failed at the peer: it completes with the error, which ends the
         // connection from this side (fail_connection), as in-process.
-        const bool send = pending_ == Request::send;
-        pending_ = Request::none;
+        const bool send = first == Request::send;
+        in_flight_.pop_front();
         answered(qp_, status_for(reason, send), Hold::Exclusive);
         return;
     }
     // The peer's own QP failed: ours follows, with the disconnect event (digest 4.2).
-    pending_ = Request::none;
+    in_flight_.clear();
     drop_held();
     qp_.state = SoftQp::State::Error;
     flush_qp(qp_);
@@ -956,13 +978,13 @@ void TcpChannel::link_lost(TcpLinkState how)
     if (how == TcpLinkState::closed) {
         // The peer's Disconnect: the disconnect event follows, as in-process; a request whose
         // answer can no longer come is cancelled, with what follows it.
-        if (pending_ != Request::none) {
-            pending_ = Request::none;
+        if (!in_flight_.empty()) {
+            in_flight_.clear();
             flush_qp(qp_);
         }
         return;
     }
-    pending_ = Request::none;
+    in_flight_.clear();
     qp_.state = SoftQp::State::Error; // what was in flight is lost with the stream
     flush_qp(qp_);
 }

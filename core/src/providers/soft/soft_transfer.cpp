@@ -59,6 +59,17 @@ Answer execute_rdma(SoftQp &qp, WorkRequest &wr)
     return qp.channel->read(qp, local, wr.remote_token, wr.remote_address);
 }
 
+// The bytes a Send, Write or Read moves: its SGL's (or inline data's) length.
+size_t request_length(const WorkRequest &wr)
+{
+    if (wr.flags & NDK_OP_FLAG_INLINE)
+        return wr.inline_data.size();
+    size_t length = 0;
+    for (const NDK_SGE &sge : wr.sgl)
+        length += sge.Length;
+    return length;
+}
+
 // What a transfer does at the initiator once the target answered `status`: the traffic
 // counters, and a Read's local invalidate; the status to complete the request with.
 NTSTATUS transfer_answered(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
@@ -67,9 +78,9 @@ NTSTATUS transfer_answered(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
         return status;
     switch (wr.type) {
     case NdkOperationTypeSend:
-    case NdkOperationTypeWrite: count_out(qp, total_length(qp.local_spans)); break;
+    case NdkOperationTypeWrite: count_out(qp, request_length(wr)); break;
     case NdkOperationTypeRead:
-        count_in(qp, total_length(qp.local_spans));
+        count_in(qp, request_length(wr));
         if (wr.flags & NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
             // The first SGE's fast-register MR is invalidated by a successful read (digest 1.7).
             auto *mr = static_cast<SoftMr *>(
@@ -241,22 +252,50 @@ void continue_on_engine(SoftQp &qp)
     });
 }
 
+// A request that may travel behind others in flight: a Write or a Send that changes no memory
+// access.  Its answer comes behind theirs (the channel's pipeline_depth() promises stream
+// order), and it completes nothing out of order; a Read, or a request that completes here
+// (Bind, FastRegister, Invalidate), waits until nothing is in flight.
+bool pipelines(const WorkRequest &wr)
+{
+    return (wr.type == NdkOperationTypeWrite || wr.type == NdkOperationTypeSend) &&
+           !wr.invalidate_remote && !wr.sge_overrun;
+}
+
+// Whether `next` may start now, behind the requests in flight.
+bool may_follow(SoftQp &qp, const WorkRequest &next)
+{
+    if (qp.in_flight == 0)
+        return true;
+    return qp.channel && !qp.settled_behind && qp.in_flight < qp.channel->pipeline_depth() &&
+           pipelines(qp.initiator.front()) && pipelines(next);
+}
+
 void pump(SoftQp &qp, Hold hold)
 {
-    while (qp.released > 0 && !qp.initiator.empty() && !qp.head_in_flight) {
+    while (qp.released > qp.in_flight && qp.initiator.size() > qp.in_flight) {
         if (qp.state != SoftQp::State::Connected)
             return; // queued until a flush (peer disconnected) or already flushed (error)
-        if (hold == Hold::Shared && changes_memory_access(qp.initiator.front())) {
+        WorkRequest &next = qp.initiator.at(qp.in_flight);
+        if (!may_follow(qp, next))
+            return; // it starts when those in flight are answered
+        if (hold == Hold::Shared && changes_memory_access(next)) {
             continue_on_engine(qp);
             return;
         }
-        Answer outcome = execute(qp, qp.initiator.front());
+        Answer outcome = execute(qp, next);
         if (outcome.no_receive) {
             wait_for_receive(qp);
             return;
         }
         if (outcome.later) {
-            qp.head_in_flight = true;
+            ++qp.in_flight;
+            continue;
+        }
+        if (qp.in_flight > 0) {
+            // Settled behind requests still in flight: it completes after them.
+            qp.settled_behind = outcome.status;
+            ++qp.in_flight;
             return;
         }
         if (!complete_head(qp, outcome.status))
@@ -294,12 +333,21 @@ void kick(SoftQp &qp, Hold hold)
 
 void answered(SoftQp &qp, NTSTATUS status, Hold hold)
 {
-    if (!qp.head_in_flight || qp.initiator.empty())
+    if (qp.in_flight == 0 || qp.initiator.empty())
         return; // flushed meanwhile: the request completed CANCELLED
-    qp.head_in_flight = false;
+    --qp.in_flight;
     status = transfer_answered(qp, qp.initiator.front(), status);
-    if (complete_head(qp, status))
-        kick(qp, hold);
+    if (!complete_head(qp, status))
+        return;
+    if (qp.in_flight == 1 && qp.settled_behind) {
+        // The one that settled behind it is first now (its status counted at execution).
+        const NTSTATUS settled = *qp.settled_behind;
+        qp.settled_behind.reset();
+        qp.in_flight = 0;
+        if (!complete_head(qp, settled))
+            return;
+    }
+    kick(qp, hold);
 }
 
 void receive_posted(SoftQp &qp, Hold hold)
@@ -311,7 +359,8 @@ void receive_posted(SoftQp &qp, Hold hold)
 void flush_qp(SoftQp &qp)
 {
     cancel_rnr_timer(qp);
-    qp.head_in_flight = false; // its answer, if it comes, finds nothing to complete
+    qp.in_flight = 0; // their answers, if they come, find nothing to complete
+    qp.settled_behind.reset();
     while (!qp.initiator.empty()) {
         complete_initiator(qp, qp.initiator.front(), STATUS_CANCELLED);
         qp.initiator.pop_front();
