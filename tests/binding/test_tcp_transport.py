@@ -80,6 +80,24 @@ def test_pipelined_writes_complete_in_order_and_a_terminate_names_the_failed_one
         (13, Status.CANCELLED), (14, Status.CANCELLED)]
 
 
+def test_a_flushed_writes_answer_completes_nothing_after_the_flush(connected):
+    """docs/semantics.md QP-FLUSH, TCP-COMPLETE: NdkFlush cancels a Write in flight and keeps
+    the connection; its Read Response still comes, and is not taken for the answer to the
+    next Write, which the child refuses (a wrong token): that one completes ACCESS_VIOLATION,
+    not SUCCESS."""
+    side, _, peer = connected
+    mr, qp, cq = side["mr"], side["qp"], side["cq"]
+    assert qp.write([mr.sge(0, 1 << 20)], peer["address"], peer["token"],
+                    request_context=20) == Status.SUCCESS
+    qp.flush()
+    first = one_result(cq)  # CANCELLED, or SUCCESS when its answer came before the flush
+    assert (first.request_context, first.status) in {(20, Status.CANCELLED), (20, Status.SUCCESS)}
+    assert qp.write([mr.sge(0, 64)], peer["address"], peer["token"] ^ 0x5A5A,
+                    request_context=21) == Status.SUCCESS
+    second = one_result(cq)
+    assert (second.request_context, second.status) == (21, Status.ACCESS_VIOLATION)
+
+
 def test_a_send_without_a_receive_times_out_at_the_peer(connected):
     """docs/semantics.md TCP-RNR: the child posts no receive; it holds the Send for its own
     rnr_timeout_ms (50 ms), then refuses it with a Terminate (no buffer): the Send completes

@@ -192,6 +192,10 @@ private:
     // The most requests one QP has in flight, whatever its read limit.
     static constexpr std::size_t kMaxPipelined = 16;
 
+    // Whether the first request in flight is still the QP's: NdkFlush completes the QP's
+    // requests CANCELLED and keeps the connection (docs/semantics.md, QP-FLUSH), so the answers
+    // to those it flushed still come, first; they are taken and complete nothing.
+    bool first_is_live() const;
     // The request went out (or the link had ended): in flight until the peer's answer.
     Answer in_flight(Request kind, bool sent, Spans sink = {});
     void take(const InboundSegment &s);
@@ -678,6 +682,14 @@ std::vector<std::span<const std::byte>> TcpChannel::pieces_of(const Spans &spans
     return pieces;
 }
 
+bool TcpChannel::first_is_live() const
+{
+    // The QP counts its live requests in flight, and a settled one behind them that has no
+    // answer to come; the flushed ones' entries are the oldest here.
+    const std::size_t live = qp_.in_flight - (qp_.settled_behind ? 1 : 0);
+    return in_flight_.size() <= live;
+}
+
 Answer TcpChannel::in_flight(Request kind, bool sent, Spans sink)
 {
     if (!sent)
@@ -883,6 +895,12 @@ void TcpChannel::read_response(const InboundSegment &s)
         fail(TerminateReason::ddp_tagged_base_or_bounds, s.ulpdu);
         return;
     }
+    if (!first_is_live()) {
+        // A flushed request's answer: its sink is the consumer's again, nothing is placed.
+        if (s.message_complete)
+            in_flight_.pop_front();
+        return;
+    }
     // Place the segment at its offset in the sink's spans.
     std::size_t skip = offset, from = 0;
     for (const Span &span : first.sink) {
@@ -943,7 +961,9 @@ void TcpChannel::terminated(const iwarp::TerminateMessage &t)
     const iwarp::TerminateReasonEntry *entry = iwarp::find_terminate_reason(t.layer, t.etype, t.code);
     const TerminateReason reason = entry ? entry->reason : TerminateReason::unknown;
     const std::optional<RdmapOpcode> named = named_opcode(t);
-    const Request first = in_flight_.empty() ? Request::none : in_flight_.front().kind;
+    // A Terminate naming a request flushed here is the peer's failure like any other.
+    const Request first =
+        in_flight_.empty() || !first_is_live() ? Request::none : in_flight_.front().kind;
     bool ours = false;
     switch (first) {
     case Request::send:
