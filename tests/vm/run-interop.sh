@@ -3,7 +3,8 @@
 # pair scenarios (-m pair) with soft:tcp on one side and verbs:siw0 on the other, both ways:
 #   soft:tcp active, siw0 passive:  ndk conformance --provider soft:tcp  --ndk-peer-provider verbs:siw0
 #   siw0 active, soft:tcp passive:  ndk conformance --provider verbs:siw0 --ndk-peer-provider soft:tcp
-# Both sides in this process (--ndk-peer local), on this machine's network: the pair's two
+# Both sides in this process (--ndk-peer local; the scenario that kills the peer with the passive
+# side in a process of its own, --ndk-peer popen), on this machine's network: the pair's two
 # addresses (192.0.2.31, the active side; 192.0.2.32, the passive one) sit on siw0's netdev
 # (tests/vm/give-addresses.sh verbs:siw0), where siw0 owns them and soft:tcp finds them local.
 # What differs from soft<->soft is in the quirk table under the pair's key, ACTIVE|PASSIVE
@@ -50,6 +51,17 @@ for direction in "soft:tcp $siw" "$siw soft:tcp"; do
     --junit "$results/$name.xml" --html "$results/$name.html" -- \
     --ndk-peer-provider "$passive" "${pytest_args[@]}" || rc=1
   echo "run-interop: $((SECONDS - start)) s for $active -> $passive"
+done
+# A killed peer needs the passive side in a process of its own (--ndk-peer popen): the
+# scenario that kills it, each way.
+for direction in "soft:tcp $siw" "$siw soft:tcp"; do
+  read -r active passive <<<"$direction"
+  name=interop-${active%%[0-9]}-${passive%%[0-9]}-killed
+  name=${name//:/_}
+  echo "run-interop: $active active, $passive passive in another process, killed"
+  /usr/bin/python3 -m ndk conformance --provider "$active" -k test_peer_killed \
+    --junit "$results/$name.xml" -- --ndk-peer popen \
+    --ndk-peer-provider "$passive" "${pytest_args[@]}" || rc=1
 done
 echo "run-interop: $((SECONDS - all)) s in all (exit $rc)"
 exit $rc
