@@ -74,6 +74,13 @@ ip -n "$ns_a" addr add "$client_address/24" dev veth0
 ip -n "$ns_b" addr add "$server_address/24" dev veth1
 ip -n "$ns_a" link set veth0 up
 ip -n "$ns_b" link set veth1 up
+# The first connection must not race the link coming up (no carrier yet: ENETUNREACH or an
+# unanswered ARP): wait, at most 5 s, until both ends report it up.
+for _ in $(seq 50); do
+  [[ $(ip netns exec "$ns_a" cat /sys/class/net/veth0/operstate) == up &&
+     $(ip netns exec "$ns_b" cat /sys/class/net/veth1/operstate) == up ]] && break
+  sleep 0.1
+done
 
 echo "two-namespaces.sh: test process in $ns_a ($client_address on veth0), peer in $ns_b" \
      "($server_address on veth1)"
