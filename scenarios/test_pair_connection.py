@@ -24,8 +24,11 @@ import ndk
 from ndk import OpType, Status
 from ndk.testing import Endpoint, Pair
 
+import connection_support
 from scenario_support import QUIET, TIMEOUT, drain, expect_no_completion, pattern
 from wr_support import LOCAL_WRITE, REMOTE_ALL, Region, expect_result, region
+
+expect_private_data = connection_support.expect_private_data  # its fixtures are not imported
 
 # A size of every kind: one byte, a page and one (two DDP segments at any MULPDU), 64 KiB and
 # one (several FPDUs, and more than one read of the stream), 1 MiB (the size the iWARP issue
@@ -66,14 +69,12 @@ def start(a: Endpoint, b: Endpoint, **connect_kwargs: Any) -> Handshake:
     return Handshake(connector, qp, connect, _incoming(b.listener), _qp(b))
 
 
-def private_data_of(connector: ndk.Connector) -> bytes:
-    """The peer's private data as NdkGetConnectionData reads it (the size query, then the
-    read); a provider may pad it (CONN-RDS), so callers compare a prefix."""
-    size = connector.get_connection_data(private_data_length=0)
-    assert size.status == Status.SUCCESS
-    data = connector.get_connection_data(private_data_length=size.private_data_length)
-    assert data.status == Status.SUCCESS
-    return bytes(data.private_data)
+def skip_beyond_transfer_length(a: Endpoint, b: Endpoint, size: int) -> None:
+    """Skip a transfer of ``size`` bytes that either side's MaxTransferLength refuses."""
+    limit = min(a.adapter.query_info().max_transfer_length,
+                b.adapter.query_info().max_transfer_length)
+    if size > limit:
+        pytest.skip(f"MaxTransferLength {limit} of this pair is below {size} bytes")
 
 
 def caller_data(a: Endpoint, b: Endpoint, limit: int) -> bytes:
@@ -99,12 +100,12 @@ def test_private_data_crosses_both_ways(pair: Pair) -> None:
     a, b = pair
     sent = caller_data(a, b, 48)
     handshake = start(a, b, private_data=sent)
-    assert private_data_of(handshake.incoming)[:len(sent)] == sent
+    expect_private_data(handshake.incoming, sent)
     answer = bytes(reversed(sent))
     accept = handshake.incoming.accept(handshake.incoming_qp, private_data=answer)
     assert accept.status == Status.PENDING
     assert handshake.connect.wait(timeout=TIMEOUT) == Status.SUCCESS
-    assert private_data_of(handshake.connector)[:len(answer)] == answer
+    expect_private_data(handshake.connector, answer)
     assert handshake.connector.complete_connect().wait(timeout=TIMEOUT) == Status.SUCCESS
     assert accept.wait(timeout=TIMEOUT) == Status.SUCCESS
     sink = region(b.pd, 64, flags=LOCAL_WRITE)
@@ -154,7 +155,7 @@ def test_reject_reaches_the_active_side(pair: Pair) -> None:
     assert handshake.incoming.reject(private_data=reason) == Status.SUCCESS
     assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
     assert handshake.connect.completions == 1
-    assert private_data_of(handshake.connector)[:len(reason)] == reason
+    expect_private_data(handshake.connector, reason)
     sink = region(b.pd, 16, flags=LOCAL_WRITE)
     source = region(a.pd, 16, fill=pattern(16, seed=4))
     assert b.qp.receive([sink.sge(0, 16)], request_context=0xB2) == Status.SUCCESS
@@ -217,10 +218,7 @@ def test_write_then_read_back(pair: Pair, size: int) -> None:
     bytes read back are the bytes written (BytesTransferred is defined for receives only,
     digest 2.3, so it is not looked at)."""
     a, b = pair
-    limit = min(a.adapter.query_info().max_transfer_length,
-                b.adapter.query_info().max_transfer_length)
-    if size > limit:
-        pytest.skip(f"MaxTransferLength {limit} is below {size}")
+    skip_beyond_transfer_length(a, b, size)
     data = pattern(size, seed=size % 97)
     source = region(a.pd, size, fill=data)
     sink = region(a.pd, size, flags=LOCAL_WRITE | ndk.MrFlag.RDMA_READ_SINK)
@@ -244,10 +242,7 @@ def test_send_of_every_size(pair: Pair, size: int) -> None:
     A Send of ``size`` bytes into a receive of exactly that size: SEND SUCCESS at the sender,
     RECEIVE SUCCESS with ``size`` bytes at the receiver, the bytes intact."""
     a, b = pair
-    limit = min(a.adapter.query_info().max_transfer_length,
-                b.adapter.query_info().max_transfer_length)
-    if size > limit:
-        pytest.skip(f"MaxTransferLength {limit} is below {size}")
+    skip_beyond_transfer_length(a, b, size)
     data = pattern(size, seed=size % 89)
     source = region(a.pd, size, fill=data)
     sink = region(b.pd, size, flags=LOCAL_WRITE)
