@@ -137,7 +137,10 @@ void SoftMr::on_close()
         remove_token(adapter(), local_token);
         remove_token(adapter(), remote_token);
     }
-    mapped = false;
+    // `mapped` stays as it is: a FastRegister or Invalidate queued before the close holds the
+    // MR (its close pends, digest 3.1) and must meet the MR it was posted against.  Clearing it
+    // here made a queued FastRegister of a mapped MR succeed (the walker, seed 2 under ASan,
+    // tests/walk/findings/close-mr-under-queued-fast-register-of-mapped.jsonl).
 }
 
 const NDK_MR_DISPATCH kMrDispatch = {
