@@ -8,7 +8,7 @@
 # mismatch, a lost completion, a hang, a crash or a sanitizer report; a failure leaves its
 # traces and the shrunk pytest scenario in BUILD_DIR/walk-results.
 #
-#   NDK_WALK_OPS=1500000        operations of the fixed-seed run (the budget: docs/walk.md)
+#   NDK_WALK_OPS=1000000        operations of the fixed-seed run (the budget: docs/walk.md)
 #   NDK_WALK_RANDOM_OPS=250000  operations per thread of the random-seed run (2 threads)
 #   NDK_WALK_SEED=N|random      the two-thread run's seed (default: 2)
 set -euo pipefail
@@ -26,7 +26,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 random_seed=${NDK_WALK_SEED:-2}
 [[ $random_seed != random ]] || random_seed=$(( (RANDOM << 15 | RANDOM) + 1 ))
 rc=0
-for run in "1 ${NDK_WALK_OPS:-1500000} 1" "$random_seed ${NDK_WALK_RANDOM_OPS:-250000} 2"; do
+for run in "1 ${NDK_WALK_OPS:-1000000} 1" "$random_seed ${NDK_WALK_RANDOM_OPS:-250000} 2"; do
   read -r seed ops threads <<<"$run"
   echo "ndk walk: seed $seed, $ops operations x $threads thread(s) (reproduce: ndk walk" \
        "--provider soft --seed $seed --ops $ops --threads $threads)"
