@@ -1,6 +1,7 @@
 // Completion queue (digest 1.3).
 #include "providers/kit/kit_cq_results.hpp"
 #include "soft_objects.hpp"
+#include "soft_transport.hpp"
 #include "providers/kit/kit_create_checks.hpp"
 
 #include <algorithm>
@@ -163,7 +164,11 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
     if (!kit::results_wanted(Results, nResults))
         return 0;
     // The ring's lock only, never the adapter's: the poller does not wait for a transfer.
-    return cq->results.pop(Results, nResults, kit::result_as<Result>);
+    ULONG taken = cq->results.pop(Results, nResults, kit::result_as<Result>);
+    // Found empty: the transport may make progress on this thread (soft_transport.hpp).
+    if (taken == 0 && cq->adapter().transport().poll_from_consumer())
+        taken = cq->results.pop(Results, nResults, kit::result_as<Result>);
+    return taken;
 }
 
 ULONG get_cq_results(NDK_CQ *cq, NDK_RESULT Results[], ULONG nResults)

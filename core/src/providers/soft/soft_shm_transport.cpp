@@ -292,6 +292,8 @@ public:
         return STATUS_SUCCESS;
     }
 
+    bool poll_from_consumer() override { return progress_->poll_from_consumer(); }
+
     ShmTables &tables() { return tables_; }
 
 private:

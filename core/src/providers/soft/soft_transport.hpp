@@ -28,6 +28,12 @@ public:
     // linked to the connector that will answer it; otherwise the refusal to return inline
     // (HOST_UNREACHABLE, CONNECTION_REFUSED), with nothing changed.
     virtual NTSTATUS connect(SoftConnector &c, std::span<const unsigned char> private_data) = 0;
+
+    // A consumer polled a CQ of the adapter and found it empty: a transport whose peers' messages
+    // arrive on a thread of its own may serve them here, on the polling thread (shm: the links'
+    // rings), so that a busy-polling consumer needs no thread wake-up per message.  True when
+    // it served something (poll again).  No lock held; the only call without the wire lock.
+    virtual bool poll_from_consumer() { return false; }
 };
 
 // Both ends of every connection in this process (soft_inproc_transport.cpp).

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <system_error>
 
 namespace ndk::soft::shm {
@@ -14,6 +15,21 @@ namespace {
 constexpr std::uint64_t kWakeData = 0; // entry ids start at 1
 
 constexpr std::uint64_t data_of(std::uint64_t id, std::uint64_t source) { return id << 2 | source; }
+
+// The progress object whose handler this thread is running, if any: the handler must not be
+// entered again from inside itself (its buffers are in use), and the mutex is recursive.
+thread_local const ShmProgress *tl_serving = nullptr;
+
+class Serving {
+public:
+    explicit Serving(const ShmProgress *progress) : previous_(tl_serving) { tl_serving = progress; }
+    ~Serving() { tl_serving = previous_; }
+    Serving(const Serving &) = delete;
+    Serving &operator=(const Serving &) = delete;
+
+private:
+    const ShmProgress *previous_;
+};
 
 } // namespace
 
@@ -124,9 +140,41 @@ ShmLink *ShmProgress::link_of(std::uint64_t id)
     return static_cast<ShmLink *>(it->second.object);
 }
 
+bool ShmProgress::poll_from_consumer()
+{
+    if (!consumer_polled_.load(std::memory_order_relaxed))
+        consumer_polled_.store(true, std::memory_order_relaxed);
+    if (tl_serving == this)
+        return false;
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock)
+        return false; // the progress thread is serving: what it finds, it completes
+    Serving serving(this);
+    polled_links_.clear();
+    for (const auto &[id, entry] : entries_)
+        if (entry.kind == Kind::link && !entry.gone)
+            polled_links_.push_back(id);
+    bool served = false;
+    // By index: the handler may add or remove entries (and so links) while it runs.
+    for (std::size_t i = 0; i < polled_links_.size(); ++i) {
+        ShmLink *link = link_of(polled_links_[i]);
+        if (link != nullptr && link->has_messages()) {
+            handler_.messages(*link);
+            served = true;
+        }
+    }
+    return served;
+}
+
+bool ShmProgress::consumers_polled()
+{
+    return consumer_polled_.exchange(false, std::memory_order_relaxed);
+}
+
 bool ShmProgress::serve_ready_links()
 {
     std::lock_guard lock(mutex_);
+    Serving serving(this);
     // Collected first: the handler may add or remove entries while it runs.
     std::vector<std::uint64_t> awake;
     for (const auto &[id, entry] : entries_)
@@ -144,6 +192,8 @@ bool ShmProgress::serve_ready_links()
         if (served)
             return true;
     }
+    if (consumers_polling_)
+        return false; // nap unarmed: the pollers serve the rings, the thread looks now and then
     // Nothing came: arm them all.  One that has messages after all is served next round.
     bool ready = false;
     for (const std::uint64_t id : awake) {
@@ -180,6 +230,7 @@ void ShmProgress::report_gone(std::uint64_t id)
 void ShmProgress::dispatch(std::uint64_t data)
 {
     std::lock_guard lock(mutex_);
+    Serving serving(this);
     const std::uint64_t id = data >> 2;
     const auto it = entries_.find(id);
     if (it == entries_.end())
@@ -208,10 +259,28 @@ void ShmProgress::run()
 {
     constexpr int kBatch = 64;
     epoll_event events[kBatch];
+    const auto nap_length = std::chrono::microseconds(kConsumerCheckMicroseconds);
+    auto last_look = std::chrono::steady_clock::now() - nap_length;
     while (!stopping_.load()) {
+        // Whether consumers poll is judged over at least a nap's length, whatever woke the
+        // thread in between (a readable descriptor, a message it served itself).
+        if (const auto now = std::chrono::steady_clock::now(); now - last_look >= nap_length) {
+            consumers_polling_ = consumers_polled();
+            last_look = now;
+        }
         if (serve_ready_links())
             continue;
-        const int n = ::epoll_wait(epoll_.get(), events, kBatch, -1);
+        // Armed: until something is rung.  Unarmed while consumers poll: a short nap, after
+        // which the thread looks at the rings and at whether anybody still polls.
+        int n;
+        if (consumers_polling_) {
+            const timespec nap{0, kConsumerCheckMicroseconds * 1000L};
+            n = ::epoll_pwait2(epoll_.get(), events, kBatch, &nap, nullptr);
+            if (n < 0 && errno == ENOSYS) // before Linux 5.11: a millisecond's nap
+                n = ::epoll_wait(epoll_.get(), events, kBatch, 1);
+        } else {
+            n = ::epoll_wait(epoll_.get(), events, kBatch, -1);
+        }
         if (n < 0 && errno != EINTR)
             throw std::system_error(errno, std::generic_category(), "epoll_wait");
         for (int i = 0; i < n; ++i) {

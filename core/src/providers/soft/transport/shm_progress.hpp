@@ -17,6 +17,15 @@
 // before it went, and within the time an epoll wake-up takes.  The link's descriptors then
 // leave the epoll set; the link stays registered until remove().
 //
+// Progress driven by the consumer, as libfabric's providers make progress inside fi_cq_read: a
+// thread that polls and finds nothing calls poll_from_consumer(), which serves the links'
+// rings itself unless the progress thread is serving them right then.  While consumers poll,
+// the progress thread leaves the doorbells unarmed and looks at the rings every
+// kConsumerCheck instead of sleeping until rung: a producer then makes no system call per
+// message and wakes no thread, and two busy-polling processes on a small host keep their cores
+// (docs/transport.md, "Progress").  Once nobody polled for a whole kConsumerCheck, the thread
+// arms the doorbells and sleeps until rung again.
+//
 // add() and remove() may be called from any thread, including from the handler.  After
 // remove() returns (on another thread) the handler is not called for that object again, so
 // the owner may destroy it; objects must not move while registered.  stop() (and the
@@ -70,6 +79,19 @@ public:
 
     void stop();
 
+    // Serve the links whose rings hold messages, on the calling thread (the handler runs
+    // here); false when the progress thread is serving (try again at the next poll), when
+    // called from within the handler, or when nothing was waiting.  Any thread that holds
+    // none of the locks the handler takes.
+    bool poll_from_consumer();
+
+    // How long the progress thread sleeps unarmed while consumers poll (above).  Each of its
+    // wake-ups takes a core from a poller: in the two-process ping-pong (ndk_perf send_lat
+    // --processes, transport=shm) 250 us gave a p99 of 31-34 us, 2 ms 1.3 us, at the same
+    // median (0.9 us).  A consumer that stops polling leaves messages to the thread for at
+    // most two naps; then it arms the doorbells and sleeps until rung.
+    static constexpr int kConsumerCheckMicroseconds = 2000;
+
 private:
     enum class Kind { acceptor, link, fd };
     // Which of a link's descriptors an epoll event is for (the low bits of its data).
@@ -88,8 +110,11 @@ private:
     void erase(Kind kind, const void *object, int fd);
     void watch(int fd, std::uint64_t id, Source source, std::uint32_t events);
     void wake() const;
-    // The links with messages, served; false when every link is armed (the thread may sleep).
+    // The links with messages, served; false when every link is armed (the thread may sleep)
+    // or, while consumers poll, when nothing came (the thread naps unarmed).
     bool serve_ready_links();
+    // Whether a consumer polled since the last time the thread asked (and forget it).
+    bool consumers_polled();
     void dispatch(std::uint64_t data);
     void report_gone(std::uint64_t id);
     ShmLink *link_of(std::uint64_t id);
@@ -104,6 +129,9 @@ private:
     std::map<std::uint64_t, Entry> entries_;
     std::uint64_t next_id_ = 1;
     std::atomic<bool> stopping_{false};
+    std::atomic<bool> consumer_polled_{false}; // set by poll_from_consumer, taken by the thread
+    bool consumers_polling_ = false;           // the thread's view: nap unarmed
+    std::vector<std::uint64_t> polled_links_;  // poll_from_consumer's list, under mutex_
     std::thread thread_;
 };
 
