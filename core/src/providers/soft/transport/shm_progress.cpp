@@ -142,8 +142,7 @@ ShmLink *ShmProgress::link_of(std::uint64_t id)
 
 bool ShmProgress::poll_from_consumer()
 {
-    if (!consumer_polled_.load(std::memory_order_relaxed))
-        consumer_polled_.store(true, std::memory_order_relaxed);
+    note_consumer_poll();
     if (tl_serving == this)
         return false;
     std::unique_lock lock(mutex_, std::try_to_lock);
@@ -166,9 +165,37 @@ bool ShmProgress::poll_from_consumer()
     return served;
 }
 
-bool ShmProgress::consumers_polled()
+namespace {
+
+std::int64_t steady_ns()
 {
-    return consumer_polled_.exchange(false, std::memory_order_relaxed);
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// A poll is recorded at most this often (two pollers of one adapter then share a cache line
+// rarely), and a consumer spins when its recorded polls come closer than kSpinGap.
+constexpr std::int64_t kRecordEvery = 2'000;  // ns
+constexpr std::int64_t kSpinGap = 50'000;     // ns
+constexpr std::int64_t kStillSpinning = 100'000; // ns: the last poll no longer ago than this
+
+} // namespace
+
+void ShmProgress::note_consumer_poll()
+{
+    const std::int64_t now = steady_ns();
+    const std::int64_t previous = last_poll_ns_.load(std::memory_order_relaxed);
+    if (now - previous < kRecordEvery)
+        return;
+    consumer_spins_.store(now - previous < kSpinGap, std::memory_order_relaxed);
+    last_poll_ns_.store(now, std::memory_order_relaxed);
+}
+
+bool ShmProgress::consumers_spinning() const
+{
+    return consumer_spins_.load(std::memory_order_relaxed) &&
+           steady_ns() - last_poll_ns_.load(std::memory_order_relaxed) < kStillSpinning;
 }
 
 bool ShmProgress::serve_ready_links()
@@ -259,15 +286,8 @@ void ShmProgress::run()
 {
     constexpr int kBatch = 64;
     epoll_event events[kBatch];
-    const auto nap_length = std::chrono::microseconds(kConsumerCheckMicroseconds);
-    auto last_look = std::chrono::steady_clock::now() - nap_length;
     while (!stopping_.load()) {
-        // Whether consumers poll is judged over at least a nap's length, whatever woke the
-        // thread in between (a readable descriptor, a message it served itself).
-        if (const auto now = std::chrono::steady_clock::now(); now - last_look >= nap_length) {
-            consumers_polling_ = consumers_polled();
-            last_look = now;
-        }
+        consumers_polling_ = consumers_spinning();
         if (serve_ready_links())
             continue;
         // Armed: until something is rung.  Unarmed while consumers poll: a short nap, after

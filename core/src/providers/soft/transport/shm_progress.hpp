@@ -21,10 +21,11 @@
 // thread that polls and finds nothing calls poll_from_consumer(), which serves the links'
 // rings itself unless the progress thread is serving them right then.  While consumers poll,
 // the progress thread leaves the doorbells unarmed and looks at the rings every
-// kConsumerCheck instead of sleeping until rung: a producer then makes no system call per
+// kConsumerCheckMicroseconds instead of sleeping until rung: a producer then makes no system call per
 // message and wakes no thread, and two busy-polling processes on a small host keep their cores
-// (docs/transport.md, "Progress").  Once nobody polled for a whole kConsumerCheck, the thread
-// arms the doorbells and sleeps until rung again.
+// (docs/transport.md, "Progress").  "Consumers poll" means one spins (consumers_spinning): a
+// consumer that polls once a millisecond would leave messages waiting for its next poll, so
+// for it the thread arms the doorbells and sleeps until rung, as when nobody polls.
 //
 // add() and remove() may be called from any thread, including from the handler.  After
 // remove() returns (on another thread) the handler is not called for that object again, so
@@ -113,8 +114,12 @@ private:
     // The links with messages, served; false when every link is armed (the thread may sleep)
     // or, while consumers poll, when nothing came (the thread naps unarmed).
     bool serve_ready_links();
-    // Whether a consumer polled since the last time the thread asked (and forget it).
-    bool consumers_polled();
+    // poll_from_consumer's record: when, and whether its polls come close together.
+    void note_consumer_poll();
+    // A consumer spins on its CQ right now: its recorded polls came closer than 50 us, the
+    // last one less than 100 us ago.  One that polls now and then (a loop that sleeps a
+    // millisecond between polls) does not count: the doorbell serves it better.
+    bool consumers_spinning() const;
     void dispatch(std::uint64_t data);
     void report_gone(std::uint64_t id);
     ShmLink *link_of(std::uint64_t id);
@@ -129,7 +134,8 @@ private:
     std::map<std::uint64_t, Entry> entries_;
     std::uint64_t next_id_ = 1;
     std::atomic<bool> stopping_{false};
-    std::atomic<bool> consumer_polled_{false}; // set by poll_from_consumer, taken by the thread
+    std::atomic<std::int64_t> last_poll_ns_{0}; // steady clock, by note_consumer_poll
+    std::atomic<bool> consumer_spins_{false};
     bool consumers_polling_ = false;           // the thread's view: nap unarmed
     std::vector<std::uint64_t> polled_links_;  // poll_from_consumer's list, under mutex_
     std::thread thread_;
