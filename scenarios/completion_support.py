@@ -27,14 +27,15 @@ from ndk import Status
 from ndk.testing import OpenAdapter, Pair, connect_pair
 
 from scenario_support import (ALL_ACCESS, BUFFER_SIZE, CLIENT, LOOPBACK, MAXULONG, QUIET, SERVER,
-                              TIMEOUT, Side, drain, pattern, register)
+                              TIMEOUT, Side, drain, pattern, quiet_period, register)
 
 _T = TypeVar("_T")
 
 __all__ = [
     "ALL_ACCESS", "BUFFER_SIZE", "CLIENT", "LOOPBACK", "MAXULONG", "QUIET", "SERVER",
     "TIMEOUT", "Side", "drain", "link", "loopback_pair", "no_notification", "pair", "pattern",
-    "post_receive", "post_send", "register", "settle", "sides", "wait_disconnect", "wait_until",
+    "post_receive", "post_send", "quiet_period", "register", "settle", "sides", "wait_disconnect",
+    "wait_until",
 ]
 
 
@@ -142,7 +143,7 @@ def post_send(side: Side, data: bytes, context: int, offset: int = 0, flags: int
 def no_notification(*cqs: ndk.Cq) -> None:
     """None of ``cqs`` gets a notification within QUIET (something that must not happen)."""
     for cq in cqs:
-        assert cq.wait_notification(timeout=QUIET) is None
+        assert cq.wait_notification(timeout=quiet_period(cq)) is None
 
 
 def wait_disconnect(connector: ndk.Connector, timeout: float = TIMEOUT) -> Optional[int]:

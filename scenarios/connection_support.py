@@ -23,7 +23,7 @@ from ndk import Status
 from ndk.testing import OpenAdapter
 
 from scenario_support import (BUFFER_SIZE, CLIENT, QUIET, SERVER, TIMEOUT, Side, expect_call,
-                              register)
+                              quiet_period, register)
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def incoming(listener: ndk.Listener) -> ndk.Connector:
 
 def no_incoming(listener: ndk.Listener) -> None:
     """No connect event reaches ``listener`` (within QUIET)."""
-    assert listener.next_connection(timeout=QUIET) is None
+    assert listener.next_connection(timeout=quiet_period(listener)) is None
 
 
 def expect_private_data(connector: ndk.Connector, sent: bytes) -> ndk.ConnectionData:
@@ -221,7 +221,7 @@ def expect_disconnect_event(side: Side, reason: int, *, exact: bool = False) -> 
     got = side.connector.wait_disconnect(timeout=TIMEOUT)
     assert got is not None, "no disconnect event"
     assert got == reason if exact else got in (reason, 0)
-    assert side.connector.wait_disconnect(timeout=QUIET) is None
+    assert side.connector.wait_disconnect(timeout=quiet_period(side.connector)) is None
     assert side.connector.disconnect_events == 1
 
 

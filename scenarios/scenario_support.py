@@ -199,11 +199,32 @@ def pattern(length: int, seed: int = 1) -> bytes:
     return bytes((seed * 31 + i * 7) % 251 + 1 for i in range(length))
 
 
+def quiet_period(*objects: Any) -> float:
+    """How long to wait for something that must NOT happen: QUIET, or no time at all when the
+    provider says nothing can happen in this process until a call (the soft provider's
+    read-only knob ``quiescent``: every soft adapter on the in-process fabric, every engine
+    with nothing queued, nothing running and no timer set, nothing held by the fault layer;
+    docs/knobs.md).  Then everything the scenario's calls caused has happened already, and a
+    look now sees what a wait would.  ``objects``: adapters, or this process's objects (their
+    ``adapter``); a provider without the knob, or a peer's object in another process, waits the
+    whole QUIET."""
+    for obj in objects:
+        adapter = obj if isinstance(obj, ndk.Adapter) else getattr(obj, "adapter", None)
+        if not isinstance(adapter, ndk.Adapter):
+            return QUIET  # a peer's proxy: its process is not ours to judge
+        try:
+            if int(adapter.knobs.quiescent) != 1:
+                return QUIET
+        except (ndk.KnobsNotSupported, AttributeError):
+            return QUIET  # a provider without the knob
+    return 0.0 if objects else QUIET
+
+
 def expect_no_completion(*cqs: ndk.Cq) -> None:
     """Nothing arrives on any of ``cqs`` within QUIET (an inline failure, a silent success, a
     request still deferred, a receive no send reached)."""
     for cq in cqs:
-        assert poll(cq, 16, timeout=QUIET) == []
+        assert poll(cq, 16, timeout=quiet_period(cq)) == []
 
 
 def reported(adapter: ndk.Adapter, rule: str) -> list[ndk.Violation]:

@@ -14,8 +14,8 @@ from ndk import AdapterFlag, Status  # noqa: E402
 from ndk.testing import OpenAdapter  # noqa: E402
 
 from scenario_support import (CLIENT, CLIENT6, CREATE_MODES, EPHEMERAL, expect_call,
-                              expect_closed, expect_no_completion, post_receives, QUIET, SERVER,
-                              SERVER6, Side, THIRD, TIMEOUT, UNOWNED)
+                              expect_closed, expect_no_completion, post_receives, quiet_period,
+                              SERVER, SERVER6, Side, THIRD, TIMEOUT, UNOWNED)
 from connection_support import adapter, adapters  # noqa: E402,F401  (fixtures)
 from connection_support import (accept, establish, expect_cancelled_receives,
                                 expect_disconnect_event, expect_inline, expect_private_data,
@@ -866,7 +866,7 @@ def test_peer_disconnect_event_reason_graceful(adapters: tuple[ndk.Adapter, ndk.
     local, peer = (a, b) if initiator == "active" else (b, a)
     assert local.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     expect_disconnect_event(peer, 1, exact=True)
-    assert local.connector.wait_disconnect(timeout=QUIET) is None
+    assert local.connector.wait_disconnect(timeout=quiet_period(local.connector)) is None
     assert local.connector.disconnect_events == 0
 
 
@@ -955,7 +955,7 @@ def test_disconnect_after_peer_disconnected(adapters: tuple[ndk.Adapter, ndk.Ada
     expect_disconnect_event(b, 1)
     expect_call(b.connector.disconnect(), Status.SUCCESS, "inline")
     expect_inline(b.connector.disconnect(), Status.CONNECTION_INVALID)
-    assert a.connector.wait_disconnect(timeout=QUIET) is None
+    assert a.connector.wait_disconnect(timeout=quiet_period(a.connector)) is None
 
 
 @pytest.mark.rule("DISCONNECT-UNCONNECTED")

@@ -15,7 +15,7 @@ import ndk
 from ndk import AdapterFlag, CqNotify, OpType, Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT, drain,
+from scenario_support import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain,
                               expect_create_failed, expect_created, expect_request, poll,
                               post_receives)
 
@@ -341,7 +341,7 @@ def test_one_notification_per_arm(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None:
     qp.flush()
     assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     assert len(drain(cq, 3)) == 3
-    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.wait_notification(timeout=quiet_period(cq)) is None
     assert cq.notifications == 1
 
 
@@ -352,7 +352,7 @@ def test_no_notification_without_arm(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> None
     post_receives(qp, mr, [1, 2])
     qp.flush()
     assert len(drain(cq, 2)) == 2
-    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.wait_notification(timeout=quiet_period(cq)) is None
     assert cq.notifications == 0
 
 
@@ -381,7 +381,7 @@ def test_arm_with_new_completions_fires_at_once(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.
     must be satisfied immediately."""
     post_receives(qp, mr, [5])
     qp.flush()
-    assert cq.wait_notification(timeout=QUIET) is None  # not armed yet
+    assert cq.wait_notification(timeout=quiet_period(cq)) is None  # not armed yet
     cq.arm(CqNotify.ANY)
     assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     assert cq.notifications == 1
@@ -414,7 +414,7 @@ def test_errors_arm_ignores_completions(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr) -> N
     cq.arm(CqNotify.ERRORS)
     qp.flush()
     assert [r.request_context for r in drain(cq, 1)] == [1]
-    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.wait_notification(timeout=quiet_period(cq)) is None
     assert cq.notifications == 0
 
 
@@ -434,7 +434,7 @@ def test_rearm_before_satisfied_merges(cq: ndk.Cq, qp: ndk.Qp, mr: ndk.Mr, first
     qp.flush()
     assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     drain(cq, 1)
-    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.wait_notification(timeout=quiet_period(cq)) is None
     assert cq.notifications == 1
 
 
@@ -494,7 +494,7 @@ def test_after_fatal_cq_error(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> N
     cq, qp = _fatal_cq_error(adapter, pd, mr)
     assert qp.receive([mr.sge(0, 16)], request_context=2) == Status.INVALID_DEVICE_STATE
     cq.arm(CqNotify.ANY)
-    assert cq.wait_notification(timeout=QUIET) is None  # reported once
+    assert cq.wait_notification(timeout=quiet_period(cq)) is None  # reported once
     assert cq.get_results_ex(8) == []
 
 

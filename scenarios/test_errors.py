@@ -22,7 +22,7 @@ import ndk  # noqa: E402
 from ndk import AdapterFlag, CqNotify, MrFlag, OpFlag, OpType, Status  # noqa: E402
 from ndk.testing import OpenAdapter, Pair  # noqa: E402
 
-from completion_support import (CLIENT, QUIET, SERVER, TIMEOUT, drain, link,  # noqa: E402
+from completion_support import (CLIENT, quiet_period, SERVER, TIMEOUT, drain, link,  # noqa: E402
                                 loopback_pair, no_notification, sides, pattern, post_receive,
                                 post_send, register, Side)
 from scenario_support import expect_no_completion, poll  # noqa: E402
@@ -165,7 +165,7 @@ def test_error_gives_the_peer_a_disconnect_event(open_adapter: OpenAdapter, ex: 
     _oversized_send(a, b)
     _expect(drain(a.cq, 1), [(0xA1, OpType.SEND, Status.REMOTE_RESOURCES)])
     assert b.connector.wait_disconnect(timeout=TIMEOUT) == reason
-    assert b.connector.wait_disconnect(timeout=QUIET) is None
+    assert b.connector.wait_disconnect(timeout=quiet_period(b.connector)) is None
     assert b.connector.disconnect_events == 1
     _expect(drain(b.cq, 1), [(0xB1, OpType.RECEIVE, Status.BUFFER_OVERFLOW)])
 
@@ -217,7 +217,7 @@ def test_error_completions_do_not_satisfy_errors_arm(pair: Pair) -> None:
     _oversized_send(a, b, behind=1)
     _failed(a.cq, 0xA1, OpType.SEND)
     _failed(b.cq, 0xB1, OpType.RECEIVE)
-    poll(b.cq, 1, timeout=QUIET)  # the receive behind, if the provider flushed it
+    poll(b.cq, 1, timeout=quiet_period(b.cq))  # the receive behind, if the provider flushed it
     no_notification(a.cq, b.cq)
     assert (a.cq.notifications, b.cq.notifications) == (0, 0)
 
@@ -281,7 +281,7 @@ def test_receive_posted_before_timeout_rescues_send(open_adapter: OpenAdapter) -
     post_send(a, pattern(8, 2), 0xA2, offset=512)
     _expect(drain(a.cq, 1), [(0xA2, OpType.SEND, Status.SUCCESS)])
     _expect(drain(b.cq, 1), [(0xB2, OpType.RECEIVE, Status.SUCCESS)])
-    assert b.connector.wait_disconnect(timeout=QUIET) is None
+    assert b.connector.wait_disconnect(timeout=quiet_period(b.connector)) is None
     assert b.connector.disconnect_events == 0
 
 
@@ -422,7 +422,7 @@ def test_inline_failure_has_no_completion_and_keeps_connection(open_adapter: Ope
     assert (received.request_context, received.status, received.bytes_transferred) \
         == (0xB1, Status.SUCCESS, 24)
     assert bytes(b.buffer[:24]) == pattern(24, 3)
-    assert b.connector.wait_disconnect(timeout=QUIET) is None
+    assert b.connector.wait_disconnect(timeout=quiet_period(b.connector)) is None
 
 
 @pytest.mark.rule("ERROR-QUEUE-FULL-INITIATOR")

@@ -11,7 +11,7 @@ from ndk import CqNotify, Status
 from ndk.testing import OpenAdapter, requires
 
 from scenario_support import (QUIET, TIMEOUT, expect_call, expect_closed, make_objects,
-                              post_receives)
+                              post_receives, quiet_period)
 
 
 def expect_close_pends(call: ndk.Call[None]) -> None:
@@ -223,7 +223,7 @@ def test_no_notification_after_close(adapter: ndk.Adapter, pd: ndk.Pd, buffer: b
     assert seen <= 1  # once per arm
     for _ in range(seen):  # the one made before the close completed, if any
         assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
-    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.wait_notification(timeout=quiet_period(cq)) is None
     assert cq.notifications == seen
 
 

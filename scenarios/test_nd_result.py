@@ -22,8 +22,8 @@ import ndk  # noqa: E402
 from ndk import NdStatus, OpType, Status  # noqa: E402
 from ndk.testing import Pair  # noqa: E402
 
-from completion_support import (QUIET, TIMEOUT, drain, sides, pattern, post_receive,  # noqa: E402
-                                post_send)
+from completion_support import (TIMEOUT, drain, sides, pattern, post_receive,  # noqa: E402
+                                post_send, quiet_period)
 from scenario_support import expect_no_completion  # noqa: E402
 from wr_support import expect_connection_failed, expect_result, region  # noqa: E402
 
@@ -55,7 +55,7 @@ def test_success_is_nd_success(pair: Pair) -> None:
     _expect_nd(received, Status.SUCCESS, NdStatus.SUCCESS)
     assert (received.request_context, received.bytes_transferred) == (0xB1, len(data))
     assert bytes(b.buffer[:len(data)]) == data
-    assert b.connector.wait_disconnect(timeout=QUIET) is None
+    assert b.connector.wait_disconnect(timeout=quiet_period(b.connector)) is None
 
 
 @pytest.mark.rule("ND-RESULT-LOCAL-LENGTH")

@@ -25,7 +25,7 @@ from ndk import OpType, Status
 from ndk.testing import Endpoint, Pair
 
 import connection_support
-from scenario_support import QUIET, TIMEOUT, drain, expect_no_completion, pattern
+from scenario_support import quiet_period, TIMEOUT, drain, expect_no_completion, pattern
 from wr_support import LOCAL_WRITE, REMOTE_ALL, Region, expect_result, region
 
 expect_private_data = connection_support.expect_private_data  # its fixtures are not imported
@@ -197,8 +197,8 @@ def test_disconnect_from_either_side(pair: Pair, initiator: str) -> None:
         (Status.CANCELLED, OpType.RECEIVE, 0x10), (Status.CANCELLED, OpType.RECEIVE, 0x11)]
     reason = peer.connector.wait_disconnect(timeout=TIMEOUT)
     assert reason in (1, 0), f"disconnect event: {reason!r}"
-    assert peer.connector.wait_disconnect(timeout=QUIET) is None
-    assert local.connector.wait_disconnect(timeout=QUIET) is None
+    assert peer.connector.wait_disconnect(timeout=quiet_period(peer.connector)) is None
+    assert local.connector.wait_disconnect(timeout=quiet_period(local.connector)) is None
     assert peer.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     flushed = drain(peer.cq, 2)
     assert [(r.status, r.type, r.request_context) for r in flushed] == [

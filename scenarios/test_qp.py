@@ -9,7 +9,7 @@ import ndk
 from ndk import CqNotify, OpType, Status
 from ndk.testing import OpenAdapter, requires
 
-from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT, drain,
+from scenario_support import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain,
                               expect_closed, expect_create_failed, expect_created,
                               post_receives)
 
@@ -311,5 +311,5 @@ def test_flush_with_nothing_queued(cq: ndk.Cq, qp: ndk.Qp) -> None:
     notification for an armed CQ)."""
     cq.arm(CqNotify.ANY)
     qp.flush()
-    assert cq.wait_notification(timeout=QUIET) is None
+    assert cq.wait_notification(timeout=quiet_period(cq)) is None
     assert cq.get_results_ex(4) == []

@@ -8,7 +8,7 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter, requires
 
-from scenario_support import (CREATE_MODES, FAILURE_MODES, QUIET, TIMEOUT,
+from scenario_support import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT,
                               expect_create_failed, expect_created, expect_request,
                               post_receives)
 
@@ -234,7 +234,7 @@ def test_arm_below_threshold_fires_at_once(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> No
     post_receives(srq, srq_mr, [1])
     expect_request(srq.modify_srq(notify_threshold=4), "i/a")
     assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
-    assert srq.wait_notification(timeout=QUIET) is None
+    assert srq.wait_notification(timeout=quiet_period(srq)) is None
     assert srq.notifications == 1
 
 
@@ -248,7 +248,7 @@ def test_disarmed_after_notification(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     expect_request(srq.modify_srq(notify_threshold=2), "i/a")
     assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     expect_request(srq.modify_srq(srq_depth=6), "i/a")
-    assert srq.wait_notification(timeout=QUIET) is None
+    assert srq.wait_notification(timeout=quiet_period(srq)) is None
     assert srq.notifications == 1
     expect_request(srq.modify_srq(notify_threshold=2), "i/a")
     assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -263,5 +263,5 @@ def test_arm_at_or_above_threshold_waits(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None
     srq = srq_pd.create_srq(8).get(timeout=TIMEOUT)
     post_receives(srq, srq_mr, [1, 2, 3])
     expect_request(srq.modify_srq(notify_threshold=3), "i/a")
-    assert srq.wait_notification(timeout=QUIET) is None
+    assert srq.wait_notification(timeout=quiet_period(srq)) is None
     assert srq.notifications == 0

@@ -13,7 +13,7 @@ from ndk import CqNotify, MrFlag, OpFlag, OpType, Status
 from ndk.testing import OpenAdapter, Pair, requires
 
 from scenario_support import (CLIENT, drain, expect_no_completion, expect_request, pattern,
-                              QUIET, SERVER, Side, TIMEOUT)
+                              quiet_period, SERVER, Side, TIMEOUT)
 from completion_support import sides
 from wr_support import (connect_qps, expect_connection_failed, expect_result, one, Region,
                         region, REMOTE_WRITE, unregistered_sge)
@@ -234,14 +234,14 @@ def test_solicited_send_satisfies_solicited_arm(pair: Pair) -> None:
     assert a.qp.send([source.sge(0, 8)], request_context=3) == Status.SUCCESS
     expect_result(a.cq, Status.SUCCESS, OpType.SEND, 3)
     expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 1)
-    assert b.cq.wait_notification(timeout=QUIET) is None
+    assert b.cq.wait_notification(timeout=quiet_period(b.cq)) is None
     assert a.qp.send([source.sge(0, 8)], flags=OpFlag.SEND_AND_SOLICIT_EVENT,
                      request_context=4) == Status.SUCCESS
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
     expect_result(a.cq, Status.SUCCESS, OpType.SEND, 4)
     expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 2)
     assert bytes(sink.buf[64:72]) == b"solicit!"
-    assert b.cq.wait_notification(timeout=QUIET) is None
+    assert b.cq.wait_notification(timeout=quiet_period(b.cq)) is None
     assert b.cq.notifications == 1
 
 
@@ -447,7 +447,7 @@ def test_srq_limit_fires_when_consumption_drops_below_threshold(open_adapter: Op
     for i in range(4):
         assert srq.srq_receive([sink.sge(i * 64, 64)], request_context=i + 1) == Status.SUCCESS
     expect_request(srq.modify_srq(notify_threshold=3), "i/a")
-    assert srq.wait_notification(timeout=QUIET) is None
+    assert srq.wait_notification(timeout=quiet_period(srq)) is None
     for i, fires in enumerate([False, True, False]):   # 4 -> 3 (not below), 2 (below), 1
         assert qp0.send([source.sge(0, 3)], request_context=i) == Status.SUCCESS
         expect_result(a_cq, Status.SUCCESS, OpType.SEND, i)
@@ -455,7 +455,7 @@ def test_srq_limit_fires_when_consumption_drops_below_threshold(open_adapter: Op
         if fires:
             assert srq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
         else:
-            assert srq.wait_notification(timeout=QUIET) is None
+            assert srq.wait_notification(timeout=quiet_period(srq)) is None
     assert srq.notifications == 1
 
 

@@ -237,8 +237,41 @@ void Injection::release_adapter(const FaultAdapter *adapter)
 
 // ---- Deferrer ------------------------------------------------------------------------------
 
+namespace {
+
+// Every deferrer of the process, for all_idle().
+std::mutex deferrers_mu;
+std::set<Deferrer *> &deferrers()
+{
+    static std::set<Deferrer *> all;
+    return all;
+}
+
+} // namespace
+
+Deferrer::Deferrer()
+{
+    std::lock_guard lock(deferrers_mu);
+    deferrers().insert(this);
+}
+
+bool Deferrer::all_idle()
+{
+    std::lock_guard lock(deferrers_mu);
+    for (Deferrer *deferrer : deferrers()) {
+        std::lock_guard own(deferrer->mu_);
+        if (!deferrer->jobs_.empty() || deferrer->running_ != nullptr)
+            return false;
+    }
+    return true;
+}
+
 Deferrer::~Deferrer()
 {
+    {
+        std::lock_guard lock(deferrers_mu);
+        deferrers().erase(this);
+    }
     {
         std::lock_guard lock(mu_);
         stop_ = true;

@@ -182,7 +182,10 @@ private:
 // successor's deferred close completion still comes before its antecedent's (digest 3.1).
 class Deferrer {
 public:
+    Deferrer();
     ~Deferrer();
+    // Nothing queued or running in any deferrer of the process (the knob `quiescent`).
+    static bool all_idle();
     using Job = std::function<void()>;
     // A place in the queue for a completion not known yet; fill or cancel it.
     uint64_t reserve(const FaultAdapter *adapter);

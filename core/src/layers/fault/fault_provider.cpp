@@ -160,6 +160,13 @@ NTSTATUS control(FaultMiniport &m, const char *key, const char *value, char *rep
     }
     if (name == "step")
         return control_step(m, value, reply, reply_length);
+    if (name == "quiescent" && value == nullptr) {
+        // The provider's answer, and nothing held here: a deferred completion is a call's too.
+        NTSTATUS status = entry.ControlMiniport(m.inner_handle, key, value, reply, reply_length);
+        if (status == STATUS_SUCCESS && !Deferrer::all_idle())
+            write_text(reply, reply_length, "0");
+        return status;
+    }
     NTSTATUS status = entry.ControlMiniport(m.inner_handle, key, value, reply, reply_length);
     if (status == STATUS_SUCCESS && name == "knobs" && value == nullptr) {
         // The layer's knobs, then the provider's (`misbehave` once), in the table's order.

@@ -96,6 +96,12 @@ size_t Engine::queued()
     return tasks_.size();
 }
 
+bool Engine::idle()
+{
+    std::lock_guard lock(mu_);
+    return tasks_.empty() && !busy_ && timers_.empty();
+}
+
 void Engine::run()
 {
     std::unique_lock lock(mu_);

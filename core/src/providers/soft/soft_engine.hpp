@@ -46,6 +46,9 @@ public:
     unsigned step(unsigned steps);
     // Tasks queued and not run yet (due timers included).
     size_t queued();
+    // Nothing queued, nothing running, no timer set: the engine does nothing until a call
+    // gives it something (the knob `quiescent`, soft_provider.cpp).
+    bool idle();
 
 private:
     void run();

@@ -1,6 +1,8 @@
 #include "soft_fabric.hpp"
 
 #include <arpa/inet.h>
+
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -145,6 +147,16 @@ void Fabric::detach(Miniport *miniport)
     std::lock_guard lock(mu_);
     for (auto it = owners_.begin(); it != owners_.end();)
         it = it->second == miniport ? owners_.erase(it) : std::next(it);
+}
+
+std::vector<Miniport *> Fabric::miniports() const
+{
+    std::lock_guard lock(mu_);
+    std::vector<Miniport *> all;
+    for (const auto &[ip, miniport] : owners_)
+        if (std::find(all.begin(), all.end(), miniport) == all.end())
+            all.push_back(miniport);
+    return all;
 }
 
 Miniport *Fabric::owner(const IpAddress &ip) const

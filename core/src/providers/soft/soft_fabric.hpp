@@ -70,6 +70,8 @@ public:
                     std::vector<IpAddress> &assigned);
     void detach(Miniport *miniport);
     Miniport *owner(const IpAddress &ip) const;
+    // Every miniport attached now (each holds at least one address).
+    std::vector<Miniport *> miniports() const;
 
     // Reserve ip:port.  Port 0 picks a free port in [lo, hi] (STATUS_TOO_MANY_ADDRESSES when
     // none is free); a taken port is STATUS_SHARING_VIOLATION.

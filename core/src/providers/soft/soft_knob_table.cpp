@@ -494,6 +494,18 @@ const KnobSpec kKnobTable[] = {
          "ran. Only with `progress=manual`. Python: `adapter.step(n)`, `adapter.pending_steps`",
      .set = nullptr,
      .get = nullptr},
+    {.names = "quiescent",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "read only: `1` or `0`",
+     .effect =
+         "`1` when nothing can happen in this process until a consumer calls: every soft "
+         "adapter on the in-process fabric, its engine with nothing queued, nothing running and "
+         "no timer set, and nothing the fault layer holds. The scenarios' waits for something "
+         "that must not happen end at once then (scenario_support.quiet_period); any other "
+         "provider, or `0`, waits the full period",
+     .set = nullptr,
+     .get = nullptr},
     {.names = "fatal_cq_error",
      .by = KnobBy::Provider,
      .title = nullptr,

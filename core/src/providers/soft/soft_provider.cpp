@@ -218,6 +218,25 @@ NTSTATUS step(Miniport &miniport, const char *value, char *reply, ULONG reply_le
     return STATUS_SUCCESS;
 }
 
+// Knob "quiescent" (read only): "1" when no soft adapter of this process can make anything
+// happen until a consumer calls it: every miniport on the in-process fabric (a peer in another
+// process may send at any time), every adapter's engine with nothing queued, nothing running
+// and no timer set.  Data moves inproc on the posting thread, and everything else (callbacks,
+// completions of pended calls, continued transfers, timers) is an engine task, so a scenario
+// that waits for something that must not happen may stop waiting at once (docs/knobs.md).
+std::string quiescent()
+{
+    std::lock_guard wire(Fabric::instance().wire());
+    for (Miniport *miniport : Fabric::instance().miniports()) {
+        if (miniport->transport)
+            return "0";
+        for (SoftAdapter *adapter : miniport->adapters)
+            if (!adapter->engine().idle())
+                return "0";
+    }
+    return "1";
+}
+
 NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char *reply,
                           ULONG reply_length)
 {
@@ -232,6 +251,10 @@ NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char 
         }
         if (std::strcmp(key, "step") == 0)
             return step(*miniport, nullptr, reply, reply_length);
+        if (std::strcmp(key, "quiescent") == 0) {
+            copy_reply_text(quiescent(), reply, reply_length);
+            return STATUS_SUCCESS;
+        }
         if (std::strcmp(key, "completes_inline") == 0) { // every call NDK does not make pend
             copy_reply_text("create request close", reply, reply_length);
             return STATUS_SUCCESS;
@@ -252,7 +275,8 @@ NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char 
         copy_reply_text("the address is set when the adapter is opened", reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }
-    if (std::strcmp(key, "knobs") == 0 || std::strcmp(key, "completes_inline") == 0) {
+    if (std::strcmp(key, "knobs") == 0 || std::strcmp(key, "completes_inline") == 0 ||
+        std::strcmp(key, "quiescent") == 0) {
         copy_reply_text(std::string(key) + " is read only", reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }
