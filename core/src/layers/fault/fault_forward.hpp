@@ -280,10 +280,11 @@ struct Forward<Name, Member, R(Self, A...)> {
             R result{};
             if constexpr (kGetResults) {
                 const Misbehave misbehave = injection.misbehave();
-                if (face->results != nullptr && std::get<1>(in) != nullptr &&
+                CqResults *held = face->results.load(std::memory_order_acquire);
+                if (std::get<1>(in) != nullptr &&
                     (misbehave == Misbehave::DropCompletion ||
                      misbehave == Misbehave::ReorderCompletions ||
-                     face->results->holding.load(std::memory_order_acquire)))
+                     (held != nullptr && held->holding.load(std::memory_order_acquire))))
                     result = get_cq_results(*face, misbehave, std::get<1>(in), std::get<2>(in),
                                             kGetResultsEx);
                 else

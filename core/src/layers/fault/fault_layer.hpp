@@ -50,8 +50,9 @@ struct Face {
     AnyObject *inner;
     FaultAdapter *adapter;
     // A CQ's results the layer fetched and has not handed out (drop_completion,
-    // reorder_completions), owned by the adapter; nullptr for other objects.
-    CqResults *results;
+    // reorder_completions), owned by the adapter; made the first time one of those knobs acts
+    // on the CQ (FaultAdapter::results_of), nullptr until then and for other objects.
+    std::atomic<CqResults *> results{nullptr};
 };
 inline constexpr uint64_t kFaceMagic = 0x4e444b4641434531ull; // "NDKFACE1"
 
@@ -252,6 +253,8 @@ public:
     Face *wrap(NDK_OBJECT_HEADER *inner, NDK_OBJECT_TYPE type);
     CallbackRecord *record(void (*function)(), PVOID context, NDK_OBJECT_TYPE created,
                            bool completion);
+    // The CQ face's results, made now if it has none yet.
+    CqResults &results_of(Face &cq);
 
 private:
     std::mutex mu_;

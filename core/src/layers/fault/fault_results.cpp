@@ -52,7 +52,7 @@ ULONG fetch(const Face &face, NDK_RESULT_EX *into, ULONG count)
 
 ULONG get_cq_results(Face &face, Misbehave misbehave, void *out, ULONG count, bool ex)
 {
-    CqResults &cq = *face.results;
+    CqResults &cq = face.adapter->results_of(face);
     std::lock_guard lock(cq.mu);
     constexpr ULONG kChunk = 64;
     // reorder_completions: the first of a pair of one QP's initiator completions waits for the
