@@ -62,7 +62,7 @@ trap 'exit 143' TERM
 stage "setup: Debian packages, build/ (RelWithDebInfo), the .deb" bash tests/setup.sh default
 
 fuzz=0
-[[ ${NDK_FUZZ_SECONDS:-120} == 0 ]] || fuzz=1
+[[ ${NDK_FUZZ_SECONDS:-60} == 0 ]] || fuzz=1
 # clang for build-fuzz/, installed before the lane starts: the lane's first use installs QEMU
 # and fetches the guest's packages, and two apt-get runs at once fail on apt's lock.
 ((!fuzz)) || bash tests/fuzz/run.sh --install-only
@@ -112,8 +112,9 @@ if [[ ${NDK_NO_INSTALL:-0} != 1 ]]; then
   stage "the installed package (.deb), from a folder outside the repository" \
     bash tests/package/check-installed.sh
 fi
+# stress_long (label bench) is the stress test's benchmark run, 60 s of one core: not CI's.
 stage "ctest: build/ (RelWithDebInfo)" \
-  ctest --test-dir build --output-on-failure -j "$jobs" -LE vm
+  ctest --test-dir build --output-on-failure -j "$jobs" -LE vm -E '^stress_long$'
 stage "ctest: build-asan/ (ASan + UBSan)" \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'unit|scenario'
 # The random walker (ASan+UBSan, fixed seeds: docs/walk.md, "CI"); NDK_WALK_CI=0 leaves it out
@@ -124,9 +125,9 @@ if [[ ${NDK_WALK_CI:-1} == 1 ]]; then
 fi
 stage "ctest: build-tsan/ (TSan, C++ suites)" \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L unit -E '^python_'
-# The fuzzers, fuzz_dispatch one pinned process per core for NDK_FUZZ_SECONDS (default 120),
+# The fuzzers, fuzz_dispatch one pinned process per core for NDK_FUZZ_SECONDS (default 60),
 # then fuzz_iwarp (docs/testing.md, "The dispatch fuzzer"); NDK_FUZZ_SECONDS=0 skips them.
 if ((fuzz)); then
   stage "fuzz_dispatch and fuzz_iwarp: libFuzzer, build-fuzz/ (clang, ASan + UBSan)" \
-    bash tests/fuzz/run.sh "${NDK_FUZZ_SECONDS:-120}"
+    bash tests/fuzz/run.sh "${NDK_FUZZ_SECONDS:-60}"
 fi
