@@ -9,7 +9,7 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import OBJECT_TYPES, TIMEOUT, make_objects
+from ndk.scenario import OBJECT_TYPES, TIMEOUT, make_objects
 
 ADAPTER_INFO_SIZE = 104  # sizeof(NDK_ADAPTER_INFO) on LP64
 

@@ -2,7 +2,7 @@
 notifications and arming (digest 3.2, 1.3), interrupt moderation (digest 1.3) and resizing a CQ
 that holds completions (digest 1.3, 4.2).
 
-Every scenario connects two QPs (``completion_support.pair`` / ``link``) and moves bytes: a
+Every scenario connects two QPs (``ndk.scenario.completion.pair`` / ``link``) and moves bytes: a
 send into a posted receive, an RDMA write or read, a bind; it then checks the exact entries
 each CQ reports and the notifications each arm gives.
 """
@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-pytest.register_assert_rewrite("completion_support")
+import ndk
+from ndk import AdapterFlag, CqNotify, OpFlag, OpType, Status
+from ndk.testing import OpenAdapter, Pair
 
-import ndk  # noqa: E402
-from ndk import AdapterFlag, CqNotify, OpFlag, OpType, Status  # noqa: E402
-from ndk.testing import OpenAdapter, Pair  # noqa: E402
-
-from completion_support import (CLIENT, MAXULONG, SERVER, TIMEOUT, drain, link,  # noqa: E402
-                                loopback_pair, no_notification, sides, pattern, post_receive,
-                                post_send, Side)
+from ndk.scenario.completion import (CLIENT, MAXULONG, SERVER, TIMEOUT, drain, link, loopback_pair,
+                                     no_notification, sides, pattern, post_receive, post_send,
+                                     Side)
 
 
 def _requires_flag(adapter: ndk.Adapter, flag: AdapterFlag, what: str) -> None:

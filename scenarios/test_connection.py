@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import pytest
 
-pytest.register_assert_rewrite("connection_support")  # before the import below
+import ndk
+from ndk import AdapterFlag, Status
+from ndk.testing import OpenAdapter
 
-import ndk  # noqa: E402
-from ndk import AdapterFlag, Status  # noqa: E402
-from ndk.testing import OpenAdapter  # noqa: E402
-
-from scenario_support import (CLIENT, CLIENT6, CREATE_MODES, EPHEMERAL, expect_call,
-                              expect_closed, expect_no_completion, post_receives, quiet_period,
-                              SERVER, SERVER6, Side, THIRD, TIMEOUT, UNOWNED)
-from connection_support import adapter, adapters  # noqa: E402,F401  (fixtures)
-from connection_support import (accept, establish, expect_cancelled_receives,
-                                expect_disconnect_event, expect_inline, expect_private_data,
-                                finish, how, incoming, listening, make_side, new_connector,
-                                new_qp, no_incoming, start, transfer)
+from ndk.scenario import (CLIENT, CLIENT6, CREATE_MODES, EPHEMERAL, expect_call, expect_closed,
+                          expect_no_completion, post_receives, quiet_period, SERVER, SERVER6, Side,
+                          THIRD, TIMEOUT, UNOWNED)
+from ndk.scenario.connection import adapter, adapters  # noqa: F401  (fixtures)
+from ndk.scenario.connection import (accept, establish, expect_cancelled_receives,
+                                     expect_disconnect_event, expect_inline, expect_private_data,
+                                     finish, how, incoming, listening, make_side, new_connector,
+                                     new_qp, no_incoming, start, transfer)
 
 SOCKADDR_IN = 16    # sizeof(SOCKADDR_IN)
 SOCKADDR_IN6 = 28   # sizeof(SOCKADDR_IN6)

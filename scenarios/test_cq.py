@@ -15,9 +15,9 @@ import ndk
 from ndk import AdapterFlag, CqNotify, OpType, Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain,
-                              expect_create_failed, expect_created, expect_request, poll,
-                              post_receives)
+from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain,
+                          expect_create_failed, expect_created, expect_request, poll,
+                          post_receives)
 
 MAXULONG = 0xFFFFFFFF
 

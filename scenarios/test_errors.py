@@ -16,16 +16,14 @@ from typing import Any
 
 import pytest
 
-pytest.register_assert_rewrite("completion_support")
+import ndk
+from ndk import AdapterFlag, CqNotify, MrFlag, OpFlag, OpType, Status
+from ndk.testing import OpenAdapter, Pair
 
-import ndk  # noqa: E402
-from ndk import AdapterFlag, CqNotify, MrFlag, OpFlag, OpType, Status  # noqa: E402
-from ndk.testing import OpenAdapter, Pair  # noqa: E402
-
-from completion_support import (CLIENT, quiet_period, SERVER, TIMEOUT, drain, link,  # noqa: E402
-                                loopback_pair, no_notification, sides, pattern, post_receive,
-                                post_send, register, Side)
-from scenario_support import expect_no_completion, poll  # noqa: E402
+from ndk.scenario.completion import (CLIENT, quiet_period, SERVER, TIMEOUT, drain, link,
+                                     loopback_pair, no_notification, sides, pattern, post_receive,
+                                     post_send, register, Side)
+from ndk.scenario import expect_no_completion, poll
 
 BAD_TOKEN = 0xDEADBEEF  # a memory token no registration of these scenarios hands out
 

@@ -12,8 +12,8 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter, requires
 
-from scenario_support import (TIMEOUT, expect_call, expect_closed, expect_create_failed,
-                              expect_created, expect_request)
+from ndk.scenario import (TIMEOUT, expect_call, expect_closed, expect_create_failed,
+                          expect_created, expect_request)
 
 
 # --- creation / request / close modes ----------------------------------------------------

@@ -10,8 +10,8 @@ import ndk
 from ndk import CqNotify, Status
 from ndk.testing import OpenAdapter, requires
 
-from scenario_support import (QUIET, TIMEOUT, expect_call, expect_closed, make_objects,
-                              post_receives, quiet_period)
+from ndk.scenario import (QUIET, TIMEOUT, expect_call, expect_closed, make_objects, post_receives,
+                          quiet_period)
 
 
 def expect_close_pends(call: ndk.Call[None]) -> None:

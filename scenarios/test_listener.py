@@ -9,9 +9,9 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, UNOWNED, TIMEOUT, V4,
-                              V4_OTHER, V6, expect_closed, expect_create_failed,
-                              expect_created, expect_request, open_listening)
+from ndk.scenario import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, UNOWNED, TIMEOUT, V4, V4_OTHER,
+                          V6, expect_closed, expect_create_failed, expect_created, expect_request,
+                          open_listening)
 
 ADDRESSES = f"{V4},{V6}"
 

@@ -11,11 +11,12 @@ import ndk
 from ndk import AdapterFlag, MrFlag, OpFlag, OpType, Status
 from ndk.testing import Pair
 
-from scenario_support import (drain, expect_no_completion, expect_request, pattern, Side, TIMEOUT)
-from completion_support import sides
-from wr_support import (build_lam, expect_connection_failed, expect_result, fast_register,
-                        fast_register_mr, FR_BASE, one, PAGE, READ_SINK, Region, region,
-                        REMOTE_ALL, REMOTE_READ, REMOTE_WRITE, unregistered_sge)
+from ndk.scenario import (drain, expect_no_completion, expect_request, pattern, Side, TIMEOUT)
+from ndk.scenario.completion import sides
+from ndk.scenario.work_requests import (build_lam, expect_connection_failed, expect_result,
+                                        fast_register, fast_register_mr, FR_BASE, one, PAGE,
+                                        READ_SINK, Region, region, REMOTE_ALL, REMOTE_READ,
+                                        REMOTE_WRITE, unregistered_sge)
 
 FR_REMOTE = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE
 FR_LOCAL_SINK = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.RDMA_READ_SINK

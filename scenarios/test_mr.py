@@ -9,8 +9,8 @@ import ndk
 from ndk import MrFlag, Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_create_failed,
-                              expect_created, expect_request)
+from ndk.scenario import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_create_failed,
+                          expect_created, expect_request)
 
 PAGE = 4096
 

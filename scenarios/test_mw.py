@@ -8,8 +8,8 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_closed,
-                              expect_create_failed, expect_created)
+from ndk.scenario import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_closed,
+                          expect_create_failed, expect_created)
 
 
 @pytest.mark.rule("MW-CREATE")

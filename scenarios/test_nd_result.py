@@ -2,7 +2,7 @@
 table (digest 4.1, 4.2; core/include/ndk/nd_status.hpp; docs/semantics.md "The ND equivalent
 of a completion status").
 
-Each scenario produces its row's condition on a connected pair (``completion_support.pair``),
+Each scenario produces its row's condition on a connected pair (``ndk.scenario.completion.pair``),
 then checks the exact NDK_RESULT status, its ND equivalent ``nd_status`` (an ``ndk.NdStatus``)
 and what the connection is left as.  Every ND code equals its NTSTATUS twin (digest 4.1), so
 each row also checks that ``nd_status`` has the number of ``status``.  ND_LOCAL_LENGTH and
@@ -16,16 +16,14 @@ from typing import Union
 
 import pytest
 
-pytest.register_assert_rewrite("completion_support", "wr_support")
+import ndk
+from ndk import NdStatus, OpType, Status
+from ndk.testing import Pair
 
-import ndk  # noqa: E402
-from ndk import NdStatus, OpType, Status  # noqa: E402
-from ndk.testing import Pair  # noqa: E402
-
-from completion_support import (TIMEOUT, drain, sides, pattern, post_receive,  # noqa: E402
-                                post_send, quiet_period)
-from scenario_support import expect_no_completion  # noqa: E402
-from wr_support import expect_connection_failed, expect_result, region  # noqa: E402
+from ndk.scenario.completion import (TIMEOUT, drain, sides, pattern, post_receive, post_send,
+                                     quiet_period)
+from ndk.scenario import expect_no_completion
+from ndk.scenario.work_requests import expect_connection_failed, expect_result, region
 
 BAD_TOKEN = 0xDEADBEEF  # a memory token no registration of these scenarios hands out
 

@@ -12,17 +12,15 @@ import os
 
 import pytest
 
-pytest.register_assert_rewrite("connection_support")  # before the import below
+import ndk
+from ndk import MrFlag, Oid, RdmaTechnology, Status
+from ndk.testing import OpenAdapter
 
-import ndk  # noqa: E402
-from ndk import MrFlag, Oid, RdmaTechnology, Status  # noqa: E402
-from ndk.testing import OpenAdapter  # noqa: E402
-
-from scenario_support import (CLIENT, expect_closed, SERVER, TIMEOUT, UNOWNED)  # noqa: E402
-from completion_support import wait_until  # noqa: E402
-from connection_support import adapter, adapters  # noqa: E402,F401  (fixtures)
-from connection_support import (connections, counters, establish, listening, local_endpoints,
-                                make_side, new_connector, start, transfer)
+from ndk.scenario import (CLIENT, expect_closed, SERVER, TIMEOUT, UNOWNED)
+from ndk.scenario.completion import wait_until
+from ndk.scenario.connection import adapter, adapters  # noqa: F401  (fixtures)
+from ndk.scenario.connection import (connections, counters, establish, listening, local_endpoints,
+                                     make_side, new_connector, start, transfer)
 
 NDIS_OBJECT_TYPE_DEFAULT = 0x80
 REVISION_1 = 1

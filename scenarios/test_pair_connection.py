@@ -24,11 +24,10 @@ import ndk
 from ndk import OpType, Status
 from ndk.testing import Endpoint, Pair
 
-import connection_support
-from scenario_support import quiet_period, TIMEOUT, drain, expect_no_completion, pattern
-from wr_support import LOCAL_WRITE, REMOTE_ALL, Region, expect_result, region
+from ndk.scenario import quiet_period, TIMEOUT, drain, expect_no_completion, pattern
+from ndk.scenario.work_requests import LOCAL_WRITE, REMOTE_ALL, Region, expect_result, region
+from ndk.scenario.connection import expect_private_data
 
-expect_private_data = connection_support.expect_private_data  # its fixtures are not imported
 
 # A size of every kind: one byte, a page and one (two DDP segments at any MULPDU), 64 KiB and
 # one (several FPDUs, and more than one read of the stream), 1 MiB (the size the iWARP issue

@@ -6,7 +6,7 @@ With it a scenario places an event exactly where a rule needs it: a completion b
 and a poll (digest 3.2), a close between two callbacks (digest 3.1), a timer that fires as a
 step.  Every scenario uses one adapter holding both ends of a loopback connection
 (docs/semantics.md CONN-LOOPBACK), so one engine carries the whole connection, and starts from
-an idle engine (completion_support.settle).
+an idle engine (ndk.scenario.completion.settle).
 """
 
 from __future__ import annotations
@@ -16,15 +16,13 @@ from typing import Any
 
 import pytest
 
-pytest.register_assert_rewrite("completion_support")
+import ndk
+from ndk import AdapterFlag, CqNotify, OpType, Status
+from ndk.testing import OpenAdapter
 
-import ndk  # noqa: E402
-from ndk import AdapterFlag, CqNotify, OpType, Status  # noqa: E402
-from ndk.testing import OpenAdapter  # noqa: E402
-
-from completion_support import (MAXULONG, QUIET, TIMEOUT, drain, loopback_pair,  # noqa: E402
-                                no_notification, pair, pattern, post_receive, post_send,
-                                quiet_period, wait_until, Side)
+from ndk.scenario.completion import (MAXULONG, QUIET, TIMEOUT, drain, loopback_pair,
+                                     no_notification, pair, pattern, post_receive, post_send,
+                                     quiet_period, wait_until, Side)
 
 
 def _manual(open_adapter: OpenAdapter, **knobs: Any) -> tuple[Side, Side, ndk.Adapter]:

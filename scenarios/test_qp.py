@@ -9,9 +9,8 @@ import ndk
 from ndk import CqNotify, OpType, Status
 from ndk.testing import OpenAdapter, requires
 
-from scenario_support import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain,
-                              expect_closed, expect_create_failed, expect_created,
-                              post_receives)
+from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain, expect_closed,
+                          expect_create_failed, expect_created, post_receives)
 
 # the five CreateQp sizes and the NDK_ADAPTER_INFO limit each is checked against (digest 1.2)
 QP_LIMITS = {

@@ -8,9 +8,8 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter, requires
 
-from scenario_support import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT,
-                              expect_create_failed, expect_created, expect_request,
-                              post_receives)
+from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, expect_create_failed,
+                          expect_created, expect_request, post_receives)
 
 
 @pytest.fixture

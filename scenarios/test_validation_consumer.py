@@ -17,9 +17,9 @@ import ndk
 from ndk import AdapterFlag, CqNotify, Status
 from ndk.testing import OpenAdapter, Pair
 
-from completion_support import (TIMEOUT, drain, link, sides, pattern, post_receive,
-                                post_send, register, wait_until)
-from scenario_support import reported
+from ndk.scenario.completion import (TIMEOUT, drain, link, sides, pattern, post_receive, post_send,
+                                     register, wait_until)
+from ndk.scenario import reported
 
 pytestmark = pytest.mark.usefixtures("needs_validation")
 

@@ -16,9 +16,9 @@ import ndk
 from ndk import AdapterFlag, CqNotify, OpFlag, Status
 from ndk.testing import OpenAdapter, Pair
 
-from completion_support import (TIMEOUT, drain, pair, sides, pattern, post_receive, post_send,
-                                wait_until, Side)
-from scenario_support import reported
+from ndk.scenario.completion import (TIMEOUT, drain, pair, sides, pattern, post_receive, post_send,
+                                     wait_until, Side)
+from ndk.scenario import reported
 
 pytestmark = pytest.mark.usefixtures("needs_validation")
 

@@ -12,11 +12,11 @@ import ndk
 from ndk import CqNotify, MrFlag, OpFlag, OpType, Status
 from ndk.testing import OpenAdapter, Pair, requires
 
-from scenario_support import (CLIENT, drain, expect_no_completion, expect_request, pattern,
-                              quiet_period, SERVER, Side, TIMEOUT)
-from completion_support import sides
-from wr_support import (connect_qps, expect_connection_failed, expect_result, one, Region,
-                        region, REMOTE_WRITE, unregistered_sge)
+from ndk.scenario import (CLIENT, drain, expect_no_completion, expect_request, pattern,
+                          quiet_period, SERVER, Side, TIMEOUT)
+from ndk.scenario.completion import sides
+from ndk.scenario.work_requests import (connect_qps, expect_connection_failed, expect_result, one,
+                                        Region, region, REMOTE_WRITE, unregistered_sge)
 
 UNDEFINED_FLAG = 0x8000   # no NDK_OP_FLAG_* has this bit (digest 2.5)
 

@@ -34,7 +34,7 @@ ADDRESSES_DEST = "ndk_pair_addresses"
 # that owns the address): TEST-NET-1, the ones the scenarios' own pairs use.
 DEFAULT_ADDRESSES = "192.0.2.31,192.0.2.32"
 NETNS_DIR = "/run/netns"  # where ip netns keeps the named namespaces
-PAIR_TIMEOUT = 5.0  # seconds for connect_pair's steps in all (scenario_support.TIMEOUT)
+PAIR_TIMEOUT = 5.0  # seconds for connect_pair's steps in all (ndk.scenario.TIMEOUT)
 Pair = tuple[Endpoint, Endpoint]  # what the pair fixture gives: (active side, passive side)
 _CONNECT_KEYWORDS = ("cq_depth", "receive_queue_depth", "initiator_queue_depth",
                      "max_receive_request_sge", "max_initiator_request_sge", "inline_data_size",

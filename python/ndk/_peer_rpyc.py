@@ -18,7 +18,7 @@ from typing import Any
 # the receiving side, which has the same package), not as rpyc's GenericException, so the
 # scenarios' ``except ndk.NdkError`` holds.  A call the peer does not answer within the
 # timeout raises TimeoutError instead of waiting for ever; the scenarios' own waits are
-# shorter (scenario_support.TIMEOUT).
+# shorter (ndk.scenario.TIMEOUT).
 CONFIG = {
     "allow_public_attrs": True,
     "import_custom_exceptions": True,

@@ -18,7 +18,8 @@ What it provides:
   violation goes into the report's ``user_properties`` (``ndk conformance`` counts them).
   Tests with ``expect_violation`` are skipped under ``--ndk-no-validate``.
 * ``ndk.testing.raw``: raw NDK calls for scenarios that break a consumer rule on purpose.
-* fixtures ``ndk_provider``, ``open_adapter``, ``adapter``, ``pd``, ``cq``, and ``pair``: two
+* fixtures ``ndk_provider``, ``open_adapter``, ``adapter``, ``pd``, ``cq``, ``buffer``, ``mr``
+  (registered over ``buffer``), ``qp`` (on ``pd`` and ``cq``), and ``pair``: two
   connected endpoints whose passive side runs where ``--ndk-peer`` puts it (local, popen,
   ssh=HOST, netns=NAME; ``ndk._pairs``, ``ndk._peer``), ``ndk_peer``: that peer interpreter.
 * ``--ndk-option KEY=VALUE``: knobs for every adapter the fixtures open (e.g. transport=shm).
@@ -49,8 +50,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 import pytest
 
 from . import _pairs
-from ._connect import Endpoint, connect_pair  # noqa: F401  (re-exported)
-from ._pairs import Pair, new_buffer  # noqa: F401  (re-exported for scenarios)
+# Re-exported ("as" marks them public for type checkers: mypy --strict on a user's scenario).
+from ._connect import Endpoint as Endpoint, connect_pair as connect_pair
+from ._pairs import Pair as Pair, new_buffer as new_buffer
 from ._pairs import _ndk_peer_keeper, ndk_peer  # noqa: F401  (fixtures of the plugin)
 from ._isolation import Isolation
 from ._report import PEER_PROVIDER_PROPERTY, VIOLATION_PROPERTY, ViolationRecord
@@ -67,6 +69,11 @@ EXPECT_VIOLATION = "expect_violation"
 _VALIDATION_PLUGIN = "ndk.testing.validation"
 _ISOLATION_PLUGIN = "ndk.testing.isolation"
 _PEER_WATCH_PLUGIN = "ndk.testing.peers"
+
+
+# The scenarios' helpers (ndk.scenario) assert with pytest's detailed messages too; registered
+# here, before any scenario imports them.
+pytest.register_assert_rewrite("ndk.scenario")
 
 
 def __getattr__(name: str) -> Any:
@@ -450,6 +457,34 @@ def cq(adapter: Any) -> Any:
     queue = adapter.create_cq(cq_depth=64).get(timeout=5)
     yield queue
     close_quietly(queue)
+
+
+@pytest.fixture
+def buffer() -> bytearray:
+    """64 KiB of writable memory to register."""
+    return bytearray(64 * 1024)
+
+
+@pytest.fixture
+def mr(pd: Any, buffer: bytearray) -> Any:
+    """A normal MR on ``pd`` with ``buffer`` registered for local write; closed at teardown."""
+    import ndk
+
+    region = pd.create_mr().get(timeout=5)
+    status = region.register(buffer, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(timeout=5)
+    assert status == ndk.Status.SUCCESS, f"registering the mr fixture's buffer: {status!r}"
+    yield region
+    close_quietly(region)
+
+
+@pytest.fixture
+def qp(pd: Any, cq: Any) -> Any:
+    """A QP on ``pd`` using ``cq`` for both queues, depth 8 each, qp_context 0x51; closed at
+    teardown."""
+    pair = pd.create_qp(cq, cq, qp_context=0x51, receive_queue_depth=8,
+                        initiator_queue_depth=8).get(timeout=5)
+    yield pair
+    close_quietly(pair)
 
 
 # --- capability checks ---------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The soft provider's read-only knob `quiescent` (docs/knobs.md): 1 exactly when nothing can
 happen in this process until a consumer calls, which lets the scenarios' waits for something
-that must not happen end at once (scenarios/scenario_support.py, quiet_period)."""
+that must not happen end at once (ndk.scenario.quiet_period)."""
 
 import pytest
 

@@ -9,9 +9,12 @@
 #
 # Checks, with no PYTHONPATH into the source or build tree: `import ndk` and its version against
 # the distribution's metadata; a user's own pytest file using the plugin's `adapter` fixture,
-# loaded through the pytest11 entry point (no conftest, no -p); `ndk conformance` on the
+# loaded through the pytest11 entry point (no conftest, no -p); installed scenario files copied
+# into an empty folder, run there (copied-scenarios.sh) and, with python3-mypy, checked by
+# `mypy --strict` with the README's Python snippets, as a user's code; `ndk conformance` on the
 # installed scenarios; `ndk info`.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 root=${1:-}
 python=/usr/bin/python3
 unset PYTHONPATH NDK_SCENARIOS
@@ -58,6 +61,18 @@ out=$($python -m pytest -q -p no:cacheprovider --ndk-provider soft test_mine.py 
   echo "$out"; exit 1; }
 echo "$out" | tail -1
 grep -Eq '^1 passed' <<<"$(echo "$out" | tail -1)" || { echo "$out"; exit 1; }
+
+scenarios=$root/usr/share/ndk-harness/scenarios
+echo "== installed scenarios copied into an empty folder"
+bash "$here/copied-scenarios.sh" "$scenarios" | tail -1
+
+if $python -c "import mypy" 2>/dev/null; then
+  echo "== mypy --strict on a copied scenario and the README's snippets (no config)"
+  mkdir typed
+  cp "$scenarios/test_memory_access.py" "$scenarios/test_oid.py" typed/
+  $python "$here/../typing/readme_snippets.py" "$here/../../README.md" typed >/dev/null
+  (cd typed && $python -m mypy --strict --no-error-summary --cache-dir=/dev/null *.py)
+fi
 
 echo "== ndk conformance (installed scenarios)"
 out=$(ndk conformance -k test_create_cq 2>&1) || { echo "$out"; exit 1; }

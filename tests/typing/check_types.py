@@ -1,5 +1,6 @@
 """mypy --strict (mypy.ini) on the README's Python snippets, and with --scenarios on the
-scenarios too.
+scenarios too, each copied into a temporary folder as a user would (they import nothing from
+beside them: their helpers are the package's ndk.scenario).
 
     python3 tests/typing/check_types.py [--scenarios] [--cache-dir DIR] [mypy arguments]
 
@@ -10,6 +11,7 @@ CTest runs it as typing_mypy (tests/CMakeLists.txt).
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,8 +28,9 @@ def main(argv: list[str]) -> int:
     argv = [arg for arg in argv if arg != "--scenarios"]
     with tempfile.TemporaryDirectory(prefix="ndk-readme-") as tmp:
         snippets = write_snippets(ROOT / "README.md", Path(tmp))
+        copies = [Path(shutil.copy(scenario, tmp)) for scenario in scenarios]
         command = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "mypy.ini"),
-                   *argv, *map(str, scenarios + snippets)]
+                   *argv, *map(str, copies + snippets)]
         return subprocess.run(command, cwd=ROOT).returncode
 
 

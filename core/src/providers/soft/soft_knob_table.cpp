@@ -502,7 +502,7 @@ const KnobSpec kKnobTable[] = {
          "`1` when nothing can happen in this process until a consumer calls: every soft "
          "adapter on the in-process fabric, its engine with nothing queued, nothing running and "
          "no timer set, and nothing the fault layer holds. The scenarios' waits for something "
-         "that must not happen end at once then (scenario_support.quiet_period); any other "
+         "that must not happen end at once then (ndk.scenario.quiet_period); any other "
          "provider, or `0`, waits the full period",
      .set = nullptr,
      .get = nullptr},

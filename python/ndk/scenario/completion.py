@@ -26,8 +26,8 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter, Pair, connect_pair
 
-from scenario_support import (ALL_ACCESS, BUFFER_SIZE, CLIENT, LOOPBACK, MAXULONG, QUIET, SERVER,
-                              TIMEOUT, Side, drain, pattern, quiet_period, register)
+from . import (ALL_ACCESS, BUFFER_SIZE, CLIENT, LOOPBACK, MAXULONG, QUIET, SERVER,
+               TIMEOUT, Side, drain, pattern, quiet_period, register)
 
 _T = TypeVar("_T")
 

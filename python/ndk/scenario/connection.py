@@ -22,8 +22,15 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from scenario_support import (BUFFER_SIZE, CLIENT, QUIET, SERVER, TIMEOUT, Side, expect_call,
-                              quiet_period, register)
+from . import (BUFFER_SIZE, CLIENT, QUIET, SERVER, TIMEOUT, Side, expect_call,
+               quiet_period, register)
+
+__all__ = [
+    "Handshake", "accept", "adapter", "adapters", "connections", "counters", "establish",
+    "expect_cancelled_receives", "expect_disconnect_event", "expect_inline",
+    "expect_private_data", "finish", "how", "incoming", "listening", "local_endpoints",
+    "make_side", "new_connector", "new_qp", "no_incoming", "start", "transfer",
+]
 
 
 @pytest.fixture

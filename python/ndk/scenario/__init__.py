@@ -1,4 +1,15 @@
-"""Assertion helpers shared by the conformance scenarios (public ``ndk`` API only).
+"""Helpers of the conformance scenarios, installed with the package so that a scenario file
+runs from any folder (public ``ndk`` API only).
+
+* ``ndk.scenario`` (this module): timeouts, the addresses the scenarios give adapters, the
+  assertion helpers every scenario family uses, ``Side`` (one end of a connection);
+* ``ndk.scenario.connection``: the connection handshake step by step, and the ``adapter`` /
+  ``adapters`` fixtures of the connection scenarios;
+* ``ndk.scenario.completion``: connected pairs with registered buffers, posts and waits;
+* ``ndk.scenario.work_requests``: registered regions, fast registration, result checks.
+
+The fixtures ``buffer``, ``mr`` and ``qp`` come with the pytest plugin (``ndk.testing``),
+which also has pytest rewrite the assertions of these modules.
 
 Every helper asserts the exact status, the number of completion callbacks and the status the
 completion reported, following the three ways a call can complete (digest 1.0):
@@ -18,6 +29,15 @@ from typing import Any, Literal, Optional, TypeVar, Union, overload
 import ndk
 from ndk import MrFlag, Status
 from ndk.testing import new_buffer
+
+__all__ = [
+    "ALL_ACCESS", "BUFFER_SIZE", "CLIENT", "CLIENT6", "CREATE_MODES", "EPHEMERAL",
+    "FAILURE_MODES", "LOOPBACK", "MAXULONG", "OBJECT_TYPES", "QUIET", "SERVER", "SERVER6",
+    "THIRD", "TIMEOUT", "UNOWNED", "V4", "V4_OTHER", "V6", "Side", "drain", "expect_call",
+    "expect_closed", "expect_create_failed", "expect_created", "expect_no_completion",
+    "expect_request", "make_objects", "open_listening", "pattern", "poll", "post_receives",
+    "quiet_period", "register", "reported",
+]
 
 TIMEOUT = 5.0   # seconds, bounding every wait (float: see CQ-NOTIFICATION-WAIT-INT-TIMEOUT)
 QUIET = 0.2     # seconds to wait for something that must NOT happen (a notification, a callback)

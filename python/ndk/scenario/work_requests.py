@@ -16,7 +16,13 @@ import ndk
 from ndk import MrFlag, OpType, Status
 from ndk.testing import new_buffer
 
-from scenario_support import QUIET, TIMEOUT, Side, drain, poll
+from . import QUIET, TIMEOUT, Side, drain, poll
+
+__all__ = [
+    "FR_BASE", "LOCAL_WRITE", "PAGE", "READ_SINK", "REMOTE_ALL", "REMOTE_READ", "REMOTE_WRITE",
+    "FastRegion", "Mapping", "Region", "build_lam", "connect_qps", "expect_connection_failed",
+    "expect_result", "fast_register", "fast_register_mr", "one", "region", "unregistered_sge",
+]
 
 PAGE = 4096
 
