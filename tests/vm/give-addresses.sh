@@ -6,6 +6,8 @@
 #
 # Why: the scenarios name their adapters by TEST-NET addresses (open_adapter(address=...), the
 # soft provider's knob), and the verbs provider opens the device that owns such an address.
+# They are the constants of python/ndk/scenario/ (ndk.scenario.CLIENT, ...) and literals in
+# scenarios/.
 # One address can only be on one netdev, so the devices take turns.  Left off: 192.0.2.20
 # (V4_OTHER) and 2001:db8::99, which the listener and shared-endpoint scenarios use as
 # addresses their adapter does not own;
@@ -21,7 +23,7 @@ netdev=$(netdev_of "$device")
 [[ -n $netdev ]] || { echo "give-addresses: RDMA device $device has no netdev" >&2; exit 1; }
 netdevs=$(for d in $(ls /sys/class/infiniband); do netdev_of "$d"; done | sort -u)
 
-addresses=$(grep -ohE '"(192\.0\.2\.[0-9]+|2001:db8::[0-9a-f]+)"' scenarios/*.py | tr -d '"' |
+addresses=$(grep -ohE '"(192\.0\.2\.[0-9]+|2001:db8::[0-9a-f]+)"' scenarios/*.py python/ndk/scenario/*.py | tr -d '"' |
             sort -u | grep -vxE '192\.0\.2\.20|2001:db8::99')
 for a in $addresses; do
   len=24; [[ $a == *:* ]] && len=64
