@@ -10,7 +10,7 @@ from ndk import CqNotify, OpType, Status
 from ndk.testing import OpenAdapter, requires
 
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain, expect_closed,
-                          expect_create_failed, expect_created, post_receives)
+                          expect_create_failed, expect_created, post_receives, shrink_limits)
 
 # the five CreateQp sizes and the NDK_ADAPTER_INFO limit each is checked against (digest 1.2)
 QP_LIMITS = {
@@ -67,8 +67,10 @@ def test_create_qp_size_above_limit(open_adapter: OpenAdapter, size: str, mode: 
     """digest 1.2: INVALID_PARAMETER when any of the five sizes exceeds its NDK_ADAPTER_INFO
     limit (MaxReceiveQueueDepth, MaxInitiatorQueueDepth, MaxReceiveRequestSge,
     MaxInitiatorRequestSge, MaxInlineDataSize); inline or through the create's completion
-    (digest 1.0), with no QP either way. Every size exactly at its limit is valid."""
-    adapter = open_adapter(create_mode=mode, **SMALL_LIMITS)
+    (digest 1.0), with no QP either way. Every size exactly at its limit is valid.  The
+    limits are SMALL_LIMITS where the provider has their knobs, else the adapter's own."""
+    adapter = open_adapter(create_mode=mode)
+    shrink_limits(adapter, **SMALL_LIMITS)
     info = adapter.query_info()
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     cq = adapter.create_cq(16).get(timeout=TIMEOUT)
@@ -83,9 +85,12 @@ def test_create_qp_size_above_limit(open_adapter: OpenAdapter, size: str, mode: 
 @pytest.mark.parametrize("size", list(QP_WITH_SRQ_LIMITS))
 def test_create_qp_with_srq_size_above_limit(open_adapter: OpenAdapter, size: str) -> None:
     """digest 1.2 (NdkCreateQpWithSrq): INVALID_PARAMETER when InitiatorQueueDepth,
-    MaxInitiatorRequestSge or InlineDataSize exceeds its limit; at the limits it succeeds."""
-    adapter = open_adapter(**SMALL_LIMITS)
-    info = requires(adapter, max_srq_depth=1)
+    MaxInitiatorRequestSge or InlineDataSize exceeds its limit; at the limits it succeeds.
+    The limits are SMALL_LIMITS where the provider has their knobs, else the adapter's own."""
+    adapter = open_adapter()
+    requires(adapter, max_srq_depth=1)
+    shrink_limits(adapter, **SMALL_LIMITS)
+    info = adapter.query_info()
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     cq = adapter.create_cq(16).get(timeout=TIMEOUT)
     srq = pd.create_srq(4).get(timeout=TIMEOUT)

@@ -9,7 +9,7 @@ from ndk import Status
 from ndk.testing import OpenAdapter, requires
 
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, expect_create_failed,
-                          expect_created, expect_request, post_receives)
+                          expect_created, expect_request, post_receives, shrink_limits)
 
 
 @pytest.fixture
@@ -55,12 +55,15 @@ def test_create_srq(open_adapter: OpenAdapter, mode: str) -> None:
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_create_srq_depth_above_max(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.2: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER, inline or through the
-    create's completion (digest 1.0); no SRQ, and a create at MaxSrqDepth then succeeds."""
-    adapter = open_adapter(create_mode=mode, max_srq_depth=16)
+    create's completion (digest 1.0); no SRQ, and a create at MaxSrqDepth then succeeds.
+    MaxSrqDepth is 16 where the provider has the knob, else the adapter's own."""
+    adapter = open_adapter(create_mode=mode)
     requires(adapter, max_srq_depth=1)
+    shrink_limits(adapter, max_srq_depth=16)
+    limit = adapter.query_info().max_srq_depth
     pd = adapter.create_pd().get(timeout=TIMEOUT)
-    expect_create_failed(pd.create_srq(17), Status.INVALID_PARAMETER)
-    expect_created(pd.create_srq(16), mode)
+    expect_create_failed(pd.create_srq(limit + 1), Status.INVALID_PARAMETER)
+    expect_created(pd.create_srq(limit), mode)
 
 
 @pytest.mark.rule("SRQ-CREATE-SGE")
@@ -185,13 +188,16 @@ def test_modify_srq_depth(open_adapter: OpenAdapter, mode: str) -> None:
 @pytest.mark.rule("SRQ-MODIFY-DEPTH")
 @pytest.mark.digest("1.6")
 def test_modify_srq_above_max(open_adapter: OpenAdapter) -> None:
-    """digest 1.6: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER; the SRQ keeps its depth."""
-    adapter = open_adapter(max_srq_depth=16)
-    requires(adapter, max_srq_depth=1)
+    """digest 1.6: SrqDepth > MaxSrqDepth -> INVALID_PARAMETER; the SRQ keeps its depth.
+    MaxSrqDepth is 16 where the provider has the knob, else the adapter's own."""
+    adapter = open_adapter()
+    requires(adapter, max_srq_depth=4)
+    shrink_limits(adapter, max_srq_depth=16)
+    limit = adapter.query_info().max_srq_depth
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     srq = pd.create_srq(4).get(timeout=TIMEOUT)
-    expect_request(srq.modify_srq(srq_depth=17), "i/a", Status.INVALID_PARAMETER)
-    expect_request(srq.modify_srq(srq_depth=16), "i/a")
+    expect_request(srq.modify_srq(srq_depth=limit + 1), "i/a", Status.INVALID_PARAMETER)
+    expect_request(srq.modify_srq(srq_depth=min(limit, 16)), "i/a")
 
 
 @pytest.mark.rule("SRQ-MODIFY-BELOW-QUEUED")

@@ -28,7 +28,7 @@ from typing import Any, Literal, Optional, TypeVar, Union, overload
 
 import ndk
 from ndk import MrFlag, Status
-from ndk.testing import new_buffer
+from ndk.testing import OpenAdapter, new_buffer
 
 __all__ = [
     "ALL_ACCESS", "BUFFER_SIZE", "CLIENT", "CLIENT6", "CREATE_MODES", "EPHEMERAL",
@@ -36,7 +36,7 @@ __all__ = [
     "THIRD", "TIMEOUT", "UNOWNED", "V4", "V4_OTHER", "V6", "Side", "drain", "expect_call",
     "expect_closed", "expect_create_failed", "expect_created", "expect_no_completion",
     "expect_request", "make_objects", "open_listening", "pattern", "poll", "post_receives",
-    "quiet_period", "register", "reported",
+    "quiet_period", "register", "reported", "shrink_limits", "without_flag",
 ]
 
 TIMEOUT = 5.0   # seconds, bounding every wait (float: see CQ-NOTIFICATION-WAIT-INT-TIMEOUT)
@@ -210,6 +210,36 @@ OBJECT_TYPES = {
     "shared_endpoint": ndk.ObjectType.SHARED_ENDPOINT,
 }
 
+
+
+# --- limits and adapter flags: the soft provider's knobs, or the adapter's own -------------
+
+
+def shrink_limits(adapter: ndk.Adapter, **limits: int) -> bool:
+    """Lower ``adapter``'s limits to ``limits`` (knobs named after NDK_ADAPTER_INFO fields and
+    object caps, e.g. ``max_cq_depth=16``: small limits are quick to reach and to create at)
+    when its provider has such knobs (soft): True.  False when it has none: the scenario then
+    works at the adapter's own limits, from ``adapter.query_info()``, as an outside provider's
+    adapter offers them."""
+    for name, value in limits.items():
+        try:
+            setattr(adapter.knobs, name, value)
+        except ndk.KnobsNotSupported:
+            return False
+    return True
+
+
+def without_flag(open_adapter: OpenAdapter, adapter: ndk.Adapter, flag: int,
+                 **knobs: Any) -> ndk.Adapter:
+    """An adapter whose NDK_ADAPTER_INFO AdapterFlags lack ``flag``: ``adapter`` itself when
+    its flags already lack it (the provider the rule is about), else a new one opened with the
+    knob ``adapter_flags`` clearing it (soft; on a provider without the knob the scenario is
+    skipped as one that cannot be set up there).  ``open_adapter``: the plugin's fixture."""
+    flags = int(adapter.query_info().adapter_flags)
+    if not flags & int(flag) and not knobs:
+        return adapter
+    opened: ndk.Adapter = open_adapter(adapter_flags=flags & ~int(flag), **knobs)
+    return opened
 
 # --- data, connections, absences -----------------------------------------------------------
 
