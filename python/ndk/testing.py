@@ -361,6 +361,38 @@ class OpenAdapter(Protocol):
     def __call__(self, **knobs: Any) -> ndk.Adapter: ...
 
 
+def _addresses(value: Any) -> set[str]:
+    """The addresses of an ``address=`` knob value ("a,b", or a list of them), normalized."""
+    import ipaddress
+
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return {str(ipaddress.ip_address(str(item).strip())) for item in items if str(item).strip()}
+
+
+def _open_holding_address(provider: str, knobs: dict[str, Any]) -> Any:
+    """``ndk.open_adapter(provider, **knobs)``; where the provider refuses a knob and the
+    scenario set ``address=``, the address is a convenience (a scenario names its adapters by
+    the addresses it connects to): the adapter opened without the knob serves when it holds
+    every address asked for, as a device given the scenarios' addresses does
+    (tests/vm/give-addresses.sh).  Otherwise ndk.KnobsNotSupported, the plugin's knob skip."""
+    import ndk
+
+    try:
+        return ndk.open_adapter(provider, **knobs)
+    except ndk.KnobsNotSupported:
+        if "address" not in knobs:
+            raise
+    wanted = _addresses(knobs["address"])
+    adapter = ndk.open_adapter(provider, **{k: v for k, v in knobs.items() if k != "address"})
+    held = _addresses(adapter.addresses or [])
+    if not wanted <= held:
+        adapter.close()
+        raise ndk.KnobsNotSupported(
+            f"provider {provider!r} takes no knob 'address', and its adapter does not hold "
+            f"{', '.join(sorted(wanted - held))} (it holds {', '.join(sorted(held)) or 'none'})")
+    return adapter
+
+
 class _Opener:
     """Opens adapters for one test and closes them at its teardown; what ``open_adapter`` and
     the ``pair`` fixture share.  The run's ``--ndk-option`` knobs come first, the test's own
@@ -380,7 +412,7 @@ class _Opener:
             knobs = {key: value for key, value in knobs.items() if not key.startswith("validate_")}
         names = sorted(key for key in knobs if key not in ("validate", "version"))
         try:
-            adapter = ndk.open_adapter(provider, **knobs)
+            adapter = _open_holding_address(provider, knobs)
         except ndk.NdkError as exc:
             # A provider with no device here (the verbs provider without RDMA hardware)
             # reports STATUS_DEVICE_NOT_READY and why: the scenario cannot run, it is skipped.

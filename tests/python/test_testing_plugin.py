@@ -72,6 +72,32 @@ def test_knobs_on_a_provider_without_knobs_skip_with_the_reason(scenarios, pytes
     )
 
 
+def test_an_address_the_adapter_holds_needs_no_address_knob(scenarios, pytester):
+    # address= is a convenience: a provider without the knob serves the scenario with an
+    # adapter that holds the address itself (a device given the scenarios' addresses).
+    scenarios(
+        test_a="""
+        def test_held(open_adapter):
+            assert "192.0.2.32" in open_adapter(address="192.0.2.32").addresses
+
+        def test_not_held(open_adapter):
+            open_adapter(address="192.0.2.31")
+
+        def test_other_knob(open_adapter):
+            open_adapter(address="192.0.2.32", max_cq_depth=1)
+        """
+    )
+    result = pytester.runpytest("-rs", "--ndk-provider", "plain")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines_random([
+        "SKIPPED*provider 'plain' cannot take the knobs the scenario sets (address): provider "
+        "'plain' takes no knob 'address', and its adapter does not hold 192.0.2.31 (it holds "
+        "192.0.2.32)",
+        "SKIPPED*provider 'plain' cannot take the knobs the scenario sets (address, "
+        "max_cq_depth): provider 'plain' takes no knobs",
+    ])
+
+
 def test_open_without_knobs_does_not_swallow_knobs_not_supported(scenarios, pytester, monkeypatch, fake_ndk):
     def refuse(provider, **knobs):
         raise fake_ndk.KnobsNotSupported("unexpected")

@@ -43,6 +43,7 @@ AdapterInfo = namedtuple(
 )
 _DEFAULT_INFO = AdapterInfo(0x1234, 0x1, 65536, 4096, 4)
 _ACCEPTS_KNOBS = {"soft": True, "plain": False}
+OWN_ADDRESSES = ("192.0.2.32",)  # what an adapter opened without address= holds
 
 opened: list["Adapter"] = []
 _validate_default = False
@@ -131,6 +132,9 @@ class Adapter(_Object):
         knobs = dict(knobs)
         self._misbehave = [rule for rule in str(knobs.pop("misbehave", "")).split(",") if rule]
         self.timeout_ms = knobs.pop("validate_timeout_ms", None)
+        # knob address= (soft's): the adapter's addresses; without it, the one it holds itself
+        address = knobs.pop("address", None)
+        self.addresses = address.split(",") if address else list(OWN_ADDRESSES)
         unknown = set(knobs) - set(AdapterInfo._fields)
         if unknown:
             raise ValueError(f"unknown knobs: {sorted(unknown)}")
