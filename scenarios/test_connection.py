@@ -12,8 +12,8 @@ from ndk import AdapterFlag, Status
 from ndk.testing import OpenAdapter
 
 from ndk.scenario import (CLIENT, CLIENT6, CREATE_MODES, EPHEMERAL, expect_call, expect_closed,
-                          expect_no_completion, post_receives, quiet_period, SERVER, SERVER6, Side,
-                          THIRD, TIMEOUT, UNOWNED)
+                          expect_no_completion, post_receives, quiet_period, SERVER, SERVER6,
+                          set_adapter_flags, Side, THIRD, TIMEOUT, UNOWNED)
 from ndk.scenario.connection import adapter, adapters  # noqa: F401  (fixtures)
 from ndk.scenario.connection import (accept, establish, expect_cancelled_receives,
                                      expect_disconnect_event, expect_inline, expect_private_data,
@@ -230,9 +230,7 @@ def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter: Open
     docs/semantics.md: CONN-UNREACHABLE: without the flag (knob adapter_flags), the adapter's
     own address is unreachable, even with a listener there, which sees no connect event."""
     adapter = open_adapter(address=SERVER)
-    flags = int(adapter.query_info().adapter_flags)
-    adapter.knobs.adapter_flags = flags & ~int(AdapterFlag.LOOPBACK_CONNECTIONS_SUPPORTED)
-    assert not adapter.query_info().adapter_flags & AdapterFlag.LOOPBACK_CONNECTIONS_SUPPORTED
+    set_adapter_flags(adapter, remove=AdapterFlag.LOOPBACK_CONNECTIONS_SUPPORTED)
     listener = listening(adapter, (SERVER, 7115))
     side = make_side(adapter)
     connector = new_connector(adapter)

@@ -17,11 +17,7 @@ from ndk.testing import OpenAdapter
 
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, MAXULONG, quiet_period, TIMEOUT, drain,
                           expect_create_failed, expect_created, expect_request, poll,
-                          post_receives, shrink_limits, without_flag)
-
-
-def _flag_set(adapter: ndk.Adapter, flag: int) -> bool:
-    return bool(int(adapter.query_info().adapter_flags) & int(flag))
+                          post_receives, set_adapter_flags, shrink_limits)
 
 
 # --- create ------------------------------------------------------------------------------
@@ -137,14 +133,13 @@ def test_resize_cq(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> N
 @pytest.mark.digest("1.3")
 @pytest.mark.reference("RESIZE")
 @pytest.mark.expect_violation("CQ-RESIZE-UNSUPPORTED")
-def test_resize_cq_without_flag(open_adapter: OpenAdapter, adapter: ndk.Adapter) -> None:
+def test_resize_cq_without_flag(adapter: ndk.Adapter) -> None:
     """digest 1.3: the consumer must not resize unless NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED
     is set; it does not say what a provider answers a consumer that does. docs/semantics.md
     RESIZE (a reference choice): NOT_SUPPORTED (ND2 CQ::Resize); the CQ is unchanged and
     usable."""
-    plain = without_flag(open_adapter, adapter, AdapterFlag.CQ_RESIZE_SUPPORTED)
-    assert not _flag_set(plain, AdapterFlag.CQ_RESIZE_SUPPORTED)
-    cq = plain.create_cq(4).get(timeout=TIMEOUT)
+    set_adapter_flags(adapter, remove=AdapterFlag.CQ_RESIZE_SUPPORTED)
+    cq = adapter.create_cq(4).get(timeout=TIMEOUT)
     expect_request(cq.resize_cq(8), "i/a", Status.NOT_SUPPORTED)
     assert cq.get_results_ex(4) == []
     assert cq.is_open
@@ -226,12 +221,12 @@ def test_resize_cq_insufficient_resources(adapter: ndk.Adapter, how: str) -> Non
 
 @pytest.mark.rule("CQ-MODERATION-NOT-SUPPORTED")
 @pytest.mark.digest("1.3")
-def test_moderation_without_flag(open_adapter: OpenAdapter, adapter: ndk.Adapter) -> None:
+def test_moderation_without_flag(adapter: ndk.Adapter) -> None:
     """digest 1.3: NOT_SUPPORTED is required when
     NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED is not set. docs/semantics.md:
     MODERATION."""
-    plain = without_flag(open_adapter, adapter, AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED)
-    cq = plain.create_cq(8).get(timeout=TIMEOUT)
+    set_adapter_flags(adapter, remove=AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED)
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
     assert cq.control_cq_interrupt_moderation(100, 4) == Status.NOT_SUPPORTED
     assert cq.control_cq_interrupt_moderation(0, 0) == Status.NOT_SUPPORTED
 

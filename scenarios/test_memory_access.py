@@ -11,7 +11,8 @@ import ndk
 from ndk import AdapterFlag, MrFlag, OpFlag, OpType, Status
 from ndk.testing import Pair
 
-from ndk.scenario import (drain, expect_no_completion, expect_request, pattern, Side, TIMEOUT)
+from ndk.scenario import (drain, expect_no_completion, expect_request, pattern, set_adapter_flags,
+                          Side, TIMEOUT)
 from ndk.scenario.completion import sides
 from ndk.scenario.work_requests import (build_lam, expect_connection_failed, expect_result,
                                         fast_register, fast_register_mr, FR_BASE, one, PAGE,
@@ -239,9 +240,7 @@ def test_read_sink_flag_waived_by_adapter_flag(pair: Pair) -> None:
     flags are not needed): with the adapter flag set, a sink registered for local write only
     receives the read."""
     a, b = sides(pair)
-    flags = a.adapter.query_info().adapter_flags | AdapterFlag.RDMA_READ_SINK_NOT_REQUIRED
-    a.adapter.knobs.adapter_flags = int(flags)
-    assert a.adapter.query_info().adapter_flags == flags
+    set_adapter_flags(a.adapter, add=AdapterFlag.RDMA_READ_SINK_NOT_REQUIRED)
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     remote = region(b.pd, flags=REMOTE_READ, fill=pattern(64, seed=9))
     assert a.qp.read([sink.sge(0, 64)], remote.address, remote.remote_token,

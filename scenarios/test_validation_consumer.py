@@ -19,7 +19,7 @@ from ndk.testing import OpenAdapter, Pair
 
 from ndk.scenario.completion import (TIMEOUT, drain, link, sides, pattern, post_receive, post_send,
                                      register, wait_until)
-from ndk.scenario import reported
+from ndk.scenario import reported, set_adapter_flags
 
 pytestmark = pytest.mark.usefixtures("needs_validation")
 
@@ -88,8 +88,7 @@ def test_sge_with_another_pds_token(pair: Pair) -> None:
 def test_resize_without_the_adapter_flag(open_adapter: OpenAdapter) -> None:
     """digest 1.3: the consumer resizes only with NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED."""
     adapter = open_adapter()
-    flags = int(adapter.query_info().adapter_flags) & ~int(AdapterFlag.CQ_RESIZE_SUPPORTED)
-    adapter.knobs.adapter_flags = flags
+    set_adapter_flags(adapter, remove=AdapterFlag.CQ_RESIZE_SUPPORTED)
     cq = adapter.create_cq(8).get(timeout=TIMEOUT)
     cq.resize_cq(16).wait(timeout=TIMEOUT)
     assert consumer_record(adapter, "CQ-RESIZE-UNSUPPORTED").call == "NdkResizeCq"

@@ -28,7 +28,7 @@ from typing import Any, Literal, Optional, TypeVar, Union, overload
 
 import ndk
 from ndk import MrFlag, Status
-from ndk.testing import OpenAdapter, new_buffer
+from ndk.testing import new_buffer
 
 __all__ = [
     "ALL_ACCESS", "BUFFER_SIZE", "CLIENT", "CLIENT6", "CREATE_MODES", "EPHEMERAL",
@@ -36,7 +36,7 @@ __all__ = [
     "THIRD", "TIMEOUT", "UNOWNED", "V4", "V4_OTHER", "V6", "Side", "drain", "expect_call",
     "expect_closed", "expect_create_failed", "expect_created", "expect_no_completion",
     "expect_request", "make_objects", "open_listening", "pattern", "poll", "post_receives",
-    "quiet_period", "register", "reported", "shrink_limits", "without_flag",
+    "quiet_period", "register", "reported", "set_adapter_flags", "shrink_limits",
 ]
 
 TIMEOUT = 5.0   # seconds, bounding every wait (float: see CQ-NOTIFICATION-WAIT-INT-TIMEOUT)
@@ -229,17 +229,16 @@ def shrink_limits(adapter: ndk.Adapter, **limits: int) -> bool:
     return True
 
 
-def without_flag(open_adapter: OpenAdapter, adapter: ndk.Adapter, flag: int,
-                 **knobs: Any) -> ndk.Adapter:
-    """An adapter whose NDK_ADAPTER_INFO AdapterFlags lack ``flag``: ``adapter`` itself when
-    its flags already lack it (the provider the rule is about), else a new one opened with the
-    knob ``adapter_flags`` clearing it (soft; on a provider without the knob the scenario is
-    skipped as one that cannot be set up there).  ``open_adapter``: the plugin's fixture."""
+def set_adapter_flags(adapter: ndk.Adapter, *, add: int = 0, remove: int = 0) -> None:
+    """Make ``adapter``'s NDK_ADAPTER_INFO AdapterFlags hold ``add`` and lack ``remove``:
+    nothing to do where they already do (the providers such a rule is about), else the knob
+    ``adapter_flags`` (soft; a provider without it has the scenario skipped as one that cannot
+    be set up there)."""
     flags = int(adapter.query_info().adapter_flags)
-    if not flags & int(flag) and not knobs:
-        return adapter
-    opened: ndk.Adapter = open_adapter(adapter_flags=flags & ~int(flag), **knobs)
-    return opened
+    wanted = (flags | int(add)) & ~int(remove)
+    if wanted != flags:
+        adapter.knobs.adapter_flags = wanted
+    assert int(adapter.query_info().adapter_flags) == wanted
 
 # --- data, connections, absences -----------------------------------------------------------
 

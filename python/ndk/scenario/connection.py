@@ -22,7 +22,7 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from . import (BUFFER_SIZE, CLIENT, QUIET, SERVER, TIMEOUT, Side, expect_call,
+from . import (BUFFER_SIZE, CLIENT, SERVER, TIMEOUT, Side, expect_call,
                quiet_period, register)
 
 __all__ = [

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Literal, overload
 
 import ndk
 from ndk import MrFlag, OpType, Status
 from ndk.testing import new_buffer
 
-from . import QUIET, TIMEOUT, Side, drain, poll
+from . import TIMEOUT, Side, drain
 
 __all__ = [
     "FR_BASE", "LOCAL_WRITE", "PAGE", "READ_SINK", "REMOTE_ALL", "REMOTE_READ", "REMOTE_WRITE",
