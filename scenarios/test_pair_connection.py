@@ -22,7 +22,7 @@ import pytest
 
 import ndk
 from ndk import OpType, Status
-from ndk.testing import Endpoint, Pair
+from ndk.testing import Endpoint, OPTION, Pair, skip
 
 from ndk.scenario import quiet_period, TIMEOUT, drain, expect_no_completion, pattern
 from ndk.scenario.work_requests import LOCAL_WRITE, REMOTE_ALL, Region, expect_result, region
@@ -270,8 +270,9 @@ def test_peer_killed(pair: Pair, ndk_peer: Any) -> None:
     no hang, no crash.  Needs a peer in a process of its own (--ndk-peer popen, netns=NAME,
     ssh=HOST)."""
     if ndk_peer is None:
-        pytest.skip("the pair's passive side runs in this process (--ndk-peer local), which "
-                    "cannot be killed without the test: --ndk-peer popen kills a peer process")
+        skip(OPTION, "the pair's passive side runs in this process (--ndk-peer local), "
+                   "which cannot be killed without the test: --ndk-peer popen kills a peer "
+                   "process")
     a, _ = pair
     sink = region(a.pd, 64, flags=LOCAL_WRITE)
     assert a.qp.receive([sink.sge(0, 64)], request_context=0x71) == Status.SUCCESS

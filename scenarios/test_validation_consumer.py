@@ -15,7 +15,7 @@ import pytest
 
 import ndk
 from ndk import AdapterFlag, CqNotify, Status
-from ndk.testing import OpenAdapter, Pair
+from ndk.testing import OPTION, OpenAdapter, Pair, skip
 
 from ndk.scenario.completion import (TIMEOUT, drain, link, sides, pattern, post_receive, post_send,
                                      register, wait_until)
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("needs_validation")
 @pytest.fixture
 def needs_validation() -> None:
     if not ndk.validate_default():
-        pytest.skip("the validation layer is off (--ndk-no-validate)")
+        skip(OPTION, "the validation layer is off (--ndk-no-validate)")
 
 
 

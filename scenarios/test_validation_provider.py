@@ -14,7 +14,7 @@ import pytest
 
 import ndk
 from ndk import AdapterFlag, CqNotify, OpFlag, Status
-from ndk.testing import OpenAdapter, Pair
+from ndk.testing import OPTION, OpenAdapter, Pair, skip
 
 from ndk.scenario.completion import (TIMEOUT, drain, pair, sides, pattern, post_receive, post_send,
                                      wait_until, Side)
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("needs_validation")
 @pytest.fixture
 def needs_validation() -> None:
     if not ndk.validate_default():
-        pytest.skip("the validation layer is off (--ndk-no-validate)")
+        skip(OPTION, "the validation layer is off (--ndk-no-validate)")
 
 
 

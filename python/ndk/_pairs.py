@@ -24,6 +24,7 @@ import pytest
 from ._connect import Endpoint, connect_pair
 from ._peer import LOCAL, NETNS, SSH, PeerSpec, parse_peer, unreachable
 from ._report import PEER_PROPERTY
+from ._skips import OPTION, skip_reason
 
 PEER_DEST = "ndk_peer"
 PEER_PROVIDER_DEST = "ndk_peer_provider"
@@ -303,7 +304,7 @@ def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callabl
     request.node.user_properties.append((PEER_PROPERTY, str(spec)))
     reason = unreachable(provider, options, server_provider, server_options, spec)
     if reason is not None:
-        pytest.skip(reason)
+        pytest.skip(skip_reason(OPTION, reason))
     marker = request.node.get_closest_marker("pair")
     settings = dict(marker.kwargs) if marker is not None else {}
     client_knobs = settings.pop("client_knobs", None) or {}

@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from ._skips import KINDS, UNCLASSIFIED, XFAIL, kind_of
+
 UNMARKED = "(unmarked)"  # row for scenarios without a rule marker
 COLLECTION = "(collection)"  # row for modules that failed to import or skipped as a whole
 ANY_PROVIDER = "(any)"  # column for tests that do not run per provider
@@ -28,6 +30,10 @@ PEER_PROPERTY = "ndk_peer"
 # Beside it, when the pair's passive side is another provider than the test's
 # (--ndk-peer-provider): that provider.
 PEER_PROVIDER_PROPERTY = "ndk_peer_provider"
+# The action of the expectations entry that applied to a test (ndk.expectations: skip, xfail,
+# differs), which the plugin adds to its user_properties.
+EXPECTATION_PROPERTY = "ndk_expectation"
+EXPECTED_TO_FAIL = ("xfail", "differs")  # the actions whose scenario runs, expected to fail
 # A test that did not end on its own: the plugin (ndk._isolation) sets the report attribute
 # FATE_ATTR to CRASHED (its process died: a signal, an abort) or TIMEOUT (it ran past
 # pytest-timeout's --timeout), and DETAIL_ATTR to one line naming the signal or the time limit
@@ -77,6 +83,13 @@ class Record:
     reference: str | None = None  # the docs/semantics.md ID of a reference-choice scenario
     peer: str | None = None  # where its pair's peer ran (PEER_PROPERTY), None without a pair
     peer_provider: str | None = None  # its peer's provider, if another (PEER_PROVIDER_PROPERTY)
+    # The action of the expectations entry that applied (EXPECTATION_PROPERTY), or None.
+    expectation: str | None = None
+
+
+def is_xpass(record: Record) -> bool:
+    """An expected failure (or difference) that passed: its expectations entry is stale."""
+    return record.outcome == "passed" and record.expectation in EXPECTED_TO_FAIL
 
 
 def level_of(record: Record) -> str:
@@ -245,6 +258,47 @@ def format_skip_reasons(records: Sequence[Record]) -> str:
     return "skip reasons:\n" + "\n".join(lines)
 
 
+SKIP_KINDS = (*KINDS, XFAIL, UNCLASSIFIED)  # the order the counts are shown in
+
+
+def skip_kind_counts(records: Iterable[Record],
+                     providers: Sequence[str] = ()) -> dict[str, Counter]:
+    """Per provider column: the skipped records counted by their kind (ndk._skips), an
+    expected failure as XFAIL; only the columns that skipped something."""
+    records = list(records)
+    counts: dict[str, Counter] = {}
+    for record in records:
+        if record.outcome == "skipped":
+            counts.setdefault(provider_label(record), Counter())[kind_of(record.message)] += 1
+    order = columns(records, providers)
+    return {col: counts[col] for col in order if col in counts}
+
+
+def format_skip_kinds(records: Sequence[Record], providers: Sequence[str]) -> str:
+    """The skips per provider by kind: the adapter lacks a capability, an expectations entry,
+    the provider lacks a test knob the scenario sets, the run's options, the host; expected
+    failures beside them.  Empty when nothing was skipped."""
+    counts = skip_kind_counts(records, providers)
+    if not counts:
+        return ""
+    lines = [f"  {col}: " + ", ".join(f"{count[kind]} {kind}" for kind in SKIP_KINDS
+                                      if count[kind])
+             for col, count in counts.items()]
+    return "skipped, by kind:\n" + "\n".join(lines)
+
+
+def format_xpasses(records: Sequence[Record]) -> str:
+    """One line per scenario an expectations entry expected to fail (or to differ) and that
+    passed, by rule and provider, with the entry; empty when none."""
+    stale = [r for r in records if is_xpass(r)]
+    if not stale:
+        return ""
+    lines = [f"  XPASS  {rule_label(r)} on {provider_label(r)}: {r.message or ''}".rstrip()
+             for r in stale]
+    return ("expected to fail, passed (XPASS: the expectations entry is stale, remove it):\n"
+            + "\n".join(lines))
+
+
 def format_failures(records: Sequence[Record]) -> str:
     """One line per failed or errored test with its short message; empty when none."""
     failing = [r for r in records if r.outcome in FAILING]
@@ -358,6 +412,9 @@ def format_provider_totals(records: Sequence[Record], providers: Sequence[str]) 
                  f"{count['skipped']} skipped"]
         if count[DIFFERS]:
             parts.insert(-1, f"{count[DIFFERS]} differ (reference choice)")
+        xpassed = sum(1 for r in mine if is_xpass(r))
+        if xpassed:
+            parts[0] += f" ({xpassed} XPASS)"
         lines.append(f"  {col}: {', '.join(parts)}, test phases "
                      f"{format_seconds(sum(r.duration for r in mine))}")
     return "\n".join(lines)
@@ -381,6 +438,9 @@ def format_totals(records: Sequence[Record], wall_seconds: float) -> str:
              f"{count['skipped']} skipped"]
     if count[DIFFERS]:
         parts.insert(-1, f"{count[DIFFERS]} differ (reference choice)")
+    xpassed = sum(1 for r in records if is_xpass(r))
+    if xpassed:
+        parts[0] += f" ({xpassed} XPASS)"
     if count["error"]:
         parts.append(f"{count['error']} error" + ("s" if count["error"] > 1 else ""))
     test_seconds = sum(r.duration for r in records)
@@ -474,7 +534,9 @@ def format_report(records: Sequence[Record], providers: Sequence[str], wall_seco
         format_matrix(records, providers),
         format_family_counts(records, providers),
         format_skip_reasons(records),
+        format_skip_kinds(records, providers),
         format_failures(records),
+        format_xpasses(records),
         format_differences(records),
         format_violations(records, providers),
         format_levels(records, providers),

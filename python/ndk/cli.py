@@ -132,6 +132,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         workers=args.workers,
         timeout=args.timeout,
         strict=args.strict,
+        expectations=args.expectations,
     )
 
 
@@ -208,6 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
                              help="fail on scenarios that differ from a reference choice "
                                   "(docs/semantics.md: where NDK is silent), not only report "
                                   "them")
+    conformance.add_argument("--expectations", action="append", metavar="FILE",
+                             help="an expectations file (TOML, docs/expectations.md): the "
+                                  "providers' known differences (skip, xfail, differs per "
+                                  "rule or glob); repeatable; replaces the harness's own file "
+                                  "for each provider (share/ndk-harness/expectations/)")
     conformance.add_argument("--ndk-peer", dest="peer", metavar="WHERE",
                              help="where the passive side of each pair scenario runs: local "
                                   "(default), popen, ssh=HOST, netns=NAME (docs/providers.md, "

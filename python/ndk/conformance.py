@@ -26,11 +26,12 @@ from typing import Sequence, TextIO
 import pytest
 
 from ._progress import ConformanceProgress
-from ._report import (COLLECTION, DETAIL_ATTR, DIFFERS, FAILING, FATE_ATTR, FATE_LABELS,
-                      PEER_PROPERTY, PEER_PROVIDER_PROPERTY, REFERENCE, VIOLATION_PROPERTY,
-                      Record, ViolationRecord, format_report, level_counts, level_of,
-                      provider_label, violation_tallies)
+from ._report import (COLLECTION, DETAIL_ATTR, DIFFERS, EXPECTATION_PROPERTY, FAILING,
+                      FATE_ATTR, FATE_LABELS, PEER_PROPERTY, PEER_PROVIDER_PROPERTY, REFERENCE,
+                      VIOLATION_PROPERTY, Record, ViolationRecord, format_report, level_counts,
+                      level_of, provider_label, violation_tallies)
 from ._selection import Where, collected_where, selected_providers, where_of
+from .expectations import ExpectationsError, load_all
 
 SCENARIOS_ENV = "NDK_SCENARIOS"
 PLUGIN = "ndk.testing"  # the pytest plugin the scenarios need (fixtures, markers, options)
@@ -40,6 +41,7 @@ PLUGIN = "ndk.testing"  # the pytest plugin the scenarios need (fixtures, marker
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 2, DIFFERS: 2}
 _MESSAGE_LIMIT = 200
 MAX_WORKER_RESTARTS = 1000  # crashed workers xdist replaces in a run (-n) before it gives up
+ENVIRONMENT_ERROR = 2  # the exit code for what the run cannot start with (a bad expectations file)
 
 
 class ScenariosNotFound(Exception):
@@ -156,7 +158,7 @@ class ResultCollector:
             report.nodeid,
             dict(rule=rule, provider=provider, outcome="passed", message=None, duration=0.0,
                  violations=(), fate=None, reference=reference, peer=None,
-                 peer_provider=None),
+                 peer_provider=None, expectation=None),
         )
         result["duration"] += report.duration
         # Each phase's report carries the item's user_properties so far; the plugin adds the
@@ -173,9 +175,19 @@ class ResultCollector:
                               if name == PEER_PROVIDER_PROPERTY), None)
         if peer_provider is not None:
             result["peer_provider"] = str(peer_provider)
+        expectation = next((value for name, value in report.user_properties
+                            if name == EXPECTATION_PROPERTY), None)
+        if expectation is not None:
+            result["expectation"] = str(expectation)
         outcome, message = _phase_outcome(report)
         if outcome == "failed" and reference is not None and not self._strict:
             outcome = DIFFERS  # the provider chose otherwise where NDK is silent
+        expected_failure = getattr(report, "wasxfail", None)
+        if expected_failure is not None and expectation == DIFFERS and outcome == "skipped":
+            # An expectations entry said this provider differs here: it did (--strict or not).
+            outcome, message = DIFFERS, expected_failure
+        elif expected_failure is not None and outcome == "passed":
+            result["message"] = expected_failure  # an XPASS: the entry that expected otherwise
         fate = getattr(report, FATE_ATTR, None)
         if fate in FATE_LABELS and result["fate"] is None:
             # A crash (xdist's report for a worker that died) or a timeout: the scenario's
@@ -409,6 +421,7 @@ def run(
     workers: str | int | None = None,
     timeout: float | None = None,
     strict: bool = False,
+    expectations: Sequence[str] | None = None,
 ) -> int:
     """Run the conformance scenarios against ``providers`` and print the matrix; return an exit code.
 
@@ -422,7 +435,9 @@ def run(
     as a timeout; the run goes on either way (``ndk._isolation``).  ``strict``: a scenario
     whose expectation is a reference choice (``@pytest.mark.reference``) and that fails is a
     failure; without it the report counts it as "differs (reference choice)" and the run
-    does not fail on it.
+    does not fail on it.  ``expectations``: expectations files (``ndk.expectations``) instead of
+    the harness's own for the providers; one that cannot be read or does not follow the format
+    is exit 2, before any scenario runs.
     """
     try:
         directory = locate_scenarios_dir(scenarios_dir)
@@ -438,6 +453,14 @@ def run(
     if problem:
         print(f"ndk conformance: {problem}", file=sys.stderr)
         return int(pytest.ExitCode.USAGE_ERROR)
+    if expectations:
+        try:
+            load_all(expectations)
+        except ExpectationsError as exc:
+            print(f"ndk conformance: --expectations: {exc}", file=sys.stderr)
+            return ENVIRONMENT_ERROR
+        extra_args = [word for path in expectations
+                      for word in ("--ndk-expectations", str(path))] + list(extra_args)
     collector = ResultCollector(strict=strict)
     started = time.monotonic()
     shown = ConformanceProgress(sys.stdout, mode=progress, started=started, strict=strict)

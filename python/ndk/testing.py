@@ -26,9 +26,13 @@ What it provides:
 * ``requires(adapter, **minimums)``: skip unless the adapter reports enough capability.
 * ``connect_pair(client, server)``: two connected QPs (``ndk._connect``), for data-path
   scenarios; also reachable as ``ndk.testing.connect_pair`` after a plain ``import ndk``.
-* quirk skips from :mod:`ndk.quirks`, keyed by provider and rule (a pair scenario whose
-  passive side is another provider's, by the pair ``ACTIVE|PASSIVE``), and expected failures
-  (xfail) for the provider bugs it lists as known and not yet fixed.
+* expectations files (``--ndk-expectations FILE``, repeatable; by default the harness's own
+  file for each provider, :mod:`ndk.expectations`, docs/expectations.md): per provider and
+  rule (a pair scenario whose passive side is another provider's, per pair), a ``skip``, an
+  expected failure (``xfail``; a pass is reported as XPASS) or an expected difference from a
+  reference choice (``differs``).
+* every skip says its kind (:mod:`ndk._skips`: capability, expectation, knob, option,
+  environment) at the start of its reason; ``skip(kind, why)`` skips with one.
 * ``--ndk-provider-setup CMD`` (or ``$NDK_PROVIDER_SETUP``): the tests run grouped by provider,
   and ``CMD PROVIDER`` runs before the first test of each provider's group.  The VM lane uses it
   to put the scenarios' addresses on the RDMA device under test (tests/vm/give-addresses.sh), so
@@ -55,9 +59,15 @@ from ._connect import Endpoint as Endpoint, connect_pair as connect_pair
 from ._pairs import Pair as Pair, new_buffer as new_buffer
 from ._pairs import _ndk_peer_keeper, ndk_peer  # noqa: F401  (fixtures of the plugin)
 from ._isolation import Isolation
-from ._report import PEER_PROVIDER_PROPERTY, VIOLATION_PROPERTY, ViolationRecord
-from ._selection import OPTION_DEST, provider_of, rule_of, selected_providers
-from .quirks import known_failure, pair_key, quirk_reason
+from ._report import (EXPECTATION_PROPERTY, PEER_PROVIDER_PROPERTY, VIOLATION_PROPERTY,
+                      ViolationRecord)
+from ._selection import OPTION_DEST, provider_of, reference_of, rule_of, selected_providers
+from ._skips import has_kind, skip_reason
+# The kinds of skip, for skip(kind, why) in scenarios (re-exported).
+from ._skips import CAPABILITY as CAPABILITY, ENVIRONMENT as ENVIRONMENT
+from ._skips import EXPECTATION as EXPECTATION, KNOB as KNOB, OPTION as OPTION
+from .expectations import (DIFFERS, SKIP, Expectations, ExpectationsError, default_files,
+                           load_all, pair_key)
 
 if TYPE_CHECKING:
     import ndk
@@ -66,6 +76,8 @@ VALIDATE_DEST = "ndk_validate"
 SETUP_DEST = "ndk_provider_setup"
 SETUP_ENV = "NDK_PROVIDER_SETUP"
 EXPECT_VIOLATION = "expect_violation"
+EXPECTATIONS_DEST = "ndk_expectations"
+_EXPECTATIONS = pytest.StashKey[Expectations]()
 _VALIDATION_PLUGIN = "ndk.testing.validation"
 _ISOLATION_PLUGIN = "ndk.testing.isolation"
 _PEER_WATCH_PLUGIN = "ndk.testing.peers"
@@ -124,7 +136,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the tests grouped by provider, and 'CMD PROVIDER' (a shell command) before "
         f"the first test of each provider; a failure errors that provider's tests. Default: ${SETUP_ENV}.",
     )
+    group.addoption(
+        "--ndk-expectations",
+        action="append",
+        dest=EXPECTATIONS_DEST,
+        default=None,
+        metavar="FILE",
+        help="an expectations file (TOML, docs/expectations.md): the providers' known "
+        "differences, skipped, expected to fail or to differ; repeatable. Default: the "
+        "harness's own file for each provider, when it has one.",
+    )
     _pairs.add_options(group)
+
+
+def skip(kind: str, why: str) -> None:
+    """Skip the current test with a reason of ``kind`` (``ndk._skips``: capability,
+    expectation, knob, option, environment)."""
+    pytest.skip(skip_reason(kind, why))
+
+
+def expectations_of(config: pytest.Config) -> Expectations:
+    """The expectations this run applies: the ``--ndk-expectations`` files, in order, or
+    without any the harness's own files for the run's providers and pair peers."""
+    given = config.getoption(EXPECTATIONS_DEST, default=None)
+    if given is None:
+        providers = selected_providers(config)
+        given = default_files(providers + [_pairs.peer_provider(config, p) for p in providers])
+    return load_all(given)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -154,6 +192,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "pair(client_knobs=None, server_knobs=None, **connect_pair_keywords): how the 'pair' "
         "fixture opens and connects its adapters")
     _pairs.check_options(config)
+    try:
+        config.stash[_EXPECTATIONS] = expectations_of(config)
+    except ExpectationsError as error:
+        raise pytest.UsageError(f"--ndk-expectations: {error}") from None
     if not config.pluginmanager.has_plugin(_PEER_WATCH_PLUGIN):
         config.pluginmanager.register(_pairs.PeerWatch(), _PEER_WATCH_PLUGIN)
     if config.getoption(SETUP_DEST, default=None) and _distributed(config):
@@ -184,7 +226,7 @@ def _check_rule_marker(item: pytest.Item) -> None:
         )
 
 
-# --- parametrization and quirks ------------------------------------------------------------
+# --- parametrization and expectations -----------------------------------------------------
 
 
 def _parametrizes_provider_itself(metafunc: pytest.Metafunc) -> bool:
@@ -213,28 +255,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # that the setup command runs once per provider.
         order = {name: index for index, name in enumerate(selected_providers(config))}
         items.sort(key=lambda item: order.get(provider_of(item) or "", -1))
+    expectations = config.stash.get(_EXPECTATIONS, None) or Expectations()
     for item in items:
         _check_rule_marker(item)
-        provider = provider_of(item)
-        peer = _other_peer_provider(config, item, provider)
-        who = pair_key(provider, peer) if provider is not None and peer is not None else provider
-        reason = quirk_reason(provider, rule_of(item), peer)
-        if reason is not None:
-            # A skip marker (not pytest.skip at run time) so that no fixture is set up for a
-            # scenario the provider is known not to satisfy.
-            item.add_marker(pytest.mark.skip(reason=f"quirk of {who}: {reason}"))
-            continue
-        note = known_failure(provider, rule_of(item), peer)
-        if note is not None:
-            # Still run: an expected failure stays visible, and a fix shows up as XPASS.
-            item.add_marker(pytest.mark.xfail(reason=f"known failure of {who}: {note}",
-                                              strict=False))
+        _apply_expectation(config, item, expectations)
+
+
+def _apply_expectation(config: pytest.Config, item: pytest.Item,
+                       expectations: Expectations) -> None:
+    provider = provider_of(item)
+    peer = _other_peer_provider(config, item, provider)
+    entry = expectations.lookup(provider, rule_of(item), peer)
+    if entry is None or provider is None:
+        return
+    if entry.action == DIFFERS and reference_of(item) is None:
+        raise pytest.UsageError(
+            f"--ndk-expectations: {entry.source}: [[differs]] names {rule_of(item)}, whose "
+            f"scenario {item.nodeid} checks a required rule (NDK states it): only a "
+            "reference-choice scenario (@pytest.mark.reference) can differ; use [[xfail]]")
+    item.user_properties.append((EXPECTATION_PROPERTY, entry.action))
+    text = entry.describe(pair_key(provider, peer) if peer is not None else provider)
+    if entry.action == SKIP:
+        # A skip marker (not pytest.skip at run time) so that no fixture is set up for a
+        # scenario the provider is known not to satisfy.
+        item.add_marker(pytest.mark.skip(reason=skip_reason(EXPECTATION, text)))
+    else:
+        # Still run: an expected failure or difference stays visible, and a fix shows up as
+        # XPASS.
+        item.add_marker(pytest.mark.xfail(reason=f"{EXPECTATION}: {text}", strict=False))
 
 
 def _other_peer_provider(config: pytest.Config, item: pytest.Item,
                          provider: str | None) -> str | None:
     """The provider of a pair scenario's passive side (--ndk-peer-provider) when it is not the
-    scenario's own, else None: such a scenario is judged as that pair (ndk.quirks)."""
+    scenario's own, else None: such a scenario is judged as that pair (ndk.expectations)."""
     if provider is None or "pair" not in getattr(item, "fixturenames", ()):
         return None
     peer = _pairs.peer_provider(config, provider)
@@ -279,18 +333,28 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     """A knob the provider does not have, set during the test (``adapter.knobs.fail(...)``),
-    means the scenario cannot be set up on it: a skip with the provider's words, as for a knob
-    given to ``open_adapter`` -- not a failure."""
+    means the scenario cannot be set up on it: a skip of kind knob with the provider's words,
+    as for a knob given to ``open_adapter`` -- not a failure.  A skip whose reason gives no
+    kind (a scenario's own ``pytest.skip``) is a capability skip: the scenarios skip when the
+    adapter reports it lacks what they need (docs/scenarios.md)."""
     outcome = yield
     report = outcome.get_result()
-    if call.excinfo is None or report.when != "call":
-        return
-    import ndk
+    if call.excinfo is not None and report.when == "call":
+        import ndk
 
-    if call.excinfo.errisinstance(ndk.KnobsNotSupported):
-        entry = call.excinfo.traceback[-1]
-        report.outcome = "skipped"
-        report.longrepr = (str(entry.path), entry.lineno + 1, f"Skipped: {call.excinfo.value}")
+        if call.excinfo.errisinstance(ndk.KnobsNotSupported):
+            entry = call.excinfo.traceback[-1]
+            report.outcome = "skipped"
+            report.longrepr = (str(entry.path), entry.lineno + 1,
+                               f"Skipped: {skip_reason(KNOB, str(call.excinfo.value))}")
+            return
+    longrepr = report.longrepr
+    if report.skipped and not hasattr(report, "wasxfail") and isinstance(longrepr, tuple) \
+            and len(longrepr) == 3 and str(longrepr[2]).startswith("Skipped: "):
+        why = str(longrepr[2])[len("Skipped: "):]
+        if not has_kind(why):
+            report.longrepr = (longrepr[0], longrepr[1],
+                               f"Skipped: {skip_reason(CAPABILITY, why)}")
 
 
 # --- reports between processes ---------------------------------------------------------------
@@ -418,14 +482,14 @@ class _Opener:
             # reports STATUS_DEVICE_NOT_READY and why: the scenario cannot run, it is skipped.
             if exc.status != ndk.Status.DEVICE_NOT_READY:
                 raise
-            pytest.skip(f"provider {provider!r} cannot open an adapter here: {exc}")
+            skip(ENVIRONMENT, f"provider {provider!r} cannot open an adapter here: {exc}")
         except ndk.KnobsNotSupported as exc:
             if not names:
                 raise
             # The provider's words name the knob it lacks or the value it refuses; the list is
             # what the scenario set.
-            pytest.skip(f"provider {provider!r} cannot take the knobs the scenario sets "
-                        f"({', '.join(names)}): {exc}")
+            skip(KNOB, f"provider {provider!r} cannot take the knobs the scenario sets "
+                       f"({', '.join(names)}): {exc}")
         self.opened.append(adapter)
         return adapter
 
@@ -543,7 +607,7 @@ def requires(adapter: ndk.Adapter, **minimums: int) -> ndk.AdapterInfo:
         if value < minimum:
             unmet.append(f"needs {field} >= {minimum}, provider reports {value}")
     if unmet:
-        pytest.skip("; ".join(unmet))
+        skip(CAPABILITY, "; ".join(unmet))
     return info
 
 
@@ -579,9 +643,9 @@ def _check_expect_violation_markers(config: pytest.Config, items: list[pytest.It
                 )
         if not config.getoption(VALIDATE_DEST):
             rules = ", ".join(sorted(_declared_rules(item)))
-            item.add_marker(pytest.mark.skip(
-                reason=f"expects a violation of {rules}: needs the validation layer "
-                "(--ndk-no-validate turned it off)"))
+            item.add_marker(pytest.mark.skip(reason=skip_reason(
+                OPTION, f"expects a violation of {rules}: needs the validation layer "
+                "(--ndk-no-validate turned it off)")))
 
 
 def _violation_line(record: ViolationRecord) -> str:

@@ -12,7 +12,7 @@
 # loaded through the pytest11 entry point (no conftest, no -p); installed scenario files copied
 # into an empty folder, run there (copied-scenarios.sh) and, with python3-mypy, checked by
 # `mypy --strict` with the README's Python snippets, as a user's code; `ndk conformance` on the
-# installed scenarios; `ndk info`.
+# installed scenarios; the installed expectations files; `ndk info`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=${1:-}
@@ -42,6 +42,21 @@ assert ndk.__version__ == dist, (ndk.__version__, dist)
 plugins = {e.name: e.value for e in importlib.metadata.entry_points(group="pytest11")}
 assert plugins.get("ndk.testing") == "ndk.testing", plugins
 print(f"ndk {ndk.__version__} from {where.parent}; pytest11 entry point ndk.testing")
+PY
+
+echo "== the installed expectations files, found by provider name"
+$python - "$root" <<'PY'
+import sys
+from pathlib import Path
+from ndk import expectations
+root = sys.argv[1]
+folder = expectations.expectations_dir()
+assert folder == Path(root or "/", "usr/share/ndk-harness/expectations").resolve(), folder
+files = expectations.default_files(["verbs:rxe0", "/x/libndk_loop_provider.so", "soft"])
+assert [path.name for path in files] == ["verbs.toml", "loop.toml"], files
+loaded = expectations.load_all(files)
+assert loaded.lookup("verbs:siw0", "MW-CREATE").action == "skip"
+print(f"{len(loaded.entries)} entries in {', '.join(path.name for path in files)} ({folder})")
 PY
 
 echo "== pytest --ndk-provider soft test_mine.py (no conftest)"

@@ -78,12 +78,14 @@ def test_conformance_passes_its_arguments_to_run(monkeypatch):
     monkeypatch.setattr(conformance, "run", lambda **kwargs: calls.append(kwargs) or 7)
     argv = ["conformance", "--provider", "soft", "--provider", "lib/x.so", "--junit", "j.xml",
             "--html", "r.html", "--scenarios", "scen", "-k", "cq and not qp", "--progress",
-            "plain", "-n", "2", "--timeout", "2.5", "--strict", "--", "-x", "--tb=short"]  # fmt: skip
+            "plain", "-n", "2", "--timeout", "2.5", "--strict", "--expectations", "a.toml",
+            "--expectations", "b.toml", "--", "-x", "--tb=short"]  # fmt: skip
     assert cli.main(argv) == 7
     assert calls == [
         dict(providers=["soft", "lib/x.so"], scenarios_dir="scen", junit="j.xml",
              keyword="cq and not qp", extra_args=["-x", "--tb=short"], html="r.html",
-             progress="plain", workers="2", timeout=2.5, strict=True),
+             progress="plain", workers="2", timeout=2.5, strict=True,
+             expectations=["a.toml", "b.toml"]),
     ]  # fmt: skip
 
 
@@ -93,7 +95,7 @@ def test_conformance_defaults(monkeypatch):
     assert cli.main(["conformance"]) == 0
     assert calls == [dict(providers=[], scenarios_dir=None, junit=None, keyword=None, extra_args=[],
                           html=None, progress="auto", workers=None, timeout=None,
-                          strict=False)]
+                          strict=False, expectations=None)]
 
 
 @pytest.mark.parametrize("argv", [["-n", "two"], ["-n", "-1"], ["--timeout", "0"],

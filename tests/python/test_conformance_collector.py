@@ -46,7 +46,7 @@ def test_records_rule_provider_outcome_and_message(scenarios, pytester):
     assert "arithmetic broke" in failed.message and "\n" not in failed.message
 
     skipped = records["test_a.py::test_skip[soft]"]
-    assert (skipped.outcome, skipped.message) == ("skipped", "not today")
+    assert (skipped.outcome, skipped.message) == ("skipped", "capability: not today")
 
     unmarked = records["test_a.py::test_unmarked"]
     assert (unmarked.rule, unmarked.provider, unmarked.outcome) == (None, None, "passed")
@@ -97,24 +97,6 @@ def test_xfail_counts_as_a_skip_with_its_reason(scenarios, pytester):
     )
     _, records = collect(pytester)
     assert (records["test_a.py::test_x"].outcome, records["test_a.py::test_x"].message) == ("skipped", "xfail: known bug")
-
-
-def test_quirk_skips_are_recorded_with_their_reason(scenarios, pytester, monkeypatch):
-    from ndk import quirks
-
-    monkeypatch.setitem(quirks.QUIRKS, "soft", {"QP-X": "no wire"})
-    scenarios(
-        test_a="""
-        import pytest
-
-        @pytest.mark.rule("QP-X")
-        def test_x(adapter):
-            pass
-        """
-    )
-    _, records = collect(pytester)
-    record = records["test_a.py::test_x[soft]"]
-    assert (record.rule, record.outcome, record.message) == ("QP-X", "skipped", "quirk of soft: no wire")
 
 
 def test_a_module_that_fails_to_import_is_a_collection_error(scenarios, pytester):

@@ -72,7 +72,7 @@ def test_matrix_shows_pass_fail_skip_per_rule_and_provider(scenarios, pytester, 
     result.stdout.fnmatch_lines(
         ["scenarios per family (passed/failed/skipped):", "  CQ  *2/0/0*1/0/1", "  QP  *0/1/0*0/1/0"]
     )
-    result.stdout.fnmatch_lines(["skip reasons:", "  1  provider 'plain' cannot take the knobs the scenario sets (max_cq_depth): *"])
+    result.stdout.fnmatch_lines(["skip reasons:", "  1  knob: provider 'plain' cannot take the knobs the scenario sets (max_cq_depth): *"])
     result.stdout.fnmatch_lines(["warning: 2 scenario(s) without a rule marker: *test_unmarked*"])
     result.stdout.fnmatch_lines(["conformance: 5 passed, 2 failed, 1 skipped in * s (test phases * s)"])
     assert "PytestAssertRewriteWarning" not in result.stdout.str()

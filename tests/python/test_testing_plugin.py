@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from ndk import quirks
-
 
 def test_each_scenario_runs_once_per_provider_with_the_name_as_id(scenarios, pytester):
     scenarios(
@@ -170,52 +168,6 @@ def test_requires_rejects_an_unknown_field(scenarios, pytester):
     result.stdout.fnmatch_lines(["*adapter info has no field 'max_srq_dept'*"])
 
 
-def test_quirk_skips_the_rule_for_that_provider_only(scenarios, pytester, monkeypatch):
-    monkeypatch.setitem(quirks.QUIRKS, "plain", {"CQ-ARM": "cannot arm twice"})
-    scenarios(
-        test_a="""
-        import pytest
-
-        @pytest.mark.rule("CQ-ARM")
-        def test_arm(adapter):
-            pass
-
-        @pytest.mark.rule("CQ-OTHER")
-        def test_other(adapter):
-            pass
-        """
-    )
-    result = pytester.runpytest("-v", "-rs", "--ndk-provider", "soft", "--ndk-provider", "plain")
-    result.assert_outcomes(passed=3, skipped=1)
-    result.stdout.fnmatch_lines(["*test_arm[[]plain[]] SKIPPED (quirk of plain: cannot arm twice)*"])
-
-
-def test_a_pair_scenario_whose_peer_is_another_provider_is_judged_as_that_pair(
-        scenarios, pytester, monkeypatch):
-    """With --ndk-peer-provider, a scenario that takes the pair fixture is looked up under
-    ACTIVE|PASSIVE only; any other scenario under its own provider."""
-    monkeypatch.setitem(quirks.QUIRKS, "soft|plain", {"PAIR-RULE": "the pair differs"})
-    monkeypatch.setitem(quirks.QUIRKS, "soft", {"OWN-RULE": "soft alone differs"})
-    scenarios(
-        test_a="""
-        import pytest
-
-        @pytest.mark.rule("PAIR-RULE")
-        def test_pair(pair):
-            pass
-
-        @pytest.mark.rule("OWN-RULE")
-        def test_own(adapter):
-            pass
-        """
-    )
-    result = pytester.runpytest("-v", "-rs", "--ndk-provider", "soft", "--ndk-peer-provider",
-                                "plain")
-    result.assert_outcomes(skipped=2)
-    result.stdout.fnmatch_lines(["SKIPPED * quirk of soft|plain: the pair differs",
-                                 "SKIPPED * quirk of soft: soft alone differs"])
-
-
 def test_markers_are_registered(scenarios, pytester):
     scenarios(
         test_a="""
@@ -293,18 +245,3 @@ def test_a_failed_provider_setup_errors_that_providers_tests(scenarios, pytester
     result.stdout.fnmatch_lines(["*provider setup 'test soft = plain' exited 1*"])
 
 
-def test_known_failure_runs_as_expected_failure_for_that_provider_only(scenarios, pytester,
-                                                                        monkeypatch):
-    monkeypatch.setitem(quirks.KNOWN_FAILURES, "plain", {"CQ-ARM": "arms twice (bug 1)"})
-    scenarios(
-        test_a="""
-        import pytest
-
-        @pytest.mark.rule("CQ-ARM")
-        def test_arm(ndk_provider):
-            assert ndk_provider == "soft"
-        """
-    )
-    result = pytester.runpytest("-v", "-rx", "--ndk-provider", "soft", "--ndk-provider", "plain")
-    result.assert_outcomes(passed=1, xfailed=1)
-    result.stdout.fnmatch_lines(["*known failure of plain: arms twice (bug 1)*"])

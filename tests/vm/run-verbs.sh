@@ -79,8 +79,9 @@ if [[ ${NDK_VERBS_INTEROP:-1} == 1 ]]; then
   bash tests/vm/run-interop.sh "$build" || rc=1
 fi
 # The random walker on each device (docs/walk.md), bounded; its summary is printed and its
-# findings (with the shrunk scenario in $results/walk/DEVICE) go to the quirk table or the known
-# failures (python/ndk/quirks.py, docs/semantics.md): they do not change this lane's exit code.
+# findings (with the shrunk scenario in $results/walk/DEVICE) go to the walker's table
+# (python/ndk/quirks.py) or the expectations (expectations/verbs.toml, docs/semantics.md): they
+# do not change this lane's exit code.
 walk_seconds=${NDK_VERBS_WALK_SECONDS:-60}
 shrink_seconds=${NDK_VERBS_SHRINK_SECONDS:-60}
 if [[ $walk_seconds != 0 ]]; then
