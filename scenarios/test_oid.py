@@ -35,10 +35,18 @@ UNKNOWN_OID = 0xFC0402FF   # in the NDK range, not defined
 OID_GEN_SUPPORTED_LIST = 0x00010101
 
 
+def maps_to_tcp(adapter: ndk.Adapter) -> bool:
+    """Whether the adapter's ND connections are TCP connections: on iWARP they are (MPA runs
+    on the connection's own TCP stream, RFC 5044), on InfiniBand, RoCE and RoCEv2 there is no
+    TCP connection at all.  The adapter says which it is (NDK_ADAPTER_INFO.RdmaTechnology,
+    digest 2.1), so the tables' NDConnectionsMappedtoTCPConnections follows from it."""
+    return bool(adapter.query_info().rdma_technology == RdmaTechnology.IWARP)
+
+
 def rows_per_endpoint(adapter: ndk.Adapter) -> int:
     """digest 3.7: an adapter whose ND connections map onto TCP connections (iWARP) lists each
     connection and local endpoint as an ND/TCP pair of entries; any other lists one entry."""
-    return 2 if adapter.query_info().rdma_technology == RdmaTechnology.IWARP else 1
+    return 2 if maps_to_tcp(adapter) else 1
 
 
 def table_size(entry_size: int, count: int) -> int:
@@ -60,9 +68,9 @@ def octets(payload: int) -> int:
 @pytest.mark.digest("3.7")
 def test_connections_of_idle_miniport(adapter: ndk.Adapter) -> None:
     """digest 3.7 (NDIS_NDK_CONNECTIONS: Header Rev 1, Size = FIELD_OFFSET(Connections[n])):
-    with no connection, Count 0, no entries and Header.Size 16; the soft RNIC is iWARP, so
-    its ND connections are mapped to TCP connections. A listener and an idle connector are not
-    connections."""
+    with no connection, Count 0, no entries and Header.Size 16; NDConnectionsMappedtoTCPConnections
+    is TRUE exactly when the adapter is iWARP (``maps_to_tcp``). A listener and an idle
+    connector are not connections."""
     listener = listening(adapter, (SERVER, 7400))
     connector = new_connector(adapter)
     result = adapter.query_oid(Oid.NDK_CONNECTIONS)
@@ -71,61 +79,80 @@ def test_connections_of_idle_miniport(adapter: ndk.Adapter) -> None:
     assert (result.header.revision, result.header.size) == (REVISION_1, TABLE_HEADER)
     assert (result.count, result.entries) == (0, [])
     assert result.bytes_written == TABLE_HEADER
-    assert result.mapped_to_tcp is True
-    assert adapter.query_info().rdma_technology == RdmaTechnology.IWARP
+    assert result.mapped_to_tcp is maps_to_tcp(adapter)
     assert listener.is_open and connector.is_open
 
 
 @pytest.mark.rule("OID-CONNECTIONS-PAIRS")
 @pytest.mark.digest("3.7")
-@pytest.mark.reference("OID-OWNER")
 def test_connections_entries_come_in_pairs(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
-    """digest 3.7 (mapped to TCP: even entries the ND 4-tuple, odd entries the TCP 4-tuple;
-    only even entries carry UserModeOwner and OwnerPid). docs/semantics.md: OID-OWNER
-    (UserModeOwner FALSE, OwnerPid the process id; the TCP rows carry neither). Each miniport
-    lists its own end of the connection, local/remote as its connector reports them."""
+    """digest 3.7: each miniport lists its own end of a connection, Local and Remote as its
+    connector reports them (NdkGetLocalAddress, NdkGetPeerAddress).  Mapped to TCP (iWARP,
+    ``maps_to_tcp``): an ND/TCP pair, the even entry the ND 4-tuple, the odd one the 4-tuple of
+    the TCP connection it runs on, which on iWARP is the same; not mapped: one entry.
+    Header.Size and BytesWritten are FIELD_OFFSET(Connections[Count]).  Who owns the entry
+    (UserModeOwner, OwnerPid) is OID-CONNECTIONS-OWNER's."""
     client, server = adapters
     a, b = establish(client, server, (SERVER, 7401))
     for side in (a, b):
         result = connections(side.adapter)
-        local = side.connector.get_local_address()
-        remote = side.connector.get_peer_address()
-        assert result.mapped_to_tcp is True
-        assert result.count == 2
+        rows = rows_per_endpoint(side.adapter)
+        end = (side.connector.get_local_address(), side.connector.get_peer_address())
+        assert result.mapped_to_tcp is (rows == 2)
+        assert result.count == rows
         assert result.header is not None
-        assert result.header.size == table_size(CONNECTION_ENTRY, 2)
-        assert result.bytes_written == table_size(CONNECTION_ENTRY, 2)
-        assert result.entries == [
-            ndk.ConnectionEntry(local, remote, False, os.getpid()),
-            ndk.ConnectionEntry(local, remote, False, 0),
-        ]
+        assert result.header.size == table_size(CONNECTION_ENTRY, rows)
+        assert result.bytes_written == table_size(CONNECTION_ENTRY, rows)
+        assert [(e.local, e.remote) for e in result.entries] == [end] * rows
+
+
+@pytest.mark.rule("OID-CONNECTIONS-OWNER")
+@pytest.mark.digest("3.7")
+@pytest.mark.reference("OID-OWNER")
+def test_connections_owner(adapter: ndk.Adapter) -> None:
+    """digest 3.7 (only the even entries of a mapped table carry UserModeOwner and OwnerPid;
+    UserModeOwner TRUE means an NDSPI owner), docs/semantics.md OID-OWNER: the entry of each
+    end of a loopback connection made by this (NDK, not NDSPI) consumer says UserModeOwner
+    FALSE and OwnerPid this process's id; the TCP entries of a mapped table carry neither
+    (FALSE, 0)."""
+    a, b = establish(adapter, adapter, (SERVER, 7407))
+    result = connections(adapter)
+    rows = rows_per_endpoint(adapter)
+    assert result.count == 2 * rows
+    for i in range(0, result.count, rows):
+        nd = result.entries[i]
+        assert (nd.user_mode_owner, nd.owner_pid) == (False, os.getpid())
+        for tcp in result.entries[i + 1:i + rows]:
+            assert (tcp.user_mode_owner, tcp.owner_pid) == (False, 0)
+    assert a.connector.is_open and b.connector.is_open
 
 
 @pytest.mark.rule("OID-CONNECTIONS-LOOPBACK")
 @pytest.mark.digest("3.7")
 def test_connections_of_loopback_connection(adapter: ndk.Adapter) -> None:
-    """digest 3.7: a loopback connection has both ends on one miniport: four entries, an
-    ND/TCP pair for each end, each pair with its own local/remote."""
+    """digest 3.7: a loopback connection has both ends on one miniport: an entry (an ND/TCP
+    pair when mapped to TCP) for each end, each with its own Local/Remote."""
     host = SERVER
     a, b = establish(adapter, adapter, (host, 7402))
     result = connections(adapter)
-    assert result.count == 4
+    rows = rows_per_endpoint(adapter)
+    assert result.count == 2 * rows
     assert result.header is not None
-    assert result.header.size == table_size(CONNECTION_ENTRY, 4)
+    assert result.header.size == table_size(CONNECTION_ENTRY, 2 * rows)
     ends = {(a.connector.get_local_address(), a.connector.get_peer_address()),
             (b.connector.get_local_address(), b.connector.get_peer_address())}
-    pairs = [result.entries[i:i + 2] for i in (0, 2)]
-    assert {(nd.local, nd.remote) for nd, _ in pairs} == ends
-    for nd, tcp in pairs:
-        assert (nd.user_mode_owner, nd.owner_pid) == (False, os.getpid())
-        assert tcp == ndk.ConnectionEntry(nd.local, nd.remote, False, 0)
+    groups = [result.entries[i:i + rows] for i in (0, rows)]
+    assert {(group[0].local, group[0].remote) for group in groups} == ends
+    for group in groups:
+        assert all((e.local, e.remote) == (group[0].local, group[0].remote) for e in group)
 
 
 @pytest.mark.rule("OID-CONNECTIONS-NOT-MAPPED")
 @pytest.mark.digest("3.7")
 def test_connections_not_mapped_to_tcp(open_adapter: OpenAdapter) -> None:
     """digest 3.7: when ND connections are not mapped onto TCP connections (a RoCEv2 RNIC:
-    knob rdma_technology), each connection is one entry, with owner, and the flag is FALSE."""
+    knob rdma_technology, so that an iWARP provider is judged on this table too), each
+    connection is one entry and the flag is FALSE."""
     client = open_adapter(address=CLIENT, rdma_technology=int(RdmaTechnology.ROCEV2))
     server = open_adapter(address=SERVER, rdma_technology=int(RdmaTechnology.ROCEV2))
     a, b = establish(client, server, (SERVER, 7403))
@@ -134,23 +161,23 @@ def test_connections_not_mapped_to_tcp(open_adapter: OpenAdapter) -> None:
     assert result.count == 1
     assert result.header is not None
     assert result.header.size == table_size(CONNECTION_ENTRY, 1)
-    assert result.entries == [ndk.ConnectionEntry(a.connector.get_local_address(),
-                                                  a.connector.get_peer_address(), False,
-                                                  os.getpid())]
+    assert [(e.local, e.remote) for e in result.entries] == [
+        (a.connector.get_local_address(), a.connector.get_peer_address())]
 
 
 @pytest.mark.rule("OID-CONNECTIONS-HEADER-SIZE-CAP")
 @pytest.mark.digest("3.7")
 def test_connections_header_size_is_capped(adapter: ndk.Adapter) -> None:
     """digest 3.7 (Header.Size = min(MAXUSHORT, FIELD_OFFSET(Connections[n]))): with 1024
-    entries (256 loopback connections, four entries each) Header.Size is 65535 while Count,
-    BytesNeeded and BytesWritten give the full 16 + 64 * 1024 bytes."""
+    entries (256 loopback connections of four entries each when mapped to TCP, 512 of two
+    otherwise) Header.Size is 65535 while Count, BytesNeeded and BytesWritten give the full
+    16 + 64 * 1024 bytes."""
     host = SERVER
     listener = listening(adapter, (host, 7404))
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     cq = adapter.create_cq(16).get(timeout=TIMEOUT)
     held = []   # every handle stays referenced: a dropped handle closes its object
-    for _ in range(256):
+    for _ in range(1024 // (2 * rows_per_endpoint(adapter))):
         qps = [pd.create_qp(cq, cq, receive_queue_depth=1, initiator_queue_depth=1).get(
             timeout=TIMEOUT) for _ in range(2)]
         connector = new_connector(adapter)
@@ -178,7 +205,8 @@ def test_connections_gone_after_disconnect(adapters: tuple[ndk.Adapter, ndk.Adap
     although both connectors are still open."""
     client, server = adapters
     a, b = establish(client, server, (SERVER, 7405))
-    assert connections(client).count == 2 and connections(server).count == 2
+    assert connections(client).count == rows_per_endpoint(client)
+    assert connections(server).count == rows_per_endpoint(server)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
     assert b.connector.wait_disconnect(timeout=TIMEOUT) is not None
     for adapter in adapters:
@@ -199,10 +227,12 @@ def test_connections_gone_after_close(adapters: tuple[ndk.Adapter, ndk.Adapter])
     listener = listening(server, (SERVER, 7406))
     a1, b1 = establish(client, server, (SERVER, 7406), listener=listener)
     a2, b2 = establish(client, server, (SERVER, 7406), listener=listener)
-    assert connections(client).count == 4
+    rows = rows_per_endpoint(client)
+    assert connections(client).count == 2 * rows
     assert a1.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
-    assert connections(client).count == 2
-    wait_until(lambda: connections(server).count == 2, what="the peer's table dropping it")
+    assert connections(client).count == rows
+    wait_until(lambda: connections(server).count == rows_per_endpoint(server),
+               what="the peer's table dropping it")
     remaining = connections(client).entries[0]
     assert remaining.local == a2.connector.get_local_address()
 

@@ -134,7 +134,7 @@ def test_create_qp_with_cq_of_other_adapter(open_adapter: OpenAdapter, which: st
 
 
 @pytest.mark.rule("QP-CREATE-CLOSED-CQ")
-@pytest.mark.digest("1.2")
+@pytest.mark.digest("3.1")
 def test_create_qp_with_closed_cq(adapter: ndk.Adapter, pd: ndk.Pd) -> None:
     """digest 3.1 (the consumer will not use an object after closing it).
     docs/semantics.md, "The consumer's side": CLOSED-ARGUMENT (a closed CQ passed to create_qp

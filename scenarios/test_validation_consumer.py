@@ -60,8 +60,9 @@ def held_call(adapter: ndk.Adapter, function: str,
 @pytest.mark.expect_violation("POST-QUEUE-DEPTH")
 @pytest.mark.pair(receive_queue_depth=2)
 def test_post_past_queue_depth(pair: Pair) -> None:
-    """docs/validation.md POST-QUEUE-DEPTH: a receive queue of depth 2 holds two receives;
-    the third post is the consumer's violation (whatever the provider answers)."""
+    """digest 3.3 (the consumer posts no more requests than the queue holds), docs/validation.md
+    POST-QUEUE-DEPTH: a receive queue of depth 2 holds two receives; the third post is the
+    consumer's violation (whatever the provider answers)."""
     a, b = sides(pair)
     post_receive(b, 0, 64, 1)
     post_receive(b, 64, 64, 2)

@@ -444,7 +444,8 @@ def test_completion_never_comes(open_adapter: OpenAdapter) -> None:
 @pytest.mark.digest("1.0")
 @pytest.mark.pair(client_knobs={"create_mode": "pending", "request_mode": "pending"})
 def test_clean_run_is_silent(pair: Pair) -> None:
-    """A conforming provider leaves no error: every object, pending creates and requests, a
+    """digest 1.0 (the conventions every object follows) and the rules of docs/validation.md:
+    a conforming provider leaves no error: every object, pending creates and requests, a
     connection, sends, an RDMA write, a bind, arms and notifications, closes."""
     a, b = sides(pair)
     b.cq.arm(CqNotify.ANY)

@@ -4,6 +4,7 @@ choice (docs/semantics.md) rather than what NDK requires; a provider that chose 
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -134,3 +135,42 @@ def test_the_runner_reports_a_difference_and_fails_on_it_only_when_strict(
                      "soft", "--strict")
     assert strict.ret == 1
     strict.stdout.fnmatch_lines(["conformance: 1 passed, 1 failed, 0 skipped in *"])
+
+
+def _scenario_marks(path: Path):
+    """(function name, {marker: [its string arguments]}, docstring) of every scenario in a
+    scenario file, read from its source (decorators ``@pytest.mark.NAME(...)``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test_")):
+            continue
+        marks: dict[str, list[str]] = {}
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            target = call.func if call is not None else decorator
+            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute)
+                    and target.value.attr == "mark"):
+                marks[target.attr] = [arg.value for arg in (call.args if call else [])
+                                      if isinstance(arg, ast.Constant)]
+        yield node.name, marks, ast.get_docstring(node) or ""
+
+
+def test_every_required_scenario_cites_where_ndk_states_it():
+    """A scenario without ``@pytest.mark.reference`` is *required*: its expectation must be one
+    NDK states, so it carries ``@pytest.mark.digest(SECTION)`` and its docstring cites that
+    section ("digest SECTION").  A scenario whose expectation NDK does not state is a reference
+    choice and names its docs/semantics.md entry (the test above)."""
+    uncited, required = [], 0
+    for path in sorted((ROOT / "scenarios").glob("test_*.py")):
+        for name, marks, doc in _scenario_marks(path):
+            assert "rule" in marks, f"{path.name}::{name} names no rule"
+            if "reference" in marks:
+                continue
+            required += 1
+            sections = marks.get("digest", [])
+            cited = "digest" in doc and any(
+                re.search(rf"(?<![\d.]){re.escape(s)}(?![\d])", doc) for s in sections)
+            if not cited:
+                uncited.append(f"{path.name}::{name} (digest {sections})")
+    assert required > 200  # the scan found the scenarios
+    assert not uncited, f"required scenarios citing no digest section: {uncited}"
