@@ -2,6 +2,7 @@
 // and its enumerations: one source of truth for every value.
 #include "py_support.hpp"
 
+#include "ndk/nd_result.hpp"
 #include "ndk/nd_status.hpp"
 #include "ndk/registry.hpp"
 #include "ndk/status.hpp"
@@ -101,6 +102,15 @@ Table nd_statuses()
     return table;
 }
 
+// The ND_RESULT status table's ten rows (core/include/ndk/nd_result.hpp), without ND_.
+Table nd_result_statuses()
+{
+    Table table;
+    for (const NdResultRow &row : kNdResultRows)
+        table.emplace_back(std::string(row.name.substr(3)), static_cast<uint32_t>(row.value));
+    return table;
+}
+
 } // namespace
 
 void bind_constants(pyb::module_ &m)
@@ -127,6 +137,7 @@ void bind_constants(pyb::module_ &m)
             tables["AdapterFlag"] = adapter_flags();
             tables["Oid"] = oids();
             tables["NdStatus"] = nd_statuses();
+            tables["NdResultStatus"] = nd_result_statuses();
             return tables;
         },
         "Name/value tables of the NDK enumerations and flags.");

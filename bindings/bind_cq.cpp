@@ -3,6 +3,7 @@
 #include "contexts.hpp"
 #include "object_support.hpp"
 
+#include "ndk/nd_result.hpp"
 #include "ndk/nd_status.hpp"
 #include "ndk/status.hpp"
 
@@ -210,6 +211,27 @@ pyb::object nd_status(NTSTATUS status)
     return enum_of("NdStatus", static_cast<uint32_t>(nd_status_of(status).value));
 }
 
+// ResultEx.nd_result(posted_length): the ND_RESULT an ND consumer would have read, an
+// ndk.NdResult (core/include/ndk/nd_result.hpp).  A Send, Read or Write that succeeded counts
+// what was posted, which NDK_RESULT_EX does not carry (digest 2.3): without posted_length it is
+// a ValueError naming that.
+pyb::object nd_result(const NDK_RESULT_EX &raw, const pyb::object &posted_length)
+{
+    SIZE_T posted = 0;
+    const bool initiator = raw.Type != NdkOperationTypeReceive &&
+                           raw.Type != NdkOperationTypeReceiveAndInvalidate &&
+                           nd_result_counts_bytes(raw.Type);
+    if (!posted_length.is_none())
+        posted = posted_length.cast<SIZE_T>();
+    else if (initiator && raw.Status == STATUS_SUCCESS)
+        throw pyb::value_error(
+            "nd_result: ND_RESULT.BytesTransferred of a Send, Read or Write is the length "
+            "posted, which NDK_RESULT_EX does not carry (digest 2.3): pass posted_length=");
+    const ND_RESULT result = nd_result_of(raw.Status, raw.Type, raw.BytesTransferred, posted);
+    return package_attr("ndk._constants", "NdResult")(
+        enum_of("NdResultStatus", static_cast<uint32_t>(result.Status)), result.BytesTransferred);
+}
+
 constexpr const char *kNdStatusDoc =
     "The ND SPI's equivalent of status, an ndk.NdStatus: the ND code of the same number "
     "(digest 4.1; ND_REMOTE_ERROR for STATUS_REMOTE_RESOURCES), ND_INTERNAL_ERROR for a "
@@ -256,6 +278,18 @@ comes back as that int; docs/architecture.md, "Contexts").  A value: ==, hash, p
         .def_property_readonly(
             "type_specific_completion_output",
             [](const ResultExObject &r) { return r.raw.TypeSpecificCompletionOutput; })
+        .def(
+            "nd_result",
+            [](const ResultExObject &r, const pyb::object &posted_length) {
+                return nd_result(r.raw, posted_length);
+            },
+            pyb::arg("posted_length") = pyb::none(),
+            R"doc(The ND_RESULT an ND (v1 SPI) consumer would have read: an ndk.NdResult, its status the
+row of the seed's ten-row table (ndk.NdResultStatus: ND_TIMEOUT for a request that timed out,
+ND_INVALID_REQUEST for an invalid parameter, ND_FAILURE for any other failure) and
+bytes_transferred: a receive's count, posted_length for a Send, Read or Write that succeeded
+(required then: NDK_RESULT_EX does not carry it), else 0 (core/include/ndk/nd_result.hpp;
+docs/semantics.md ND-RESULT-V1-ROWS, ND-RESULT-BYTES).)doc")
         .def("__repr__", &result_ex_repr);
     add_value_protocol(result_ex, {"status", "bytes_transferred", "qp_context", "request_context",
                                    "type", "provider_error_code",

@@ -267,11 +267,31 @@ def test_read_sink_without_local_write(pair: Pair) -> None:
 
 @pytest.mark.rule("READ-BEYOND-REMOTE")
 @pytest.mark.digest("1.7")
-@pytest.mark.reference("DATA-STATUS")
 def test_read_beyond_remote_region(pair: Pair) -> None:
-    """digest 1.7 (NdkRead: STATUS_REMOTE_RESOURCES, read beyond the size of remote memory).
-    The status arrives in the completion (docs/semantics.md DATA-STATUS); the sink is
-    unchanged; QP-ERROR afterwards."""
+    """digest 1.7 (NdkRead: STATUS_REMOTE_RESOURCES, "read beyond the size of remote
+    memory"): a read running 32 bytes past the peer's registration fails with
+    STATUS_REMOTE_RESOURCES, inline or through its completion (where it arrives is
+    READ-BEYOND-REMOTE-COMPLETION's), and no byte reaches the sink."""
+    a, b = sides(pair)
+    sink = region(a.pd, flags=READ_SINK)
+    remote = region(b.pd, 4096, flags=REMOTE_READ, fill=pattern(4096))
+    status = a.qp.read([sink.sge(0, 64)], remote.address + 4096 - 32, remote.remote_token,
+                       request_context=12)
+    if status == Status.SUCCESS:
+        expect_result(a.cq, Status.REMOTE_RESOURCES, OpType.READ, 12)
+    else:
+        assert status == Status.REMOTE_RESOURCES
+    assert bytes(sink.buf) == bytes(4096)
+
+
+@pytest.mark.rule("READ-BEYOND-REMOTE-COMPLETION")
+@pytest.mark.digest("1.7")
+@pytest.mark.reference("DATA-STATUS")
+def test_read_beyond_remote_region_completes(pair: Pair) -> None:
+    """digest 1.7 (NdkRead: STATUS_REMOTE_RESOURCES beyond the remote memory), docs/semantics.md
+    DATA-STATUS (the remote side finds it, so the status arrives in the completion) and
+    QP-ERROR (the connection ends): the read is accepted inline, completes
+    STATUS_REMOTE_RESOURCES, the sink is unchanged and the connection is gone."""
     a, b = sides(pair)
     sink = region(a.pd, flags=READ_SINK)
     remote = region(b.pd, 4096, flags=REMOTE_READ, fill=pattern(4096))
@@ -560,6 +580,38 @@ def test_send_and_invalidate_of_bound_window(pair: Pair) -> None:
     assert bytes(target.buf[1024:1032]) == bytes(8)
 
 
+def _send_and_invalidate_unremovable_token(a: Side, b: Side) -> tuple[Region, Region, int]:
+    """A receive at ``b`` (context 1), then a SendAndInvalidate from ``a`` (context 2) naming
+    the remote token of a normally registered region of ``b``, which cannot be remotely
+    invalidated; both accepted inline.  Returns the source, the target and the token."""
+    local = region(a.pd, fill=b"bad-token")
+    target = region(b.pd, flags=REMOTE_WRITE)
+    token = target.remote_token
+    assert b.qp.receive([target.sge(0, 64)], request_context=1) == Status.SUCCESS
+    assert a.qp.send_and_invalidate([local.sge(0, 9)], token, request_context=2) == \
+        Status.SUCCESS
+    return local, target, token
+
+
+@pytest.mark.rule("SEND-AND-INVALIDATE-BAD-TOKEN-ABORTS")
+@pytest.mark.digest("1.7")
+def test_send_and_invalidate_of_bad_token_aborts(pair: Pair) -> None:
+    """digest 1.7 (NdkSendAndInvalidate: "the receiver must abort the connection if the token
+    is invalid"): a SendAndInvalidate naming a normal MR's remote token, which cannot be
+    remotely invalidated, never completes the receiver's receive STATUS_SUCCESS, leaves the MR
+    registered with its token, and ends the connection: a disconnect event reaches one of its
+    ends (which one is the provider's: soft's sender fails first, QP-ERROR).
+    Which error statuses the two sides see is SEND-AND-INVALIDATE-BAD-TOKEN's (a reference
+    choice)."""
+    a, b = sides(pair)
+    local, target, token = _send_and_invalidate_unremovable_token(a, b)
+    (received,) = drain(b.cq, 1)
+    assert (received.request_context, received.type) == (1, OpType.RECEIVE)
+    assert received.status != Status.SUCCESS
+    assert target.mr.remote_token == token
+    assert any(side.connector.wait_disconnect(timeout=TIMEOUT) is not None for side in (b, a))
+
+
 @pytest.mark.rule("SEND-AND-INVALIDATE-BAD-TOKEN")
 @pytest.mark.digest("1.7")
 @pytest.mark.reference("DATA-STATUS")
@@ -569,12 +621,7 @@ def test_send_and_invalidate_of_token_receiver_cannot_invalidate(pair: Pair) -> 
     invalidated -> receiver ACCESS_VIOLATION, sender REMOTE_RESOURCES, nothing written;
     QP-ERROR afterwards; the MR stays registered (its token unchanged)."""
     a, b = sides(pair)
-    local = region(a.pd, fill=b"bad-token")
-    target = region(b.pd, flags=REMOTE_WRITE)
-    token = target.remote_token
-    assert b.qp.receive([target.sge(0, 64)], request_context=1) == Status.SUCCESS
-    assert a.qp.send_and_invalidate([local.sge(0, 9)], token, request_context=2) == \
-        Status.SUCCESS
+    local, target, token = _send_and_invalidate_unremovable_token(a, b)
     expect_result(a.cq, Status.REMOTE_RESOURCES, OpType.SEND, 2)
     expect_result(b.cq, Status.ACCESS_VIOLATION, OpType.RECEIVE, 1)
     assert bytes(target.buf[:64]) == bytes(64)

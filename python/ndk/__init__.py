@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import _core, _knobs
 from ._connection import AddressResult, ConnectionData
-from ._constants import (AdapterFlag, CqNotify, MrFlag, NdStatus, ObjectType, Oid, OpFlag,
-                         OpType, RdmaTechnology)
+from ._constants import (AdapterFlag, CqNotify, MrFlag, NdResult, NdResultStatus, NdStatus,
+                         ObjectType, Oid, OpFlag, OpType, RdmaTechnology)
 from ._core import (Adapter, AdapterInfo, AdapterInfoQuery, Call, Connector, Cq, Lam, LamCall,
                     Listener, Mdl, Mr, Mw, Object, Pd, Qp, Result, ResultEx, Rule, Sge,
                     SharedEndpoint, Srq, ValidationSession, Violation)
@@ -44,7 +44,7 @@ __all__ = [
     "Adapter", "AdapterFlag", "AdapterInfo", "AdapterInfoQuery", "AddressResult", "Call",
     "ConnectionData", "ConnectionEntry", "Connector", "Cq", "CqNotify", "Knobs",
     "KnobsNotSupported", "KnobValueError", "Lam", "LamCall", "Listener", "LocalEndpointEntry",
-    "Mdl", "Mr", "MrFlag", "Mw", "NdkError", "NdStatus", "Object", "ObjectClosedError", "ObjectType", "Oid",
+    "Mdl", "Mr", "MrFlag", "Mw", "NdkError", "NdResult", "NdResultStatus", "NdStatus", "Object", "ObjectClosedError", "ObjectType", "Oid",
     "OidHeader", "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result",
     "ResultEx", "Rule", "Sge", "SharedEndpoint", "Srq", "Status", "ValidationRequired",
     "ValidationSession", "Violation", "open_adapter", "providers", "rules",

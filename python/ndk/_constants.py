@@ -9,6 +9,7 @@ number (f"{flags:#x}").
 """
 
 import enum
+from typing import NamedTuple
 
 from ._status import format_member
 
@@ -181,5 +182,31 @@ class NdStatus(_Enum):
     INVALIDATION_ERROR = 0xC0000010
 
 
+class NdResultStatus(_Enum):
+    """The ten statuses of the v1 SPI's ND_RESULT (the seed's table; core/include/ndk/
+    nd_result.hpp), the type of NdResult.status.  INVALID_REQUEST and FAILURE have no value in
+    the digest: they take those of ND_INVALID_PARAMETER and ND_UNSUCCESSFUL (docs/semantics.md
+    ND-RESULT-V1-ROWS).  TIMEOUT is STATUS_TIMEOUT's 0x102, a request that timed out."""
+
+    SUCCESS = 0x00000000
+    LOCAL_LENGTH = 0xC000003C
+    BUFFER_OVERFLOW = 0x80000005
+    ACCESS_VIOLATION = 0xC0000005
+    CANCELED = 0xC0000120
+    INVALID_REQUEST = 0xC000000D
+    FAILURE = 0xC0000001
+    TIMEOUT = 0x00000102
+    REMOTE_ERROR = 0xC000013D
+    INVALIDATION_ERROR = 0xC0000010
+
+
+class NdResult(NamedTuple):
+    """ND_RESULT { HRESULT Status; SIZE_T BytesTransferred; } (the v1 SPI; the seed): what an ND
+    consumer would have read for an NDK completion (ResultEx.nd_result)."""
+
+    status: NdResultStatus
+    bytes_transferred: int
+
+
 __all__ = ["ObjectType", "OpType", "CqNotify", "RdmaTechnology", "Oid", "MrFlag", "OpFlag",
-           "AdapterFlag", "NdStatus"]
+           "AdapterFlag", "NdStatus", "NdResultStatus", "NdResult"]

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Generic, Literal, Optional, TypeVar, Union, overload
 
 from ._connection import AddressResult, ConnectionData
-from ._constants import AdapterFlag, NdStatus, ObjectType, OpType, RdmaTechnology
+from ._constants import AdapterFlag, NdResult, NdStatus, ObjectType, OpType, RdmaTechnology
 from ._knobs import Knobs
 from ._oid import OidResult
 from ._status import Status
@@ -283,6 +283,7 @@ class ResultEx(metaclass=_pybind11_type):
     def provider_error_code(self) -> int: ...
     @property
     def type_specific_completion_output(self) -> int: ...
+    def nd_result(self, posted_length: int | None = None) -> NdResult: ...
 
 class Cq(Object):
     """NDK_CQ."""

@@ -62,7 +62,7 @@ def test_enum_class_matches_the_binding_table(name):
 def test_every_binding_table_has_a_class():
     assert sorted(_core.constant_tables()) == sorted(
         ["ObjectType", "OpType", "CqNotify", "RdmaTechnology", "Oid", "MrFlag", "OpFlag",
-         "AdapterFlag", "NdStatus"])
+         "AdapterFlag", "NdStatus", "NdResultStatus"])
 
 
 def test_enums_print_their_names_and_format_as_numbers():
@@ -97,3 +97,45 @@ def test_nd_status_of_results(cls):
     for no_twin in (Status.CONNECTION_RESET, Status.BAD_VERSION, 0xC0DE0001):
         assert _result_with(cls, no_twin).nd_status is ndk.NdStatus.INTERNAL_ERROR
     assert "nd_status" not in cls._fields  # derived from status: not a field of the value
+
+
+def _result_ex(status, op_type, bytes_transferred=0):
+    result = ndk.ResultEx.__new__(ndk.ResultEx)
+    result.__setstate__((int(status), bytes_transferred, None, None, int(op_type), 0, 0))
+    return result
+
+
+def test_nd_result_rows_of_statuses():
+    # core/include/ndk/nd_result.hpp: the seed's ten rows (docs/semantics.md ND-RESULT-V1-ROWS)
+    rows = ndk.NdResultStatus
+    expected = {
+        Status.SUCCESS: rows.SUCCESS, Status.DATA_OVERRUN: rows.LOCAL_LENGTH,
+        Status.BUFFER_OVERFLOW: rows.BUFFER_OVERFLOW,
+        Status.ACCESS_VIOLATION: rows.ACCESS_VIOLATION, Status.CANCELLED: rows.CANCELED,
+        Status.INVALID_PARAMETER: rows.INVALID_REQUEST,
+        Status.INVALID_PARAMETER_3: rows.INVALID_REQUEST,
+        Status.INVALID_PARAMETER_MIX: rows.INVALID_REQUEST,
+        Status.IO_TIMEOUT: rows.TIMEOUT, Status.REMOTE_RESOURCES: rows.REMOTE_ERROR,
+        Status.INVALID_DEVICE_REQUEST: rows.INVALIDATION_ERROR,
+        Status.CONNECTION_ABORTED: rows.FAILURE, Status.INSUFFICIENT_RESOURCES: rows.FAILURE,
+        Status.UNSUCCESSFUL: rows.FAILURE, 0xC0DE0001: rows.FAILURE,
+    }
+    for status, row in expected.items():
+        assert _result_ex(status, ndk.OpType.RECEIVE).nd_result().status is row, status
+    assert len(rows) == 10 and set(expected.values()) == set(rows)
+    assert int(rows.TIMEOUT) == 0x102  # STATUS_TIMEOUT's number, not STATUS_IO_TIMEOUT's
+
+
+def test_nd_result_bytes_transferred_per_operation():
+    # The seed: BytesTransferred applies to Send, SendAndInvalidate, Receive, Read and Write.
+    receive = _result_ex(Status.SUCCESS, ndk.OpType.RECEIVE, 100)
+    assert receive.nd_result() == ndk.NdResult(ndk.NdResultStatus.SUCCESS, 100)
+    for op in (ndk.OpType.SEND, ndk.OpType.READ, ndk.OpType.WRITE):
+        done = _result_ex(Status.SUCCESS, op)
+        assert done.nd_result(posted_length=4096).bytes_transferred == 4096
+        with pytest.raises(ValueError, match="posted_length"):
+            done.nd_result()
+        failed = _result_ex(Status.ACCESS_VIOLATION, op)
+        assert failed.nd_result() == ndk.NdResult(ndk.NdResultStatus.ACCESS_VIOLATION, 0)
+    for op in (ndk.OpType.BIND, ndk.OpType.FAST_REGISTER, ndk.OpType.INVALIDATE):
+        assert _result_ex(Status.SUCCESS, op).nd_result(posted_length=8).bytes_transferred == 0
