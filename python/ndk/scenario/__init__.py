@@ -237,7 +237,12 @@ def set_adapter_flags(adapter: ndk.Adapter, *, add: int = 0, remove: int = 0) ->
     flags = int(adapter.query_info().adapter_flags)
     wanted = (flags | int(add)) & ~int(remove)
     if wanted != flags:
-        adapter.knobs.adapter_flags = wanted
+        try:
+            adapter.knobs.adapter_flags = wanted
+        except ndk.KnobsNotSupported as exc:
+            raise ndk.KnobsNotSupported(
+                f"the scenario needs AdapterFlags 0x{wanted:X}, the adapter reports "
+                f"0x{flags:X}, and no knob changes them: {exc}") from None
     assert int(adapter.query_info().adapter_flags) == wanted
 
 # --- data, connections, absences -----------------------------------------------------------
