@@ -28,6 +28,7 @@ packages=(
   python3-numpy libfabric-bin iperf3 python3-rich python3-hypothesis python3-matplotlib
   python3-pytest-xdist python3-pytest-timeout python3-execnet python3-rpyc
   mypy
+  chromium  # headless: lays out the HTML report for its layout test (tests/report/)
 )
 
 missing=()

@@ -1,24 +1,25 @@
 """The self-contained HTML report of a conformance run (``ndk conformance --html FILE``).
 
 A pure function over :class:`~ndk._report.Record` lists, like the text summary it mirrors:
-the rules x providers matrix (as an inline SVG picture, :func:`matrix_svg`, and as a table),
-the family counts, the failures, the skip reasons, the
-validation layer's violations per provider and rule, and the totals line.  One file, no
-scripts, no external style sheets.
+the rules x providers matrix (as an inline SVG picture, :func:`matrix_svg`, and as a filtered
+table with each rule's scenarios, :mod:`ndk._html_rules`), the family counts, the failures,
+the conformance levels, the skip reasons, the validation layer's violations per provider and
+rule, and the totals line.  One file: its style and its one small script (the rule filter) are
+inline, nothing is fetched from elsewhere.  The page fits a 1280 px window without scrolling
+sideways (long names wrap; the picture scales down), which tests/report/test_html_browser.py
+checks in Chromium.
 """
 
 from __future__ import annotations
 
+import os
 from html import escape
 from typing import Sequence
 from xml.sax.saxutils import quoteattr
 
+from ._html_rules import differs, levels_section, rule_table
 from ._report import (
-    COLLECTION,
     DIFFERS,
-    REFERENCE,
-    REQUIRED,
-    level_of,
     FAILING,
     FATE_LABELS,
     has_differences,
@@ -28,7 +29,6 @@ from ._report import (
     family_counts,
     family_counts_title,
     family_of,
-    format_levels,
     format_totals,
     matrix,
     has_fates,
@@ -37,11 +37,10 @@ from ._report import (
     violation_tallies,
 )
 
-_CELL_CLASS = {"pass": "pass", "FAIL": "fail", "skip": "skip", "pass*": "partial",
-               "CRASH": "crash", "TIMEOUT": "timeout", "DIFF": "diff"}
-
 _STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
+th, td, p, figcaption { overflow-wrap: break-word; }
+td.long, td.scenarios { overflow-wrap: anywhere; }  /* node IDs, paths: no sideways scroll */
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }
@@ -52,11 +51,15 @@ td.diff { background: #fcefc7; }
 td.timeout { background: #f7dcb4; font-weight: bold; }
 td.skip { background: #f5f5f5; color: #777; } td.partial { background: #eef6e8; }
 td.num { text-align: right; }
+td.pass, td.fail, td.crash, td.diff, td.timeout, td.skip, td.partial, td.num {
+  white-space: nowrap; }
 td.errors { background: #f2dede; font-weight: bold; }
 code { font-size: 0.95em; }
 p.totals { font-weight: bold; }
 figure.matrix { margin: 0.5em 0 1em 0; } figure.matrix svg { max-width: 100%; height: auto; }
 figcaption { font-size: 0.9em; color: #555; }
+p.filter input { width: 22em; } #rule-shown { color: #555; margin-left: 1em; }
+td.scenarios { font-size: 0.9em; } th.provider { min-width: 3.5em; } td.ids { white-space: nowrap; }
 """
 
 
@@ -77,13 +80,39 @@ DIFFERS_COLOUR = "#f0a030"  # bar over a rule whose providers disagree
 _CELL_W, _CELL_H, _GAP = 11, 9, 2  # one provider's cell of one rule
 _PER_ROW = 40  # rules per line of a family before it wraps
 _LABEL_W = 150
+_MARGIN = 8
+_LEGEND_LINE = 16  # one line of legend entries
+_CHAR_W = 6.5  # px per character of the 11 px legend text, above DejaVu Sans's average
 _SVG_NS = "http://www.w3.org/2000/svg"
+# A cell with a word longer than this (a node ID, a path) may break anywhere: only such cells,
+# so that a table's other columns keep their words whole.
+_LONG_WORD = 24
 
 
-def differs(cells: Sequence[str]) -> bool:
-    """The providers disagree on a rule: more than one provider ran it and the states differ."""
-    ran = [c for c in cells if c != "-"]
-    return len(cells) > 1 and len(set(cells)) > 1 and bool(ran)
+def _legend(cols: Sequence[str], width: int) -> tuple[list[str], int]:
+    """The picture's legend, wrapped to stay within ``width``: each state's colour, the
+    "providers differ" bar, and the order of a rule's cells; returns (SVG elements, height)."""
+    items = [(fill, text, _CELL_H) for fill, text in PICTURE_COLOURS.values()]
+    items.append((DIFFERS_COLOUR, "providers differ (bar over the rule)", 3))
+    out = ['<g class="legend">']
+    x, y = _MARGIN, _MARGIN
+    for fill, text, h in items:
+        item_w = _CELL_W + 5 + _CHAR_W * len(text)
+        if x > _MARGIN and x + item_w > width - _MARGIN:
+            x, y = _MARGIN, y + _LEGEND_LINE
+        stroke = ' stroke="#888" stroke-width="0.4"' if h == _CELL_H else ""
+        out.append(f'<rect x="{x}" y="{y + (_CELL_H - h) // 2}" width="{_CELL_W}" height="{h}" '
+                   f'fill="{fill}"{stroke}/>')
+        out.append(f'<text x="{x + _CELL_W + 5}" y="{y + 8}">{escape(text)}</text>')
+        x += round(item_w) + 12
+    y += _LEGEND_LINE + 12
+    out.append(f'<text x="{_MARGIN}" y="{y}">each rule is a column, one cell per provider, '
+               f'top to bottom:</text>')
+    for j, col in enumerate(cols):
+        y += 14
+        out.append(f'<text x="24" y="{y}" class="provider">{j + 1}. {escape(col)}</text>')
+    out.append("</g>")
+    return out, y + 6
 
 
 def matrix_svg(records: Sequence[Record], providers: Sequence[str]) -> str:
@@ -102,8 +131,8 @@ def matrix_svg(records: Sequence[Record], providers: Sequence[str]) -> str:
     rule_w = _CELL_W + 3
     rule_h = len(cols) * (_CELL_H + _GAP) - _GAP
     line_h = rule_h + 10  # room for the "providers differ" bar above each line
-    legend_h = 40 + 14 * len(cols)
     width = _LABEL_W + _PER_ROW * rule_w + 70
+    legend, legend_h = _legend(cols, width)
     out: list[str] = []
     y = legend_h + 4
     for family, family_rows in families.items():
@@ -132,22 +161,6 @@ def matrix_svg(records: Sequence[Record], providers: Sequence[str]) -> str:
         y += lines * line_h + 6
     height = y + 6
 
-    legend = ['<g class="legend">']
-    x = 8
-    for state, (fill, text) in PICTURE_COLOURS.items():
-        legend.append(f'<rect x="{x}" y="8" width="{_CELL_W}" height="{_CELL_H}" fill="{fill}" '
-                      f'stroke="#888" stroke-width="0.4"/>')
-        legend.append(f'<text x="{x + _CELL_W + 5}" y="16">{escape(text)}</text>')
-        x += _CELL_W + 12 + 7 * len(text)
-    legend.append(f'<rect x="{x}" y="11" width="{_CELL_W}" height="3" fill="{DIFFERS_COLOUR}"/>')
-    legend.append(f'<text x="{x + _CELL_W + 5}" y="16">providers differ (bar over the rule)</text>')
-    legend.append(f'<text x="8" y="36">each rule is a column, one cell per provider, top to '
-                  f'bottom:</text>')
-    for j, col in enumerate(cols):
-        legend.append(f'<text x="24" y="{50 + 14 * j}" class="provider">{j + 1}. '
-                      f'{escape(col)}</text>')
-    legend.append("</g>")
-
     title = (f"Conformance matrix: {len(rows)} rules x {len(cols)} provider"
              f"{'s' if len(cols) != 1 else ''} ({', '.join(cols)})")
     return "\n".join([
@@ -170,6 +183,11 @@ def _cell(value: str | Sequence[str]) -> str:
     return "<br>".join(escape(text) for text in value)
 
 
+def _longest_word(value: str | Sequence[str]) -> int:
+    texts = [value] if isinstance(value, str) else value
+    return max((len(word) for text in texts for word in text.split()), default=0)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str | Sequence[str]]],
            classes: Sequence[Sequence[str]] | None = None) -> str:
     """An HTML table of escaped cells; ``classes`` gives each cell's class ("": none)."""
@@ -178,6 +196,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str | Sequence[str]]],
         cells = []
         for j, value in enumerate(row):
             cls = classes[i][j] if classes else ""
+            if _longest_word(value) > _LONG_WORD:
+                cls = f"{cls} long".strip()
             attr = f' class="{escape(cls)}"' if cls else ""
             cells.append(f"<td{attr}>{_cell(value)}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
@@ -208,21 +228,11 @@ def _violations_section(records: Sequence[Record], providers: Sequence[str]) -> 
     ])
 
 
-def rule_levels(records: Sequence[Record]) -> dict[str, str]:
-    """Each rule's conformance level as the matrix table shows it: "required", or
-    "reference choice (ID)" with its docs/semantics.md entry."""
-    return {r.rule: (f"{REFERENCE} ({r.reference})" if level_of(r) == REFERENCE else REQUIRED)
-            for r in records if r.rule is not None and r.rule != COLLECTION}
-
-
-def format_html(records: Sequence[Record], providers: Sequence[str], wall_seconds: float) -> str:
-    """The whole report as one HTML document."""
-    cols, rows = matrix(records, providers)
-    levels = rule_levels(records)
-    matrix_table = _table(["rule", "level", *cols],
-                          [[row[0], levels.get(row[0], "-"), *row[1:]] for row in rows],
-                          [["", ""] + [_CELL_CLASS.get(cell, "") for cell in row[1:]]
-                           for row in rows])
+def format_html(records: Sequence[Record], providers: Sequence[str], wall_seconds: float,
+                scenarios_dir: str | os.PathLike | None = None) -> str:
+    """The whole report as one HTML document; ``scenarios_dir`` is the directory the run
+    collected, which the rule table links each scenario into (None: no links)."""
+    cols, _ = matrix(records, providers)
 
     counts = family_counts(records)
     fates, differences = has_fates(records), has_differences(records)
@@ -245,7 +255,6 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
                                 [[r.nodeid, r.reference or "", r.message or ""]
                                  for r in differing])
                          if differing else "<p>None.</p>")
-    levels = format_levels(records, providers)
     reasons = skip_reasons(records)
     skips = (_table(["count", "reason"], [[str(n), reason] for reason, n in reasons])
              if reasons else "<p>None.</p>")
@@ -267,7 +276,7 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
         "<figcaption>Every rule by family; hover a cell for the rule and its states.  The "
         "table below has the same cells.</figcaption>",
         "</figure>",
-        matrix_table,
+        rule_table(records, providers, scenarios_dir),
         f"<h2>Scenarios per family ({escape(family_counts_title(records))})</h2>",
         family_table,
         "<h2>Failures</h2>",
@@ -278,7 +287,7 @@ def format_html(records: Sequence[Record], providers: Sequence[str], wall_second
         "<code>ndk conformance --strict</code>.</p>",
         differences_table,
         "<h2>Conformance levels</h2>",
-        f"<pre>{escape(levels)}</pre>" if levels else "<p>None.</p>",
+        levels_section(records, providers, scenarios_dir),
         "<h2>Validation layer violations per provider and rule</h2>",
         _violations_section(records, providers),
         "<h2>Skip reasons</h2>",

@@ -374,11 +374,13 @@ def conclude(
     junit: str | None = None,
     html: str | None = None,
     not_run: Sequence[str] = (),
+    scenarios_dir: str | os.PathLike | None = None,
 ) -> int:
     """Print the summary for a finished pytest run and return the runner's exit code; add the
     violations to the ``junit`` file pytest wrote, write the ``html`` report.
 
     ``not_run``: collected scenarios that never ran (a warning after the report).
+    ``scenarios_dir``: the directory the run collected (the HTML report links into it).
 
     0: something ran and nothing failed; 1: failures or errors (collection errors included,
     crashes and timeouts too), or scenarios that did not run in a run that otherwise passed;
@@ -395,7 +397,8 @@ def conclude(
         from ._html import format_html
 
         Path(html).parent.mkdir(parents=True, exist_ok=True)
-        Path(html).write_text(format_html(records, providers, wall_seconds), encoding="utf-8")
+        Path(html).write_text(format_html(records, providers, wall_seconds, scenarios_dir),
+                              encoding="utf-8")
     print("\n" + format_report(records, providers, wall_seconds), file=out)
     if not_run:
         shown = ", ".join(not_run[:3]) + (f" and {len(not_run) - 3} more" if len(not_run) > 3 else "")
@@ -471,4 +474,5 @@ def run(
     wall = time.monotonic() - started
     where = f"{directory}" + (f" matching -k {keyword!r}" if keyword else "")
     return conclude(code, collector.records, collector.providers or list(providers), wall, where,
-                    sys.stdout, junit=junit, html=html, not_run=collector.not_run)
+                    sys.stdout, junit=junit, html=html, not_run=collector.not_run,
+                    scenarios_dir=directory)

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ndk._html import format_html
+from ndk._semantics_doc import entries
 from ndk._report import (DIFFERS, REFERENCE, REQUIRED, Record, cell, format_levels,
                          format_report, format_totals, level_counts, level_of)
 from ndk.conformance import conclude
@@ -77,13 +78,43 @@ def test_level_counts_give_rules_and_outcomes_per_level_and_provider():
     assert level_counts([], ["soft"]) == []
 
 
-def test_the_html_matrix_names_each_rules_level():
+def test_the_html_rule_table_names_each_rules_level_and_links_its_semantics_entry():
     records = [record("passed", "CQ-A"), record(DIFFERS, "CQ-B", "ZERO-DEPTH")]
-    page = format_html(records, ["soft"], 1.0)
-    assert "<tr><th>rule</th><th>level</th><th>soft</th></tr>" in page
-    assert "<tr><td>CQ-A</td><td>required</td>" in page
-    assert "<tr><td>CQ-B</td><td>reference choice (ZERO-DEPTH)</td>" in page
-    assert "<h2>Conformance levels</h2>" in page and "reference choice  1" in page
+    page = format_html(records, ["soft"], 1.0, ROOT / "scenarios")
+    assert ('<tr><th>rule</th><th>level</th><th>scenarios</th><th class="provider">soft</th></tr>'
+            in page)
+    assert re.search(r'<tr id="rule-CQ-A" [^>]*><td>CQ-A</td><td>required</td>', page)
+    assert re.search(r'<tr id="rule-CQ-B" [^>]*><td>CQ-B</td><td>reference choice '
+                     r'\(<a href="#semantics-ZERO-DEPTH">ZERO-DEPTH</a>\)</td>', page)
+
+
+def test_the_html_levels_are_a_table_with_the_semantics_entries_quoted():
+    records = [record("passed", "CQ-A"), record("failed", "CQ-A", provider="lib.so"),
+               record(DIFFERS, "CQ-B", "ZERO-DEPTH"), record("skipped", "CQ-D", "AFFINITY")]
+    page = format_html(records, ["soft", "lib.so"], 1.0, ROOT / "scenarios")
+    assert "<pre>" not in page
+    levels = re.search(r'<table id="levels">(.*?)</table>', page, re.DOTALL).group(1)
+    assert "<tr><th>level</th><th>rules</th><th>soft</th><th>lib.so</th></tr>" in levels
+    assert ('<tr><td>required</td><td class="num">1</td><td class="num">1/0/0/0</td>'
+            '<td class="num">0/1/0/0</td></tr>') in levels
+    assert ('<tr><td>reference choice</td><td class="num">2</td><td class="num">0/0/1/1</td>'
+            '<td class="num">0/0/0/0</td></tr>') in levels
+    choices = re.search(r'<table id="reference-choices">(.*?)</table>', page, re.DOTALL).group(1)
+    # Each entry quoted from docs/semantics.md, under the anchor the rule table links to.
+    assert re.search(r'<tr id="semantics-ZERO-DEPTH"><td>ZERO-DEPTH</td><td class="ids">CQ-B</td>'
+                     r"<td>"
+                     r"<code>CqDepth</code> or <code>SrqDepth</code> of 0 \| "
+                     r"STATUS_INVALID_PARAMETER \|", choices)
+    assert '<tr id="semantics-AFFINITY"><td>AFFINITY</td><td class="ids">CQ-D</td>' in choices
+    semantics = (ROOT / "docs" / "semantics.md").resolve().as_uri()
+    assert f'<a href="{semantics}">' in page
+
+
+def test_without_the_semantics_file_the_levels_say_so():
+    page = format_html([record(DIFFERS, "CQ-B", "ZERO-DEPTH")], ["soft"], 1.0)
+    assert "(not found beside the scenarios)" in page
+    assert ('<tr id="semantics-ZERO-DEPTH"><td>ZERO-DEPTH</td><td class="ids">CQ-B</td>'
+            "<td>(no entry") in page
 
 
 def test_differences_alone_do_not_fail_the_run(tmp_path):
@@ -97,9 +128,7 @@ def test_differences_alone_do_not_fail_the_run(tmp_path):
 def test_every_reference_mark_names_a_semantics_entry():
     """Each ``@pytest.mark.reference(ID)`` in scenarios/ cites an ID docs/semantics.md records
     (a table row's first column, or a ``VERBS-...:`` paragraph)."""
-    semantics = (ROOT / "docs" / "semantics.md").read_text(encoding="utf-8")
-    known = set(re.findall(r"^\| ([A-Z][A-Z0-9-]+) \|", semantics, re.M))
-    known |= set(re.findall(r"^([A-Z][A-Z0-9-]+):", semantics, re.M))
+    known = set(entries((ROOT / "docs" / "semantics.md").read_text(encoding="utf-8")))
     cited = {}
     for path in sorted((ROOT / "scenarios").glob("test_*.py")):
         for ref in re.findall(r'@pytest\.mark\.reference\("([^"]+)"\)',
