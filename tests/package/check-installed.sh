@@ -89,9 +89,16 @@ if $python -c "import mypy" 2>/dev/null; then
   (cd typed && $python -m mypy --strict --no-error-summary --cache-dir=/dev/null *.py)
 fi
 
-echo "== ndk conformance (installed scenarios)"
-out=$(ndk conformance -k test_create_cq 2>&1) || { echo "$out"; exit 1; }
+echo "== ndk conformance (installed scenarios), its HTML report"
+out=$(ndk conformance -k test_create_cq --html report.html 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | tail -3
+# The report links each rule to the installed scenario file and quotes the docs/semantics.md
+# entry a reference choice cites, from the copy installed beside the scenarios.
+scenarios_real=$(realpath "$scenarios")
+grep -q "href=\"file://$scenarios_real/test_cq.py\"" report.html || {
+  echo "the report does not link the installed $scenarios_real/test_cq.py"; exit 1; }
+grep -q '<tr id="semantics-ZERO-DEPTH"><td>ZERO-DEPTH</td><td class="ids">[^<]*</td><td><code>CqDepth' \
+  report.html || { echo "the report does not quote the installed docs/semantics.md"; exit 1; }
 echo "== ndk info"
 ndk info --provider soft >/dev/null
 echo "package check: ok"
