@@ -190,6 +190,34 @@ def test_remote_token_of_another_pd(pair: Pair, op: str) -> None:
     expect_connection_failed(a, b, local, region(b.pd))
 
 
+@pytest.mark.rule("SEND-LOCAL-OTHER-PD")
+@pytest.mark.digest("1.2")
+@pytest.mark.reference("DATA-STATUS")
+@pytest.mark.expect_violation("SGE-TOKEN")
+@pytest.mark.parametrize("op", ["send", "write"])
+def test_local_sge_of_another_pd(pair: Pair, op: str) -> None:
+    """digest 1.2 (an MR belongs to one PD; a QP reaches its own PD's memory), 2.4 (an SGE
+    names its memory by the local token). docs/semantics.md DATA-STATUS (a local SGE of
+    another PD): a Send or Write whose SGE names a region registered in another PD of the
+    initiator's adapter completes ACCESS_VIOLATION (no receive is posted: the Send fails at
+    its source); nothing reaches the peer, the foreign region is untouched, and the connection
+    ends (QP-ERROR).  The validation layer reports the consumer's SGE-TOKEN."""
+    a, b = sides(pair)
+    other_pd = a.adapter.create_pd().get(timeout=TIMEOUT)
+    foreign = region(other_pd, fill=pattern(64, seed=8))
+    target = region(b.pd, flags=REMOTE_ALL)
+    if op == "send":
+        assert a.qp.send([foreign.sge(0, 64)], request_context=8) == Status.SUCCESS
+    else:
+        assert a.qp.write([foreign.sge(0, 64)], target.address, target.remote_token,
+                          request_context=8) == Status.SUCCESS
+    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.SEND if op == "send" else OpType.WRITE,
+                  8)
+    assert bytes(target.buf[:64]) == bytes(64)
+    assert bytes(foreign.buf[:64]) == pattern(64, seed=8)
+    expect_connection_failed(a, b, region(a.pd), target)
+
+
 # --- RDMA Read -----------------------------------------------------------------------------
 
 
