@@ -28,8 +28,9 @@ import pytest
 from ._progress import ConformanceProgress
 from ._report import (COLLECTION, DETAIL_ATTR, DIFFERS, EXPECTATION_PROPERTY, FAILING,
                       FATE_ATTR, FATE_LABELS, PEER_PROPERTY, PEER_PROVIDER_PROPERTY, REFERENCE,
-                      VIOLATION_PROPERTY, Record, ViolationRecord, format_report, level_counts,
-                      level_of, provider_label, violation_tallies)
+                      SKIP_KINDS, VIOLATION_PROPERTY, Record, ViolationRecord, format_report,
+                      is_xpass, level_counts, level_of, provider_label, skip_kind_counts,
+                      violation_tallies)
 from ._selection import Where, collected_where, selected_providers, where_of
 from .expectations import ExpectationsError, load_all
 
@@ -324,6 +325,9 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
     value="SEMANTICS-ID"/>`` for each reference-choice rule (every other rule is required),
     with their counts per provider: ``<property name="ndk-level soft required"
     value="rules=281 passed=413 failed=0 differing=0 skipped=0"/>`` (and ``reference choice``).
+    The skips per provider by kind (docs/expectations.md), ``<property name="ndk-skips loop"
+    value="capability=66 expectation=125 knob=69 option=1"/>``, and the expected failures that
+    passed, ``<property name="ndk-xpass soft" value="count=1 scenarios=..."/>``.
     """
     tallies = violation_tallies(records, providers)
     fates: dict[tuple[str, str], list[str]] = {}  # (provider column, fate) -> node IDs
@@ -332,9 +336,12 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
             fates.setdefault((provider_label(record), record.fate), []).append(record.nodeid)
         elif record.outcome == DIFFERS:
             fates.setdefault((provider_label(record), DIFFERS), []).append(record.nodeid)
+        elif is_xpass(record):
+            fates.setdefault((provider_label(record), "xpass"), []).append(record.nodeid)
+    skips = skip_kind_counts(records, providers)
     choices = {r.rule: r.reference for r in records if level_of(r) == REFERENCE}
     levels = level_counts(records, providers)
-    if not tallies and not fates and not choices and not levels:
+    if not tallies and not fates and not choices and not levels and not skips:
         return
     tree = ET.parse(path)
     root = tree.getroot()
@@ -361,6 +368,10 @@ def add_violations_to_junit(path: str | os.PathLike, records: Sequence[Record],
                           value=f"rules={rules} passed={count['passed']} "
                                 f"failed={count['failed']} differing={count[DIFFERS]} "
                                 f"skipped={count['skipped']}")
+    for provider, count in skips.items():
+        ET.SubElement(properties, "property", name=f"ndk-skips {provider}",
+                      value=" ".join(f"{kind}={count[kind]}" for kind in SKIP_KINDS
+                                     if count[kind]))
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 

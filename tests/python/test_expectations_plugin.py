@@ -6,13 +6,14 @@ error; `ndk conformance --expectations`: exit 2) naming the file and line."""
 from __future__ import annotations
 
 import textwrap
+import xml.etree.ElementTree as ET
 
 import pytest
 
 from ndk import cli
 from ndk._report import (Record, format_report, format_skip_kinds, format_totals,
                          format_xpasses, skip_kind_counts)
-from ndk.conformance import ResultCollector
+from ndk.conformance import ResultCollector, add_violations_to_junit
 
 SCENARIOS = """
     import pytest
@@ -247,3 +248,19 @@ def test_the_report_counts_skip_kinds_per_provider_and_lists_xpasses():
     ]
     assert format_totals(records, 1.0).startswith("conformance: 2 passed (1 XPASS), 0 failed")
     assert format_skip_kinds(records[6:], ["q"]) == "" and format_xpasses(records[:6]) == ""
+
+
+def test_the_junit_file_gets_the_skip_kinds_and_the_xpasses_per_provider(tmp_path):
+    records = [
+        record("A-1", "p", "skipped", "expectation: skip for p (f:3): r", "skip"),
+        record("A-2", "p", "skipped", "knob: no knob 'x'"),
+        record("A-3", "p", "skipped", "knob: no knob 'y'"),
+        record("A-7", "q", "passed", "expectation: xfail for q (f:12): bug", "xfail"),
+    ]
+    junit = tmp_path / "report.xml"
+    junit.write_text('<testsuites><testsuite name="pytest"/></testsuites>')
+    add_violations_to_junit(junit, records, ["q", "p"])
+    properties = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
+    assert properties["ndk-skips p"] == "expectation=1 knob=2"
+    assert "ndk-skips q" not in properties
+    assert properties["ndk-xpass q"] == "count=1 scenarios=t::A-7[q]"
