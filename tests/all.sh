@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Every test: the installed package checked from outside the tree, the CTest suites (GoogleTest,
-# the ndk package's pytest suite, the scenarios, the benchmark smoke runs) in the normal build,
-# again under ASan+UBSan, the random walker, the C++ suites under TSan, the fuzzers; with
-# NDK_VM=1 (what .ci/run sets) also the verbs lane: every scenario against real RDMA devices
-# (rxe, siw) in a QEMU guest, tests/vm/verbs-lane.sh.  docs/testing.md says what runs where and
-# each stage's budget.  Exits non-zero if anything fails.
+# Every test: lintian on the .deb, the installed package checked from outside the tree, the
+# CTest suites (GoogleTest, the ndk package's pytest suite, the scenarios, the benchmark smoke
+# runs) in the normal build, again under ASan+UBSan, the random walker, the C++ suites under
+# TSan, the fuzzers; with NDK_VM=1 (what .ci/run sets) also the verbs lane: every scenario
+# against real RDMA devices (rxe, siw) in a QEMU guest, tests/vm/verbs-lane.sh.
+# docs/testing.md says what runs where and each stage's budget.  Exits non-zero if anything fails.
 #
 # Order: build/ (everything waits for it); then the verbs lane starts in the background while
 # build-asan/, build-tsan/ and build-fuzz/ build, its QEMU at nice -10 (the guest's run is
@@ -108,6 +108,7 @@ if [[ -n $lane_pid ]]; then
   stage "waiting for the verbs lane (its output follows; the CPU is the lane's)" wait_for_lane
 fi
 
+stage "lintian on the .deb (packed afresh; any tag fails)" bash tests/package/lintian.sh
 if [[ ${NDK_NO_INSTALL:-0} != 1 ]]; then
   stage "the installed package (.deb), from a folder outside the repository" \
     bash tests/package/check-installed.sh

@@ -29,6 +29,8 @@ packages=(
   python3-pytest-xdist python3-pytest-timeout python3-execnet python3-rpyc
   mypy
   chromium  # headless: lays out the HTML report for its layout test (tests/report/)
+  python3-argparse-manpage help2man python3-argcomplete  # the .deb's manual pages, completion
+  lintian man-db  # the .deb's checks (tests/package/: lintian, `man ndk`)
 )
 
 missing=()

@@ -165,6 +165,7 @@ def _seconds(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``ndk`` command."""
     parser = argparse.ArgumentParser(prog="ndk", description="NDK provider harness.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     info = commands.add_parser("info", help="show each provider's adapter info")
@@ -241,6 +242,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        from . import __version__
+    except ImportError:  # cli.py loaded on its own, outside the package
+        return "(version unknown)"
+    return __version__
+
+
+def _complete(parser: argparse.ArgumentParser) -> None:
+    """Answer the shell's completion request, if this run is one, and exit.
+
+    The bash completion script (register-python-argcomplete's, installed by the .deb) runs
+    ``ndk`` with ``_ARGCOMPLETE`` set; python3-argcomplete completes from the parser.  Without
+    python3-argcomplete there is no completion, and the command must not run either.
+    """
+    if "_ARGCOMPLETE" not in os.environ:
+        return
+    try:
+        import argcomplete
+    except ImportError:
+        sys.exit(1)
+    argcomplete.autocomplete(parser)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ndk`` command line; return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -250,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
     parser = build_parser()
+    _complete(parser)
     args = parser.parse_args(argv)
     if extra and args.command != "conformance":
         parser.error(f"'--' arguments are only for 'conformance', not {args.command!r}")

@@ -12,7 +12,10 @@
 # loaded through the pytest11 entry point (no conftest, no -p); installed scenario files copied
 # into an empty folder, run there (copied-scenarios.sh) and, with python3-mypy, checked by
 # `mypy --strict` with the README's Python snippets, as a user's code; `ndk conformance` on the
-# installed scenarios; the installed expectations files; `ndk info`.
+# installed scenarios; the installed expectations files; `ndk info`; `ndk --version`; the manual
+# pages of ndk, ndk_perf and ndk_walk (man renders each, its NAME line names the program); the
+# bash completion of `ndk conf` (the installed completion script, driven in bash as readline
+# would, offers `conformance`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=${1:-}
@@ -101,4 +104,42 @@ grep -q '<tr id="semantics-ZERO-DEPTH"><td>ZERO-DEPTH</td><td class="ids">[^<]*<
   report.html || { echo "the report does not quote the installed docs/semantics.md"; exit 1; }
 echo "== ndk info"
 ndk info --provider soft >/dev/null
+
+echo "== ndk --version"
+version=$($python -c 'import importlib.metadata as m; print(m.version("ndk-harness"))')
+out=$(ndk --version)
+[[ $out == "ndk $version" ]] || { echo "ndk --version printed '$out', not 'ndk $version'"; exit 1; }
+echo "$out"
+
+echo "== man ndk, man ndk_perf, man ndk_walk"
+for program in ndk ndk_perf ndk_walk; do
+  if [[ -n $root ]]; then
+    page=(-l "$root/usr/share/man/man1/$program.1.gz")
+  else
+    page=("$program")
+  fi
+  # 120 columns, the width at which lintian checks the pages; groff's warnings fail the check
+  text=$(MANWIDTH=120 man "${page[@]}" 2>"$work/man.err") || {
+    cat "$work/man.err"; echo "man $program failed"; exit 1; }
+  [[ ! -s $work/man.err ]] || { cat "$work/man.err"; echo "man $program: warnings"; exit 1; }
+  name=$(sed -n '/^NAME$/{n;p;q}' <<<"$text")
+  [[ $name =~ ^\ +$program\ +-\ +.+ ]] || {
+    echo "$text" | head -20; echo "man $program: no 'NAME: $program - ...' line"; exit 1; }
+  echo "$name" | sed 's/^ *//'
+done
+
+echo "== bash completion: ndk conf<TAB>"
+completion=$root/usr/share/bash-completion/completions/ndk
+[[ -f $completion ]] || { echo "no $completion"; exit 1; }
+# The function the script registers for ndk (`complete -p ndk`), called as readline calls it
+# for the line "ndk conf" with the cursor at its end.
+offered=$(bash -c 'source "$1" || exit 1
+  function=$(complete -p ndk | sed -n "s/.* -F \([^ ]*\) .*/\1/p")
+  [[ -n $function ]] || { echo "the script registers no completion function for ndk" >&2; exit 1; }
+  COMP_LINE="ndk conf" COMP_POINT=8 COMP_WORDS=(ndk conf) COMP_CWORD=1 COMP_TYPE=9
+  "$function" ndk conf ndk
+  printf "%s\n" "${COMPREPLY[@]}"' completion "$completion")
+[[ $(echo $offered) == conformance ]] || {
+  echo "ndk conf<TAB> offered '$offered', not 'conformance'"; exit 1; }
+echo "ndk conf<TAB> -> $offered"
 echo "package check: ok"

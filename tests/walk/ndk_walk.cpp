@@ -486,14 +486,14 @@ struct Shrinker {
 
 // --- commands ------------------------------------------------------------------------------
 
-int usage()
+int usage(std::FILE *out = stderr)
 {
-    std::fprintf(stderr,
+    std::fprintf(out,
                  "usage: ndk_walk run [--provider P] [--seconds N] [--ops N] [--seed S] "
                  "[--threads T] [--out DIR] [--no-shrink] [--shrink-seconds N] "
                  "[--hang-seconds N]\n"
                  "       ndk_walk replay TRACE | ndk_walk shrink TRACE [--out DIR]\n");
-    return 2;
+    return out == stderr ? 2 : 0;
 }
 
 struct Parsed {
@@ -690,6 +690,8 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage();
     std::string command = argv[1];
+    if (command == "--help" || command == "-h")  // help2man reads this (packaging/man/)
+        return usage(stdout);
     Parsed p;
     if (!parse(argc, argv, p))
         return usage();
