@@ -183,14 +183,14 @@ BENCHMARK(BM_PostPollBatch)->Arg(1)->Arg(16)->Arg(256);
 // two is the layer's overhead per post+poll (docs/performance.md).
 void BM_SendRecv64Validation(benchmark::State &state)
 {
-    Pair pair(4096, kDepth, "", 0, state.range(0) != 0);
+    Pair pair(4096, kDepth, AdapterOptions(""), 0, state.range(0) != 0);
     send_recv_rounds(state, pair, 64);
 }
 BENCHMARK(BM_SendRecv64Validation)->Arg(0)->Arg(1);
 
 void BM_PostPoll16Validation(benchmark::State &state)
 {
-    Pair pair(4096, kDepth, "", 0, state.range(0) != 0);
+    Pair pair(4096, kDepth, AdapterOptions(""), 0, state.range(0) != 0);
     post_poll_rounds(state, pair, 16);
 }
 BENCHMARK(BM_PostPoll16Validation)->Arg(0)->Arg(1);
@@ -200,7 +200,7 @@ BENCHMARK(BM_PostPoll16Validation)->Arg(0)->Arg(1);
 void BM_WriteManual(benchmark::State &state)
 {
     auto size = static_cast<ULONG>(state.range(0));
-    Pair pair(4096, kDepth, "progress=manual");
+    Pair pair(4096, kDepth, AdapterOptions("progress=manual"));
     Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
     NDK_QP *qa = pair.a().qp;
     NDK_SGE s = local.sge(0, size);
@@ -221,7 +221,7 @@ BENCHMARK(BM_WriteManual)->Arg(8)->Arg(4096);
 void BM_SendRecvManual(benchmark::State &state)
 {
     auto size = static_cast<ULONG>(state.range(0));
-    Pair pair(4096, kDepth, "progress=manual");
+    Pair pair(4096, kDepth, AdapterOptions("progress=manual"));
     Region src(pair.client(), pair.a().pd, size), dst(pair.server(), pair.b().pd, size);
     NDK_QP *qa = pair.a().qp, *qb = pair.b().qp;
     NDK_SGE s = src.sge(0, size), r = dst.sge(0, size);

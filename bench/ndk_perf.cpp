@@ -1,6 +1,8 @@
 // ndk_perf: the timing engine behind `ndk perf` and bench/compare.  Each test runs a tight loop
-// through the raw NDK ABI (bench/raw_support.hpp) on two soft adapters in this process and
-// prints one JSON object on stdout; the Python front end (python/ndk/perf.py) formats it in
+// through the raw NDK ABI (bench/raw_support.hpp) on two adapters of --provider P (soft by
+// default; any provider ndk::Provider::load loads, as the rest of the harness loads it: soft,
+// soft:tcp, soft:shm, loop, verbs:DEV, a path to a .so) in this process and prints one JSON
+// object on stdout; the Python front end (python/ndk/perf.py) formats it in
 // the manner of perftest.  Python is never inside a timed loop.
 //
 //   ndk_perf send_lat|write_lat|read_lat [--size N] [--iters N] [--warmup N]
@@ -12,7 +14,8 @@
 //       send_lat is a ping-pong, a sample is half its round trip; --threads runs the pong
 //       side on its own thread, both busy-polling (as two perftest processes would); without
 //       it one thread drives both sides (the provider's cost alone); --processes runs the pong
-//       in a child process (needs --options transport=shm or transport=tcp: process_pingpong.hpp).
+//       in a child process (needs a provider that reaches another process: soft:shm, soft:tcp,
+//       verbs:DEV; soft's inproc transport and loop are refused: process_pingpong.hpp).
 //       --seconds bounds the run (the warm-up to a tenth of it, the samples to the rest): two busy-polling threads
 //       on loaded cores can take milliseconds a round trip, and a bounded run still gives
 //       the percentiles of the samples it took (their count is in the output).
@@ -28,9 +31,9 @@
 //   ndk_perf send_bw|write_bw|read_bw [--size N] [--iters N] [--inflight N] [--processes]
 //            [--poll spin|yield]
 //       `inflight` requests in flight, polled in batches: peak (best window) and average
-//       bandwidth in MB/s (10^6) and GB/s, message rate in Mpps.  write_bw and read_bw
-//       --processes: the target memory in a child process, which only waits (needs --options
-//       transport=shm or transport=tcp).
+//       bandwidth in MB/s (10^6) and GB/s, message rate in Mpps; exactly --iters requests
+//       (the last window takes the rest).  write_bw and read_bw --processes: the target
+//       memory in a child process, which only waits (a provider that reaches one, as above).
 //   send_lat and the bandwidth tests take --poll: spin on NdkGetCqResultsEx (the default, as
 //   perftest), or yield the core after each empty poll, so that a provider whose transfers
 //   run on its own threads (soft's shm and tcp transports) gets the cores a spinning loop
@@ -50,10 +53,14 @@
 // Every test that opens adapters also takes --options KNOBS: knob lines ("key=value", ';'
 // between them) for each adapter it opens, given at CreateMiniport, e.g. "transport=shm" to
 // measure a transport other than the default.  A provider that refuses one fails the run
-// (exit 1) with its own reason on stderr, which is what bench/compare prints for the row.
+// (exit 2) with its own reason on stderr, which is what bench/compare prints for the row.
 // The address and progress knobs are ndk_perf's (each adapter has its own address, of
-// 127.0.0.0/8 with transport=tcp, whose addresses must be this host's; progress is
-// --progress, set once connected).
+// 127.0.0.0/8 with transport=tcp, whose addresses must be this host's, or the one the
+// provider reports, or --addresses CLIENT,SERVER: AdapterOptions::address; progress is
+// --progress, set once connected).  A provider that does not load, or whose adapter does not
+// open with these knobs and addresses, is one line on stderr and exit code 2 before any
+// test runs (provider_problem), as is --processes with a provider that reaches only its own
+// process.
 //
 // `ndk_perf --help` lists every test's options with their ranges.  Each value is checked
 // whole before anything runs (see "arguments" below): a bad one, an unknown option or a missing
@@ -104,6 +111,22 @@ Option knobs_option()
     return {Option::Text, "options", 0, 0, "KNOBS", "key=value;... for each adapter"};
 }
 
+// Every test that opens adapters (it takes --options) also takes the provider to open them
+// with and their addresses (AdapterOptions).
+std::vector<std::pair<std::string, std::vector<Option>>>
+with_provider(std::vector<std::pair<std::string, std::vector<Option>>> tests)
+{
+    for (auto &[test, options] : tests)
+        if (std::any_of(options.begin(), options.end(),
+                        [](const Option &o) { return std::string(o.name) == "options"; })) {
+            options.push_back({Option::Text, "provider", 0, 0, "P",
+                               "soft, soft:tcp, soft:shm, loop, verbs:DEV, a .so; default soft"});
+            options.push_back({Option::Text, "addresses", 0, 0, "CLIENT,SERVER",
+                               "IPv4; default: the provider's (AdapterOptions::address)"});
+        }
+    return tests;
+}
+
 const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
 {
     static const Option warmup = {Option::Number, "warmup", 0, kMaxIters};
@@ -129,7 +152,7 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
         v.insert(v.end() - 1, poll);
         return v;
     }();
-    static const std::vector<std::pair<std::string, std::vector<Option>>> tests = {
+    static const std::vector<std::pair<std::string, std::vector<Option>>> tests = with_provider({
         {"send_lat", send_latency},
         {"write_lat", latency},
         {"read_lat", latency},
@@ -154,7 +177,7 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
           {Option::Number, "cq-depth", 1, kMaxCqDepth},
           {Option::Number, "cq-fill", 0, kMaxCqDepth, "", "at most --cq-depth"},
           {Option::Parts, "what", 0, 0, "mrs,qps,cq"}, knobs_option()}},
-    };
+    });
     return tests;
 }
 
@@ -332,6 +355,17 @@ void parse_options(Args &args, int argc, char **argv, int first)
             break;
         }
     }
+    // --addresses: two IPv4 addresses (client, server) the provider's adapters take.
+    if (std::string text = args.str("addresses", ""); !text.empty()) {
+        size_t comma = text.find(',');
+        in_addr parsed{};
+        bool ok = comma != std::string::npos && text.find(',', comma + 1) == std::string::npos &&
+                  inet_pton(AF_INET, text.substr(0, comma).c_str(), &parsed) == 1 &&
+                  inet_pton(AF_INET, text.substr(comma + 1).c_str(), &parsed) == 1;
+        if (!ok)
+            throw UsageError("argument --addresses: '" + text +
+                             "' is not CLIENT,SERVER (two IPv4 addresses)");
+    }
     // Checks across options.
     if (args.num("cq-fill", 0) > args.num("cq-depth", kMaxCqDepth))
         throw UsageError("argument --cq-fill: " + std::to_string(args.num("cq-fill", 0)) +
@@ -422,6 +456,9 @@ std::string latency_stats(std::vector<double> ns)
     double sum = 0;
     for (double v : ns)
         sum += v;
+    double mean = sum / static_cast<double>(ns.size()), squares = 0;
+    for (double v : ns)
+        squares += (v - mean) * (v - mean);
     return Json()
         .num("samples", static_cast<double>(ns.size()))
         .num("min_us", ns.front() / 1000.0)
@@ -430,6 +467,7 @@ std::string latency_stats(std::vector<double> ns)
         .num("p99_us", at(0.99))
         .num("p999_us", at(0.999))
         .num("max_us", ns.back() / 1000.0)
+        .num("stdev_us", std::sqrt(squares / static_cast<double>(ns.size())) / 1000.0)
         .text();
 }
 
@@ -454,12 +492,13 @@ void check(NTSTATUS s, const char *what)
         fail(what, s);
 }
 
-// The knob lines for the adapters of a Pair: --options, and progress=manual for --progress
-// manual (the Pair sets it once connected).
-std::string pair_options(const Args &a)
+// The adapters a test opens: --provider, --addresses, and the knob lines --options and, for
+// --progress manual, progress=manual (a Pair sets it once connected).
+AdapterOptions adapters(const Args &a)
 {
-    return a.str("options", "") +
-           (a.str("progress", "auto") == "manual" ? "\nprogress=manual" : "");
+    return AdapterOptions(a.str("options", "") +
+                              (a.str("progress", "auto") == "manual" ? "\nprogress=manual" : ""),
+                          a.str("provider", "soft"), a.str("addresses", ""));
 }
 
 // The clock of a latency loop: one read per iteration (tick), the time since the previous
@@ -531,13 +570,12 @@ std::vector<double> ping(const Args &args, uint64_t iters, NDK_QP *qa, NDK_CQ *c
     return loop.samples();
 }
 
-// --processes: the options name a transport that reaches a child process.
+// --processes: the provider reaches a child process (or is not known not to).
 AdapterOptions process_options(const Args &args)
 {
-    AdapterOptions options(args.str("options", ""));
-    if (!options.reaches_other_processes())
-        throw UsageError("--processes needs a transport that reaches another process: "
-                         "--options transport=shm or --options transport=tcp");
+    AdapterOptions options = adapters(args);
+    if (std::string why = options.cannot_reach_other_processes(); !why.empty())
+        throw UsageError("--processes needs a provider that reaches another process: " + why);
     return options;
 }
 
@@ -565,7 +603,7 @@ std::vector<double> send_lat_here(const Args &args, ULONG size, uint64_t iters)
 {
     bool threads = args.flag("threads");
     bool manual = args.str("progress", "auto") == "manual";
-    Pair pair(4096, 1024, pair_options(args));
+    Pair pair(4096, 1024, adapters(args));
     Region sa(pair.client(), pair.a().pd, size), ra(pair.client(), pair.a().pd, size);
     Region sb(pair.server(), pair.b().pd, size), rb(pair.server(), pair.b().pd, size);
     NDK_QP *qa = pair.a().qp, *qb = pair.b().qp;
@@ -637,6 +675,7 @@ std::string send_lat(const Args &args)
         .str("mode", processes ? "processes" : threads ? "threads" : "one_thread")
         .str("progress", manual ? "manual" : "auto")
         .str("poll", args.str("poll", "spin"))
+        .str("provider", args.str("provider", "soft"))
         .str("options", args.str("options", ""))
         .str("sample", "half round trip")
         .raw("latency", latency_stats(samples))
@@ -648,7 +687,7 @@ std::string rdma_lat(const Args &args, bool read)
     auto size = static_cast<ULONG>(args.num("size", 64));
     uint64_t iters = args.num("iters", 100000);
     bool manual = args.str("progress", "auto") == "manual";
-    Pair pair(4096, 1024, pair_options(args));
+    Pair pair(4096, 1024, adapters(args));
     Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
     NDK_QP *qa = pair.a().qp;
     NDK_SGE s = local.sge(0, size);
@@ -671,6 +710,7 @@ std::string rdma_lat(const Args &args, bool read)
         .num("iters", static_cast<double>(iters))
         .str("mode", "one_thread")
         .str("progress", manual ? "manual" : "auto")
+        .str("provider", args.str("provider", "soft"))
         .str("options", args.str("options", ""))
         .str("sample", "post to completion polled")
         .raw("latency", latency_stats(loop.samples()))
@@ -723,14 +763,16 @@ std::string cacheline(const Args &args)
 // ---- bandwidth ------------------------------------------------------------------------------
 
 // The windows of a bandwidth run on a connected QP `qa` (its CQ `ca`): `inflight` requests
-// posted, then their completions polled, `windows` times after one untimed window that warms
-// the caches and the allocator.  send_bw's receives are posted on `qb` and polled from `cb`
-// in each window.
+// posted, then their completions polled, after one untimed window that warms the caches and
+// the allocator, until exactly `iters` requests are timed (the last window takes what is
+// left, fewer than `inflight` when `iters` is not a multiple of it).  The peak is the best
+// window's rate, so never below the average.  send_bw's receives are posted on `qb` and
+// polled from `cb` in each window.
 struct Windows {
-    double best_ns = 1e300, total_ns = 0, msgs = 0;
+    double best_ns = 1e300, best_msgs = 0, total_ns = 0, msgs = 0;
 };
 
-Windows bandwidth_windows(const std::string &test, uint64_t windows, ULONG inflight,
+Windows bandwidth_windows(const std::string &test, uint64_t iters, ULONG inflight,
                           NDK_QP *qa, NDK_CQ *ca, NDK_SGE s, UINT64 address, UINT32 token,
                           NDK_QP *qb = nullptr, NDK_CQ *cb = nullptr, NDK_SGE rs = {})
 {
@@ -738,28 +780,34 @@ Windows bandwidth_windows(const std::string &test, uint64_t windows, ULONG infli
     std::vector<NDK_RESULT_EX> out(inflight);
     Windows result;
     Clock::time_point start;
-    for (uint64_t w = 0; w <= windows; ++w) {
+    for (uint64_t timed = 0, w = 0; timed < iters; ++w) {
         auto t0 = Clock::now();
         if (w == 1)
             start = t0;
+        ULONG n = w == 0 ? inflight : static_cast<ULONG>(std::min<uint64_t>(inflight, iters - timed));
         if (send)
-            for (ULONG i = 0; i < inflight; ++i)
+            for (ULONG i = 0; i < n; ++i)
                 check(qb->Dispatch->NdkReceive(qb, nullptr, &rs, 1), "NdkReceive");
-        for (ULONG i = 0; i < inflight; ++i) {
+        for (ULONG i = 0; i < n; ++i) {
             NTSTATUS st = send ? qa->Dispatch->NdkSend(qa, nullptr, &s, 1, 0)
                           : read ? qa->Dispatch->NdkRead(qa, nullptr, &s, 1, address, token, 0)
                                  : qa->Dispatch->NdkWrite(qa, nullptr, &s, 1, address, token, 0);
             check(st, "post");
         }
-        poll_n(ca, out.data(), inflight);
+        poll_n(ca, out.data(), n);
         if (send)
-            poll_n(cb, out.data(), inflight);
+            poll_n(cb, out.data(), n);
         auto t1 = Clock::now();
-        if (w > 0)
-            result.best_ns = std::min(result.best_ns, ns_between(t0, t1));
+        if (w == 0)
+            continue;
+        timed += n;
+        if (ns_between(t0, t1) / n < result.best_ns / result.best_msgs) { // ns a request
+            result.best_ns = ns_between(t0, t1);
+            result.best_msgs = n;
+        }
     }
     result.total_ns = ns_between(start, Clock::now());
-    result.msgs = static_cast<double>(windows) * inflight;
+    result.msgs = static_cast<double>(iters);
     return result;
 }
 
@@ -768,20 +816,19 @@ std::string bandwidth(const Args &args, const std::string &test)
     auto size = static_cast<ULONG>(args.num("size", 65536));
     uint64_t iters = args.num("iters", 5000);
     auto inflight = static_cast<ULONG>(args.num("inflight", 64));
-    uint64_t windows = std::max<uint64_t>(1, iters / inflight);
     bool processes = args.flag("processes");
     Windows w;
     if (processes) {
         // The target memory in a child process, which only waits (process_pingpong.hpp).
         ProcessPeer target(process_options(args), size, ProcessPeer::Role::target);
         target.run([&](ProcessPeer::Connected &c) {
-            w = bandwidth_windows(test, windows, inflight, c.qp, c.cq, c.send.sge(0, size),
+            w = bandwidth_windows(test, iters, inflight, c.qp, c.cq, c.send.sge(0, size),
                                   c.remote_address, c.remote_token);
         });
     } else {
-        Pair pair(4096, 1024, args.str("options", ""));
+        Pair pair(4096, 1024, adapters(args));
         Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
-        w = bandwidth_windows(test, windows, inflight, pair.a().qp, pair.a().cq,
+        w = bandwidth_windows(test, iters, inflight, pair.a().qp, pair.a().cq,
                               local.sge(0, size), remote.address(), remote.remote, pair.b().qp,
                               pair.b().cq, remote.sge(0, size));
     }
@@ -793,11 +840,12 @@ std::string bandwidth(const Args &args, const std::string &test)
         .num("inflight", inflight)
         .str("mode", processes ? "processes" : "one_thread")
         .str("poll", args.str("poll", "spin"))
+        .str("provider", args.str("provider", "soft"))
         .str("options", args.str("options", ""))
-        .num("peak_mb_s", static_cast<double>(inflight) * size / w.best_ns * 1e3)
+        .num("peak_mb_s", w.best_msgs * size / w.best_ns * 1e3)
         .num("avg_mb_s", bytes / w.total_ns * 1e3)
         .num("avg_gb_s", bytes / w.total_ns)
-        .num("peak_gb_s", static_cast<double>(inflight) * size / w.best_ns)
+        .num("peak_gb_s", w.best_msgs * size / w.best_ns)
         .num("msg_rate_mpps", w.msgs / w.total_ns * 1e3)
         .text();
 }
@@ -843,7 +891,7 @@ std::string poll_rate(const Args &args)
     auto batch = static_cast<ULONG>(args.num("batch", 64));
     auto count = static_cast<ULONG>(args.num("count", 65536));
     uint64_t iters = args.num("iters", 20);
-    Pair pair(count, 1024, args.str("options", ""));
+    Pair pair(count, 1024, adapters(args));
     Region local(pair.client(), pair.a().pd, 8), remote(pair.server(), pair.b().pd, 8);
     NDK_QP *qa = pair.a().qp;
     NDK_CQ *cq = pair.a().cq;
@@ -898,7 +946,7 @@ std::string msg_rate(const Args &args)
     auto size = static_cast<ULONG>(args.num("size", 8));
     auto batch = static_cast<ULONG>(args.num("batch", 16));
     uint64_t iters = args.num("iters", 1000000);
-    Pair pair(4096, 1024, args.str("options", ""), 0, false, connections);
+    Pair pair(4096, 1024, adapters(args), 0, false, connections);
     std::vector<std::unique_ptr<Region>> local, remote;
     for (unsigned c = 0; c < connections; ++c) {
         local.push_back(std::make_unique<Region>(pair.client(), pair.a(c).pd, size));
@@ -921,21 +969,22 @@ std::string msg_rate(const Args &args)
             UINT64 address = remote[c]->address();
             UINT32 token = remote[c]->remote;
             std::vector<NDK_RESULT_EX> out(batch);
-            auto round = [&] {
-                for (ULONG i = 0; i < batch; ++i)
+            auto round = [&](ULONG n) {
+                for (ULONG i = 0; i < n; ++i)
                     check(qp->Dispatch->NdkWrite(qp, nullptr, &s, 1, address, token, 0),
                           "NdkWrite");
-                poll_n(cq, out.data(), batch);
+                poll_n(cq, out.data(), n);
             };
             for (uint64_t w = 0; w < iters / batch / 10 + 1; ++w) // caches, allocator
-                round();
+                round(batch);
             ready.fetch_add(1);
             while (ready.load() < connections) {
             }
             auto t0 = Clock::now();
             while (run.ops < iters && !stop.load(std::memory_order_relaxed)) {
-                round();
-                run.ops += batch;
+                auto n = static_cast<ULONG>(std::min<uint64_t>(batch, iters - run.ops));
+                round(n); // the last round takes what is left: exactly --iters
+                run.ops += n;
             }
             run.ns = ns_between(t0, Clock::now());
             stop.store(true);
@@ -972,6 +1021,7 @@ std::string msg_rate(const Args &args)
         .num("batch", batch)
         .num("iters", static_cast<double>(iters))
         .str("op", "write")
+        .str("provider", args.str("provider", "soft"))
         .str("options", args.str("options", ""))
         .num("aggregate_mops", mops)
         .num("ops", ops)
@@ -982,10 +1032,15 @@ std::string msg_rate(const Args &args)
 
 // ---- control plane --------------------------------------------------------------------------
 
+// AdapterOptions::address's n of the one adapter create_close and scale open (a Pair's are
+// counted from 0).
+constexpr unsigned kAlone = 240;
+
 std::string create_close(const Args &args)
 {
     uint64_t iters = args.num("iters", 200000);
-    RawAdapter a("address=192.0.2.78\n" + AdapterOptions(args.str("options", "")).at_open);
+    AdapterOptions options = adapters(args);
+    RawAdapter a(options.open_options(kAlone), options.provider);
     NDK_PD *pd0 = a.pd();
     NDK_CQ *cq0 = a.cq(1024);
     Done done;
@@ -1075,7 +1130,8 @@ std::string scale(const Args &args)
     auto wanted = [&](const char *part) {
         return what.find("," + std::string(part) + ",") != std::string::npos;
     };
-    RawAdapter a("address=192.0.2.79\n" + AdapterOptions(args.str("options", "")).at_open);
+    AdapterOptions options = adapters(args);
+    RawAdapter a(options.open_options(kAlone), options.provider);
     NDK_PD *pd = a.pd();
     Done done;
     Json out;
@@ -1156,7 +1212,7 @@ std::string scale(const Args &args)
         if (cq_fill > 0) {
             // Filled through a connected pair whose CQ has that depth (its own adapters).
             Pair pair(static_cast<ULONG>(std::min<uint64_t>(cq_fill + 16, cq_depth)), 1024,
-                      args.str("options", ""));
+                      options);
             Region local(pair.client(), pair.a().pd, 8), remote(pair.server(), pair.b().pd, 8);
             NDK_QP *qa = pair.a().qp;
             NDK_SGE s = local.sge(0, 8);
@@ -1186,6 +1242,29 @@ std::string scale(const Args &args)
     return out.text();
 }
 
+// Why the test's adapters cannot be had here, or "" when they can: the provider does not load
+// (ndk::Provider::load, as every part of the harness loads it), or an adapter of it does not
+// open with the run's knob lines and address (a device that is absent, an address that is not
+// this host's, a knob the provider refuses).  Checked once before a test, whose own opening
+// would otherwise fail in a child process, or after a fork.  "" for a test that opens none.
+std::string provider_problem(const Args &args)
+{
+    const auto &tests = test_options();
+    auto test = std::find_if(tests.begin(), tests.end(),
+                             [&](const auto &t) { return t.first == args.test; });
+    if (std::none_of(test->second.begin(), test->second.end(),
+                     [](const Option &o) { return std::string(o.name) == "provider"; }))
+        return "";
+    AdapterOptions options = adapters(args);
+    try {
+        RawAdapter probe(options.open_options(kAlone), options.provider);
+        own_address(probe, options.address(kAlone)); // one to listen and connect on
+    } catch (const std::exception &e) {
+        return "provider " + options.provider + ": " + e.what();
+    }
+    return "";
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -1209,6 +1288,10 @@ int main(int argc, char **argv)
                                  [&](const auto &t) { return t.first == args.test; });
         std::fprintf(stderr, "ndk_perf%s: %s\n", known ? (" " + args.test).c_str() : "",
                      e.what());
+        return 2;
+    }
+    if (std::string why = provider_problem(args); !why.empty()) {
+        std::fprintf(stderr, "ndk_perf %s: %s\n", args.test.c_str(), why.c_str());
         return 2;
     }
     try {
@@ -1236,6 +1319,9 @@ int main(int argc, char **argv)
             throw std::logic_error("no runner for test " + t);
         std::printf("%s\n", out.c_str());
         return 0;
+    } catch (const UsageError &e) { // a combination the provider cannot run (--processes)
+        std::fprintf(stderr, "ndk_perf %s: %s\n", args.test.c_str(), e.what());
+        return 2;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "ndk_perf %s: %s\n", args.test.c_str(), e.what());
         return 1;

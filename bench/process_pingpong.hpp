@@ -1,7 +1,8 @@
 // ndk_perf's --processes runs: the other side of the connection in a child process, the figure
 // a consumer and its peer on one host meet (fi_pingpong's and iperf3's shape: two processes).
-// The adapters need a transport that reaches another process (soft's transport=shm or
-// transport=tcp; AdapterOptions::address gives each process an address that transport takes).
+// The adapters need a provider that reaches another process (soft's transport=shm or
+// transport=tcp, verbs:DEV, ...; AdapterOptions::address gives each process an address the
+// provider takes, or none: then the child tells the parent the address its adapter reports).
 //
 // Two roles for the child:
 // - the pong (send_lat --processes): it answers each ping with a Send of its own.  The last
@@ -55,11 +56,10 @@ public:
         UINT32 remote_token;
     };
 
-    // `options`: the knob lines both adapters open with (AdapterOptions::at_open, made before
-    // the fork, so a generated shm_fabric is the same on both sides) and their transport.
+    // `options`: the provider and the knob lines both adapters open with (made before the
+    // fork, so a generated shm_fabric is the same on both sides), and their addresses.
     ProcessPeer(const AdapterOptions &options, ULONG size, Role role)
-        : at_open_(options.at_open), ping_ip_(options.address(200)),
-          pong_ip_(options.address(201)), size_(size), role_(role)
+        : options_(options), size_(size), role_(role)
     {
     }
 
@@ -113,7 +113,9 @@ private:
         uint16_t port;
         UINT64 address; // the target's memory (Role::target)
         UINT32 token;
+        char ip[INET_ADDRSTRLEN]; // where the child listens
     };
+    static constexpr unsigned kPing = 200, kPong = 201; // AdapterOptions::address's n
 
     // Queue depths: the ping-pong has one message each way at a time; the bandwidth loop
     // keeps up to 1024 (--inflight) in flight.
@@ -148,7 +150,9 @@ private:
     void accept_one(RawAdapter &server, Side &b, NDK_SGE &r_b, Hello hello, int port_fd) const
     {
         std::atomic<NDK_CONNECTOR *> incoming{nullptr};
-        hello.port = listen_any_port(server, pong_ip_, on_connect, &incoming);
+        std::string ip = own_address(server, options_.address(kPong));
+        std::snprintf(hello.ip, sizeof hello.ip, "%s", ip.c_str());
+        hello.port = listen_any_port(server, ip, on_connect, &incoming);
         receive(b.qp, r_b);
         if (::write(port_fd, &hello, sizeof hello) != static_cast<ssize_t>(sizeof hello))
             throw std::runtime_error("cannot tell the port");
@@ -172,7 +176,7 @@ private:
     // The pong: answer pings, busy-polling (as fi_pingpong's processes do), until the stop.
     void pong(int port_fd)
     {
-        RawAdapter server("address=" + pong_ip_ + "\n" + at_open_);
+        RawAdapter server(options_.open_options(kPong), options_.provider);
         Side b;
         make_side(server, b);
         Region sb(server, b.pd, size_), rb(server, b.pd, size_);
@@ -193,12 +197,12 @@ private:
     // The target: its memory is the parent's to write and read; it only waits for the stop.
     void target(int port_fd)
     {
-        RawAdapter server("address=" + pong_ip_ + "\n" + at_open_);
+        RawAdapter server(options_.open_options(kPong), options_.provider);
         Side b;
         make_side(server, b);
         Region memory(server, b.pd, size_), rb(server, b.pd, size_);
         NDK_SGE r_b = rb.sge(0, size_);
-        accept_one(server, b, r_b, Hello{0, memory.address(), memory.remote}, port_fd);
+        accept_one(server, b, r_b, Hello{0, memory.address(), memory.remote, {}}, port_fd);
         NDK_RESULT_EX r{};
         while (b.cq->Dispatch->NdkGetCqResultsEx(b.cq, &r, 1) == 0)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -215,7 +219,8 @@ private:
     // child is reaped (`child` set to 0) before this side's adapter closes.
     void parent(const Hello &hello, const std::function<void(Connected &)> &work, pid_t &child)
     {
-        RawAdapter client("address=" + ping_ip_ + "\n" + at_open_);
+        RawAdapter client(options_.open_options(kPing), options_.provider);
+        std::string ping_ip = own_address(client, options_.address(kPing));
         Side a;
         make_side(client, a);
         Region sa(client, a.pd, size_), ra(client, a.pd, size_);
@@ -223,7 +228,7 @@ private:
         receive(a.qp, r_a);
         a.connector = client.connector();
         Done &connected = client.done();
-        sockaddr_in src = ipv4(ping_ip_, 0), dst = ipv4(pong_ip_, hello.port);
+        sockaddr_in src = ipv4(ping_ip, 0), dst = ipv4(hello.ip, hello.port);
         NTSTATUS s = a.connector->Dispatch->NdkConnect(
             a.connector, a.qp, reinterpret_cast<PSOCKADDR>(&src), sizeof src,
             reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, 4, 4, nullptr, 0, Done::request,
@@ -256,7 +261,7 @@ private:
             throw std::runtime_error("the child process failed");
     }
 
-    std::string at_open_, ping_ip_, pong_ip_;
+    AdapterOptions options_;
     ULONG size_;
     Role role_;
 };

@@ -235,17 +235,29 @@ inline sockaddr_in ipv4(const std::string &host, uint16_t port)
     return a;
 }
 
-// Knob lines ("key=value", one a line or ';'-separated, as the providers read them) split in
-// two: the progress knob, which a Pair applies only once connected (a manual engine would not
-// complete the connection), and every other line, which goes to the adapters as they open
-// (e.g. "transport=shm": a transport is chosen when the adapter is created).
+// The adapters a test opens: which provider (what ndk::Provider::load takes, as everywhere in
+// the harness: soft, soft:tcp, soft:shm, loop, verbs:DEV, a path to a .so), the knob lines they
+// open with, and the address of each.  The knob lines are split in two: the progress knob, which
+// a Pair applies only once connected (a manual engine would not complete the connection), and
+// every other line, which goes to the adapters as they open (e.g. "transport=shm": a transport
+// is chosen when the adapter is created).
 struct AdapterOptions {
+    std::string provider = "soft";
     std::string at_open;
     bool manual = false;
-    std::string transport = "inproc"; // the transport knob's value, if one is given
+    // The soft provider's transport: the transport knob's value if --options gives one, else
+    // the one its name gives (soft:tcp), else inproc; empty for any other provider.  As
+    // python/ndk/_peer.py's transport_of reads it.
+    std::string transport;
 
-    explicit AdapterOptions(const std::string &options)
+    // `addresses`: "CLIENT,SERVER" (ndk_perf --addresses), or empty for the defaults below.
+    explicit AdapterOptions(const std::string &options, std::string provider_name = "soft",
+                            const std::string &addresses = "")
+        : provider(std::move(provider_name))
     {
+        std::string base = provider.substr(0, provider.find(':'));
+        if (base == "soft")
+            transport = provider.size() > 5 ? provider.substr(5) : "inproc";
         for (size_t start = 0; start <= options.size();) {
             size_t end = std::min(options.find_first_of(";\n", start), options.size());
             std::string line = options.substr(start, end - start);
@@ -257,37 +269,67 @@ struct AdapterOptions {
                 continue;
             }
             at_open += line + "\n";
-            if (size_t eq = line.find('='); eq != std::string::npos && trim(line.substr(0, eq)) ==
-                                                                          "transport")
+            if (size_t eq = line.find('='); eq != std::string::npos && base == "soft" &&
+                                            trim(line.substr(0, eq)) == "transport")
                 transport = trim(line.substr(eq + 1));
         }
         // transport=shm claims addresses host-wide within a fabric: a fabric of this run's
         // own, so that a benchmark beside a test run never meets its adapters.
         if (transport == "shm" && at_open.find("shm_fabric=") == std::string::npos)
             at_open += "shm_fabric=perf-" + std::to_string(::getpid()) + "\n";
+        for (size_t start = 0; !addresses.empty() && start <= addresses.size();) {
+            size_t end = std::min(addresses.find(',', start), addresses.size());
+            given_.push_back(trim(addresses.substr(start, end - start)));
+            start = end + 1;
+        }
     }
 
-    // A transport that reaches another process of this host (send_lat / write_bw / read_bw
-    // --processes).
-    bool reaches_other_processes() const { return transport == "shm" || transport == "tcp"; }
+    // Why an adapter of this provider cannot reach one in another process (send_lat /
+    // write_bw / read_bw --processes), or "" when it can or is not known to the harness (then
+    // the run is tried).  The rule of python/ndk/_peer.py's REACH: soft's inproc transport and
+    // the loop provider's fabric live in one process.
+    std::string cannot_reach_other_processes() const
+    {
+        if (transport == "inproc")
+            return provider + " with transport=inproc reaches only adapters of its own process "
+                              "(soft:shm or soft:tcp reach another)";
+        if (provider == "loop")
+            return "loop reaches only adapters of its own process (its fabric is the process's)";
+        return "";
+    }
 
-    // The address of the n-th adapter a test opens.  The in-process and shm transports take
-    // any address: TEST-NET-2 (198.51.100.0/24).  transport=tcp binds real sockets, so its
-    // addresses must be this host's: 127.0.0.0/8, local on every Linux host without set-up or
-    // root.  They are this run's own, 127.<pid>.n (the pid as two bytes), because a soft
-    // listener on port 0 takes the first port of the provider's ephemeral range that its own
-    // process has not used, not one the host's kernel picks: two runs side by side on one
+    // The address the n-th adapter a test opens asks for (its knob address=), or "" to open it
+    // without one and take the address it reports (the knob `address` read back: verbs:DEV
+    // answers with its device's, docs/knobs.md).  --addresses gives client (even n) and server
+    // (odd n).  Otherwise the providers that take any address (soft's inproc and shm
+    // transports, loop) get TEST-NET-2 (198.51.100.0/24).  transport=tcp binds real sockets,
+    // so its addresses must be this host's: 127.0.0.0/8, local on every Linux host without
+    // set-up or root.  They are this run's own, 127.<pid>.n (the pid as two bytes), because a
+    // soft listener on port 0 takes the first port of the provider's ephemeral range that its
+    // own process has not used, not one the host's kernel picks: two runs side by side on one
     // address would both try to listen on the same port.
     std::string address(unsigned n) const
     {
-        if (transport != "tcp")
+        if (!given_.empty())
+            return given_[n % given_.size()];
+        if (transport == "tcp")
+            return "127." + std::to_string((pid_ >> 8) & 0xFF) + "." +
+                   std::to_string(pid_ & 0xFF) + "." + std::to_string(n % 250 + 1);
+        if (!transport.empty() || provider == "loop")
             return "198.51.100." + std::to_string(n % 250 + 1);
-        return "127." + std::to_string((pid_ >> 8) & 0xFF) + "." + std::to_string(pid_ & 0xFF) +
-               "." + std::to_string(n % 250 + 1);
+        return "";
+    }
+
+    // The knob lines the n-th adapter opens with.
+    std::string open_options(unsigned n) const
+    {
+        std::string ip = address(n);
+        return ip.empty() ? at_open : "address=" + ip + "\n" + at_open;
     }
 
 private:
     unsigned pid_ = static_cast<unsigned>(::getpid()); // made before a fork: one for both sides
+    std::vector<std::string> given_;
 
     static std::string trim(const std::string &text)
     {
@@ -297,6 +339,28 @@ private:
         return text.substr(first, text.find_last_not_of(" \t") - first + 1);
     }
 };
+
+// The IPv4 address an adapter opened for `ip` listens and connects on: `ip`, or when it is
+// empty (AdapterOptions::address) the first IPv4 address of the adapter's knob `address`.
+inline std::string own_address(RawAdapter &adapter, const std::string &ip)
+{
+    if (!ip.empty())
+        return ip;
+    std::string reply;
+    NTSTATUS s = adapter.control("address", nullptr, reply);
+    in_addr parsed{};
+    for (size_t start = 0; s == STATUS_SUCCESS && start <= reply.size();) {
+        size_t end = std::min(reply.find(',', start), reply.size());
+        std::string word = reply.substr(start, end - start);
+        if (inet_pton(AF_INET, word.c_str(), &parsed) == 1)
+            return word;
+        start = end + 1;
+    }
+    throw std::runtime_error(
+        "the provider " + adapter.provider().name() + " reports no IPv4 address (knob 'address'" +
+        (s == STATUS_SUCCESS ? " answered '" + reply + "'" : ": " + ndk::describe_status(s)) +
+        "): name the adapters' addresses with --addresses CLIENT,SERVER");
+}
 
 // A listener of `adapter` on ip, port 0, whose connect events go to on_connect(context); the
 // port it was given.
@@ -322,17 +386,21 @@ inline uint16_t listen_any_port(RawAdapter &adapter, const std::string &ip,
     return ntohs(bound.sin_port);
 }
 
-// Two soft adapters (client a, server b) with `connections` connected QPs between them, each
-// with its own CQ and PD on either side (a(i), b(i)).  `options` are knob lines for both
-// adapters (AdapterOptions: e.g. "transport=shm", "progress=manual").  With manual progress
+// Two adapters of options.provider (client a, server b) with `connections` connected QPs
+// between them, each with its own CQ and PD on either side (a(i), b(i)).  `options` gives the
+// provider, the knob lines for both adapters (e.g. "transport=shm", "progress=manual") and
+// their addresses.  With manual progress
 // the connections are made in auto mode first, then both adapters switch.
 class Pair {
 public:
-    explicit Pair(ULONG cq_depth = 4096, ULONG queue_depth = 1024, const std::string &options = "",
-                  ULONG inline_size = 0, bool validate = false, unsigned connections = 1)
-        : options_(options), client_ip_(next_ip(options_)), server_ip_(next_ip(options_)),
-          client_("address=" + client_ip_ + "\n" + options_.at_open, "soft", validate),
-          server_("address=" + server_ip_ + "\n" + options_.at_open, "soft", validate)
+    explicit Pair(ULONG cq_depth = 4096, ULONG queue_depth = 1024,
+                  const AdapterOptions &options = AdapterOptions(""), ULONG inline_size = 0,
+                  bool validate = false, unsigned connections = 1)
+        : options_(options), client_n_(next_n()), server_n_(next_n()),
+          client_(options_.open_options(client_n_), options_.provider, validate),
+          server_(options_.open_options(server_n_), options_.provider, validate),
+          client_ip_(own_address(client_, options_.address(client_n_))),
+          server_ip_(own_address(server_, options_.address(server_n_)))
     {
         uint16_t port = listen_any_port(server_, server_ip_, on_connect, this);
         a_.resize(std::max(connections, 1u));
@@ -361,10 +429,10 @@ public:
     size_t connections() const { return a_.size(); }
 
 private:
-    static std::string next_ip(const AdapterOptions &options)
+    static unsigned next_n()
     {
         static std::atomic<unsigned> n{0};
-        return options.address(n++);
+        return n++;
     }
     static void on_connect(PVOID context, NDK_CONNECTOR *connector)
     {
@@ -420,8 +488,9 @@ private:
     }
 
     AdapterOptions options_;
-    std::string client_ip_, server_ip_;
+    unsigned client_n_, server_n_; // AdapterOptions::address's n of each
     RawAdapter client_, server_;
+    std::string client_ip_, server_ip_;
     std::atomic<NDK_CONNECTOR *> incoming_{nullptr};
     std::vector<Side> a_, b_;
 };

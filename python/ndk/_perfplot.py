@@ -75,7 +75,8 @@ def _title(result: dict[str, Any], extra: str = "") -> str:
     else:
         how = f"{int(result.get('inflight', 0))} in flight"
         what = ""
-    where = "" if test == "cacheline" else "soft provider, raw NDK ABI, "
+    where = ("" if test == "cacheline"
+             else f"{result.get('provider', 'soft')} provider, raw NDK ABI, ")
     parts = [f"ndk perf {test}: {where}{how}", what, extra]
     return "; ".join(p for p in parts if p)
 

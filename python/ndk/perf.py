@@ -1,16 +1,21 @@
-"""``ndk perf``: perftest-style end-to-end runs of the soft provider.
+"""``ndk perf``: perftest-style end-to-end runs of any provider the harness loads.
 
 The timing loops run in the C++ helper ``ndk_perf`` (bench/ndk_perf.cpp, built into the build
-tree's ``bin/``), through the raw NDK ABI on two soft adapters in one process; this module
-runs it, parses the JSON it prints and formats the figures as perftest does::
+tree's ``bin/``), through the raw NDK ABI on two adapters of ``--provider`` (soft by default;
+soft:tcp, soft:shm, loop, verbs:DEV, a path to a provider's .so: loaded as ``ndk conformance``
+loads it) in one process, or with ``--processes`` in two; this module runs it, parses the JSON
+it prints and formats the figures in perftest's columns (ib_send_lat's, ib_write_bw's), one
+header over several sizes as ``perftest -a`` prints them::
 
     ndk perf send_lat --size 64 --iters 100000
+    ndk perf send_lat --provider loop --all                  # every size, one table
+    ndk perf send_lat --provider soft:tcp --processes        # the pong in another process
+    ndk perf write_bw --provider verbs:rxe0 --addresses 10.0.0.1,10.0.0.1
     ndk perf write_bw --size 1048576 --iters 2000 --json
     ndk perf send_lat --iters 100000 --plot send_lat.png     # histogram and CDF
     ndk perf write_bw --all --plot write_bw.svg              # bandwidth against message size
     ndk perf send_lat --threads --seconds 5                  # at most 5 s, however loaded
-    ndk perf send_lat --processes --options transport=shm   # the pong in another process
-    ndk perf write_bw -s 1m --processes --options transport=tcp  # the target in another one
+    ndk perf write_bw -s 1m --processes --provider soft:shm  # the target in another one
     ndk perf cacheline --iters 1000000                       # the floor of send_lat --threads
     ndk perf msg_rate --connections 2 --batch 16             # two connections, a thread each
     ndk perf poll_rate --count 65536 --batch 64              # drain a filled CQ
@@ -18,8 +23,9 @@ runs it, parses the JSON it prints and formats the figures as perftest does::
 
 The tests:
 
-- latency (``send_lat``, ``write_lat``, ``read_lat``): min / typical (median) / average / p99 /
-  p99.9 in microseconds (send_lat: half a round trip of a ping-pong, as ib_send_lat reports);
+- latency (``send_lat``, ``write_lat``, ``read_lat``): t_min, t_max, t_typical (median), t_avg,
+  t_stdev, 99% and 99.9% percentiles in microseconds (send_lat: half a round trip of a
+  ping-pong, as ib_send_lat reports);
 - ``cacheline``: the same columns for one cache line bounced between two busy-waiting threads,
   no provider: the physical floor under ``send_lat --threads``;
 - bandwidth (``send_bw``, ``write_bw``, ``read_bw``): peak and average bandwidth (MB/s, 10^6
@@ -32,7 +38,13 @@ The tests:
 ``--seconds N`` bounds a latency or cacheline run (the percentiles of the samples it took);
 ``--options KNOBS`` gives every adapter knob lines at open ("key=value", ';' between them;
 not cacheline, which opens none).  Each option is checked against the ranges ``ndk_perf``
-accepts, and against the tests that take it, before the helper starts.
+accepts, and against the tests that take it, before the helper starts.  ``--iters N`` is
+exactly N timed iterations (bandwidth: N requests, the last window the rest; msg_rate: N writes
+a connection), fewer only when ``--seconds`` ends a latency run first, which the table says.
+
+A provider that does not load or open (a missing .so, an absent device, an address not on this
+host), and ``--processes`` with a provider that reaches only its own process (soft's inproc
+transport, loop), are one line and exit 2, before any timing.
 """
 
 from __future__ import annotations
@@ -44,6 +56,8 @@ import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Sequence
+
+from ._peer import PROCESS, base_provider, reach_of, transport_of
 
 LATENCY_TESTS = ("send_lat", "write_lat", "read_lat")
 BANDWIDTH_TESTS = ("send_bw", "write_bw", "read_bw")
@@ -78,11 +92,20 @@ def find_helper() -> str:
                             "or set NDK_PERF")
 
 
+class Refused(RuntimeError):
+    """ndk_perf refused the run before timing anything (its exit code 2): a provider that does
+    not load or open, a combination it cannot run; the message is its one line."""
+
+
 def run_helper(test: str, options: Sequence[str] = (), helper: str | None = None,
                timeout: float | None = 600) -> dict[str, Any]:
-    """Run ``ndk_perf TEST OPTIONS...`` and return its JSON output as a dict."""
+    """Run ``ndk_perf TEST OPTIONS...`` and return its JSON output as a dict; :class:`Refused`
+    for its exit code 2, RuntimeError for any other failure."""
     command = [helper or find_helper(), test, *options]
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode == 2:
+        lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise Refused(lines[-1] if lines else f"{' '.join(command)} refused the run")
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): "
                            f"{done.stderr.strip() or done.stdout.strip()}")
@@ -95,14 +118,16 @@ def helper_options(size: int | None = None, iters: int | None = None, warmup: in
                    processes: bool = False,
                    connections: int | None = None, batch: int | None = None,
                    count: int | None = None, knobs: str | None = None,
-                   poll: str | None = None) -> list[str]:
+                   poll: str | None = None, provider: str | None = None,
+                   addresses: str | None = None) -> list[str]:
     """ndk_perf's arguments for these options (None: not given, the helper's default);
     ``knobs`` is ``--options``."""
     options: list[str] = []
     for name, value in (("size", size), ("iters", iters), ("warmup", warmup),
                         ("inflight", inflight), ("progress", progress), ("seconds", seconds),
                         ("connections", connections), ("batch", batch), ("count", count),
-                        ("poll", poll), ("options", knobs)):
+                        ("poll", poll), ("options", knobs), ("provider", provider),
+                        ("addresses", addresses)):
         if value is not None:
             options += [f"--{name}", str(value)]
     if threads:
@@ -142,39 +167,67 @@ def _polling(result: dict[str, Any]) -> str:
     return ", poll=yield" if result.get("poll") == "yield" else ""
 
 
-def _format_latency(result: dict[str, Any]) -> str:
-    test = result.get("test", "?")
-    lat = result["latency"]
-    head = (f"{'#bytes':>8} {'#iterations':>12} {'t_min[usec]':>12} {'t_typical[usec]':>16} "
-            f"{'t_avg[usec]':>12} {'t_99%[usec]':>12} {'t_99.9%[usec]':>14}")
-    size = str(int(result["size"])) if "size" in result else "-"  # cacheline: no message
-    line = (f"{size:>8} {int(lat['samples']):>12} {lat['min_us']:>12.3f} "
-            f"{lat['median_us']:>16.3f} {lat['avg_us']:>12.3f} {lat['p99_us']:>12.3f} "
-            f"{lat['p999_us']:>14.3f}")
+def _provider(result: dict[str, Any]) -> str:
+    """"soft provider", "loop provider", ...: the provider the run opened (soft: a helper
+    from before --provider)."""
+    return f"{result.get('provider', 'soft')} provider"
+
+
+# perftest's latency columns, as ib_send_lat prints them (usec), and the result's key of each.
+LATENCY_COLUMNS = (("t_min[usec]", "min_us"), ("t_max[usec]", "max_us"),
+                   ("t_typical[usec]", "median_us"), ("t_avg[usec]", "avg_us"),
+                   ("t_stdev[usec]", "stdev_us"), ("99% percentile[usec]", "p99_us"),
+                   ("99.9% percentile[usec]", "p999_us"))
+
+
+def _format_latency(results: Sequence[dict[str, Any]]) -> str:
+    """One table for the latency results of one run over one or more sizes: perftest's
+    header once, a row each."""
+    first = results[0]
+    test = first.get("test", "?")
+    head = f"{'#bytes':>8} {'#iterations':>12}" + "".join(
+        f" {name:>{max(len(name), 9)}}" for name, _ in LATENCY_COLUMNS)
+    lines, stopped = [head], []
+    for result in results:
+        lat = result["latency"]
+        size = str(int(result["size"])) if "size" in result else "-"  # cacheline: no message
+        line = f"{size:>8} {int(lat['samples']):>12}"
+        for name, key in LATENCY_COLUMNS:
+            value = lat.get(key)  # a helper from before stdev_us: "-"
+            text = "-" if value is None else f"{value:.2f}"
+            line += f" {text:>{max(len(name), 9)}}"
+        lines.append(line)
+        iters = int(result.get("iters", 0))
+        if 0 < int(lat["samples"]) < iters:  # only --seconds stops a run short
+            stopped.append(f"{int(lat['samples'])} of {iters} samples taken" +
+                           (f" at {size} bytes" if len(results) > 1 else ""))
     if test == "cacheline":
         title = ("cacheline: one cache line bounced between two busy-waiting threads, no "
-                 f"provider (the floor of send_lat --threads); sample = {result.get('sample', '')}")
+                 f"provider (the floor of send_lat --threads); sample = {first.get('sample', '')}")
     else:
-        title = (f"{test}: soft provider, raw NDK ABI, {result.get('mode', '')}, "
-                 f"progress={result.get('progress', 'auto')}{_polling(result)}; "
-                 f"sample = {result.get('sample', '')}")
-    title = _with_knobs(title, result)
-    iters = int(result.get("iters", 0))
-    if 0 < int(lat["samples"]) < iters:  # only --seconds stops a run short
-        title += f"\nstopped by --seconds: {int(lat['samples'])} of {iters} samples taken"
-    return _table(title, head + "\n" + line)
+        title = (f"{test}: {_provider(first)}, raw NDK ABI, {first.get('mode', '')}, "
+                 f"progress={first.get('progress', 'auto')}{_polling(first)}; "
+                 f"sample = {first.get('sample', '')}")
+    title = _with_knobs(title, first)
+    if stopped:
+        title += "\nstopped by --seconds: " + "; ".join(stopped)
+    return _table(title, "\n".join(lines))
 
 
-def _format_bandwidth(result: dict[str, Any]) -> str:
+def _format_bandwidth(results: Sequence[dict[str, Any]]) -> str:
+    """One table for the bandwidth results of one run over one or more sizes: ib_write_bw's
+    header once, a row each."""
+    first = results[0]
     head = (f"{'#bytes':>8} {'#iterations':>12} {'BW peak[MB/sec]':>16} "
             f"{'BW average[MB/sec]':>19} {'MsgRate[Mpps]':>14}")
-    line = (f"{int(result['size']):>8} {int(result['iters']):>12} {result['peak_mb_s']:>16.2f} "
-            f"{result['avg_mb_s']:>19.2f} {result['msg_rate_mpps']:>14.6f}")
-    where = ("the target in another process" if result.get("mode") == "processes"
+    lines = [head] + [
+        f"{int(r['size']):>8} {int(r['iters']):>12} {r['peak_mb_s']:>16.2f} "
+        f"{r['avg_mb_s']:>19.2f} {r['msg_rate_mpps']:>14.6f}" for r in results]
+    where = ("the target in another process" if first.get("mode") == "processes"
              else "one thread")
-    title = (f"{result.get('test', '?')}: soft provider, raw NDK ABI, {where}, "
-             f"{int(result.get('inflight', 0))} in flight{_polling(result)}")
-    return _table(_with_knobs(title, result), head + "\n" + line)
+    title = (f"{first.get('test', '?')}: {_provider(first)}, raw NDK ABI, {where}, "
+             f"{int(first.get('inflight', 0))} in flight{_polling(first)}")
+    return _table(_with_knobs(title, first), "\n".join(lines))
 
 
 def _format_msg_rate(result: dict[str, Any]) -> str:
@@ -188,7 +241,7 @@ def _format_msg_rate(result: dict[str, Any]) -> str:
     each = [f"{c:>12} {int(r['ops']):>12} {r['seconds']:>10.6f} {r['mops']:>18.6f}"
             for c, r in enumerate(result.get("connection", []))]
     threads = "one thread" if connections == 1 else f"{connections} connections, a thread each"
-    title = (f"msg_rate: soft provider, raw NDK ABI, RDMA {result.get('op', 'write')}, "
+    title = (f"msg_rate: {_provider(result)}, raw NDK ABI, RDMA {result.get('op', 'write')}, "
              f"{threads}, {int(result['batch'])} posted then polled; aggregate = the sum of the "
              "connections' rates")
     return _table(_with_knobs(title, result), head + "\n" + line,
@@ -206,7 +259,7 @@ def _format_poll_rate(result: dict[str, Any]) -> str:
     both = (f"{'':>30} {'post+poll':>10} {post_poll_ns:>12.2f} "
             f"{result['post_poll_per_s'] / 1e6:>16.3f} "
             f"{result['best_post_poll_per_s'] / 1e6:>17.3f}")
-    title = (f"poll_rate: soft provider, raw NDK ABI, one thread: a CQ filled with "
+    title = (f"poll_rate: {_provider(result)}, raw NDK ABI, one thread: a CQ filled with "
              f"{int(result['count'])} RDMA write completions, drained {int(result['batch'])} "
              "at a time by NdkGetCqResultsEx")
     return _table(_with_knobs(title, result), "\n".join([head, poll, both]))
@@ -214,15 +267,26 @@ def _format_poll_rate(result: dict[str, Any]) -> str:
 
 def format_result(result: dict[str, Any]) -> str:
     """perftest-style lines for one ndk_perf result (any other: its JSON, indented)."""
-    if "latency" in result:
-        return _format_latency(result)
-    if "peak_mb_s" in result:
-        return _format_bandwidth(result)
-    if "aggregate_mops" in result:
-        return _format_msg_rate(result)
-    if "completions_per_s" in result:
-        return _format_poll_rate(result)
-    return json.dumps(result, indent=2)
+    return format_results([result])
+
+
+def format_results(results: Sequence[dict[str, Any]]) -> str:
+    """perftest-style tables for the results of one run over one or more sizes: the latency
+    and bandwidth results in one table with one header (as ``perftest -a``), any other a
+    table each (its JSON, indented, for a result no table knows)."""
+    if all("latency" in r for r in results):
+        return _format_latency(results)
+    if all("peak_mb_s" in r for r in results):
+        return _format_bandwidth(results)
+    tables = []
+    for result in results:
+        if "aggregate_mops" in result:
+            tables.append(_format_msg_rate(result))
+        elif "completions_per_s" in result:
+            tables.append(_format_poll_rate(result))
+        else:
+            tables.append(json.dumps(result, indent=2))
+    return "\n".join(tables)
 
 
 def read_samples(path: str | os.PathLike) -> list[float]:
@@ -257,7 +321,8 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
         processes: bool = False, progress: str | None = None, seconds: int | None = None,
         connections: int | None = None, batch: int | None = None, count: int | None = None,
         knobs: str | None = None, as_json: bool = False, plot: str | None = None,
-        poll: str | None = None, out=None) -> int:
+        poll: str | None = None, provider: str | None = None, addresses: str | None = None,
+        out=None) -> int:
     """Run one perf test over one or more sizes, print the table (or JSON lines); exit code.
 
     A size of None runs the helper's default (cacheline and poll_rate take none); the other
@@ -280,7 +345,8 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
         options = helper_options(size=size, iters=iters, warmup=warmup, inflight=inflight,
                                  threads=threads, processes=processes, progress=progress,
                                  seconds=seconds, connections=connections, batch=batch, count=count,
-                                 knobs=knobs, poll=poll)
+                                 knobs=knobs, poll=poll, provider=provider,
+                                 addresses=addresses)
         timeout = 600 + (seconds or 0)  # --seconds bounds the timed part, not the set-up
         if plot and test in SAMPLED_TESTS:
             result, values = run_with_samples(test, options, timeout=timeout)
@@ -291,8 +357,7 @@ def run(test: str, sizes: Sequence[int | None], iters: int | None, *,
     if as_json:
         print(json.dumps(results if len(results) > 1 else results[0], indent=2), file=out)
     else:
-        for result in results:
-            print(format_result(result), file=out)
+        print(format_results(results), file=out)
     if plot:
         from ._perfplot import draw, save
 
@@ -339,12 +404,15 @@ OPTION_TESTS: dict[str, tuple[str, ...]] = {
     "batch": RATE_TESTS,
     "count": ("poll_rate",),
     "options": _EVERY_BUT_CACHELINE,
+    "provider": _EVERY_BUT_CACHELINE,
+    "addresses": _EVERY_BUT_CACHELINE,
     "plot": SAMPLED_TESTS + BANDWIDTH_TESTS,
 }
 
 
 # Why a test that takes almost every option does not take one.
-_WHY_NOT = {("options", "cacheline"): "it opens no adapter"}
+_WHY_NOT = {(option, "cacheline"): "it opens no adapter"
+            for option in ("options", "provider", "addresses")}
 
 
 def _which(tests: Sequence[str]) -> str:
@@ -434,7 +502,8 @@ def knobs_argument(text: str) -> str:
 
 HELP = """\
 tests (the helper ndk_perf runs the loops; Python is never inside one):
-  send_lat write_lat read_lat  latency: min, typical, average, p99, p99.9 (usec)
+  send_lat write_lat read_lat  latency: t_min, t_max, t_typical, t_avg, t_stdev, 99% and 99.9%
+                               percentiles (usec), as ib_send_lat prints them
   cacheline                    the same columns for one cache line bounced between two
                                busy-waiting threads, no provider: the floor of send_lat --threads
   send_bw write_bw read_bw     bandwidth: peak and average (MB/sec), message rate (Mpps)
@@ -447,12 +516,14 @@ options by test (any other is refused before the helper starts):
   --size, --all                latency, bandwidth, msg_rate
   --warmup, --seconds          latency, cacheline
   --progress                   latency; --threads: send_lat
-  --processes                  send_lat, write_bw, read_bw (--options transport=shm or tcp)
+  --processes                  send_lat, write_bw, read_bw (a provider that reaches another
+                               process: soft:shm, soft:tcp, verbs:DEV; not soft, loop)
   --poll                       send_lat, bandwidth (spin, or yield after each empty poll)
   --inflight                   bandwidth
   --connections                msg_rate; --count: poll_rate
   --batch                      msg_rate (1..1024), poll_rate (1..4194304)
-  --options                    every test but cacheline
+  --options, --provider,       every test but cacheline
+  --addresses
   --plot                       latency, cacheline, bandwidth
 """
 
@@ -461,8 +532,9 @@ def add_arguments(parser) -> None:
     """The ``ndk perf`` arguments (cli.py adds the subcommand)."""
     import argparse
 
-    parser.description = ("perftest-style runs of the soft provider through the raw NDK ABI "
-                          "(bench/ndk_perf.cpp); --json prints the helper's raw results.")
+    parser.description = ("perftest-style runs of a provider (soft by default) through the "
+                          "raw NDK ABI (bench/ndk_perf.cpp), in perftest's columns; --json "
+                          "prints the helper's raw results.")
     parser.epilog = HELP
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("test", choices=TESTS, help="which test, as perftest names them (and "
@@ -473,7 +545,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--all", "-a", action="store_true",
                         help="every power of two from 8 B to 1 MiB")
     parser.add_argument("--iters", "-n", type=whole_number(ITERS_RANGE), metavar="N",
-                        help="iterations (msg_rate: writes per connection; poll_rate: rounds "
+                        help="iterations, exactly (bandwidth tests: requests, the last window "
+                             "takes the rest; msg_rate: writes per connection; poll_rate: rounds "
                              "of filling and draining the CQ)")
     parser.add_argument("--warmup", type=whole_number(WARMUP_RANGE), metavar="N",
                         help="latency tests, cacheline: untimed iterations first")
@@ -487,7 +560,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--processes", action="store_true",
                         help="send_lat: run the pong side in a child process (both busy-poll); "
                              "write_bw, read_bw: the target memory in a child process (it only "
-                             "waits); needs --options transport=shm or transport=tcp")
+                             "waits); needs a provider that reaches another process (soft:shm, "
+                             "soft:tcp, verbs:DEV)")
     parser.add_argument("--poll", choices=("spin", "yield"),
                         help="send_lat, bandwidth tests: spin on the CQ (default, as perftest), "
                              "or yield the core after each empty poll, so that a transport "
@@ -506,6 +580,14 @@ def add_arguments(parser) -> None:
                         help="knob lines for every adapter the test opens, 'key=value', ';' "
                              "between them (e.g. vendor_id=4660; a knob the provider refuses fails "
                              "the run with its reason); not cacheline")
+    parser.add_argument("--provider", "-p", metavar="P",
+                        help="the provider whose adapters the test opens, as ndk conformance "
+                             "names it: soft (default), soft:tcp, soft:shm, loop, verbs:DEV, or "
+                             "the path of a provider's .so; not cacheline")
+    parser.add_argument("--addresses", metavar="CLIENT,SERVER",
+                        help="the two adapters' IPv4 addresses (knob address=); default: the "
+                             "provider's own (verbs:DEV), or ones it takes (soft, loop: "
+                             "198.51.100.x; soft:tcp: 127.x.y.z, on this host)")
     parser.add_argument("--json", action="store_true", help="print the raw JSON results")
     parser.add_argument("--plot", metavar="FILE", type=plot_argument,
                         help="also draw the results into FILE (.png or .svg, matplotlib): "
@@ -537,11 +619,57 @@ def check_options(args) -> None:
         error("argument --processes: not with --threads (the pong is in one place)")
     if args.processes and args.progress == "manual":
         error("argument --processes: not with --progress manual (the pong's engine is not ours)")
+    provider = getattr(args, "provider", None) or "soft"
+    if args.processes:
+        why = cannot_reach_another_process(provider, args.knobs)
+        if why:
+            error(f"argument --processes: {why}")
+    if args.progress is not None and base_provider(provider) != "soft":
+        error(f"argument --progress: the soft provider's knob, not {provider}'s")
+    if getattr(args, "addresses", None) is not None:
+        check_addresses(args.addresses, error)
     if args.batch is not None:
         lo, hi = BATCH_RANGES[args.test]
         if not lo <= args.batch <= hi:
             error(f"argument --batch: {args.batch} is out of range for {args.test} "
                   f"(valid: {lo}..{hi})")
+
+
+def knob_lines(text: str | None) -> dict[str, str]:
+    """``--options`` text ("key=value", ';' or newlines between them) as a dict."""
+    knobs = {}
+    for part in re.split(r"[;\n]", text or ""):
+        key, _, value = part.partition("=")
+        if key.strip():
+            knobs[key.strip()] = value.strip()
+    return knobs
+
+
+def cannot_reach_another_process(provider: str, knobs: str | None) -> str | None:
+    """Why two adapters of ``provider`` (with ``--options`` ``knobs``) cannot be in two
+    processes of this host, or None (also when the harness does not know the provider: the
+    run is tried).  The rule of the pair scenarios (:data:`ndk._peer.REACH`)."""
+    opts = knob_lines(knobs)
+    if reach_of(provider, opts) != PROCESS:
+        return None
+    if base_provider(provider) == "soft":
+        return (f"{provider} with transport={transport_of(provider, opts)} reaches only adapters "
+                f"of its own process; use --provider soft:shm or soft:tcp")
+    return f"{provider} reaches only adapters of its own process"
+
+
+def check_addresses(text: str, error) -> None:
+    """``--addresses``: two IPv4 addresses, CLIENT,SERVER."""
+    import ipaddress
+
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError(text)
+        for part in parts:
+            ipaddress.IPv4Address(part.strip())
+    except ValueError:
+        error(f"argument --addresses: {text!r} is not CLIENT,SERVER (two IPv4 addresses)")
 
 
 def _raise_usage(message: str) -> None:
@@ -570,8 +698,13 @@ def main_from_args(args) -> int:
         return run(args.test, sizes, args.iters, warmup=args.warmup, inflight=args.inflight,
                    threads=args.threads, processes=args.processes, progress=args.progress,
                    seconds=args.seconds, connections=args.connections, batch=args.batch, count=args.count,
-                   poll=args.poll,
+                   poll=args.poll, provider=args.provider, addresses=args.addresses,
                    knobs=args.knobs, as_json=args.json, plot=args.plot)
+    except Refused as exc:  # the provider does not load or open, or cannot run this: exit 2
+        import sys
+
+        print(f"ndk perf: {exc}", file=sys.stderr)
+        return 2
     except (FileNotFoundError, RuntimeError, PlotError) as exc:
         import sys
 

@@ -1,5 +1,6 @@
 """``ndk perf`` for every ndk_perf test: cacheline, msg_rate and poll_rate beside the latency and
-bandwidth tests, and the options --seconds, --options, --connections, --batch, --count.
+bandwidth tests, and the options --seconds, --options, --connections, --batch, --count,
+--provider, --addresses; perftest's columns, one header over several sizes, --iters exact.
 
 Arguments are checked before the helper starts (argparse's one line, exit 2); the tables are
 checked on results shaped as bench/ndk_perf.cpp prints them (captured from a real run); the
@@ -110,6 +111,27 @@ def error_line(capsys) -> str:
     (["poll_rate", "--plot", "p.png"], "argument --plot: only for the latency tests, the "
                                        "bandwidth tests and cacheline, not poll_rate"),
     (["bogus_lat"], "argument test: invalid choice: 'bogus_lat' *"),
+    # --processes with a provider that reaches only its own process (ndk._peer.REACH)
+    (["send_lat", "--processes"], "argument --processes: soft with transport=inproc reaches "
+                                  "only adapters of its own process; use --provider soft:shm "
+                                  "or soft:tcp"),
+    (["write_bw", "--processes", "--provider", "soft:inproc"],
+     "argument --processes: soft:inproc with transport=inproc reaches only adapters of its own "
+     "process; use --provider soft:shm or soft:tcp"),
+    (["send_lat", "--processes", "--provider", "loop"],
+     "argument --processes: loop reaches only adapters of its own process"),
+    (["send_lat", "--processes", "--provider", "soft:tcp", "--options", "transport=inproc"],
+     "argument --processes: soft:tcp with transport=inproc reaches only adapters of its own "
+     "process; use --provider soft:shm or soft:tcp"),
+    # --provider, --addresses
+    (["cacheline", "--provider", "loop"], "argument --provider: not for cacheline (it opens no "
+                                          "adapter)"),
+    (["write_lat", "--provider", "loop", "--progress", "manual"],
+     "argument --progress: the soft provider's knob, not loop's"),
+    (["send_lat", "--addresses", "10.0.0.1"],
+     "argument --addresses: '10.0.0.1' is not CLIENT,SERVER (two IPv4 addresses)"),
+    (["send_lat", "--addresses", "10.0.0.1,fe80::1"],
+     "argument --addresses: '10.0.0.1,fe80::1' is not CLIENT,SERVER (two IPv4 addresses)"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2_before_the_helper(arguments, message, capsys,
                                                                  monkeypatch):
@@ -163,18 +185,47 @@ def title(text: str) -> str:
     return " ".join(line.strip() for line in lines[1:end])
 
 
+# ib_send_lat's header, split into words (two of its columns are two words each).
+LATENCY_HEAD = ["#bytes", "#iterations", "t_min[usec]", "t_max[usec]", "t_typical[usec]",
+                "t_avg[usec]", "t_stdev[usec]", "99%", "percentile[usec]", "99.9%",
+                "percentile[usec]"]
+BANDWIDTH_HEAD = ["#bytes", "#iterations", "BW", "peak[MB/sec]", "BW", "average[MB/sec]",
+                  "MsgRate[Mpps]"]
+
+
 def test_cacheline_prints_the_latency_columns_without_a_size():
     text = perf.format_result(CACHELINE)
     assert "cacheline: one cache line bounced between two busy-waiting threads" in title(text)
     head, line = rows(text)
-    assert head == ["#bytes", "#iterations", "t_min[usec]", "t_typical[usec]", "t_avg[usec]",
-                    "t_99%[usec]", "t_99.9%[usec]"]
-    assert line == ["-", "2000", "0.135", "0.245", "662.284", "8014.070", "12034.100"]
+    assert head == LATENCY_HEAD
+    # two decimals, as perftest prints them; t_stdev "-": a helper from before it measured it
+    assert line == ["-", "2000", "0.14", "21060.80", "0.25", "662.28", "-", "8014.07",
+                    "12034.10"]
     # the same columns as send_lat's, to compare the two as they stand
     def head_line(table: str) -> str:
         return next(line for line in table.splitlines() if "#bytes" in line)
 
     assert head_line(text) == head_line(perf.format_result(SEND_LAT_BOUNDED))
+
+
+def test_a_run_over_several_sizes_is_one_table_with_one_header():
+    """As perftest -a prints it: the header once, then a row per size, the sizes in the order
+    run; the same for the bandwidth columns of ib_write_bw."""
+    sizes = [8, 64, 4096]
+    latency = [dict(SEND_LAT_BOUNDED, size=n, provider="loop",
+                    latency=dict(SEND_LAT_BOUNDED["latency"], stdev_us=1.5, samples=100000))
+               for n in sizes]
+    text = perf.format_results(latency)
+    table = rows(text)
+    assert table[0] == LATENCY_HEAD and [line[0] for line in table[1:]] == ["8", "64", "4096"]
+    assert table[1] == ["8", "100000", "0.90", "2000.25", "1.20", "3.50", "1.50", "40.10",
+                        "900.50"]
+    assert sum("#bytes" in line for line in text.splitlines()) == 1
+    assert title(text).startswith("send_lat: loop provider, raw NDK ABI, threads")
+    bandwidth = perf.format_results([dict(WRITE_BW_PROCESSES, size=n) for n in sizes])
+    table = rows(bandwidth)
+    assert table[0] == BANDWIDTH_HEAD
+    assert table[1:] == [[str(n), "256", "154.93", "141.43", "0.000135"] for n in sizes]
 
 
 def test_a_bounded_latency_run_says_so_and_names_its_knobs():
@@ -242,7 +293,10 @@ if "--samples" in sys.argv:  # as ndk_perf writes them: ns, one per line
     with open(sys.argv[sys.argv.index("--samples") + 1], "w") as f:
         f.write("".join(f"{{40.0 + i % 50 + (20000.0 if i % 700 == 0 else 0)}}\\n"
                         for i in range(2000)))
-print(json.dumps({results!r}[sys.argv[1]]))
+result = {results!r}[sys.argv[1]]
+if "--size" in sys.argv:  # each size's result says its size, as ndk_perf's do
+    result["size"] = int(sys.argv[sys.argv.index("--size") + 1])
+print(json.dumps(result))
 """
 
 
@@ -284,6 +338,28 @@ def test_the_options_reach_the_helper_as_it_takes_them(arguments, argv, stand_in
     assert cli.main(["perf", *arguments]) == 0
     assert stand_in() == [argv]
     assert capsys.readouterr().out.startswith("-" * 95)
+
+
+def test_all_sizes_are_one_helper_each_and_one_table(stand_in, capsys):
+    assert cli.main(["perf", "send_lat", "--all", "--provider", "loop"]) == 0
+    calls = stand_in()
+    sizes = [1 << k for k in range(3, 21)]
+    assert calls == [["send_lat", "--size", str(n), "--provider", "loop"] for n in sizes]
+    table = rows(capsys.readouterr().out)
+    assert table[0] == LATENCY_HEAD and [int(line[0]) for line in table[1:]] == sizes
+
+
+def test_a_refusal_of_the_helper_is_its_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    """ndk_perf's exit code 2 (a provider that does not load or open) is ndk perf's: its last
+    line on stderr, nothing on stdout."""
+    helper = tmp_path / "ndk_perf"
+    helper.write_text("#!/bin/sh\necho 'ndk_perf send_lat: provider x: cannot load' >&2\n"
+                      "exit 2\n")
+    helper.chmod(0o755)
+    monkeypatch.setenv("NDK_PERF", str(helper))
+    assert cli.main(["perf", "send_lat", "--provider", "/x.so"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == "ndk perf: ndk_perf send_lat: provider x: cannot load\n"
 
 
 def test_msg_rate_sizes_run_one_helper_each(stand_in, capsys):
@@ -343,7 +419,7 @@ def helper(monkeypatch):
 
 @pytest.mark.parametrize("arguments, heads", [
     (["cacheline", "--iters", "2000", "--warmup", "100", "--seconds", "10"],
-     ["t_typical[usec]", "t_99.9%[usec]"]),
+     ["t_typical[usec]", "99.9% percentile[usec]"]),
     (["msg_rate", "--connections", "2", "--batch", "16", "--iters", "2000"],
      ["#connections", "MsgRate[Mops/sec]", "#connection"]),
     (["poll_rate", "--count", "1024", "--batch", "64", "--iters", "3"],
@@ -372,6 +448,53 @@ def test_each_new_test_and_option_runs_through_the_built_helper(arguments, heads
 
 
 def test_a_knob_the_provider_refuses_fails_the_run_with_its_reason(helper, capsys):
-    assert cli.main(["perf", "poll_rate", "--iters", "1", "--options", "no_such_knob=1"]) == 1
+    """The adapters do not open: one line with the provider's reason, exit 2, before any
+    timing."""
+    assert cli.main(["perf", "poll_rate", "--iters", "1", "--options", "no_such_knob=1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ndk perf: ") and "no_such_knob" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("provider, why", [
+    ("/nonexistent/libnope.so", "cannot load provider"),
+    ("nosuchprovider", "no provider named 'nosuchprovider'"),
+])
+def test_a_provider_that_does_not_load_is_one_line_and_exit_2(provider, why, helper, capsys):
+    assert cli.main(["perf", "send_lat", "--iters", "10", "--provider", provider]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    line, = err.strip().splitlines()
+    assert line.startswith(f"ndk perf: ndk_perf send_lat: provider {provider}: "), line
+    assert why in line, line
+
+
+@pytest.mark.parametrize("arguments, count", [
+    # 2000 = 31 windows of 64 and one of 16: once 1984, the rest silently dropped
+    (["write_bw", "--iters", "2000", "--size", "64"], lambda r: r["iters"]),
+    (["send_bw", "--iters", "100", "--inflight", "64", "--size", "64"], lambda r: r["iters"]),
+    (["read_bw", "--iters", "10", "--size", "64"], lambda r: r["iters"]),  # fewer than in flight
+    (["send_lat", "--iters", "2000"], lambda r: r["latency"]["samples"]),
+    (["msg_rate", "--iters", "2001", "--batch", "16"], lambda r: r["connection"][0]["ops"]),
+])
+def test_iters_is_honoured_exactly(arguments, count, helper, capsys):
+    assert cli.main(["perf", *arguments, "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    asked = int(arguments[arguments.index("--iters") + 1])
+    assert count(result) == asked and int(result["iters"]) == asked
+
+
+def test_the_loop_provider_prints_perftest_columns_over_several_sizes(helper, capsys):
+    """Two adapters of loop (the kit's example provider), loaded through the registry as
+    ndk conformance loads it: one table, one header, a row per size, every column a number."""
+    assert cli.main(["perf", "send_lat", "--provider", "loop", "--iters", "200",
+                     "-s", "8", "-s", "4k"]) == 0, capsys.readouterr().err
+    text = capsys.readouterr().out
+    assert title(text).startswith("send_lat: loop provider, raw NDK ABI, one_thread")
+    table = rows(text)
+    assert table[0] == LATENCY_HEAD
+    assert [line[:2] for line in table[1:]] == [["8", "200"], ["4096", "200"]]
+    for line in table[1:]:
+        t_min, t_max, typical, avg, stdev, p99, p999 = map(float, line[2:])
+        assert t_min <= typical <= p99 <= p999 <= t_max and t_min <= avg <= t_max
+        assert stdev >= 0
