@@ -102,7 +102,12 @@ def run_helper(test: str, options: Sequence[str] = (), helper: str | None = None
     """Run ``ndk_perf TEST OPTIONS...`` and return its JSON output as a dict; :class:`Refused`
     for its exit code 2, RuntimeError for any other failure."""
     command = [helper or find_helper(), test, *options]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{test} did not finish within {timeout:.0f} s (fewer --iters, or "
+                           "--seconds N for a latency run)") from None
     if done.returncode == 2:
         lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
         raise Refused(lines[-1] if lines else f"{' '.join(command)} refused the run")
@@ -563,9 +568,10 @@ def add_arguments(parser) -> None:
                              "waits); needs a provider that reaches another process (soft:shm, "
                              "soft:tcp, verbs:DEV)")
     parser.add_argument("--poll", choices=("spin", "yield"),
-                        help="send_lat, bandwidth tests: spin on the CQ (default, as perftest), "
-                             "or yield the core after each empty poll, so that a transport "
-                             "whose transfers run on the provider's threads (shm, tcp) gets it")
+                        help="send_lat, bandwidth tests: spin on the CQ (default, as perftest; "
+                             "yield for soft's tcp transport), or yield the core after each "
+                             "empty poll, so that a transport whose transfers run on the "
+                             "provider's threads (shm, tcp) gets it")
     parser.add_argument("--progress", choices=("auto", "manual"),
                         help="latency tests: the soft engine's progress knob (manual: each "
                              "transfer is one engine step)")
@@ -596,6 +602,17 @@ def add_arguments(parser) -> None:
                              "(histogram and CDF, p50/p99/p99.9 marked), bandwidth tests "
                              "bandwidth against message size (with --all or several --size)")
     parser.set_defaults(perf_parser=parser)
+
+
+def default_poll(test: str, provider: str, knobs: str | None) -> str | None:
+    """--poll when not given: yield for a transport whose transfers run on the provider's own
+    threads over the kernel's sockets (soft's tcp), which two spinning sides on a small machine
+    starve (a round trip then waits for the scheduler: ``send_lat --processes --provider
+    soft:tcp`` did not finish 100000 iterations in 600 s on 2 loaded cores, 2000 with yield
+    took 0.2 s); None (the helper's spin, as perftest) otherwise."""
+    if test in OPTION_TESTS["poll"] and transport_of(provider, knob_lines(knobs)) == "tcp":
+        return "yield"
+    return None
 
 
 def _given(args, name: str) -> bool:
@@ -698,7 +715,8 @@ def main_from_args(args) -> int:
         return run(args.test, sizes, args.iters, warmup=args.warmup, inflight=args.inflight,
                    threads=args.threads, processes=args.processes, progress=args.progress,
                    seconds=args.seconds, connections=args.connections, batch=args.batch, count=args.count,
-                   poll=args.poll, provider=args.provider, addresses=args.addresses,
+                   poll=args.poll or default_poll(args.test, args.provider or "soft", args.knobs),
+                   provider=args.provider, addresses=args.addresses,
                    knobs=args.knobs, as_json=args.json, plot=args.plot)
     except Refused as exc:  # the provider does not load or open, or cannot run this: exit 2
         import sys

@@ -333,6 +333,15 @@ def stand_in(tmp_path, monkeypatch):
     (["write_bw", "-s", "1m", "--processes", "--poll", "yield", "--options", "transport=tcp"],
      ["write_bw", "--size", "1048576", "--poll", "yield", "--options", "transport=tcp",
       "--processes"]),
+    # soft's tcp transport yields unless told to spin (perf.default_poll); --provider reaches
+    # the helper
+    (["send_lat", "--processes", "--provider", "soft:tcp"],
+     ["send_lat", "--size", "64", "--poll", "yield", "--provider", "soft:tcp", "--processes"]),
+    (["send_lat", "--processes", "--provider", "soft:tcp", "--poll", "spin"],
+     ["send_lat", "--size", "64", "--poll", "spin", "--provider", "soft:tcp", "--processes"]),
+    (["write_bw", "--provider", "verbs:rxe0", "--addresses", "10.0.0.1,10.0.0.2"],
+     ["write_bw", "--size", "65536", "--provider", "verbs:rxe0", "--addresses",
+      "10.0.0.1,10.0.0.2"]),
 ])
 def test_the_options_reach_the_helper_as_it_takes_them(arguments, argv, stand_in, capsys):
     assert cli.main(["perf", *arguments]) == 0
@@ -347,6 +356,14 @@ def test_all_sizes_are_one_helper_each_and_one_table(stand_in, capsys):
     assert calls == [["send_lat", "--size", str(n), "--provider", "loop"] for n in sizes]
     table = rows(capsys.readouterr().out)
     assert table[0] == LATENCY_HEAD and [int(line[0]) for line in table[1:]] == sizes
+
+
+def test_a_helper_that_does_not_finish_is_one_error_line(tmp_path, monkeypatch, capsys):
+    helper = tmp_path / "ndk_perf"
+    helper.write_text("#!/bin/sh\nexec sleep 30\n")
+    helper.chmod(0o755)
+    with pytest.raises(RuntimeError, match=r"^send_lat did not finish within 0 s \(fewer "):
+        perf.run_helper("send_lat", helper=str(helper), timeout=0.2)
 
 
 def test_a_refusal_of_the_helper_is_its_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
@@ -394,17 +411,19 @@ def test_cacheline_plot_draws_its_samples_without_a_message_size(stand_in, tmp_p
 # --- the real helper ----------------------------------------------------------------------
 
 def built_helper() -> str:
-    """ndk_perf: $NDK_PERF or PATH (perf.find_helper), else the bin/ of the build tree whose
-    python/ is on sys.path (these tests import a fake ndk, whose _build_info is not there)."""
+    """ndk_perf: $NDK_PERF, else the bin/ of the build tree whose python/ is on sys.path (these
+    tests import a fake ndk, whose _build_info is not there), else PATH (perf.find_helper).
+    The build tree's comes before PATH: an installed package may be older than the tree."""
+    if not os.environ.get("NDK_PERF"):
+        for entry in sys.path:
+            candidate = Path(entry or ".").absolute().parent / "bin" / "ndk_perf"
+            if (Path(entry or ".") / "ndk").is_dir() and candidate.is_file() \
+                    and os.access(candidate, os.X_OK):
+                return str(candidate)
     try:
         return perf.find_helper()
     except FileNotFoundError:
         pass
-    for entry in sys.path:
-        candidate = Path(entry or ".").absolute().parent / "bin" / "ndk_perf"
-        if (Path(entry or ".") / "ndk").is_dir() and candidate.is_file() \
-                and os.access(candidate, os.X_OK):
-            return str(candidate)
     pytest.skip("ndk_perf is not built: build the ndk_perf target (cmake --build build "
                 "--target ndk_perf) and put its build tree's python/ on PYTHONPATH, or set "
                 "NDK_PERF")
