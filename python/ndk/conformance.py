@@ -25,6 +25,7 @@ from typing import Sequence, TextIO
 
 import pytest
 
+from . import _environment as environment
 from ._progress import ConformanceProgress
 from ._report import (COLLECTION, DETAIL_ATTR, DIFFERS, EXPECTATION_PROPERTY, FAILING,
                       FATE_ATTR, FATE_LABELS, PEER_PROPERTY, PEER_PROVIDER_PROPERTY, REFERENCE,
@@ -42,7 +43,9 @@ PLUGIN = "ndk.testing"  # the pytest plugin the scenarios need (fixtures, marker
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 2, DIFFERS: 2}
 _MESSAGE_LIMIT = 200
 MAX_WORKER_RESTARTS = 1000  # crashed workers xdist replaces in a run (-n) before it gives up
-ENVIRONMENT_ERROR = 2  # the exit code for what the run cannot start with (a bad expectations file)
+# The exit code for what the run cannot start with: a bad expectations file, a provider that
+# cannot run here (ndk._environment).
+ENVIRONMENT_ERROR = environment.EXIT_ENVIRONMENT
 
 
 class ScenariosNotFound(Exception):
@@ -452,6 +455,10 @@ def run(
     does not fail on it.  ``expectations``: expectations files (``ndk.expectations``) instead of
     the harness's own for the providers; one that cannot be read or does not follow the format
     is exit 2, before any scenario runs.
+
+    Before anything is collected, each provider (and the pairs' passive side, when it runs
+    here) must open an adapter with the run's knobs and take the scenarios' addresses
+    (:mod:`ndk._environment`); when one cannot, one line says why and the exit code is 2.
     """
     try:
         directory = locate_scenarios_dir(scenarios_dir)
@@ -475,6 +482,10 @@ def run(
             return ENVIRONMENT_ERROR
         extra_args = [word for path in expectations
                       for word in ("--ndk-expectations", str(path))] + list(extra_args)
+    problem = environment.args_problem(providers, extra_args)
+    if problem:  # every scenario would fail or skip for it: say it once, run nothing
+        print(f"ndk conformance: {problem}", file=sys.stderr)
+        return ENVIRONMENT_ERROR
     collector = ResultCollector(strict=strict)
     started = time.monotonic()
     shown = ConformanceProgress(sys.stdout, mode=progress, started=started, strict=strict)

@@ -320,6 +320,23 @@ _provider_setup = _ProviderSetup()
 def pytest_sessionstart(session: pytest.Session) -> None:
     global _provider_setup
     _provider_setup = _ProviderSetup()  # a session starts with no provider set up
+    _check_environment(session.config)
+
+
+def _check_environment(config: pytest.Config) -> None:
+    """A run that names its providers or knobs stops before collection, with one line, when a
+    provider cannot run the scenarios here (``ndk._environment``); an xdist worker leaves it
+    to the controller, and a run that names nothing loads nothing compiled for it."""
+    if hasattr(config, "workerinput"):
+        return
+    if not any(config.getoption(dest, default=None)
+               for dest in (OPTION_DEST, _pairs.OPTIONS_DEST, _pairs.PEER_PROVIDER_DEST)):
+        return
+    from . import _environment
+
+    problem = _environment.config_problem(config)
+    if problem:
+        pytest.exit(f"ndk.testing: {problem}", returncode=_environment.EXIT_ENVIRONMENT)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -23,6 +23,7 @@ rule on a validated adapter (``misbehave="A,B"``: one of each).
 
 from __future__ import annotations
 
+import enum
 import os
 from collections import namedtuple
 
@@ -30,8 +31,18 @@ IS_FAKE = True
 __path__.append(os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4, "python", "ndk")))
 
 
+class Status(enum.IntEnum):
+    """The statuses the pure-Python modules compare with (ndk._environment)."""
+
+    INVALID_ADDRESS = 0xC0000141
+    DEVICE_NOT_READY = 0xC00000A3
+    NOT_SUPPORTED = 0xC00000BB
+
+
 class NdkError(Exception):
     """A failed NDK call."""
+
+    status = None
 
 
 class KnobsNotSupported(ValueError):
