@@ -8,6 +8,9 @@ about, a plugin module that was imported before.
 
 from __future__ import annotations
 
+import fnmatch
+from typing import Sequence
+
 import pytest
 
 DEFAULT_PROVIDERS = ("soft",)
@@ -67,3 +70,18 @@ def collected_where(config: pytest.Config) -> dict[str, Where]:
     in a run without xdist (the items themselves say it there) or before the workers
     collected."""
     return config.stash.get(WHERE_KEY, {})
+
+
+RULE_DEST = "ndk_rules"  # dest of --ndk-rule
+
+
+def rule_selected(rule: str | None, patterns: Sequence[str]) -> bool:
+    """Whether a scenario of ``rule`` is among ``patterns`` (``--ndk-rule``, ``ndk conformance
+    --rule``): a rule ID (``CQ-CREATE-DEPTH``), a glob (``CQ-*``, ``*-DEPTH``), or a family
+    (``CQ``: every rule whose ID starts with ``CQ-``).  A scenario without a rule marker is
+    never among them."""
+    if rule is None:
+        return False
+    family = rule.split("-", 1)[0]
+    return any(rule == pattern or family == pattern or fnmatch.fnmatchcase(rule, pattern)
+               for pattern in patterns)

@@ -133,14 +133,20 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         strict=args.strict,
         expectations=args.expectations,
+        rules=args.rules or (),
+        json_path=args.json,
+        baseline=args.baseline,
+        fail_on_regression=args.fail_on_regression,
     )
 
 
 def _plugin_args(args: argparse.Namespace) -> list[str]:
-    """The pair options, passed through to the plugin as they are."""
+    """The pair options, passed through to the plugin as they are, and pytest's --lf / --ff."""
     passed = [("--ndk-peer", args.peer), ("--ndk-peer-provider", args.peer_provider)]
     passed += [("--ndk-option", option) for option in args.options or ()]
-    return [word for option, value in passed if value is not None for word in (option, value)]
+    words = [word for option, value in passed if value is not None for word in (option, value)]
+    return words + [flag for flag, on in (("--lf", args.last_failed), ("--ff", args.failed_first))
+                    if on]
 
 
 def _workers(text: str) -> str:
@@ -206,6 +212,24 @@ def build_parser() -> argparse.ArgumentParser:
     conformance.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                              help="fail a scenario that runs longer (pytest-timeout, method "
                                   "signal), and go on")
+    conformance.add_argument("--rule", dest="rules", action="append", metavar="ID",
+                             help="only the scenarios of this rule: an ID (CQ-CREATE-DEPTH), a "
+                                  "glob (CQ-*) or a family (CQ); repeatable")
+    conformance.add_argument("--lf", "--last-failed", dest="last_failed", action="store_true",
+                             help="rerun only the scenarios that failed last time (pytest's "
+                                  "cache, in $XDG_CACHE_HOME/ndk-harness or ~/.cache/ndk-harness)")
+    conformance.add_argument("--ff", "--failed-first", dest="failed_first", action="store_true",
+                             help="run the scenarios that failed last time first, then the rest")
+    conformance.add_argument("--json", metavar="FILE",
+                             help="write every scenario and every rule x provider (outcome, "
+                                  "duration, message, violations) as JSON to FILE "
+                                  "(docs/report-json.md)")
+    conformance.add_argument("--baseline", metavar="FILE",
+                             help="a --json FILE of an earlier run: print the new failures, new "
+                                  "passes and newly skipped scenarios since then")
+    conformance.add_argument("--fail-on-regression", action="store_true",
+                             help="with --baseline: exit 1 when a scenario fails that did not in "
+                                  "the baseline, else 0 (the baseline's failures are known)")
     conformance.add_argument("--strict", action="store_true",
                              help="fail on scenarios that differ from a reference choice "
                                   "(docs/semantics.md: where NDK is silent), not only report "

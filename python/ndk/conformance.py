@@ -21,17 +21,19 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Mapping, Sequence, TextIO
 
 import pytest
 
 from . import _environment as environment
+from . import _json_report as json_report
 from ._progress import ConformanceProgress
 from ._report import (COLLECTION, DETAIL_ATTR, DIFFERS, EXPECTATION_PROPERTY, FAILING,
                       FATE_ATTR, FATE_LABELS, PEER_PROPERTY, PEER_PROVIDER_PROPERTY, REFERENCE,
                       SKIP_KINDS, VIOLATION_PROPERTY, Record, ViolationRecord, format_report,
                       is_xpass, level_counts, level_of, provider_label, skip_kind_counts,
                       violation_tallies)
+from ._cache import user_cache_dir
 from ._selection import Where, collected_where, selected_providers, where_of
 from .expectations import ExpectationsError, load_all
 
@@ -205,14 +207,15 @@ class ResultCollector:
 # --- locating the scenarios ----------------------------------------------------------------
 
 
-def _build_info_scenarios_dir() -> str | None:
+def _build_info(name: str) -> str | None:
+    """``ndk._build_info.NAME`` (written by the build), or None without it."""
     try:
         build_info = importlib.import_module("ndk._build_info")
     except ModuleNotFoundError as exc:
         if exc.name != "ndk._build_info":
             raise
         return None
-    return getattr(build_info, "SCENARIOS_DIR", None)
+    return getattr(build_info, name, None)
 
 
 def locate_scenarios_dir(explicit: str | None = None) -> Path:
@@ -233,7 +236,7 @@ def locate_scenarios_dir(explicit: str | None = None) -> Path:
             if not os.access(path, os.R_OK | os.X_OK):
                 raise ScenariosNotFound(f"{origin}: {path} is not readable")
             return path
-    built = _build_info_scenarios_dir()
+    built = _build_info("SCENARIOS_DIR")
     if built and Path(built).is_dir():
         return Path(built)
     source = Path(__file__).resolve().parent.parent.parent / "scenarios"
@@ -274,14 +277,19 @@ def pytest_args(
     extra_args: Sequence[str] = (),
     workers: str | int | None = None,
     timeout: float | None = None,
+    rules: Sequence[str] = (),
 ) -> list[str]:
     """The pytest command line for a conformance run (``-p ndk.testing``: see the module doc).
 
-    ``workers``: pytest-xdist's ``-n`` (a count or "auto"); ``timeout``: pytest-timeout's
-    ``--timeout`` in seconds, method ``signal`` (the test fails and the run goes on)."""
-    args = [str(scenarios_dir), "-q", "-p", "no:cacheprovider", "-p", PLUGIN]
+    pytest's cache (``--lf``, ``--ff``) in the user's cache folder (:mod:`ndk._cache`), never beside the scenarios.  ``workers``:
+    pytest-xdist's ``-n`` (a count or "auto"); ``timeout``: pytest-timeout's ``--timeout`` in
+    seconds, method ``signal`` (the test fails and the run goes on); ``rules``: the plugin's
+    ``--ndk-rule`` patterns."""
+    args = [str(scenarios_dir), "-q", "-o", f"cache_dir={user_cache_dir()}", "-p", PLUGIN]
     for provider in providers:
         args += ["--ndk-provider", provider]
+    for rule in rules:
+        args += ["--ndk-rule", rule]
     if junit:
         args.append(f"--junitxml={junit}")
     if keyword:
@@ -389,12 +397,19 @@ def conclude(
     html: str | None = None,
     not_run: Sequence[str] = (),
     scenarios_dir: str | os.PathLike | None = None,
+    json_path: str | None = None,
+    baseline: tuple[str, Mapping[str, str]] | None = None,
+    fail_on_regression: bool = False,
 ) -> int:
     """Print the summary for a finished pytest run and return the runner's exit code; add the
-    violations to the ``junit`` file pytest wrote, write the ``html`` report.
+    violations to the ``junit`` file pytest wrote, write the ``html`` report and the
+    ``json_path`` one (docs/report-json.md).
 
     ``not_run``: collected scenarios that never ran (a warning after the report).
     ``scenarios_dir``: the directory the run collected (the HTML report links into it).
+    ``baseline``: (its file name, :func:`ndk._json_report.load` of it): the changes from it are
+    printed after the report; with ``fail_on_regression`` the exit code is 1 when a scenario
+    fails that did not in the baseline, else 0 (the failures the baseline has are known).
 
     0: something ran and nothing failed; 1: failures or errors (collection errors included,
     crashes and timeouts too), or scenarios that did not run in a run that otherwise passed;
@@ -413,11 +428,20 @@ def conclude(
         Path(html).parent.mkdir(parents=True, exist_ok=True)
         Path(html).write_text(format_html(records, providers, wall_seconds, scenarios_dir),
                               encoding="utf-8")
+    if json_path:
+        json_report.write(json_path, json_report.report(records, providers, wall_seconds,
+                                                        _build_info("VERSION")))
     print("\n" + format_report(records, providers, wall_seconds), file=out)
     if not_run:
         shown = ", ".join(not_run[:3]) + (f" and {len(not_run) - 3} more" if len(not_run) > 3 else "")
         print(f"warning: {len(not_run)} collected scenario(s) did not run (the run stopped "
               f"early): {shown}", file=out)
+    if baseline is not None:
+        changes = json_report.compare(baseline[1], records)
+        print("\n" + json_report.format_changes(changes, baseline[0]), file=out)
+        if fail_on_regression:
+            return int(pytest.ExitCode.TESTS_FAILED if changes.regressions or not_run
+                       else pytest.ExitCode.OK)
     failing = any(r.outcome in FAILING for r in records)
     if code == pytest.ExitCode.TESTS_FAILED and not failing and any(
             r.outcome == DIFFERS for r in records):
@@ -439,6 +463,10 @@ def run(
     timeout: float | None = None,
     strict: bool = False,
     expectations: Sequence[str] | None = None,
+    rules: Sequence[str] = (),
+    json_path: str | None = None,
+    baseline: str | None = None,
+    fail_on_regression: bool = False,
 ) -> int:
     """Run the conformance scenarios against ``providers`` and print the matrix; return an exit code.
 
@@ -455,6 +483,10 @@ def run(
     does not fail on it.  ``expectations``: expectations files (``ndk.expectations``) instead of
     the harness's own for the providers; one that cannot be read or does not follow the format
     is exit 2, before any scenario runs.
+    ``rules``: only the scenarios of these rules (IDs, globs, families:
+    the plugin's ``--ndk-rule``).  ``json_path``: write the run as JSON there
+    (docs/report-json.md); ``baseline``: such a file of an earlier run, to print what changed
+    (:func:`conclude` says what ``fail_on_regression`` does with it).
 
     Before anything is collected, each provider (and the pairs' passive side, when it runs
     here) must open an adapter with the run's knobs and take the scenarios' addresses
@@ -465,11 +497,20 @@ def run(
     except ScenariosNotFound as exc:
         print(f"ndk conformance: {exc}", file=sys.stderr)
         return int(pytest.ExitCode.USAGE_ERROR)
-    for option, path in (("--junit", junit), ("--html", html)):
+    for option, path in (("--junit", junit), ("--html", html), ("--json", json_path)):
         problem = output_problem(path) if path else None
         if problem:
             print(f"ndk conformance: {option}: {problem}", file=sys.stderr)
             return int(pytest.ExitCode.USAGE_ERROR)
+    if fail_on_regression and not baseline:
+        print("ndk conformance: --fail-on-regression needs --baseline FILE (the run to compare "
+              "with)", file=sys.stderr)
+        return int(pytest.ExitCode.USAGE_ERROR)
+    try:
+        earlier = (baseline, json_report.load(baseline)) if baseline else None
+    except json_report.BaselineError as exc:
+        print(f"ndk conformance: --baseline: {exc}", file=sys.stderr)
+        return int(pytest.ExitCode.USAGE_ERROR)
     problem = missing_plugin(workers, timeout)
     if problem:
         print(f"ndk conformance: {problem}", file=sys.stderr)
@@ -489,12 +530,14 @@ def run(
     collector = ResultCollector(strict=strict)
     started = time.monotonic()
     shown = ConformanceProgress(sys.stdout, mode=progress, started=started, strict=strict)
-    args = pytest_args(directory, providers, junit, keyword, extra_args, workers, timeout)
+    args = pytest_args(directory, providers, junit, keyword, extra_args, workers, timeout, rules)
     if shown.mode != "off":  # no "[100%]" from pytest: the progress display has it
         args[1:1] = ["-o", "console_output_style=classic"]
     code = pytest.main(args, plugins=[collector, shown])
     wall = time.monotonic() - started
     where = f"{directory}" + (f" matching -k {keyword!r}" if keyword else "")
+    where += "".join(f" --rule {rule}" for rule in rules)
     return conclude(code, collector.records, collector.providers or list(providers), wall, where,
                     sys.stdout, junit=junit, html=html, not_run=collector.not_run,
-                    scenarios_dir=directory)
+                    scenarios_dir=directory, json_path=json_path, baseline=earlier,
+                    fail_on_regression=fail_on_regression)

@@ -8,7 +8,9 @@ What it provides:
 * ``--ndk-provider NAME`` (repeatable, default ``soft``): every test that uses the
   ``ndk_provider`` fixture, directly or through ``open_adapter``/``adapter``/``pd``/``cq``,
   runs once per provider, with the provider name as the test id.
-* markers ``rule(ID)`` (the conformance rule a scenario checks) and ``digest(SECTION)``.
+* markers ``rule(ID)`` (the conformance rule a scenario checks) and ``digest(SECTION)``;
+  ``--ndk-rule ID`` (repeatable: an ID, a glob such as ``CQ-*``, or a family such as ``CQ``)
+  runs only the scenarios of those rules.
 * the validation layer (docs/validation.md), on by default: ``--ndk-validate`` /
   ``--ndk-no-validate`` set what ``ndk.open_adapter`` does without ``validate=``.  Every
   validated adapter a test opens (through the fixtures or ``ndk.open_adapter``) is watched;
@@ -53,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 import pytest
 
-from . import _pairs
+from . import _cache, _pairs
 # Re-exported ("as" marks them public for type checkers: mypy --strict on a user's scenario).
 from ._connect import Endpoint as Endpoint, connect_pair as connect_pair
 from ._pairs import Pair as Pair, new_buffer as new_buffer
@@ -61,7 +63,8 @@ from ._pairs import _ndk_peer_keeper, ndk_peer  # noqa: F401  (fixtures of the p
 from ._isolation import Isolation
 from ._report import (EXPECTATION_PROPERTY, PEER_PROVIDER_PROPERTY, VIOLATION_PROPERTY,
                       ViolationRecord)
-from ._selection import OPTION_DEST, provider_of, reference_of, rule_of, selected_providers
+from ._selection import (OPTION_DEST, RULE_DEST, provider_of, reference_of, rule_of,
+                         rule_selected, selected_providers)
 from ._skips import has_kind, skip_reason
 # The kinds of skip, for skip(kind, why) in scenarios (re-exported).
 from ._skips import CAPABILITY as CAPABILITY, ENVIRONMENT as ENVIRONMENT
@@ -146,6 +149,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "differences, skipped, expected to fail or to differ; repeatable. Default: the "
         "harness's own file for each provider, when it has one.",
     )
+    group.addoption(
+        "--ndk-rule",
+        action="append",
+        dest=RULE_DEST,
+        default=None,
+        metavar="ID",
+        help="only the scenarios of this rule (their @pytest.mark.rule): an ID "
+        "(CQ-CREATE-DEPTH), a glob (CQ-*) or a family (CQ); repeat for several.",
+    )
     _pairs.add_options(group)
 
 
@@ -165,7 +177,9 @@ def expectations_of(config: pytest.Config) -> Expectations:
     return load_all(given)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's cacheprovider opens the cache
 def pytest_configure(config: pytest.Config) -> None:
+    _keep_cache_out_of_foreign_folders(config)
     config.addinivalue_line(
         "markers", "rule(id): the conformance rule this scenario checks, e.g. CQ-CREATE-DEPTH"
     )
@@ -203,6 +217,17 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--ndk-provider-setup (or ${SETUP_ENV}) runs the providers one after another, each "
             "after its setup command changed the machine for it: it cannot run with -n / "
             "pytest-xdist, where several providers' tests would run at once; run it without -n")
+
+
+def _keep_cache_out_of_foreign_folders(config: pytest.Config) -> None:
+    """pytest's cache (``.pytest_cache`` under the rootdir) goes to the user's cache folder when
+    the rootdir is not the user's, such as the installed /usr/share/ndk-harness/scenarios
+    (``ndk._cache``); a ``cache_dir`` the run sets (ini file, ``-o``) stays."""
+    overrides = config.getoption("override_ini", default=None) or ()
+    if "cache_dir" in config.inicfg or any(o.startswith("cache_dir=") for o in overrides):
+        return
+    if _cache.foreign(config.rootpath):
+        config.inicfg["cache_dir"] = str(_cache.user_cache_dir())
 
 
 def _distributed(config: pytest.Config) -> bool:
@@ -248,7 +273,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("ndk_provider", providers, ids=providers, indirect=True)
 
 
+def _select_rules(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep only the scenarios of the ``--ndk-rule`` patterns (deselected, as ``-k`` does)."""
+    patterns = config.getoption(RULE_DEST, default=None)
+    if not patterns:
+        return
+    kept, dropped = [], []
+    for item in items:
+        (kept if rule_selected(rule_of(item), patterns) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _select_rules(config, items)
     _check_expect_violation_markers(config, items)
     if config.getoption(SETUP_DEST, default=None):
         # One group per provider, in --ndk-provider order (a stable sort keeps the rest), so

@@ -79,13 +79,16 @@ def test_conformance_passes_its_arguments_to_run(monkeypatch):
     argv = ["conformance", "--provider", "soft", "--provider", "lib/x.so", "--junit", "j.xml",
             "--html", "r.html", "--scenarios", "scen", "-k", "cq and not qp", "--progress",
             "plain", "-n", "2", "--timeout", "2.5", "--strict", "--expectations", "a.toml",
-            "--expectations", "b.toml", "--", "-x", "--tb=short"]  # fmt: skip
+            "--expectations", "b.toml", "--rule", "CQ-*", "--rule", "QP", "--lf", "--json",
+            "r.json", "--baseline", "b.json", "--fail-on-regression", "--", "-x",
+            "--tb=short"]  # fmt: skip
     assert cli.main(argv) == 7
     assert calls == [
         dict(providers=["soft", "lib/x.so"], scenarios_dir="scen", junit="j.xml",
-             keyword="cq and not qp", extra_args=["-x", "--tb=short"], html="r.html",
+             keyword="cq and not qp", extra_args=["--lf", "-x", "--tb=short"], html="r.html",
              progress="plain", workers="2", timeout=2.5, strict=True,
-             expectations=["a.toml", "b.toml"]),
+             expectations=["a.toml", "b.toml"], rules=["CQ-*", "QP"], json_path="r.json",
+             baseline="b.json", fail_on_regression=True),
     ]  # fmt: skip
 
 
@@ -94,8 +97,17 @@ def test_conformance_defaults(monkeypatch):
     monkeypatch.setattr(conformance, "run", lambda **kwargs: calls.append(kwargs) or 0)
     assert cli.main(["conformance"]) == 0
     assert calls == [dict(providers=[], scenarios_dir=None, junit=None, keyword=None, extra_args=[],
-                          html=None, progress="auto", workers=None, timeout=None,
-                          strict=False, expectations=None)]
+                          html=None, progress="auto", workers=None,
+                          timeout=None, strict=False, rules=(), json_path=None,
+                          baseline=None, fail_on_regression=False,
+                          expectations=None)]
+
+
+def test_conformance_passes_ff_through(monkeypatch):
+    calls = []
+    monkeypatch.setattr(conformance, "run", lambda **kwargs: calls.append(kwargs) or 0)
+    assert cli.main(["conformance", "--ff"]) == 0
+    assert calls[0]["extra_args"] == ["--ff"]
 
 
 @pytest.mark.parametrize("argv", [["-n", "two"], ["-n", "-1"], ["--timeout", "0"],

@@ -213,11 +213,13 @@ def test_missing_scenarios_directory_is_a_clear_error(pytester, fake_ndk_env):
 # --- pieces of run(), in-process -----------------------------------------------------------
 
 
-def test_pytest_args_load_the_plugin():
-    args = conformance.pytest_args("scen", ["soft", "lib/x.so"], junit="j.xml", keyword="cq", extra_args=["-x"])
+def test_pytest_args_load_the_plugin(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    args = conformance.pytest_args("scen", ["soft", "lib/x.so"], junit="j.xml", keyword="cq",
+                                   extra_args=["-x"], rules=["CQ-*"])
     assert args == [
-        "scen", "-q", "-p", "no:cacheprovider", "-p", "ndk.testing",
-        "--ndk-provider", "soft", "--ndk-provider", "lib/x.so",
+        "scen", "-q", "-o", f"cache_dir={tmp_path}/ndk-harness/pytest", "-p", "ndk.testing",
+        "--ndk-provider", "soft", "--ndk-provider", "lib/x.so", "--ndk-rule", "CQ-*",
         "--junitxml=j.xml", "-k", "cq", "-x",
     ]  # fmt: skip
 
