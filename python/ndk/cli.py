@@ -117,6 +117,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 # --- ndk conformance -----------------------------------------------------------------------
 
+# Each scenario's time limit unless --timeout says otherwise: a provider that deadlocks is a
+# TIMEOUT, not a run that never ends.  The slowest scenario on soft takes 5.5 s (measured,
+# docs/scenarios.md); the limit leaves ten times that for slower providers and loaded machines.
+DEFAULT_TIMEOUT = 60.0
 
 def cmd_conformance(args: argparse.Namespace) -> int:
     from ndk import conformance
@@ -130,7 +134,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         html=args.html,
         progress=args.progress,
         workers=args.workers,
-        timeout=args.timeout,
+        timeout=_timeout(args.timeout),
         strict=args.strict,
         expectations=args.expectations,
         rules=args.rules or (),
@@ -149,6 +153,10 @@ def _plugin_args(args: argparse.Namespace) -> list[str]:
                     if on]
 
 
+def _timeout(seconds: float) -> float | None:
+    return seconds or None  # --timeout 0: no limit
+
+
 def _workers(text: str) -> str:
     if text == "auto" or (text.isdigit() and int(text) >= 0):
         return text
@@ -160,8 +168,8 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a time limit in seconds, > 0")
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a time limit in seconds (0: none)")
     return value
 
 
@@ -210,8 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   "auto: one per CPU); a worker that crashes fails its "
                                   "scenario and is replaced")
     conformance.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                             help="fail a scenario that runs longer (pytest-timeout, method "
-                                  "signal), and go on")
+                             default=DEFAULT_TIMEOUT,
+                             help="fail a scenario that runs longer as TIMEOUT (pytest-timeout, "
+                                  "method signal), and go on; 0: no limit (default: "
+                                  f"{DEFAULT_TIMEOUT:g}; docs/scenarios.md)")
     conformance.add_argument("--rule", dest="rules", action="append", metavar="ID",
                              help="only the scenarios of this rule: an ID (CQ-CREATE-DEPTH), a "
                                   "glob (CQ-*) or a family (CQ); repeatable")

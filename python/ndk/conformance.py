@@ -302,6 +302,8 @@ def pytest_args(
             # whole report.
             args.append(f"--max-worker-restart={MAX_WORKER_RESTARTS}")
     if timeout:
+        if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+            args += ["-p", "pytest_timeout"]  # its entry point is not loaded then: name it
         args += [f"--timeout={timeout:g}", "--timeout-method=signal"]
     return args + list(extra_args)
 

@@ -98,19 +98,19 @@ def test_conformance_defaults(monkeypatch):
     assert cli.main(["conformance"]) == 0
     assert calls == [dict(providers=[], scenarios_dir=None, junit=None, keyword=None, extra_args=[],
                           html=None, progress="auto", workers=None,
-                          timeout=None, strict=False, rules=(), json_path=None,
+                          timeout=cli.DEFAULT_TIMEOUT, strict=False, rules=(), json_path=None,
                           baseline=None, fail_on_regression=False,
                           expectations=None)]
 
 
-def test_conformance_passes_ff_through(monkeypatch):
+def test_conformance_timeout_zero_means_no_limit_and_ff_passes_through(monkeypatch):
     calls = []
     monkeypatch.setattr(conformance, "run", lambda **kwargs: calls.append(kwargs) or 0)
-    assert cli.main(["conformance", "--ff"]) == 0
-    assert calls[0]["extra_args"] == ["--ff"]
+    assert cli.main(["conformance", "--timeout", "0", "--ff"]) == 0
+    assert calls[0]["timeout"] is None and calls[0]["extra_args"] == ["--ff"]
 
 
-@pytest.mark.parametrize("argv", [["-n", "two"], ["-n", "-1"], ["--timeout", "0"],
+@pytest.mark.parametrize("argv", [["-n", "two"], ["-n", "-1"], ["--timeout", "-1"],
                                   ["--timeout", "soon"]])
 def test_conformance_rejects_bad_workers_and_timeouts(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
