@@ -92,11 +92,54 @@ def cmd_info(args: argparse.Namespace) -> int:
 # --- ndk providers -------------------------------------------------------------------------
 
 
+# What each built-in provider's spellings open (the registry: core/src/registry.cpp).
+_SPELLINGS = {
+    "soft": [("soft", "the reference provider: adapters of this process (transport=inproc)"),
+             ("soft:shm", "soft between processes of this user on this host (transport=shm)"),
+             ("soft:tcp", "soft over kernel TCP, speaking iWARP (transport=tcp): its addresses "
+                          "must be this host's (docs/transport.md)")],
+    "loop": [("loop", "the provider kit's example provider: an RNIC with no wire")],
+    "verbs": [("verbs", "the verbs provider (libibverbs) on the host's first RDMA device")],
+}
+RDMA_DEVICES = "/sys/class/infiniband"  # the kernel's RDMA devices, as libibverbs finds them
+
+
+def rdma_devices(folder: str = RDMA_DEVICES) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def provider_spellings(names: Sequence[str], devices: Sequence[str],
+                       library: str | None = None) -> list[tuple[str, str]]:
+    """(spelling, what it opens) for every way a user may name a provider: each registered
+    provider's names (``soft:tcp``, ``verbs:DEVICE`` for the devices present), then a path."""
+    rows: list[tuple[str, str]] = []
+    for name in names:
+        rows += _SPELLINGS.get(name, [(name, "")])
+        if name == "verbs":
+            rows += [(f"verbs:{device}", f"the verbs provider on the RDMA device {device}")
+                     for device in devices]
+            if not devices:
+                rows.append(("verbs:DEVICE", "the verbs provider on that device (none here)"))
+    example = library or "/path/to/libprovider.so"
+    rows.append((example, "a provider library by its path (docs/adding-a-provider.md)"))
+    return rows
+
+
 def cmd_providers(args: argparse.Namespace) -> int:
     import ndk
 
-    for name in ndk.providers():
-        print(name)
+    try:  # the soft provider's own library, as the example of a path
+        from ._build_info import SOFT_PROVIDER_LIBRARY as library
+    except ImportError:
+        library = None
+    rows = provider_spellings(ndk.providers(), rdma_devices(),
+                              library if library and os.path.exists(library) else None)
+    width = max(len(spelling) for spelling, _ in rows)
+    for spelling, what in rows:
+        print(f"{spelling:<{width}}  {what}".rstrip())
     return 0
 
 
@@ -187,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="provider to show (repeatable; default: all registered)")
     info.set_defaults(handler=cmd_info)
 
-    providers = commands.add_parser("providers", help="list the registered providers")
+    providers = commands.add_parser(
+        "providers", help="list every provider spelling --provider takes, and what it opens")
     providers.set_defaults(handler=cmd_providers)
 
     rules = commands.add_parser(

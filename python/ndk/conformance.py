@@ -269,6 +269,11 @@ def output_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
+def _verbose(args: Sequence[str]) -> bool:
+    """pytest's -v / -vv / --verbose among ``args``: the user wants pytest's per-test lines."""
+    return any(a == "--verbose" or (a.startswith("-v") and set(a[1:]) == {"v"}) for a in args)
+
+
 def pytest_args(
     scenarios_dir: str | os.PathLike,
     providers: Sequence[str],
@@ -281,11 +286,13 @@ def pytest_args(
 ) -> list[str]:
     """The pytest command line for a conformance run (``-p ndk.testing``: see the module doc).
 
-    pytest's cache (``--lf``, ``--ff``) in the user's cache folder (:mod:`ndk._cache`), never beside the scenarios.  ``workers``:
+    Quiet (``-q``) unless ``extra_args`` ask for ``-v``; pytest's cache (``--lf``, ``--ff``) in
+    the user's cache folder (:mod:`ndk._cache`), never beside the scenarios.  ``workers``:
     pytest-xdist's ``-n`` (a count or "auto"); ``timeout``: pytest-timeout's ``--timeout`` in
     seconds, method ``signal`` (the test fails and the run goes on); ``rules``: the plugin's
     ``--ndk-rule`` patterns."""
-    args = [str(scenarios_dir), "-q", "-o", f"cache_dir={user_cache_dir()}", "-p", PLUGIN]
+    args = [str(scenarios_dir)] + ([] if _verbose(extra_args) else ["-q"])
+    args += ["-o", f"cache_dir={user_cache_dir()}", "-p", PLUGIN]
     for provider in providers:
         args += ["--ndk-provider", provider]
     for rule in rules:

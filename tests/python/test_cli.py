@@ -13,9 +13,26 @@ import pytest
 from ndk import cli, conformance
 
 
-def test_providers_lists_one_per_line(capsys, fake_ndk):
+def test_providers_lists_every_spelling_with_what_it_opens(capsys, fake_ndk, monkeypatch):
+    monkeypatch.setattr(fake_ndk, "providers", lambda: ["soft", "loop", "verbs", "other"])
+    monkeypatch.setattr(cli, "rdma_devices", lambda: ["rxe0", "siw0"])
     assert cli.main(["providers"]) == 0
-    assert capsys.readouterr().out.splitlines() == fake_ndk.providers()
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [
+        "soft", "soft:shm", "soft:tcp", "loop", "verbs", "verbs:rxe0", "verbs:siw0", "other",
+        lines[-1].split()[0]]
+    assert "transport=tcp" in lines[2] and "rxe0" in lines[5]
+    assert lines[-1].split()[0].endswith(".so") and "by its path" in lines[-1]
+    # One column of spellings, one of descriptions ("other", unknown here, has none).
+    width = max(len(line.split()[0]) for line in lines)
+    assert all(line[width:width + 2] == "  " and line[width + 2] != " "
+               for line in lines if line != "other")
+
+
+def test_providers_without_rdma_devices_shows_the_device_spelling(fake_ndk, monkeypatch):
+    rows = cli.provider_spellings(["verbs"], [])
+    assert [spelling for spelling, _ in rows] == ["verbs", "verbs:DEVICE", "/path/to/libprovider.so"]
+    assert "(none here)" in rows[1][1]
 
 
 def test_info_prints_an_aligned_table_per_provider_and_closes_adapters(capsys, fake_ndk):

@@ -224,6 +224,12 @@ def test_pytest_args_load_the_plugin(monkeypatch, tmp_path):
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("verbose", ["-v", "-vv", "--verbose"])
+def test_pytest_args_are_not_quiet_when_asked_for_verbose(verbose):
+    args = conformance.pytest_args("scen", ["soft"], extra_args=[verbose])
+    assert "-q" not in args and args[-1] == verbose
+
+
 def test_locate_prefers_the_argument_then_the_environment(tmp_path, monkeypatch):
     arg, env = tmp_path / "arg", tmp_path / "env"
     arg.mkdir()
