@@ -568,9 +568,10 @@ def open_adapter(ndk_provider: str, _ndk_opener: _Opener) -> Any:
     Every adapter it opened is closed at teardown. Knobs are a feature of the soft provider;
     when the provider rejects knobs (``ndk.KnobsNotSupported``) the test is skipped, since the
     scenario cannot be set up there, rather than failed -- except ``address=``, which an
-    adapter opened without it serves when it holds that address (``_open_holding_address``).  ``validate=`` and the validation
-    layer's options (``validate_timeout_ms=``) pass through to ``ndk.open_adapter``; the
-    layer's options are dropped when the adapter is opened without it.  The run's
+    adapter opened without it serves when it holds that address (``_open_holding_address``).
+    ``validate=`` and the validation layer's options (``validate_timeout_ms=``) pass through
+    to ``ndk.open_adapter``; the layer's options are dropped when the adapter is opened
+    without it.  The run's
     ``--ndk-option KEY=VALUE`` knobs are given to every adapter (the test's own win).
     """
     return functools.partial(_ndk_opener.open, ndk_provider)
