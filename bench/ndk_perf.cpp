@@ -122,7 +122,7 @@ with_provider(std::vector<std::pair<std::string, std::vector<Option>>> tests)
             options.push_back({Option::Text, "provider", 0, 0, "P",
                                "soft, soft:tcp, soft:shm, loop, verbs:DEV, a .so; default soft"});
             options.push_back({Option::Text, "addresses", 0, 0, "CLIENT,SERVER",
-                               "IPv4; default: the provider's (AdapterOptions::address)"});
+                               "two IPv4; default: chosen per provider"});
         }
     return tests;
 }
