@@ -56,7 +56,7 @@ def problem(provider: str, options: Mapping[str, str] | None = None) -> str | No
     return _checked[key]
 
 
-def _problem(provider: str, options: dict[str, str]) -> str | None:
+def _problem(provider: str, options: dict[str, Any]) -> str | None:
     try:
         import ndk
     except ImportError as exc:

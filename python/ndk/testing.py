@@ -278,7 +278,8 @@ def _select_rules(config: pytest.Config, items: list[pytest.Item]) -> None:
     patterns = config.getoption(RULE_DEST, default=None)
     if not patterns:
         return
-    kept, dropped = [], []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         (kept if rule_selected(rule_of(item), patterns) else dropped).append(item)
     if dropped:
