@@ -12,6 +12,7 @@ plain ``pytest`` run stops the same way.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping, Sequence
 
 EXIT_ENVIRONMENT = 2  # the exit code of a run the environment cannot hold
@@ -29,20 +30,36 @@ _ADDRESS_FIX = ("run the scenarios in a network namespace whose loopback holds 1
 
 def run_problem(providers: Sequence[str], options: Mapping[str, str], peer_local: bool = True,
                 peer_provider: str | None = None,
-                peer_options: Mapping[str, str] | None = None) -> str | None:
+                peer_options: Mapping[str, str] | None = None,
+                pair_addresses: tuple[str, str] | None = None,
+                setup: bool = False) -> str | None:
     """The first :func:`problem` of a run's providers, each with the run's knobs ``options``,
     and of its pairs' passive side when that runs here (``peer_local``) as another provider
-    (``peer_provider``, with ``peer_options``, the run's when None)."""
+    (``peer_provider``, with ``peer_options``, the run's when None).
+
+    ``pair_addresses``: the (client, server) addresses the run gives its pairs
+    (``--ndk-pair-addresses``): the providers are checked with those instead of their own and
+    the scenarios' (a namespace that holds only them, tests/tcp/two-namespaces.sh).
+    ``setup``: a ``--ndk-provider-setup`` command prepares each provider's device and addresses
+    when its turn comes: only a provider that does not load is an error before the run."""
+    def check(provider: str, knobs: Mapping[str, str], address: str | None) -> str | None:
+        if address is not None and "address" not in knobs:
+            knobs = {**knobs, "address": address}
+        line = problem(provider, knobs)
+        return line if line and (not setup or line in _load_errors) else None
+
+    client, server = pair_addresses or (None, None)
     for provider in providers:
-        line = problem(provider, options)
+        line = check(provider, options, client)
         if line:
             return line
     if peer_local and peer_provider and peer_provider not in providers:
-        return problem(peer_provider, options if peer_options is None else peer_options)
+        return check(peer_provider, options if peer_options is None else peer_options, server)
     return None
 
 
 _checked: dict[tuple[str, tuple[tuple[str, str], ...]], str | None] = {}
+_load_errors: set[str] = set()  # the lines of _checked that say a provider does not load
 
 
 def problem(provider: str, options: Mapping[str, str] | None = None) -> str | None:
@@ -77,7 +94,10 @@ def _problem(provider: str, options: dict[str, Any]) -> str | None:
     except ndk.KnobsNotSupported:
         return None  # no address knob: the scenarios that set one skip there, saying why
     except ndk.NdkError as exc:
-        return describe(ndk, provider, exc, options)
+        # Only an address the host does not hold (soft:tcp) is the environment's; any other
+        # refusal (verbs: no device owns it) is for the scenarios that set it to report.
+        if exc.status == ndk.Status.INVALID_ADDRESS:
+            return describe(ndk, provider, exc, options)
     return None
 
 
@@ -86,11 +106,12 @@ def describe(ndk: Any, provider: str, exc: Any, options: Mapping[str, str] = {})
     status = getattr(exc, "status", None)
     text = str(exc)
     if status == ndk.Status.NOT_SUPPORTED and text.startswith("cannot load provider"):
-        return (f"provider {provider!r} does not load ({text}): give a provider name that "
+        return _load_error(f"provider {provider!r} does not load ({text}): give a provider name that "
                 "`ndk providers` lists, or the path of a provider library (.so)")
     if status == ndk.Status.NOT_SUPPORTED and "does not export a valid" in text:
-        return (f"{provider!r} loads but is not an NDK provider ({text}): give the path of a "
-                "library built against ndkpi.h and provider.h (docs/adding-a-provider.md)")
+        return _load_error(f"{provider!r} loads but is not an NDK provider ({text}): give the "
+                           "path of a library built against ndkpi.h and provider.h "
+                           "(docs/adding-a-provider.md)")
     if status == ndk.Status.DEVICE_NOT_READY:
         return (f"provider {provider!r} has no device here ({text}): choose a device "
                 "`ndk providers` lists, or run where the device is")
@@ -103,6 +124,11 @@ def describe(ndk: Any, provider: str, exc: Any, options: Mapping[str, str] = {})
             f"`ndk info --provider {provider}` shows the same; fix the provider's setup")
 
 
+def _load_error(line: str) -> str:
+    _load_errors.add(line)
+    return line
+
+
 def config_problem(config: Any) -> str | None:
     """:func:`run_problem` for a pytest run: its ``--ndk-provider``s, ``--ndk-option``s and
     pairs' passive side (``--ndk-peer``, ``--ndk-peer-provider``, ``--ndk-peer-option``)."""
@@ -111,9 +137,13 @@ def config_problem(config: Any) -> str | None:
 
     providers = selected_providers(config)
     peer = _pairs.peer_provider(config, providers[0])
+    given = config.getoption(_pairs.ADDRESSES_DEST, default=None)
+    chosen = _pairs.pair_addresses(config) if given and given != _pairs.DEFAULT_ADDRESSES else None
     return run_problem(providers, _pairs.run_options(config),
                        peer_local=not _pairs.peer_spec(config).remote,
-                       peer_provider=peer, peer_options=_pairs.peer_options(config, providers[0]))
+                       peer_provider=peer, peer_options=_pairs.peer_options(config, providers[0]),
+                       pair_addresses=chosen,
+                       setup=bool(config.getoption("ndk_provider_setup", default=None)))
 
 
 def args_problem(providers: Sequence[str], pytest_args: Sequence[str]) -> str | None:
@@ -130,6 +160,8 @@ def args_problem(providers: Sequence[str], pytest_args: Sequence[str]) -> str | 
     parser.add_argument("--ndk-peer", default=None)
     parser.add_argument("--ndk-peer-provider", default=None)
     parser.add_argument("--ndk-peer-option", action="append", default=None)
+    parser.add_argument("--ndk-pair-addresses", default=None)
+    parser.add_argument("--ndk-provider-setup", default=os.environ.get("NDK_PROVIDER_SETUP"))
     known, _ = parser.parse_known_args(list(pytest_args))
     chosen = list(dict.fromkeys([*providers, *known.ndk_provider])) or ["soft"]
     try:
@@ -137,7 +169,10 @@ def args_problem(providers: Sequence[str], pytest_args: Sequence[str]) -> str | 
         peer_options = (None if known.ndk_peer_option is None
                         else _pairs.parse_options(known.ndk_peer_option, "--ndk-peer-option"))
         remote = parse_peer(known.ndk_peer).remote if known.ndk_peer else False
+        client, comma, server = (known.ndk_pair_addresses or "").partition(",")
     except ValueError:
         return None  # a malformed option: the plugin refuses it as a usage error, saying why
+    pair = (client.strip(), server.strip()) if comma and client.strip() and server.strip() else None
     return run_problem(chosen, options, peer_local=not remote,
-                       peer_provider=known.ndk_peer_provider, peer_options=peer_options)
+                       peer_provider=known.ndk_peer_provider, peer_options=peer_options,
+                       pair_addresses=pair, setup=bool(known.ndk_provider_setup))
