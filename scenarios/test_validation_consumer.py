@@ -163,3 +163,24 @@ def test_two_sends_on_one_queue_at_once(pair: Pair) -> None:
     join()
     drain(b.cq, 2)
     assert consumer_record(a.adapter, "POST-CONCURRENT").call == "NdkSend"
+
+
+@pytest.mark.rule("VALIDATE-CQ-RESULTS-EX-VERSION")
+@pytest.mark.digest("2.3")
+@pytest.mark.expect_violation("CQ-RESULTS-EX-VERSION")
+def test_results_ex_on_an_adapter_opened_at_1_1(ndk_provider: str) -> None:
+    """digest 2.3, 2.7 (NDK_RESULT_EX, and so NdkGetCqResultsEx, begin at NDKPI 1.2): a
+    consumer that calls NdkGetCqResultsEx on an adapter opened at 1.1 is told (knob
+    provider_version="1.1": the provider's highest minor of major 1 is 1; a provider without
+    the knob skips).  The call itself still returns what the CQ holds: nothing here."""
+    try:
+        adapter = ndk.open_adapter(ndk_provider, version=(1, 0), provider_version="1.1")
+    except ndk.KnobsNotSupported as missing:
+        skip(OPTION, f"the provider cannot be held to NDKPI 1.1: {missing}")
+    with adapter:
+        assert adapter.version == (1, 1)
+        cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+        assert cq.get_results_ex(1) == []
+        assert consumer_record(adapter, "CQ-RESULTS-EX-VERSION").call == "NdkGetCqResultsEx"
+        assert cq.get_results(1) == []
+        assert len(reported(adapter, "CQ-RESULTS-EX-VERSION")) == 1  # NdkGetCqResults is 1.0

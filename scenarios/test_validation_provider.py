@@ -178,6 +178,23 @@ def test_out_parameter_written_after_pending(open_adapter: OpenAdapter) -> None:
     assert wait_reported(adapter, "CREATE-OUT-PARAM-PENDING").call == "NdkCreateCq"
 
 
+@pytest.mark.rule("VALIDATE-CREATE-OUT-PARAM-INLINE")
+@pytest.mark.digest("1.0")
+@pytest.mark.expect_violation("CREATE-OUT-PARAM-INLINE")
+def test_out_parameter_missing_after_inline_success(open_adapter: OpenAdapter) -> None:
+    """digest 1.0 (NDK_FN_CREATE_COMPLETION: a status other than STATUS_PENDING means the new
+    object is in the out-parameter and the completion is never called).  misbehave
+    out_param_missing_inline: NdkCreateCq returns STATUS_SUCCESS inline and leaves the
+    out-parameter NULL; the layer reports it, and the consumer's Call.get() raises an error
+    saying so, never a crash or a None object."""
+    adapter = open_adapter(create_mode="inline", misbehave="out_param_missing_inline")
+    call = adapter.create_cq(8)
+    assert (call.status, call.completions) == (Status.SUCCESS, 0)
+    assert wait_reported(adapter, "CREATE-OUT-PARAM-INLINE").call == "NdkCreateCq"
+    with pytest.raises(RuntimeError, match="succeeded without an object"):
+        call.get(timeout=TIMEOUT)
+
+
 @pytest.mark.rule("VALIDATE-REQUEST-COMPLETION-INLINE")
 @pytest.mark.digest("1.0")
 @pytest.mark.expect_violation("REQUEST-COMPLETION-INLINE")

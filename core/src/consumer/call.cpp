@@ -81,8 +81,15 @@ void Call::adopt(CallState &state, NDK_OBJECT_HEADER *created)
 {
     // Once: a provider that also completes a create it returned inline hands the same object
     // twice, and two handles would close it twice.
-    if (created == nullptr || !state.wrap || state.object || !state.fault.empty())
+    if (!state.wrap || state.object || !state.fault.empty())
         return;
+    if (created == nullptr) {
+        // digest 1.0 (NDK_FN_CREATE_COMPLETION): a create that succeeded hands over its object;
+        // one that says STATUS_SUCCESS with none leaves the consumer nothing to use or close.
+        state.fault = "the provider's create succeeded without an object (a NULL out-parameter "
+                      "or completion object)";
+        return;
+    }
     try {
         state.object = state.wrap(created);
     } catch (const ProviderFault &fault) {

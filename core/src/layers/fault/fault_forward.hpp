@@ -447,6 +447,11 @@ private:
             using O = std::remove_reference_t<decltype(object)>;
             if (object != nullptr)
                 object = reinterpret_cast<O>(adapter.wrap(&object->Header, kCreated));
+            // out_param_missing_inline: the object is made (its face stays with the adapter,
+            // the provider's object is freed at the adapter's close) and the out-parameter
+            // left NULL, although the create returns STATUS_SUCCESS.
+            if (adapter.miniport.injection.misbehave() == Misbehave::OutParamMissingInline)
+                object = nullptr;
         }
         return result;
     }

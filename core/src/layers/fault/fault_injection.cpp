@@ -32,6 +32,7 @@ const MisbehaveName kMisbehaves[] = {
     {"complete_twice", Misbehave::CompleteTwice},
     {"never_complete", Misbehave::NeverComplete},
     {"out_param_after_pending", Misbehave::OutParamAfterPending},
+    {"out_param_missing_inline", Misbehave::OutParamMissingInline},
     {"request_complete_after_inline", Misbehave::RequestCompleteAfterInline},
     {"request_complete_twice", Misbehave::RequestCompleteTwice},
     {"request_never_complete", Misbehave::RequestNeverComplete},

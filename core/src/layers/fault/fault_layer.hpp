@@ -89,6 +89,7 @@ enum class Misbehave {
     CompleteTwice,
     NeverComplete,
     OutParamAfterPending,
+    OutParamMissingInline,
     RequestCompleteAfterInline,
     RequestCompleteTwice,
     RequestNeverComplete,

@@ -239,6 +239,10 @@ NTSTATUS run_create(LayerAdapter &adapter, Shadow &made, const char *function,
         report_on(rec, adapter, "CREATE-COMPLETION-INLINE",
                   "create completion called although the create returned " +
                       status_text(status));
+    if (status == STATUS_SUCCESS && (rec.out_slot == kUnwritten || rec.out_slot == nullptr))
+        report_on(rec, adapter, "CREATE-OUT-PARAM-INLINE",
+                  "the create returned STATUS_SUCCESS inline without writing the new object "
+                  "to its out-parameter");
     lock.unlock();
     check_documented(&made, adapter, function, status);
     auto *object = static_cast<NDK_OBJECT_HEADER *>(rec.out_slot);

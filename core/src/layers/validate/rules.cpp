@@ -35,6 +35,10 @@ constexpr std::array kRules{
          "validate_timeout_ms, and before the adapter's close returns)."},
     Rule{"CREATE-OUT-PARAM-PENDING", P, E, "1.0",
          "A create that returns STATUS_PENDING does not write its out-parameter."},
+    Rule{"CREATE-OUT-PARAM-INLINE", P, E, "1.0",
+         "A create that returns STATUS_SUCCESS has written the new object to its "
+         "out-parameter (NDK_FN_CREATE_COMPLETION: a status other than STATUS_PENDING means "
+         "the object is in the out-parameter and the completion is never called)."},
     Rule{"REQUEST-COMPLETION-INLINE", P, E, "1.0",
          "A request that returned anything but STATUS_PENDING never calls its completion."},
     Rule{"REQUEST-COMPLETION-TWICE", P, E, "1.0",
@@ -86,6 +90,9 @@ constexpr std::array kRules{
     Rule{"CQ-CONCURRENT-CALL", C, E, "3.2",
          "NdkGetCqResults, NdkGetCqResultsEx and NdkArmCq are never called concurrently on one "
          "CQ."},
+    Rule{"CQ-RESULTS-EX-VERSION", C, E, "2.3",
+         "NdkGetCqResultsEx is called only on an adapter opened at NDKPI 1.2 or later "
+         "(NDK_RESULT_EX begins at 1.2)."},
     Rule{"CQ-RESIZE-UNSUPPORTED", C, E, "1.3",
          "NdkResizeCq is called only when NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED is set."},
     Rule{"POST-CONCURRENT", C, E, "3.3",

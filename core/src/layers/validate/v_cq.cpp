@@ -81,6 +81,12 @@ ULONG get_cq_results_ex(NDK_CQ *face, NDK_RESULT_EX results[], ULONG count)
     if (!cq.usable("NdkGetCqResultsEx"))
         return 0;
     Serialized serialized(cq, "NdkGetCqResultsEx");
+    const NDK_VERSION version = cq.adapter().version();
+    if (version.Major == 1 && version.Minor < 2)
+        cq.report("CQ-RESULTS-EX-VERSION", "NdkGetCqResultsEx",
+                  "NdkGetCqResultsEx called on an adapter opened at NDKPI " +
+                      std::to_string(version.Major) + "." + std::to_string(version.Minor) +
+                      ": NDK_RESULT_EX and its function begin at 1.2");
     auto real = reinterpret_cast<NDK_CQ *>(cq.real());
     ULONG n = real->Dispatch->NdkGetCqResultsEx(real, results, count);
     cq.adapter().translate(cq, results, n, "NdkGetCqResultsEx");
