@@ -6,15 +6,17 @@
 
 FUNCTION returns the command's ArgumentParser (``ndk.cli:build_parser``); every subcommand gets
 its own OPTIONS section.  The formatter (build_manpages.manpage.Manpage) is used as it is, with
-three changes that Debian's lintian asks for: a NAME line with a summary (the whatis entry), a
-title line naming the package and version, and the usage blocks set without filling, so that
-groff keeps argparse's own line breaks instead of warning that it cannot adjust them.
+four changes that Debian's lintian asks for: a NAME line with a summary (the whatis entry), a
+title line naming the package and version, the usage blocks set without filling, so that
+groff keeps argparse's own line breaks instead of warning that it cannot adjust them, and help
+text lines that start with "." or "'" escaped, so that groff does not read them as requests.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from build_manpages.manpage import Manpage
@@ -22,6 +24,18 @@ from build_manpages.manpage import Manpage
 
 def title(name: str, version: str) -> str:
     return f'.TH {name.upper()} 1 "" "{version}" "User Commands"'
+
+
+# The requests the formatter writes; any other line that starts with "." or "'" is help text that
+# argparse's wrapping put at the start of a line (".so; not cacheline"), which groff would read
+# as a request.
+FORMATTER_REQUESTS = re.compile(r"^[.'](TH|SH|SS|TP|PP|IP|br|B|BR|I|nf|fi|UR|UE)( |$)")
+
+
+def escape_text_lines(lines: list[str]) -> list[str]:
+    """Help text lines that start with a control character, made text with the ``\\&`` escape."""
+    return [line if line[:1] not in (".", "'") or FORMATTER_REQUESTS.match(line)
+            else "\\&" + line for line in lines]
 
 
 def unfilled_usage(lines: list[str]) -> list[str]:
@@ -51,7 +65,8 @@ def page(parser: argparse.ArgumentParser, summary: str, version: str,
                             "content": ", ".join(see_also)}]
     lines = str(Manpage(parser)).splitlines()
     assert lines[0].startswith(".TH "), lines[0]
-    return "\n".join([title(parser.prog, version)] + unfilled_usage(lines[1:])) + "\n"
+    body = unfilled_usage(escape_text_lines(lines[1:]))
+    return "\n".join([title(parser.prog, version)] + body) + "\n"
 
 
 def main() -> int:
