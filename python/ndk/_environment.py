@@ -137,8 +137,10 @@ def config_problem(config: Any) -> str | None:
 
     providers = selected_providers(config)
     peer = _pairs.peer_provider(config, providers[0])
-    given = config.getoption(_pairs.ADDRESSES_DEST, default=None)
-    chosen = _pairs.pair_addresses(config) if given and given != _pairs.DEFAULT_ADDRESSES else None
+    # The run's own pair addresses only when it names them (they may equal the default).
+    named = any(str(arg).startswith("--ndk-pair-addresses")
+                for arg in config.invocation_params.args)
+    chosen = _pairs.pair_addresses(config) if named else None
     return run_problem(providers, _pairs.run_options(config),
                        peer_local=not _pairs.peer_spec(config).remote,
                        peer_provider=peer, peer_options=_pairs.peer_options(config, providers[0]),
