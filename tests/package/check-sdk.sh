@@ -13,7 +13,11 @@
 #   3. the template provider (ROOT/usr/share/ndk-harness/examples/provider-template) is copied
 #      to a temporary folder and built with find_package(NdkHarness CONFIG) from ROOT only:
 #      the compile commands name no file of the repository;
-#   4. the installed `ndk` loads it by path and opens an adapter on it (`ndk info`).
+#   4. the installed `ndk` loads it by path and opens an adapter on it (`ndk info`);
+#   5. `ndk conformance --provider TMP/build/libndk_template_provider.so --expectations
+#      TMP/expectations.toml -n 2 --timeout 120` runs the installed scenarios on it with the
+#      installed ndk package and the template's own expectations file: it must exit 0 (no
+#      failure, crash or timeout); its closing lines are printed.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 usage="usage: check-sdk.sh --deb BUILD | ROOT"
@@ -116,4 +120,15 @@ echo "built $library against $found"
 echo "== ndk info --provider $library (the installed ndk)"
 ndk info --provider "$library" >info.txt
 head -3 info.txt
+
+echo "== ndk conformance --provider $library --expectations provider/expectations.toml"
+if ndk conformance --provider "$library" --expectations provider/expectations.toml -n 2 \
+    --timeout 120 >conformance.log 2>&1; then
+  tail -4 conformance.log
+else
+  rc=$?
+  cat conformance.log
+  echo "check-sdk: ndk conformance on the template exited $rc" >&2
+  exit 1
+fi
 echo "sdk check: ok"
