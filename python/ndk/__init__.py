@@ -16,24 +16,35 @@ The validation layer (docs/validation.md) checks both sides of the NDK contract 
 lists what it checks.
 """
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+import typing as _typing
+from typing import Any as _Any
+from typing import Callable as _Callable
+from typing import Optional as _Optional
 
-from . import _core, _knobs
+from . import _knobs
 from ._connection import AddressResult, ConnectionData
 from ._constants import (AdapterFlag, CqNotify, MrFlag, NdResult, NdResultStatus, NdStatus,
                          ObjectType, Oid, OpFlag, OpType, RdmaTechnology)
-from ._core import (Adapter, AdapterInfo, AdapterInfoQuery, Call, Connector, Cq, Lam, LamCall,
-                    Listener, Mdl, Mr, Mw, Object, Pd, Qp, Result, ResultEx, Rule, Sge,
-                    SharedEndpoint, Srq, ValidationSession, Violation)
 from ._errors import (KnobsNotSupported, KnobValueError, NdkError, ObjectClosedError,
                       ValidationRequired)
-from ._knobs import Knobs, options_text
+from ._knobs import Knobs
+from ._knobs import options_text as _options_text
 from ._oid import ConnectionEntry, LocalEndpointEntry, OidHeader, OidResult
 from ._status import Status
 
-if TYPE_CHECKING:
-    # Imported on first use at run time (__getattr__ below); type checkers see it here.
+# The classes of the compiled extension ndk._core, bound on first use (__getattr__ below): the
+# package imports without it, so that its pytest plugin (ndk.testing, loaded into every pytest
+# run on a machine where the package is installed) cannot break an unrelated run when the
+# extension does not load (a newer Python, a broken build).
+_COMPILED = ("Adapter", "AdapterInfo", "AdapterInfoQuery", "Call", "Connector", "Cq", "Lam",
+             "LamCall", "Listener", "Mdl", "Mr", "Mw", "Object", "Pd", "Qp", "Result", "ResultEx",
+             "Rule", "Sge", "SharedEndpoint", "Srq", "ValidationSession", "Violation")
+
+if _typing.TYPE_CHECKING:
     from . import testing as testing
+    from ._core import (Adapter, AdapterInfo, AdapterInfoQuery, Call, Connector, Cq, Lam,
+                        LamCall, Listener, Mdl, Mr, Mw, Object, Pd, Qp, Result, ResultEx, Rule,
+                        Sge, SharedEndpoint, Srq, ValidationSession, Violation)
 
 try:  # written by CMake, in the build tree and in the installed package
     from ._build_info import VERSION as __version__
@@ -58,18 +69,18 @@ _validate_default = False
 
 # Called with every adapter ndk.open_adapter opened (ndk.testing collects the validated ones'
 # sessions, to fail a scenario that left violations).  Internal to the package.
-_open_hooks: list[Callable[[Adapter], None]] = []
+_open_hooks: list[_Callable[["Adapter"], None]] = []
 
 
 def providers() -> list[str]:
     """Names of the providers that can be opened here (others load by .so path)."""
-    return list(_core.providers())
+    return list(_compiled().providers())
 
 
-def rules() -> list[Rule]:
+def rules() -> list["Rule"]:
     """Every rule of the validation layer (ndk.Rule: id, side, severity, section, summary), in
     the order of docs/validation.md."""
-    return list(_core.rules())
+    return list(_compiled().rules())
 
 
 def validate_default() -> bool:
@@ -89,7 +100,7 @@ def set_validate_default(validate: bool) -> bool:
 
 
 def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
-                 validate: Optional[bool] = None, **knobs: Any) -> Adapter:
+                 validate: _Optional[bool] = None, **knobs: _Any) -> "Adapter":
     """Open an NDK adapter on a new miniport of `provider` (a name or a path to a provider
     shared object), asking for NDK `version` = (major, lowest acceptable minor).
 
@@ -112,8 +123,8 @@ def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
             raise ValueError(f"{', '.join(layer_options)}: an option of the validation layer, "
                              "which this adapter is opened without (pass validate=True)")
     try:
-        adapter = _core.Adapter._open(provider, options_text(knobs), (int(major), int(minor)),
-                                      validate)
+        adapter = _compiled().Adapter._open(provider, _options_text(knobs),
+                                            (int(major), int(minor)), validate)
     except NdkError as error:
         if type(error) is not NdkError:  # KnobsNotSupported is not one; subclasses stay
             raise
@@ -123,7 +134,27 @@ def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
     return adapter
 
 
-def __getattr__(name: str) -> Any:
+def _compiled() -> _Any:
+    """The compiled extension ndk._core, imported on first use; ImportError in one line saying
+    what to do when it cannot load."""
+    import importlib
+
+    try:
+        return importlib.import_module("._core", __name__)
+    except ImportError as error:
+        import sys
+
+        raise ImportError(
+            f"ndk's compiled extension ndk._core does not load in Python "
+            f"{sys.version_info.major}.{sys.version_info.minor} ({error}); rebuild the harness "
+            "or reinstall its package for this Python") from error
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _COMPILED:
+        value = getattr(_compiled(), name)
+        globals()[name] = value  # later lookups do not come here
+        return value
     # ndk.testing (the pytest plugin, and connect_pair) is imported on first use, so that
     # `import ndk` never imports pytest.
     if name == "testing":
@@ -131,3 +162,9 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module(".testing", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # The package's public names and its module attributes; not the typing helpers it uses.
+    dunders = {name for name in globals() if name.startswith("__")}
+    return sorted(set(__all__) | {"testing"} | dunders)

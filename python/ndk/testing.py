@@ -41,7 +41,10 @@ What it provides:
   one run, and one matrix, covers several devices.
 
 The ``ndk`` API itself is imported inside the fixtures only: this module is pure pytest glue,
-and importing it must not need the compiled extension.
+and importing it must not need the compiled extension.  The extension is loaded when a test
+uses the fixtures (a test errors with one line when it cannot load) or the run is given an
+``--ndk-*`` option (a usage error then); a pytest run that uses neither never loads it, so an
+installed package whose extension is broken cannot break unrelated test suites.
 """
 
 from __future__ import annotations
@@ -212,6 +215,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--ndk-expectations: {error}") from None
     if not config.pluginmanager.has_plugin(_PEER_WATCH_PLUGIN):
         config.pluginmanager.register(_pairs.PeerWatch(), _PEER_WATCH_PLUGIN)
+    used = _options_used(config)
+    if used:
+        try:
+            _ndk_api()
+        except ImportError as error:
+            raise pytest.UsageError(f"{used[0]}: {error}") from None
     if config.getoption(SETUP_DEST, default=None) and _distributed(config):
         raise pytest.UsageError(
             f"--ndk-provider-setup (or ${SETUP_ENV}) runs the providers one after another, each "
@@ -228,6 +237,20 @@ def _keep_cache_out_of_foreign_folders(config: pytest.Config) -> None:
         return
     if _cache.foreign(config.rootpath):
         config.inicfg["cache_dir"] = str(_cache.user_cache_dir())
+
+
+def _ndk_api() -> Any:
+    """The ``ndk`` package with its compiled extension loaded; ImportError (one line, saying
+    what to do) when the extension does not load."""
+    import ndk
+
+    ndk._compiled()
+    return ndk
+
+
+def _options_used(config: pytest.Config) -> list[str]:
+    return [arg.split("=", 1)[0] for arg in config.invocation_params.args
+            if isinstance(arg, str) and arg.startswith("--ndk-")]
 
 
 def _distributed(config: pytest.Config) -> bool:
@@ -452,7 +475,16 @@ def pytest_report_from_serializable(config: pytest.Config, data: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def ndk_provider(request: pytest.FixtureRequest) -> str:
-    """The name of the provider this test runs against (one of ``--ndk-provider``)."""
+    """The name of the provider this test runs against (one of ``--ndk-provider``).  Every
+    fixture that opens an adapter depends on it: it loads the compiled extension, and errors
+    the test with one line when it cannot."""
+    why = None
+    try:
+        _ndk_api()
+    except ImportError as error:
+        why = str(error)
+    if why is not None:  # failed outside the except clause: no chained traceback
+        pytest.fail(why, pytrace=False)
     param = getattr(request, "param", None)
     if param is None:  # requested where pytest_generate_tests could not parametrize it
         param = selected_providers(request.config)[0]
@@ -682,9 +714,10 @@ def _check_expect_violation_markers(config: pytest.Config, items: list[pytest.It
     marked = [item for item in items if item.get_closest_marker(EXPECT_VIOLATION) is not None]
     if not marked:
         return
-    import ndk
-
-    known = {rule.id for rule in ndk.rules()}
+    try:
+        known = {rule.id for rule in _ndk_api().rules()}
+    except ImportError as error:
+        raise pytest.UsageError(f"{marked[0].nodeid} is marked expect_violation: {error}") from None
     for item in marked:
         for marker in item.iter_markers(EXPECT_VIOLATION):
             if not marker.args or marker.kwargs or not all(isinstance(a, str) for a in marker.args):

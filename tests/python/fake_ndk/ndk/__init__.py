@@ -31,6 +31,11 @@ IS_FAKE = True
 __path__.append(os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4, "python", "ndk")))
 
 
+def _compiled():
+    """The real package's compiled extension: the stand-in has none (None)."""
+    return None
+
+
 class Status(enum.IntEnum):
     """The statuses the pure-Python modules compare with (ndk._environment)."""
 
