@@ -57,8 +57,10 @@ std::string info_repr(const NDK_ADAPTER_INFO &i)
 #define NDK_REPR(py, c) out << " " #py "=" << i.c;
     NDK_INFO_FIELDS(NDK_REPR)
 #undef NDK_REPR
-    out << " adapter_flags=0x" << std::hex << i.AdapterFlags << std::dec
-        << " rdma_technology=" << i.RdmaTechnology << ">";
+    // The enumerations as Python shows them, as the attributes are (AdapterFlag.X|Y).
+    out << " adapter_flags=" << pyb::repr(enum_of("AdapterFlag", i.AdapterFlags)).cast<std::string>()
+        << " rdma_technology="
+        << pyb::repr(enum_of("RdmaTechnology", i.RdmaTechnology)).cast<std::string>() << ">";
     return out.str();
 }
 
@@ -269,7 +271,12 @@ void bind_adapter(pyb::module_ &m)
         .def_property_readonly("status", [](const AdapterInfoQuery &q) { return Status{q.status}; })
         .def_readonly("buffer_size", &AdapterInfoQuery::buffer_size,
                       "*pBufferSize after the call (the required size on BUFFER_TOO_SMALL).")
-        .def_readonly("info", &AdapterInfoQuery::info, "The NDK_ADAPTER_INFO, on success.");
+        .def_readonly("info", &AdapterInfoQuery::info, "The NDK_ADAPTER_INFO, on success.")
+        .def("__repr__", [](const AdapterInfoQuery &q) {
+            return "<ndk.AdapterInfoQuery " + status_name(q.status) +
+                   " buffer_size=" + std::to_string(q.buffer_size) +
+                   (q.info ? " info=" + info_repr(*q.info) : std::string(" info=None")) + ">";
+        });
 
     pyb::reinterpret_borrow<AdapterClass>(m.attr("Adapter"))
         .def_static(

@@ -62,7 +62,7 @@ completions        how many times the provider called the completion (0 or 1 if 
 completion_status  the status the completion reported, or None before it fired
 wait(timeout)      wait for the call to finish; returns the final status
 get(timeout)       wait, and return the created object (None for a request), or raise
-                   ndk.NdkError with the final status
+                   ndk.NdkError naming the call and its final status
 )doc")
         .def_property_readonly("status", [](const Call &c) { return Status{c.status()}; },
                                "The inline status the NDK function returned.")
@@ -97,13 +97,14 @@ get(timeout)       wait, and return the created object (None for a request), or 
                 const Call &c = self.cast<const Call &>();
                 await_call(self, c, timeout);
                 NTSTATUS status = c.result();
-                if (status != STATUS_SUCCESS)
-                    throw Error(status);
+                if (status != STATUS_SUCCESS) // "NdkCreateCq: STATUS_..." with .status
+                    throw Error(status, call_function(self));
                 return c.object();
             },
             pyb::arg("timeout") = pyb::none(),
             "Wait (TimeoutError after `timeout` seconds), then return the created object (None "
-            "for a request) or raise ndk.NdkError with the final status.")
+            "for a request) or raise ndk.NdkError with the final status (.status), its message "
+            "naming the NDK function, e.g. 'NdkCreateCq: STATUS_INVALID_PARAMETER (0xC000000D)'.")
         .def("__repr__", &call_repr);
 }
 

@@ -127,7 +127,11 @@ The buffer stays alive as long as the Mdl (and any registration using it).
              }),
              pyb::arg("buffer"), pyb::arg("segments") = pyb::none())
         .def_readonly("total_length", &PyMdl::total)
-        .def("__len__", [](const PyMdl &mdl) { return mdl.chain.size(); });
+        .def("__len__", [](const PyMdl &mdl) { return mdl.chain.size(); })
+        .def("__repr__", [](const PyMdl &mdl) {
+            return "<ndk.Mdl segments=" + std::to_string(mdl.chain.size()) +
+                   " total_length=" + std::to_string(mdl.total) + ">";
+        });
 
     pyb::class_<Object, std::shared_ptr<Object>>(m, "Object", "Base of every NDK object handle.")
         .def("close", &close_object,

@@ -30,5 +30,6 @@ PYBIND11_MODULE(_core, m)
     ndk::py::bind_adapter(m);
     ndk::py::bind_raw(m);
     ndk::py::add_text_signatures(m); // after every binding: reads pybind11's docstrings
-    ndk::py::name_argument_errors(m); // last: it wraps every function bound above
+    ndk::py::name_argument_errors(m); // it wraps every function bound above
+    ndk::py::bind_display(m); // last: every class's repr, and the displays of the values
 }

@@ -483,11 +483,16 @@ void wrap(pyb::handle function)
 
 } // namespace
 
+std::string call_function(pyb::handle call)
+{
+    if (call && pyb::hasattr(call, "_function"))
+        return pyb::str(call.attr("_function")).cast<std::string>();
+    return "the NDK call";
+}
+
 void raise_call_timeout(pyb::handle call, const pyb::object &timeout)
 {
-    std::string function = "the NDK call";
-    if (call && pyb::hasattr(call, "_function"))
-        function = pyb::str(call.attr("_function")).cast<std::string>();
+    std::string function = call_function(call);
     std::string within =
         timeout.is_none() ? "in time" : "within " + pyb::str(timeout).cast<std::string>() + " s";
     std::string message = function + " did not complete " + within +

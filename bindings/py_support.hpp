@@ -94,6 +94,8 @@ bool wait_released(const Call &call, double seconds);
 // TimeoutError for the ndk.Call `call` that did not complete within `timeout`: names its NDK
 // function (set on every Call a bound function returns) and what was awaited.
 [[noreturn]] void raise_call_timeout(pyb::handle call, const pyb::object &timeout);
+// The NDK function an ndk.Call records (e.g. "NdkCreateCq"), or "the NDK call".
+std::string call_function(pyb::handle call);
 
 // What a validation Session recorded, read with the GIL released: judging overdue completions
 // takes the layer's locks, which a provider thread may hold.
@@ -112,6 +114,7 @@ void bind_qp(pyb::module_ &m);
 void bind_connector(pyb::module_ &m);   // Connector, Listener
 void bind_adapter(pyb::module_ &m);     // AdapterInfo, AdapterInfoQuery, every Adapter method
 void bind_raw(pyb::module_ &m);         // the submodule raw (ndk.testing.raw)
+void bind_display(pyb::module_ &m);     // every bound class: hashable repr, IPython, HTML
 
 } // namespace ndk::py
 

@@ -27,6 +27,7 @@ packages=(
   iproute2  # ip and ss: the tcp transport's namespaces (tests/tcp/in-netns.sh), its tests
   python3-numpy libfabric-bin iperf3 python3-rich python3-hypothesis python3-matplotlib
   python3-pytest-xdist python3-pytest-timeout python3-execnet python3-rpyc
+  python3-ipython  # IPython's pretty printer: tests/binding/test_display.py checks _repr_pretty_
   mypy
   chromium  # headless: lays out the HTML report for its layout test (tests/report/)
   python3-argparse-manpage help2man python3-argcomplete  # the .deb's manual pages, completion

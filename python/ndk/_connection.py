@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from . import _display
 from ._status import Status
 
 
@@ -25,6 +26,9 @@ class ConnectionData:
     private_data: bytes
     private_data_length: int
 
+    _repr_pretty_ = _display.pretty
+    _repr_html_ = _display.html
+
 
 @dataclass(frozen=True)
 class AddressResult:
@@ -34,3 +38,6 @@ class AddressResult:
     status: Status
     address_length: int
     address: Optional[tuple]
+
+    _repr_pretty_ = _display.pretty
+    _repr_html_ = _display.html

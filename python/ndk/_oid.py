@@ -13,11 +13,14 @@ those of core/include/ndk/ndkpi.h (pinned there by static assertions, LP64):
 
 from __future__ import annotations
 
+import enum
 import socket
 import struct
 from dataclasses import dataclass, field
 from typing import NamedTuple, Optional
 
+from . import _display
+from ._constants import Oid
 from ._status import Status
 
 SOCKADDR_INET_SIZE = 28
@@ -34,11 +37,10 @@ COUNTER_NAMES = (
 )
 assert len(COUNTER_NAMES) == 30
 
-# Not imported from ._constants: this module parses bytes without the compiled extension.
-OID_NDK_SET_STATE = 0xFC040201
-OID_NDK_STATISTICS = 0xFC040202
-OID_NDK_CONNECTIONS = 0xFC040203
-OID_NDK_LOCAL_ENDPOINTS = 0xFC040204
+OID_NDK_SET_STATE = Oid.NDK_SET_STATE
+OID_NDK_STATISTICS = Oid.NDK_STATISTICS
+OID_NDK_CONNECTIONS = Oid.NDK_CONNECTIONS
+OID_NDK_LOCAL_ENDPOINTS = Oid.NDK_LOCAL_ENDPOINTS
 
 
 class OidHeader(NamedTuple):
@@ -94,7 +96,7 @@ class OidResult:
     counters       OID_NDK_STATISTICS: {"Connect": n, ..., "RDMAOutFrames": n}
     """
 
-    oid: int
+    oid: int  # an ndk.Oid when it is one of NDK's
     status: Status
     raw: bytes
     bytes_written: int = 0
@@ -110,7 +112,7 @@ class OidResult:
     def parse(cls, oid, raw, status=Status.SUCCESS, bytes_written=None, bytes_needed=0):
         """An OidResult from the bytes of an answer to ``oid`` (e.g. built by hand)."""
         raw = bytes(raw)
-        result = cls(int(oid), Status(status), raw,
+        result = cls(_oid_member(oid), Status(status), raw,
                      len(raw) if bytes_written is None else int(bytes_written), int(bytes_needed))
         if len(raw) >= 4:
             result.header = OidHeader(*struct.unpack_from("<BBH", raw, 0))
@@ -128,6 +130,46 @@ class OidResult:
                 result.mapped_to_tcp = raw[12] != 0
             result.entries = _entries(int(oid), raw, result.count or 0)
         return result
+
+    # What a reader wants to see: the OID by name and what the answer carries, decoded; the
+    # raw bytes only by their count (they stay in .raw).
+    def _display_items(self) -> list[tuple[str, object]]:
+        items: list[tuple[str, object]] = [("oid", self.oid), ("status", self.status)]
+        for name in ("header", "flags", "count", "mapped_to_tcp"):
+            if getattr(self, name) is not None:
+                items.append((name, getattr(self, name)))
+        if self.entries:
+            items.append(("entries", self.entries))
+        if self.counters is not None:
+            items.append(("counters", {name: value for name, value in self.counters.items()
+                                       if not name.startswith("Reserved")}))
+        items.append(("bytes_written", self.bytes_written))
+        if self.bytes_needed:
+            items.append(("bytes_needed", self.bytes_needed))
+        return items
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={_display_value(value)}"
+                          for name, value in self._display_items())
+        return f"OidResult({shown})"
+
+    _repr_pretty_ = _display.pretty
+    _repr_html_ = _display.html
+
+
+def _oid_member(oid) -> int:
+    try:
+        return Oid(int(oid))
+    except ValueError:  # an OID NDK does not define stays a number
+        return int(oid)
+
+
+def _display_value(value: object) -> str:
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0xFFFF:
+        return hex(value)  # an OID outside NDK's, as NDIS writes them
+    return repr(value)
 
 
 def _entries(oid: int, raw: bytes, count: int) -> list[ConnectionEntry | LocalEndpointEntry]:
