@@ -356,10 +356,34 @@ std::string parameter_name(const pyb::detail::function_call &call, size_t i)
     return "argument " + std::to_string(i + 1);
 }
 
+// Whether `value` is an rpyc proxy (rpyc.core.netref.BaseNetref) of another process's object:
+// what a test's process passes to an object of a remote peer (ndk._peer_process).
+bool is_remote_proxy(pyb::handle value)
+{
+    PyObject *netref = PyDict_GetItemString(PyImport_GetModuleDict(), "rpyc.core.netref");
+    if (netref == nullptr)
+        return false; // rpyc is not loaded: nothing here is a proxy
+    pyb::object base = pyb::getattr(netref, "BaseNetref", pyb::none());
+    return !base.is_none() && PyObject_IsInstance(value.ptr(), base.ptr()) == 1;
+}
+
 // The arguments of `call` did not load: raise naming the parameter.
 [[noreturn]] void raise_argument_error(const pyb::detail::function_call &call, NotedFailure failure)
 {
     std::string function = function_name(call);
+    // An object of this process given another process's value (a peer's MR given the test's
+    // bytearray): memory cannot cross, so say where to allocate it instead.
+    for (size_t i = call.func.is_method ? 1 : 0; i < call.args.size(); ++i) {
+        if (call.args[i] && is_remote_proxy(call.args[i])) {
+            PyErr_SetString(PyExc_TypeError,
+                            (function + ": " + parameter_name(call, i) +
+                             " is an object of another process (an rpyc proxy): an NDK object "
+                             "takes memory of its own process; allocate the buffer beside it "
+                             "with ndk.testing.new_buffer(object, size)")
+                                .c_str());
+            throw pyb::error_already_set();
+        }
+    }
     if (failure.why != ArgumentFailure::None) {
         // The noted value is an argument, or an element of a list/tuple argument.
         // (From 1 for a method: a constructor's args[0] is pybind11's value_and_holder.)

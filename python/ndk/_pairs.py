@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Optional
 import pytest
 
 from ._connect import Endpoint, connect_pair
-from ._peer import LOCAL, NETNS, SSH, PeerSpec, parse_peer, unreachable
+from ._peer import LOCAL, NETNS, SSH, PeerSpec, parse_peer, picked_transport, unreachable
 from ._report import PEER_PROPERTY
 from ._skips import OPTION, skip_reason
 
@@ -97,10 +97,25 @@ def run_options(config: pytest.Config) -> dict[str, str]:
     fabrics"): the scenarios' fixed addresses are claimed host-wide within a fabric, so two
     xdist workers, or two runs, must not share one; a peer the process starts gets the same
     options, so it joins the same fabric."""
-    options = parse_options(config.getoption(OPTIONS_DEST, default=None), "--ndk-option")
+    return _with_fabric(parse_options(config.getoption(OPTIONS_DEST, default=None),
+                                      "--ndk-option"))
+
+
+def _with_fabric(options: dict[str, str]) -> dict[str, str]:
     if options.get("transport") == "shm" and "shm_fabric" not in options:
         options["shm_fabric"] = f"run-{os.getpid()}"
     return options
+
+
+def _reaching(provider: str, options: dict[str, str], spec: PeerSpec) -> dict[str, str]:
+    """The knobs that make ``provider``'s adapter reach the peer of ``spec`` when the run
+    chose no transport (``--ndk-peer popen`` with soft: transport=shm, in this run's fabric),
+    else none."""
+    transport = picked_transport(provider, options, spec)
+    if transport is None:
+        return {}
+    return {key: value for key, value in _with_fabric({**options, "transport": transport}).items()
+            if key not in options}
 
 
 def peer_provider(config: pytest.Config, provider: str) -> str:
@@ -300,6 +315,10 @@ def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callabl
     spec = peer_spec(config)
     server_provider = peer_provider(config, provider)
     options, server_options = run_options(config), peer_options(config, provider)
+    # A peer the default transport cannot reach gets one that can (soft, popen: shm).
+    client_picked = _reaching(provider, options, spec)
+    options = {**options, **client_picked}
+    server_options = {**server_options, **_reaching(server_provider, server_options, spec)}
     # Noted first: a pair skipped as unreachable is reported with the place it could not reach.
     request.node.user_properties.append((PEER_PROPERTY, str(spec)))
     reason = unreachable(provider, options, server_provider, server_options, spec)
@@ -315,7 +334,7 @@ def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callabl
                                 f"client_knobs, server_knobs and connect_pair's "
                                 f"{', '.join(_CONNECT_KEYWORDS)}, not {', '.join(unknown)}")
     client_address, server_address = pair_addresses(config)
-    client = open_local(provider, address=client_address, **client_knobs)
+    client = open_local(provider, address=client_address, **{**client_picked, **client_knobs})
     seen = None
     for peer in peer_for_test(request, keeper):
         if peer is None:

@@ -48,6 +48,11 @@ REACH = {
 _WIRES = {"tcp", "verbs"}  # transports that are a network protocol, not one provider's fabric
 # What to ask for instead, per provider, when its transport does not reach far enough.
 _FARTHER = {"soft": {HOST: "transport=shm or tcp", NETWORK: "transport=tcp"}}
+# The transport the pair fixture picks, per provider and peer location, when the run did not
+# choose one and the default does not reach the peer: a peer in another process of this host
+# is what shared memory is for.  (A network peer is not picked for: tcp needs the addresses
+# on an interface of each side, which the run sets up and names, tests/tcp/.)
+_PICKED = {("soft", HOST): "shm"}
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,19 @@ def reach_of(provider: str, options: Mapping[str, object]) -> Optional[str]:
     if transport is None:
         return None
     return REACH.get((base_provider(provider), transport))
+
+
+def picked_transport(provider: str, options: Mapping[str, object],
+                     peer: PeerSpec) -> Optional[str]:
+    """The transport to open ``provider``'s adapter with so that it reaches ``peer``, when the
+    run chose none (no ``transport`` option, no ``soft:TRANSPORT`` spelling) and the default
+    does not reach it; None when nothing is to be picked."""
+    if "transport" in options or provider.partition(":")[2]:
+        return None
+    reach = reach_of(provider, options)
+    if reach is None or _DISTANCE[reach] >= _DISTANCE[peer.location]:
+        return None
+    return _PICKED.get((base_provider(provider), peer.location))
 
 
 def _describe(provider: str, options: Mapping[str, object]) -> str:

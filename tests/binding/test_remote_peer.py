@@ -1,7 +1,8 @@
 """Remote peers (issue 14, item 2) against the real extension: a peer interpreter started with
 ``--ndk-peer popen`` opens a soft adapter and answers through rpyc's proxies; a peer that dies
-is a clear error, not a hang; a provider that cannot reach the peer skips its pair scenarios
-with the reason.  (A soft adapter needs no connection to answer a query: this works while the
+is a clear error, not a hang; soft's pairs pick transport=shm to reach it; a provider that
+cannot reach the peer skips its pair scenarios with the reason; memory given across processes
+fails naming the fix.  (A soft adapter needs no connection to answer a query: this works while the
 soft provider has only its in-process transport.)"""
 
 from __future__ import annotations
@@ -121,18 +122,43 @@ def _conformance(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
 
 
-def test_popen_runs_peers_reports_a_death_and_skips_an_unreachable_pair(tmp_path: Path) -> None:
+def test_popen_runs_peers_over_shm_and_reports_a_death(tmp_path: Path) -> None:
     done = _conformance(tmp_path, "--ndk-peer", "popen")
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
-    # inproc cannot reach another process: the pair is skipped, saying so
-    assert ("soft with transport=inproc reaches only adapters of its own process; "
-            "--ndk-peer popen needs transport=shm or tcp") in out
     # the dead peer fails its scenario with what happened to it; the next one gets a new peer
     assert "test_peer_dies: ndk peer: the peer process (popen, pid " in out
     assert "killed by SIGKILL (signal 9)" in out
-    assert "PEER-DIES" in out and "conformance: 1 passed, 1 failed, 1 skipped" in out, out
-    assert "pair scenarios, where their peer ran:\n  popen: 1 passed, 1 failed, 1 skipped" in out
+    # soft's default transport (inproc) cannot reach another process: the pair ran over shm
+    assert "PEER-DIES" in out and "conformance: 2 passed, 1 failed, 0 skipped" in out, out
+    assert "pair scenarios, where their peer ran:\n  popen: 2 passed, 1 failed" in out, out
+
+
+def test_popen_with_a_transport_that_cannot_reach_it_skips_the_pair(tmp_path: Path) -> None:
+    done = _conformance(tmp_path, "-k", "pair", "--ndk-peer", "popen",
+                        "--ndk-option", "transport=inproc")
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert ("soft with transport=inproc reaches only adapters of its own process; "
+            "--ndk-peer popen needs transport=shm or tcp") in out
+    assert "conformance: 0 passed, 0 failed, 1 skipped" in out, out
+
+
+def test_a_local_buffer_given_to_a_peer_object_fails_naming_new_buffer(peer) -> None:
+    """Memory cannot cross processes: a peer's MR given this process's bytearray fails with
+    one line saying to allocate the buffer beside it (ndk.testing.new_buffer), not with a
+    list of argument types."""
+    adapter = peer.open_adapter("soft", address="192.0.2.75")
+    pd = adapter.create_pd().get(timeout=5.0)
+    mr = pd.create_mr().get(timeout=5.0)
+    with pytest.raises(TypeError) as failure:
+        mr.register(bytearray(64))
+    first_line = str(failure.value).splitlines()[0]
+    assert first_line == ("ndk.Mr.register(): buffer is an object of another process (an rpyc "
+                          "proxy): an NDK object takes memory of its own process; allocate the "
+                          "buffer beside it with ndk.testing.new_buffer(object, size)")
+    sink = ndk.testing.new_buffer(mr, 64)  # the fix the line names works
+    assert mr.register(sink, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(timeout=5.0) == 0
 
 
 def test_local_peer_runs_the_pair_in_this_process(tmp_path: Path) -> None:

@@ -4,12 +4,14 @@ Python: no peer is started here (tests/binding/test_remote_peer.py starts real o
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ndk import cli
-from ndk._pairs import parse_options
-from ndk._peer import (HOST, NETWORK, PROCESS, REACH, PeerSpec, parse_peer, reach_of,
-                       unreachable)
+from ndk._pairs import _reaching, parse_options
+from ndk._peer import (HOST, NETWORK, PROCESS, REACH, PeerSpec, parse_peer, picked_transport,
+                       reach_of, unreachable)
 from ndk._peer_process import peer_command
 from ndk._report import Record, format_peers
 
@@ -60,6 +62,22 @@ def test_inproc_cannot_reach_a_popen_peer_and_says_what_would() -> None:
     assert unreachable("soft", {}, "soft", {}, parse_peer("popen")) == (
         "soft with transport=inproc reaches only adapters of its own process; "
         "--ndk-peer popen needs transport=shm or tcp")
+
+
+def test_a_popen_peer_of_soft_gets_shm_when_the_run_chose_no_transport() -> None:
+    popen = parse_peer("popen")
+    assert picked_transport("soft", {}, popen) == "shm"
+    assert _reaching("soft", {}, popen) == {"transport": "shm", "shm_fabric": f"run-{os.getpid()}"}
+    # what the run chose stays: its transport, or the transport its provider's name spells
+    assert picked_transport("soft", {"transport": "inproc"}, popen) is None
+    assert picked_transport("soft:tcp", {}, popen) is None
+    assert _reaching("soft", {"transport": "tcp"}, popen) == {}
+    # nothing to pick where the default reaches, nor for a network peer (tcp needs the run's
+    # addresses), nor for a provider without a farther transport
+    assert picked_transport("soft", {}, parse_peer("local")) is None
+    assert picked_transport("soft", {}, parse_peer("ssh=b")) is None
+    assert picked_transport("loop", {}, popen) is None
+    assert picked_transport("/path/libmine.so", {}, popen) is None
 
 
 def test_shm_reaches_a_popen_peer_but_not_another_host() -> None:
