@@ -59,6 +59,16 @@ def test_create_qp_with_srq(open_adapter: OpenAdapter, mode: str) -> None:
     assert qp.object_type == ndk.ObjectType.QP
 
 
+def _created_at_limits(call: ndk.Call[ndk.Qp], mode: str, own_limits: bool) -> None:
+    """Every size at its limit is valid (digest 1.2): the QP is created.  At an adapter's own
+    limits (a real device's, no knob shrank them) the device may lack the memory for every
+    queue at its maximum at once, and INSUFFICIENT_RESOURCES, which NdkCreateQp documents (i/a,
+    digest 1.2), is an answer too (seen on rxe0 in the guest)."""
+    if own_limits and call.wait(timeout=TIMEOUT) == Status.INSUFFICIENT_RESOURCES:
+        return
+    expect_created(call, mode)
+
+
 @pytest.mark.rule("QP-CREATE-LIMITS")
 @pytest.mark.digest("1.2")
 @pytest.mark.parametrize("size", list(QP_LIMITS))
@@ -68,16 +78,17 @@ def test_create_qp_size_above_limit(open_adapter: OpenAdapter, size: str, mode: 
     limit (MaxReceiveQueueDepth, MaxInitiatorQueueDepth, MaxReceiveRequestSge,
     MaxInitiatorRequestSge, MaxInlineDataSize); inline or through the create's completion
     (digest 1.0), with no QP either way. Every size exactly at its limit is valid.  The
-    limits are SMALL_LIMITS where the provider has their knobs, else the adapter's own."""
+    limits are SMALL_LIMITS where the provider has their knobs, else the adapter's own
+    (``_created_at_limits``)."""
     adapter = open_adapter(create_mode=mode)
-    shrink_limits(adapter, **SMALL_LIMITS)
+    own_limits = not shrink_limits(adapter, **SMALL_LIMITS)
     info = adapter.query_info()
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     cq = adapter.create_cq(16).get(timeout=TIMEOUT)
     at_limit = {arg: getattr(info, field) for arg, field in QP_LIMITS.items()}
     over = dict(at_limit, **{size: at_limit[size] + 1})
     expect_create_failed(pd.create_qp(cq, cq, **over), Status.INVALID_PARAMETER)
-    expect_created(pd.create_qp(cq, cq, **at_limit), mode)
+    _created_at_limits(pd.create_qp(cq, cq, **at_limit), mode, own_limits)
 
 
 @pytest.mark.rule("QP-CREATE-WITH-SRQ-LIMITS")
@@ -89,7 +100,7 @@ def test_create_qp_with_srq_size_above_limit(open_adapter: OpenAdapter, size: st
     The limits are SMALL_LIMITS where the provider has their knobs, else the adapter's own."""
     adapter = open_adapter()
     requires(adapter, max_srq_depth=1)
-    shrink_limits(adapter, **SMALL_LIMITS)
+    own_limits = not shrink_limits(adapter, **SMALL_LIMITS)
     info = adapter.query_info()
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     cq = adapter.create_cq(16).get(timeout=TIMEOUT)
@@ -97,7 +108,7 @@ def test_create_qp_with_srq_size_above_limit(open_adapter: OpenAdapter, size: st
     at_limit = {arg: getattr(info, field) for arg, field in QP_WITH_SRQ_LIMITS.items()}
     over = dict(at_limit, **{size: at_limit[size] + 1})
     expect_create_failed(pd.create_qp_with_srq(cq, cq, srq, **over), Status.INVALID_PARAMETER)
-    expect_created(pd.create_qp_with_srq(cq, cq, srq, **at_limit), "i/a")
+    _created_at_limits(pd.create_qp_with_srq(cq, cq, srq, **at_limit), "i/a", own_limits)
 
 
 @pytest.mark.rule("QP-CREATE-ZERO-DEPTH")
