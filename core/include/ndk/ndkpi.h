@@ -868,6 +868,10 @@ typedef struct _NDIS_NDK_CONNECTION_ENTRY {
 } NDIS_NDK_CONNECTION_ENTRY;
 
 #define NDIS_NDK_CONNECTIONS_REVISION_1 1
+/* The digest's layout (3.7, from the WDK's ntddndis.h): a ULONG Flags between Header and Count,
+   so Count is at offset 8 and the entries at 16.  The seed's layout has no Flags (Count at 4);
+   this header follows the WDK, whose structure Windows miniports fill (docs/semantics.md,
+   "Where the header differs from the seed"). */
 typedef struct _NDIS_NDK_CONNECTIONS {
     NDIS_OBJECT_HEADER Header; /* Revision 1, Size = min(MAXUSHORT, offset of Connections[n]) */
     ULONG Flags;
@@ -875,6 +879,10 @@ typedef struct _NDIS_NDK_CONNECTIONS {
     BOOLEAN NDConnectionsMappedtoTCPConnections;
     NDIS_NDK_CONNECTION_ENTRY Connections[1];
 } NDIS_NDK_CONNECTIONS;
+/* The size of revision 1 the seed names, through the first entry as the WDK defines its
+   RTL_SIZEOF_THROUGH_FIELD(NDIS_NDK_CONNECTIONS, Connections): 16 + 64 bytes. */
+#define NDIS_SIZEOF_NDK_CONNECTIONS_REVISION_1 \
+    (offsetof(NDIS_NDK_CONNECTIONS, Connections) + sizeof(NDIS_NDK_CONNECTION_ENTRY))
 
 typedef struct _NDIS_NDK_LOCAL_ENDPOINT_ENTRY {
     SOCKADDR_INET Local;
@@ -951,6 +959,8 @@ NDK_STATIC_ASSERT(sizeof(SOCKADDR_INET) == 28, "SOCKADDR_INET");
 NDK_STATIC_ASSERT(sizeof(NDIS_OBJECT_HEADER) == 4, "NDIS_OBJECT_HEADER");
 NDK_STATIC_ASSERT(sizeof(NDIS_NDK_CONNECTION_ENTRY) == 64, "connection entry");
 NDK_STATIC_ASSERT(offsetof(NDIS_NDK_CONNECTIONS, Connections) == 16, "connections");
+NDK_STATIC_ASSERT(offsetof(NDIS_NDK_CONNECTIONS, Count) == 8, "Count after Flags (WDK layout)");
+NDK_STATIC_ASSERT(NDIS_SIZEOF_NDK_CONNECTIONS_REVISION_1 == 80, "revision 1 size");
 NDK_STATIC_ASSERT(sizeof(NDIS_NDK_LOCAL_ENDPOINT_ENTRY) == 36, "local endpoint entry");
 NDK_STATIC_ASSERT(offsetof(NDIS_NDK_LOCAL_ENDPOINTS, LocalEndpoints) == 16, "local endpoints");
 NDK_STATIC_ASSERT(sizeof(NDIS_NDK_PERFORMANCE_COUNTERS) == 30 * 8, "30 counters");

@@ -832,9 +832,15 @@ void TcpChannel::send_segment(const InboundSegment &s)
         fail(send_refused(a.at_target, invalidate.has_value()), s.ulpdu);
 }
 
-// Why a tagged access the target refused ends the stream (RFC 5040 7.1, protection errors).
-TerminateReason tagged_refused(NTSTATUS status)
+// Why a tagged access the target refused ends the stream (RFC 5040 7.1, protection errors):
+// a range outside the region or window (STATUS_REMOTE_RESOURCES at the target, DATA-STATUS)
+// is a base or bounds violation, at the DDP layer for a Write's placement (RFC 5041 7.2) and
+// at RDMAP for a Read Request's source; a token or rights problem a protection error.
+TerminateReason tagged_refused(NTSTATUS status, bool read_request)
 {
+    if (status == STATUS_REMOTE_RESOURCES)
+        return read_request ? TerminateReason::rdmap_base_or_bounds
+                            : TerminateReason::ddp_tagged_base_or_bounds;
     return status == STATUS_ACCESS_VIOLATION ? TerminateReason::rdmap_protection_unspecified
                                              : TerminateReason::rdmap_local_catastrophic;
 }
@@ -846,7 +852,7 @@ void TcpChannel::write_segment(const InboundSegment &s)
     LocalPayload payload(spans);
     NTSTATUS status = arrive_write(qp_, s.header.stag, s.header.tagged_offset, payload);
     if (status != STATUS_SUCCESS)
-        fail(tagged_refused(status), s.ulpdu);
+        fail(tagged_refused(status, false), s.ulpdu);
 }
 
 // The target's answer to a Read Request: the source bytes gathered, then one Read Response.
@@ -880,7 +886,7 @@ void TcpChannel::read_request(const InboundSegment &s)
         ReadResponseSink sink(r.size, response_);
         NTSTATUS status = arrive_read(qp_, r.source_stag, r.source_offset, sink);
         if (status != STATUS_SUCCESS) {
-            fail(tagged_refused(status), s.ulpdu);
+            fail(tagged_refused(status, true), s.ulpdu);
             return;
         }
     }
@@ -933,14 +939,15 @@ NTSTATUS status_for(TerminateReason reason, bool send)
         return reason == TerminateReason::ddp_untagged_msn_no_buffer ? STATUS_IO_TIMEOUT
                                                                      : STATUS_REMOTE_RESOURCES;
     switch (reason) {
-    case TerminateReason::rdmap_invalid_stag:
     case TerminateReason::rdmap_base_or_bounds:
+    case TerminateReason::ddp_tagged_base_or_bounds:
+        return STATUS_REMOTE_RESOURCES; // beyond the remote memory (digest 1.7, NdkRead)
+    case TerminateReason::rdmap_invalid_stag:
     case TerminateReason::rdmap_access_rights:
     case TerminateReason::rdmap_stag_not_associated:
     case TerminateReason::rdmap_to_wrap:
     case TerminateReason::rdmap_protection_unspecified:
     case TerminateReason::ddp_tagged_invalid_stag:
-    case TerminateReason::ddp_tagged_base_or_bounds:
     case TerminateReason::ddp_tagged_stag_not_associated:
     case TerminateReason::ddp_tagged_to_wrap: return STATUS_ACCESS_VIOLATION;
     default: return STATUS_REMOTE_RESOURCES;
