@@ -10,6 +10,7 @@ did not fire shows as a report and exit code 0, not as a slow run.
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -82,7 +83,7 @@ def test_a_file_that_is_not_a_library(scenarios: Path, tmp_path: Path) -> None:
 
 def test_a_library_that_is_not_a_provider(scenarios: Path) -> None:
     # The binding's own extension module: a shared library without NdkHarnessGetProvider.
-    done = conformance(scenarios, "--provider", ndk._core.__file__)
+    done = conformance(scenarios, "--provider", importlib.import_module("ndk._core").__file__)
     assert_one_line(done, "loads but is not an NDK provider", "NdkHarnessGetProvider")
 
 
@@ -94,6 +95,9 @@ def test_a_provider_that_loads_but_does_not_open(scenarios: Path) -> None:
 
 
 def test_a_device_that_is_absent(scenarios: Path) -> None:
+    if "verbs" not in ndk.providers():
+        pytest.skip("this tree is built without the verbs provider (tests/setup.sh leaves it "
+                    "out of build-asan/ and build-tsan/): no device of it can be absent")
     if opens("verbs:rxe0"):
         pytest.skip("this host has the RDMA device rxe0: it is not absent here")
     done = conformance(scenarios, "--provider", "verbs:rxe0")
