@@ -218,12 +218,9 @@ pyb::object nd_status(NTSTATUS status)
 pyb::object nd_result(const NDK_RESULT_EX &raw, const pyb::object &posted_length)
 {
     SIZE_T posted = 0;
-    const bool initiator = raw.Type != NdkOperationTypeReceive &&
-                           raw.Type != NdkOperationTypeReceiveAndInvalidate &&
-                           nd_result_counts_bytes(raw.Type);
     if (!posted_length.is_none())
         posted = posted_length.cast<SIZE_T>();
-    else if (initiator && raw.Status == STATUS_SUCCESS)
+    else if (nd_result_counts_posted(raw.Type) && raw.Status == STATUS_SUCCESS)
         throw pyb::value_error(
             "nd_result: ND_RESULT.BytesTransferred of a Send, Read or Write is the length "
             "posted, which NDK_RESULT_EX does not carry (digest 2.3): pass posted_length=");

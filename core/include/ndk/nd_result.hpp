@@ -123,6 +123,14 @@ constexpr bool nd_result_counts_bytes(NDK_OPERATION_TYPE type) noexcept
     }
 }
 
+// Whether the ND_RESULT of a successful request of this type counts what the consumer posted
+// (a Send, Read or Write: NDK_RESULT_EX does not carry it, digest 2.3).
+constexpr bool nd_result_counts_posted(NDK_OPERATION_TYPE type) noexcept
+{
+    return nd_result_counts_bytes(type) && type != NdkOperationTypeReceive &&
+           type != NdkOperationTypeReceiveAndInvalidate;
+}
+
 // The ND_RESULT of an NDK completion.  A receive's count is NDK's BytesTransferred (digest 2.3:
 // valid for receives).  NDK leaves BytesTransferred undefined for the initiator's requests, so
 // an ND consumer's count for a Send, Read or Write is what it posted, `posted_length`, when the
@@ -134,7 +142,7 @@ constexpr ND_RESULT nd_result_of(NTSTATUS status, NDK_OPERATION_TYPE type,
     ND_RESULT result{nd_result_status_of(status), 0};
     if (type == NdkOperationTypeReceive || type == NdkOperationTypeReceiveAndInvalidate)
         result.BytesTransferred = bytes_transferred;
-    else if (nd_result_counts_bytes(type) && status == STATUS_SUCCESS)
+    else if (nd_result_counts_posted(type) && status == STATUS_SUCCESS)
         result.BytesTransferred = posted_length;
     return result;
 }
