@@ -2,7 +2,7 @@
 // (docs/testing.md, docs/iwarp.md): a peer's byte stream through the kernel's TCP, the
 // provider's MPA establishment (tcp_establish.cpp), the TCP link's FPDU reassembly, CRC and
 // DDP order checks (tcp_link.cpp), and the transport's placement of Sends, Writes, Read
-// Requests and Responses and handling of Terminates into NDK objects (soft_tcp_transport.cpp).
+// Requests and Responses and handling of Terminates into NDK objects (tcp_transport.cpp).
 //
 // Once per process: a soft adapter with transport=tcp on 127.0.0.9 (127.0.0.0/8 is local
 // without root), opened straight through the provider's entry (no layer: see SoftAdapter),

@@ -4,8 +4,8 @@
 // messages whose bytes show any loss, repeat, reordering or tear.
 #pragma once
 
-#include "providers/soft/transport/shm_control.hpp"
-#include "providers/soft/transport/shm_link.hpp"
+#include "providers/soft/shm/shm_control.hpp"
+#include "providers/soft/shm/shm_link.hpp"
 #include "shm_support.hpp"
 
 #include <chrono>

@@ -4,10 +4,10 @@
 // or a file behind and none synchronizes by sleeping.
 #pragma once
 
-#include "providers/soft/transport/peer_watch.hpp"
-#include "providers/soft/transport/shm_handoff.hpp"
-#include "providers/soft/transport/shm_ring.hpp"
-#include "providers/soft/transport/unique_fd.hpp"
+#include "providers/soft/os/peer_watch.hpp"
+#include "providers/soft/shm/shm_handoff.hpp"
+#include "providers/soft/shm/shm_ring.hpp"
+#include "providers/soft/os/unique_fd.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,12 +3,12 @@
 // it in the registry, connects to its socket and receives the connection's segment (one ring
 // each way); it asks over its ring for a cross-memory read of its buffer; the listener reads
 // it with process_vm_readv and answers; each side watches the other's pidfd while it waits.
-#include "providers/soft/transport/cross_memory.hpp"
-#include "providers/soft/transport/peer_watch.hpp"
-#include "providers/soft/transport/shm_handoff.hpp"
-#include "providers/soft/transport/shm_registry.hpp"
-#include "providers/soft/transport/shm_ring.hpp"
-#include "providers/soft/transport/shm_segment.hpp"
+#include "providers/soft/os/cross_memory.hpp"
+#include "providers/soft/os/peer_watch.hpp"
+#include "providers/soft/shm/shm_handoff.hpp"
+#include "providers/soft/shm/shm_registry.hpp"
+#include "providers/soft/shm/shm_ring.hpp"
+#include "providers/soft/shm/shm_segment.hpp"
 #include "shm_support.hpp"
 
 #include <gtest/gtest.h>

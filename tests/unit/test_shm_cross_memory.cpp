@@ -1,10 +1,10 @@
-// Cross-memory copies for the shm transport (core/src/providers/soft/transport/
+// Cross-memory copies for the shm transport (core/src/providers/soft/os/
 // cross_memory.*): a child's buffer read and written through vector lists longer than
 // IOV_MAX and cut differently on the two sides, a copy stopped at an unmapped page with the
 // exact count before it, and the error once the child is gone.  Then the soft provider's
-// target side over them (soft_cross_memory_payload.hpp).
-#include "providers/soft/soft_cross_memory_payload.hpp"
-#include "providers/soft/transport/cross_memory.hpp"
+// target side over them (shm_cross_memory_payload.hpp).
+#include "providers/soft/shm/shm_cross_memory_payload.hpp"
+#include "providers/soft/os/cross_memory.hpp"
 #include "shm_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,11 +1,11 @@
 // The doorbell that wakes a consumer sleeping on an empty ring (core/src/providers/soft/
-// transport/shm_doorbell.*): the producer makes a system call only while the consumer says it
+// shm/shm_doorbell.*): the producer makes a system call only while the consumer says it
 // sleeps, arming with a message already there does not sleep, waits are bounded, and two
 // threads passing messages with the consumer always going to sleep lose no wake-up (what
 // TSan can check; the cross-process case is in test_shm_link.cpp).
-#include "providers/soft/transport/shm_doorbell.hpp"
-#include "providers/soft/transport/shm_ring.hpp"
-#include "providers/soft/transport/shm_segment.hpp"
+#include "providers/soft/shm/shm_doorbell.hpp"
+#include "providers/soft/shm/shm_ring.hpp"
+#include "providers/soft/shm/shm_segment.hpp"
 #include "shm_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,11 +1,11 @@
-// One soft connection between two processes (core/src/providers/soft/transport/shm_link.*):
+// One soft connection between two processes (core/src/providers/soft/shm/shm_link.*):
 // a forked child connects through the registry to the parent's acceptor, with private data
 // and read limits both ways; 100000 messages each way with the consumers sleeping on their
 // doorbells in between; a Send pulled with process_vm_readv from the sender's vectors (and
 // from a vector list too long for a slot), a Read Request answered with process_vm_writev;
 // the reject, refuse and abandon paths; and the one-way latency of a 64-byte ping-pong, printed.
-#include "providers/soft/transport/cross_memory.hpp"
-#include "providers/soft/transport/shm_payload.hpp"
+#include "providers/soft/os/cross_memory.hpp"
+#include "providers/soft/shm/shm_peer_vectors.hpp"
 #include "shm_link_support.hpp"
 
 #include <gtest/gtest.h>

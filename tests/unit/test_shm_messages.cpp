@@ -1,9 +1,9 @@
-// The shm connection's wire messages (core/src/providers/soft/transport/shm_messages.*): each
+// The shm connection's wire messages (core/src/providers/soft/shm/shm_messages.*): each
 // message encodes and decodes to itself, and every field a peer could get wrong decodes to
 // Malformed (never a read past the bytes); a vector list too long for a slot travels by
-// reference and is pulled back (shm_payload.*).
-#include "providers/soft/transport/shm_messages.hpp"
-#include "providers/soft/transport/shm_payload.hpp"
+// reference and is pulled back (shm_peer_vectors.*).
+#include "providers/soft/shm/shm_messages.hpp"
+#include "providers/soft/shm/shm_peer_vectors.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// Peer death detection for the shm transport (core/src/providers/soft/transport/
+// Peer death detection for the shm transport (core/src/providers/soft/os/
 // peer_watch.*, process_identity.*): a pidfd that turns a peer's death into an event within
 // a bounded wait, and identities that a reused pid cannot impersonate.
-#include "providers/soft/transport/peer_watch.hpp"
-#include "providers/soft/transport/process_identity.hpp"
+#include "providers/soft/os/peer_watch.hpp"
+#include "providers/soft/os/process_identity.hpp"
 #include "shm_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
-// The shm transport's progress thread (core/src/providers/soft/transport/shm_progress.*): it
+// The shm transport's progress thread (core/src/providers/soft/shm/shm_progress.*): it
 // drives the passive side of an establishment from its events (a connection on the acceptor,
 // the request and the ReadyToUse on the connection's socket), delivers a child's stream of
 // messages in order, and reports the child's death (SIGKILL mid-stream) once, within a
 // second, after the messages it published before dying; a peer that closes its link without
 // dying is reported the same way.
-#include "providers/soft/transport/shm_progress.hpp"
+#include "providers/soft/shm/shm_progress.hpp"
 #include "shm_link_support.hpp"
 
 #include <gtest/gtest.h>

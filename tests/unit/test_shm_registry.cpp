@@ -1,8 +1,8 @@
-// The shm transport's endpoint registry (core/src/providers/soft/transport/shm_registry.*):
+// The shm transport's endpoint registry (core/src/providers/soft/shm/shm_registry.*):
 // add, find, remove; entries of exited processes recognized as stale and reclaimed; several
 // processes registering one endpoint at once, exactly one winning.
-#include "providers/soft/transport/process_identity.hpp"
-#include "providers/soft/transport/shm_registry.hpp"
+#include "providers/soft/os/process_identity.hpp"
+#include "providers/soft/shm/shm_registry.hpp"
 #include "shm_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,11 +1,11 @@
-// The shm transport's SPSC ring (core/src/providers/soft/transport/shm_ring.hpp): its edges
+// The shm transport's SPSC ring (core/src/providers/soft/shm/shm_ring.hpp): its edges
 // in one process, then a child producing into a segment it received over the handoff while
 // the parent consumes, byte-exact, and a producer killed mid-stream seen as gone, not waited
 // for.
-#include "providers/soft/transport/peer_watch.hpp"
-#include "providers/soft/transport/shm_handoff.hpp"
-#include "providers/soft/transport/shm_ring.hpp"
-#include "providers/soft/transport/shm_segment.hpp"
+#include "providers/soft/os/peer_watch.hpp"
+#include "providers/soft/shm/shm_handoff.hpp"
+#include "providers/soft/shm/shm_ring.hpp"
+#include "providers/soft/shm/shm_segment.hpp"
 #include "shm_support.hpp"
 
 #include <gtest/gtest.h>

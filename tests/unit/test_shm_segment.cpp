@@ -1,8 +1,8 @@
-// The shm transport's segment and its handoff (core/src/providers/soft/transport/
+// The shm transport's segment and its handoff (core/src/providers/soft/shm/
 // shm_segment.*, shm_handoff.*): a sealed memfd, mapped by two parties, reaching the second
 // over an abstract Unix socket as SCM_RIGHTS.
-#include "providers/soft/transport/shm_handoff.hpp"
-#include "providers/soft/transport/shm_segment.hpp"
+#include "providers/soft/shm/shm_handoff.hpp"
+#include "providers/soft/shm/shm_segment.hpp"
 #include "shm_support.hpp"
 
 #include <gtest/gtest.h>

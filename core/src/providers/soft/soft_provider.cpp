@@ -5,10 +5,10 @@
 #include "soft_adapter.hpp"
 #include "soft_objects.hpp"
 #include "soft_oid.hpp"
-#include "soft_shm_transport.hpp"
-#include "soft_tcp_transport.hpp"
 #include "providers/kit/kit_provider_entry.hpp"
 #include "providers/kit/kit_reply_text.hpp"
+#include "providers/soft/shm/shm_transport.hpp"
+#include "providers/soft/tcp/tcp_transport.hpp"
 
 #include <cstring>
 #include <string>

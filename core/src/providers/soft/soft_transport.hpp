@@ -36,7 +36,7 @@ public:
     virtual bool poll_from_consumer() { return false; }
 };
 
-// Both ends of every connection in this process (soft_inproc_transport.cpp).
+// Both ends of every connection in this process (inproc/inproc_transport.cpp).
 Transport &inproc_transport();
 
 // What every transport does the same way when a connect request arrives (soft_listener.cpp).

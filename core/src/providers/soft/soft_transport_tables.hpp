@@ -16,7 +16,7 @@
 // `Connection` a `wire()` (its Link), `qp` (atomic) and `connector`.
 #pragma once
 
-#include "providers/soft/transport/unique_fd.hpp"
+#include "providers/soft/os/unique_fd.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>

@@ -18,9 +18,9 @@
 // objects must not move while registered.  stop() (and the destructor) joins the thread.
 #pragma once
 
+#include "providers/soft/os/unique_fd.hpp"
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
-#include "providers/soft/transport/unique_fd.hpp"
 
 #include <atomic>
 #include <cstdint>

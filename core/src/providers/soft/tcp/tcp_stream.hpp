@@ -7,7 +7,7 @@
 // ECONNRESET, never SIGPIPE in a process that hosts a provider.
 #pragma once
 
-#include "providers/soft/transport/unique_fd.hpp"
+#include "providers/soft/os/unique_fd.hpp"
 
 #include <sys/uio.h>
 

@@ -1,0 +1,538 @@
+#include "providers/soft/shm/shm_messages.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+
+namespace ndk::soft::shm {
+
+namespace {
+
+// ---- encoding -----------------------------------------------------------------------------
+
+// Writes a fixed part and what follows it into `out`, or reports that it does not fit.
+class Writer {
+public:
+    explicit Writer(std::span<std::byte> out) : out_(out) {}
+
+    template <class Wire>
+    void fixed(const Wire &wire)
+    {
+        static_assert(std::is_trivially_copyable_v<Wire>);
+        raw(std::as_bytes(std::span(&wire, 1)));
+    }
+    void raw(std::span<const std::byte> bytes)
+    {
+        if (!fits_ || bytes.size() > out_.size() - used_) {
+            fits_ = false;
+            return;
+        }
+        if (!bytes.empty())
+            std::memcpy(out_.data() + used_, bytes.data(), bytes.size());
+        used_ += bytes.size();
+    }
+    std::size_t length() const { return fits_ ? used_ : 0; }
+
+private:
+    std::span<std::byte> out_;
+    std::size_t used_ = 0;
+    bool fits_ = true;
+};
+
+WireHeader header_of(MessageType type, std::uint16_t flags = 0)
+{
+    return {static_cast<std::uint16_t>(type), flags, 0};
+}
+
+std::uint32_t private_length(std::span<const std::byte> data)
+{
+    if (data.size() > kMaxPrivateData)
+        throw std::invalid_argument("private data longer than kMaxPrivateData");
+    return static_cast<std::uint32_t>(data.size());
+}
+
+WireEndpoint wire_endpoint(const Endpoint &endpoint)
+{
+    if (endpoint.family != AddressFamily::ipv4 && endpoint.family != AddressFamily::ipv6)
+        throw std::invalid_argument("endpoint family");
+    WireEndpoint wire{static_cast<std::uint16_t>(endpoint.family), endpoint.port, {}};
+    std::memcpy(wire.address, endpoint.address.data(), sizeof wire.address);
+    return wire;
+}
+
+// The payload's descriptor and the bytes that follow it in the slot.
+WirePayload wire_payload(const Payload &payload, std::span<const std::byte> &trailer,
+                         WireVector &list)
+{
+    WirePayload wire{payload.total_length, static_cast<std::uint16_t>(payload.form), 0, 0};
+    switch (payload.form) {
+    case PayloadForm::inline_bytes:
+        if (payload.total_length != payload.bytes.size())
+            throw std::invalid_argument("inline payload length");
+        wire.count = static_cast<std::uint32_t>(payload.bytes.size());
+        trailer = payload.bytes;
+        return wire;
+    case PayloadForm::vectors:
+        if (payload.bytes.size() % sizeof(WireVector) != 0)
+            throw std::invalid_argument("vector payload bytes");
+        wire.count = static_cast<std::uint32_t>(payload.vector_count());
+        trailer = payload.bytes;
+        return wire;
+    case PayloadForm::vector_list:
+        if (payload.list_count == 0 || payload.list_count > kMaxRemoteVectors)
+            throw std::invalid_argument("vector list count");
+        wire.count = payload.list_count;
+        list = {payload.list_address, std::uint64_t{payload.list_count} * sizeof(WireVector)};
+        trailer = std::as_bytes(std::span(&list, 1));
+        return wire;
+    }
+    throw std::invalid_argument("payload form");
+}
+
+template <class Wire>
+std::size_t encode_with_payload(Writer &writer, Wire wire, const Payload &payload)
+{
+    std::span<const std::byte> trailer;
+    WireVector list{};
+    wire.payload = wire_payload(payload, trailer, list);
+    writer.fixed(wire);
+    writer.raw(trailer);
+    return writer.length();
+}
+
+WireStatus wire_status(MessageType type, std::uint64_t sequence, std::uint32_t status)
+{
+    return {header_of(type), sequence, status, 0};
+}
+
+// ---- decoding -----------------------------------------------------------------------------
+
+// Reads the message front to back; every read is checked against what is left.
+class Reader {
+public:
+    explicit Reader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+
+    template <class Wire>
+    bool fixed(Wire &wire)
+    {
+        if (sizeof(Wire) > bytes_.size() - used_)
+            return false;
+        std::memcpy(&wire, bytes_.data() + used_, sizeof(Wire));
+        used_ += sizeof(Wire);
+        return true;
+    }
+    // Exactly `length` more bytes, and nothing after them.
+    bool rest(std::uint64_t length, std::span<const std::byte> &out)
+    {
+        if (length != bytes_.size() - used_)
+            return false;
+        out = bytes_.subspan(used_);
+        used_ = bytes_.size();
+        return true;
+    }
+
+private:
+    std::span<const std::byte> bytes_;
+    std::size_t used_ = 0;
+};
+
+bool valid_endpoint(const WireEndpoint &wire, Endpoint &out)
+{
+    if (wire.family == static_cast<std::uint16_t>(AddressFamily::ipv4)) {
+        for (std::size_t i = 4; i < sizeof wire.address; ++i)
+            if (wire.address[i] != 0)
+                return false;
+    } else if (wire.family != static_cast<std::uint16_t>(AddressFamily::ipv6)) {
+        return false;
+    }
+    out.family = static_cast<AddressFamily>(wire.family);
+    out.port = wire.port;
+    std::memcpy(out.address.data(), wire.address, sizeof wire.address);
+    return true;
+}
+
+// The payload descriptor and its trailer (the rest of the message); nullptr when valid, else
+// the violation.  `sink`: a Read Request's, which cannot be inline.
+const char *decode_payload(const WirePayload &wire, Reader &reader, Payload &out, bool sink)
+{
+    if (wire.reserved != 0)
+        return "payload reserved field";
+    out.total_length = wire.total_length;
+    std::span<const std::byte> trailer;
+    switch (wire.form) {
+    case static_cast<std::uint16_t>(PayloadForm::inline_bytes):
+        if (sink)
+            return "inline sink";
+        if (wire.total_length != wire.count)
+            return "inline length differs from its count";
+        if (!reader.rest(wire.count, trailer))
+            return "inline bytes differ from their count";
+        out.form = PayloadForm::inline_bytes;
+        out.bytes = trailer;
+        return nullptr;
+    case static_cast<std::uint16_t>(PayloadForm::vectors): {
+        if (!reader.rest(std::uint64_t{wire.count} * sizeof(WireVector), trailer))
+            return "vector bytes differ from their count";
+        out.form = PayloadForm::vectors;
+        out.bytes = trailer;
+        std::uint64_t sum = 0;
+        for (std::size_t i = 0; i < out.vector_count(); ++i) {
+            const std::uint64_t length = out.vector(i).length;
+            if (length > UINT64_MAX - sum)
+                return "vector lengths overflow";
+            sum += length;
+        }
+        return sum == wire.total_length ? nullptr : "vector lengths differ from the total";
+    }
+    case static_cast<std::uint16_t>(PayloadForm::vector_list): {
+        WireVector list{};
+        if (wire.count == 0 || wire.count > kMaxRemoteVectors)
+            return "vector list count";
+        if (!reader.fixed(list) || !reader.rest(0, trailer))
+            return "vector list descriptor size";
+        if (list.length != std::uint64_t{wire.count} * sizeof(WireVector))
+            return "vector list length differs from its count";
+        out.form = PayloadForm::vector_list;
+        out.list_address = list.address;
+        out.list_count = wire.count;
+        return nullptr;
+    }
+    default:
+        return "payload form";
+    }
+}
+
+Message malformed(const char *why) { return Malformed{why}; }
+
+Message decode_connect_request(Reader &reader)
+{
+    WireConnectRequest wire{};
+    if (!reader.fixed(wire))
+        return malformed("connect request too short");
+    ConnectRequest request;
+    if (wire.header.flags != 0 || wire.reserved != 0 || wire.sender.reserved != 0)
+        return malformed("connect request flags or reserved fields");
+    if (!valid_endpoint(wire.source, request.source) ||
+        !valid_endpoint(wire.destination, request.destination))
+        return malformed("connect request address");
+    if (wire.sender.pid <= 0)
+        return malformed("connect request pid");
+    if (wire.private_length > kMaxPrivateData || !reader.rest(wire.private_length, request.private_data))
+        return malformed("connect request private data length");
+    request.inbound_read_limit = wire.inbound_read_limit;
+    request.outbound_read_limit = wire.outbound_read_limit;
+    request.sender = {wire.sender.pid, wire.sender.start_time};
+    return request;
+}
+
+Message decode_reply(Reader &reader)
+{
+    WireReply wire{};
+    Reply reply;
+    if (!reader.fixed(wire) || wire.header.flags != 0 || wire.reserved != 0)
+        return malformed("reply header");
+    if (wire.private_length > kMaxPrivateData || !reader.rest(wire.private_length, reply.private_data))
+        return malformed("reply private data length");
+    reply.inbound_read_limit = wire.inbound_read_limit;
+    reply.outbound_read_limit = wire.outbound_read_limit;
+    return reply;
+}
+
+Message decode_reject(Reader &reader)
+{
+    WireReject wire{};
+    if (!reader.fixed(wire) || (wire.header.flags & ~kPrivateDataPresent) != 0 || wire.reserved != 0)
+        return malformed("reject header");
+    std::span<const std::byte> data;
+    if (wire.private_length > kMaxPrivateData || !reader.rest(wire.private_length, data))
+        return malformed("reject private data length");
+    if ((wire.header.flags & kPrivateDataPresent) == 0) {
+        if (!data.empty())
+            return malformed("reject private data without its flag");
+        return Reject{};
+    }
+    return Reject{data};
+}
+
+// A message that is its header alone.
+template <class Bare>
+Message decode_bare(Reader &reader)
+{
+    WireHeader header{};
+    std::span<const std::byte> rest;
+    if (!reader.fixed(header) || header.flags != 0 || !reader.rest(0, rest))
+        return malformed("header-only message with flags or a body");
+    return Bare{};
+}
+
+Message decode_disconnect(Reader &reader)
+{
+    WireDisconnect wire{};
+    std::span<const std::byte> rest;
+    if (!reader.fixed(wire) || !reader.rest(0, rest) || wire.header.flags != 0 || wire.reserved != 0)
+        return malformed("disconnect size or reserved fields");
+    if (wire.reason < static_cast<std::uint32_t>(DisconnectReason::graceful) ||
+        wire.reason > static_cast<std::uint32_t>(DisconnectReason::error))
+        return malformed("disconnect reason");
+    return Disconnect{static_cast<DisconnectReason>(wire.reason)};
+}
+
+Message decode_send(Reader &reader)
+{
+    WireSend wire{};
+    if (!reader.fixed(wire))
+        return malformed("send too short");
+    if ((wire.header.flags & ~(kSolicited | kInvalidate)) != 0)
+        return malformed("send flags");
+    if ((wire.header.flags & kInvalidate) == 0 && wire.invalidate_token != 0)
+        return malformed("send token without invalidate");
+    Send send;
+    send.sequence = wire.sequence;
+    send.solicited = (wire.header.flags & kSolicited) != 0;
+    send.invalidate = (wire.header.flags & kInvalidate) != 0;
+    send.invalidate_token = wire.invalidate_token;
+    send.rnr_timeout_ms = wire.rnr_timeout_ms;
+    if (const char *why = decode_payload(wire.payload, reader, send.payload, false))
+        return malformed(why);
+    return send;
+}
+
+template <class Tagged>
+Message decode_tagged(Reader &reader)
+{
+    constexpr bool sink = std::is_same_v<Tagged, ReadRequest>;
+    WireTagged wire{};
+    if (!reader.fixed(wire))
+        return malformed("tagged message too short");
+    if (wire.header.flags != 0 || wire.reserved != 0)
+        return malformed("tagged message flags or reserved fields");
+    Tagged tagged;
+    tagged.sequence = wire.sequence;
+    tagged.remote_address = wire.remote_address;
+    tagged.remote_token = wire.remote_token;
+    Payload &payload = [&]() -> Payload & {
+        if constexpr (sink)
+            return tagged.sink;
+        else
+            return tagged.payload;
+    }();
+    if (const char *why = decode_payload(wire.payload, reader, payload, sink))
+        return malformed(why);
+    return tagged;
+}
+
+template <class Result>
+Message decode_status(Reader &reader)
+{
+    WireStatus wire{};
+    std::span<const std::byte> rest;
+    if (!reader.fixed(wire) || !reader.rest(0, rest) || wire.header.flags != 0 || wire.reserved != 0)
+        return malformed("status message size or reserved fields");
+    return Result{wire.sequence, wire.status};
+}
+
+std::size_t max_inline(std::size_t max_message, std::size_t fixed)
+{
+    return max_message > fixed ? max_message - fixed : 0;
+}
+
+} // namespace
+
+// ---- Payload ------------------------------------------------------------------------------
+
+Payload Payload::inline_data(std::span<const std::byte> data)
+{
+    Payload payload;
+    payload.form = PayloadForm::inline_bytes;
+    payload.total_length = data.size();
+    payload.bytes = data;
+    return payload;
+}
+
+Payload Payload::vectors_of(std::span<const WireVector> vectors)
+{
+    Payload payload;
+    payload.form = PayloadForm::vectors;
+    payload.bytes = std::as_bytes(vectors);
+    for (const WireVector &v : vectors)
+        payload.total_length += v.length;
+    return payload;
+}
+
+Payload Payload::remote_list(std::span<const WireVector> list_in_this_process,
+                             std::uint64_t total_length)
+{
+    Payload payload;
+    payload.form = PayloadForm::vector_list;
+    payload.total_length = total_length;
+    payload.list_address = reinterpret_cast<std::uintptr_t>(list_in_this_process.data());
+    payload.list_count = static_cast<std::uint32_t>(list_in_this_process.size());
+    return payload;
+}
+
+std::size_t Payload::vector_count() const { return bytes.size() / sizeof(WireVector); }
+
+WireVector Payload::vector(std::size_t i) const
+{
+    // A copy: the bytes of a decoded message need not be aligned for a WireVector.
+    WireVector v;
+    std::memcpy(&v, bytes.data() + i * sizeof(WireVector), sizeof v);
+    return v;
+}
+
+// ---- encode / decode ----------------------------------------------------------------------
+
+std::size_t encode(const Message &message, std::span<std::byte> out)
+{
+    Writer writer(out);
+    struct Encoder {
+        Writer &w;
+        std::size_t operator()(const Malformed &) const
+        {
+            throw std::invalid_argument("encoding a Malformed message");
+        }
+        std::size_t operator()(const ConnectRequest &m) const
+        {
+            WireConnectRequest wire{header_of(MessageType::connect_request),
+                                    wire_endpoint(m.source),
+                                    wire_endpoint(m.destination),
+                                    m.inbound_read_limit,
+                                    m.outbound_read_limit,
+                                    {m.sender.pid, 0, m.sender.start_time},
+                                    private_length(m.private_data),
+                                    0};
+            w.fixed(wire);
+            w.raw(m.private_data);
+            return w.length();
+        }
+        std::size_t operator()(const Reply &m) const
+        {
+            w.fixed(WireReply{header_of(MessageType::reply), m.inbound_read_limit,
+                              m.outbound_read_limit, private_length(m.private_data), 0});
+            w.raw(m.private_data);
+            return w.length();
+        }
+        std::size_t operator()(const Reject &m) const
+        {
+            const auto data = m.private_data.value_or(std::span<const std::byte>{});
+            const std::uint16_t flags = m.private_data ? kPrivateDataPresent : 0;
+            w.fixed(WireReject{header_of(MessageType::reject, flags), private_length(data), 0});
+            w.raw(data);
+            return w.length();
+        }
+        std::size_t operator()(const ReadyToUse &) const
+        {
+            w.fixed(header_of(MessageType::ready_to_use));
+            return w.length();
+        }
+        std::size_t operator()(const Abandon &) const
+        {
+            w.fixed(header_of(MessageType::abandon));
+            return w.length();
+        }
+        std::size_t operator()(const RefuseReply &) const
+        {
+            w.fixed(header_of(MessageType::refuse_reply));
+            return w.length();
+        }
+        std::size_t operator()(const Disconnect &m) const
+        {
+            if (m.reason < DisconnectReason::graceful || m.reason > DisconnectReason::error)
+                throw std::invalid_argument("disconnect reason");
+            w.fixed(WireDisconnect{header_of(MessageType::disconnect),
+                                   static_cast<std::uint32_t>(m.reason), 0});
+            return w.length();
+        }
+        std::size_t operator()(const Send &m) const
+        {
+            const auto flags = static_cast<std::uint16_t>((m.solicited ? kSolicited : 0) |
+                                                          (m.invalidate ? kInvalidate : 0));
+            const WireSend wire{header_of(MessageType::send, flags), m.sequence,
+                                m.invalidate ? m.invalidate_token : 0, m.rnr_timeout_ms, {}};
+            return encode_with_payload(w, wire, m.payload);
+        }
+        std::size_t operator()(const Write &m) const
+        {
+            const WireTagged wire{header_of(MessageType::write), m.sequence, m.remote_address,
+                                  m.remote_token, 0, {}};
+            return encode_with_payload(w, wire, m.payload);
+        }
+        std::size_t operator()(const ReadRequest &m) const
+        {
+            if (m.sink.form == PayloadForm::inline_bytes)
+                throw std::invalid_argument("a read request's sink is never inline");
+            const WireTagged wire{header_of(MessageType::read_request), m.sequence,
+                                  m.remote_address, m.remote_token, 0, {}};
+            return encode_with_payload(w, wire, m.sink);
+        }
+        std::size_t operator()(const Ack &m) const
+        {
+            w.fixed(wire_status(MessageType::ack, m.sequence, m.status));
+            return w.length();
+        }
+        std::size_t operator()(const ReceiveReady &) const
+        {
+            w.fixed(header_of(MessageType::receive_ready));
+            return w.length();
+        }
+        std::size_t operator()(const Terminate &m) const
+        {
+            w.fixed(wire_status(MessageType::terminate, m.sequence, m.status));
+            return w.length();
+        }
+    };
+    return std::visit(Encoder{writer}, message);
+}
+
+Message decode(std::span<const std::byte> bytes)
+{
+    WireHeader header{};
+    if (!Reader(bytes).fixed(header))
+        return malformed("shorter than a header");
+    if (header.reserved != 0)
+        return malformed("header reserved field");
+    Reader reader(bytes);
+    switch (static_cast<MessageType>(header.type)) {
+    case MessageType::connect_request:
+        return decode_connect_request(reader);
+    case MessageType::reply:
+        return decode_reply(reader);
+    case MessageType::reject:
+        return decode_reject(reader);
+    case MessageType::ready_to_use:
+        return decode_bare<ReadyToUse>(reader);
+    case MessageType::abandon:
+        return decode_bare<Abandon>(reader);
+    case MessageType::refuse_reply:
+        return decode_bare<RefuseReply>(reader);
+    case MessageType::receive_ready:
+        return decode_bare<ReceiveReady>(reader);
+    case MessageType::disconnect:
+        return decode_disconnect(reader);
+    case MessageType::send:
+        return decode_send(reader);
+    case MessageType::write:
+        return decode_tagged<Write>(reader);
+    case MessageType::read_request:
+        return decode_tagged<ReadRequest>(reader);
+    case MessageType::ack:
+        return decode_status<Ack>(reader);
+    case MessageType::terminate:
+        return decode_status<Terminate>(reader);
+    }
+    return malformed("message type");
+}
+
+std::size_t max_inline_send(std::size_t max_message) { return max_inline(max_message, sizeof(WireSend)); }
+std::size_t max_inline_write(std::size_t max_message)
+{
+    return max_inline(max_message, sizeof(WireTagged));
+}
+
+std::size_t max_slot_vectors(std::size_t max_message, MessageType type)
+{
+    const std::size_t fixed = type == MessageType::send ? sizeof(WireSend) : sizeof(WireTagged);
+    return max_inline(max_message, fixed) / sizeof(WireVector);
+}
+
+} // namespace ndk::soft::shm

@@ -1,0 +1,65 @@
+#include "providers/soft/shm/shm_payloads.hpp"
+
+#include "providers/soft/soft_memory.hpp"
+
+#include <cstring>
+
+namespace ndk::soft {
+
+shm::Payload outgoing_payload(const Spans &spans, SlotRoom room,
+                              std::vector<shm::WireVector> &list)
+{
+    size_t total = total_length(spans);
+    list.clear();
+    // One span small enough travels in the slot (and nothing, for a zero-length send); several
+    // go as vectors even when small: the slot's bytes are one span, and gathering them would
+    // cost the copy this saves.
+    if (spans.empty())
+        return shm::Payload::inline_data({});
+    if (total <= room.inline_bytes && spans.size() == 1)
+        return shm::Payload::inline_data(
+            {reinterpret_cast<const std::byte *>(spans.front().host), total});
+    for (const Span &s : spans)
+        if (s.length > 0)
+            list.push_back({reinterpret_cast<std::uintptr_t>(s.host), s.length});
+    if (list.size() <= room.vectors)
+        return shm::Payload::vectors_of(list);
+    return shm::Payload::remote_list(list, total);
+}
+
+bool IncomingPayload::open(pid_t peer, const shm::Payload &payload)
+{
+    remote_.reset();
+    inline_bytes_ = {};
+    if (payload.form == shm::PayloadForm::inline_bytes) {
+        inline_bytes_ = payload.bytes;
+        length_ = payload.bytes.size();
+        status_ = shm::PeerVectorsStatus::ok;
+        return true;
+    }
+    status_ = shm::peer_vectors(peer, payload, vectors_).status;
+    if (status_ != shm::PeerVectorsStatus::ok)
+        return false;
+    remote_.emplace(peer, vectors_);
+    length_ = remote_->length();
+    return true;
+}
+
+bool IncomingPayload::copy_to(const Spans &sink)
+{
+    if (remote_)
+        return remote_->copy_to(sink);
+    // Only read from: Span has no const form.
+    auto *data = const_cast<unsigned char *>(
+        reinterpret_cast<const unsigned char *>(inline_bytes_.data()));
+    const Spans source = {{data, inline_bytes_.size()}};
+    LocalPayload bytes(source);
+    return bytes.copy_to(sink);
+}
+
+bool IncomingPayload::copy_from(const Spans &source)
+{
+    return remote_ && remote_->copy_from(source); // inline bytes are never a sink
+}
+
+} // namespace ndk::soft

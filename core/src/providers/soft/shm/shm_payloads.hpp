@@ -1,0 +1,51 @@
+// The soft data path's bytes in shm messages (shm_messages.hpp), both ways:
+//  - the initiator describes its resolved spans as a message payload: the bytes themselves when
+//    they fit the slot (no copy by the target at all), else their vectors in the slot, else a
+//    list of vectors the target pulls first (kept alive by the initiator until the answer);
+//  - the target sees a received payload as the PayloadSource or PayloadSink its target side
+//    takes (soft_target.hpp): the inline bytes, or the initiator's memory by cross-memory copy.
+// docs/transport.md, "The shm transport in the soft provider".
+#pragma once
+
+#include "providers/soft/shm/shm_cross_memory_payload.hpp"
+#include "providers/soft/shm/shm_messages.hpp"
+#include "providers/soft/shm/shm_peer_vectors.hpp"
+#include "providers/soft/soft_target.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace ndk::soft {
+
+// How much a slot can carry, from shm::max_inline_send / max_slot_vectors for the message.
+struct SlotRoom {
+    size_t inline_bytes = 0; // 0: the bytes never go inline (a Read's sink)
+    size_t vectors = 0;
+};
+
+// The payload describing `spans` (this process's memory).  `list` holds the vectors when they
+// do not fit the slot: it must stay unchanged until the target has answered.
+shm::Payload outgoing_payload(const Spans &spans, SlotRoom room,
+                              std::vector<shm::WireVector> &list);
+
+// A received payload as the target side takes it.  Valid while the message's bytes are.
+class IncomingPayload final : public PayloadSource, public PayloadSink {
+public:
+    // False (and status() says why) when the payload's vectors cannot be had: malformed, or
+    // the list could not be pulled from `peer`.
+    bool open(pid_t peer, const shm::Payload &payload);
+    shm::PeerVectorsStatus status() const { return status_; }
+
+    size_t length() const override { return length_; }
+    bool copy_to(const Spans &sink) override;
+    bool copy_from(const Spans &source) override; // only a payload of vectors: a Read's sink
+
+private:
+    shm::PeerVectorsStatus status_ = shm::PeerVectorsStatus::ok;
+    std::span<const std::byte> inline_bytes_;
+    std::vector<iovec> vectors_;
+    std::optional<CrossMemoryPayload> remote_;
+    size_t length_ = 0;
+};
+
+} // namespace ndk::soft

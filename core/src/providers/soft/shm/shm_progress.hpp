@@ -1,0 +1,144 @@
+// The thread that makes the shm transport's connections progress while nobody posts: it
+// sleeps in epoll on every listening socket, every link's doorbell, control socket and peer
+// pidfd, and on any descriptor an establishment waits on, and calls the owner's handler for
+// what happened: a connection waiting on an acceptor, messages on a link, a link whose peer is
+// gone, a descriptor readable.  One per process or per owner object (the soft provider: per
+// adapter); the handler runs on this thread, one call at a time.
+//
+// Sleeping without losing a message: before each epoll_wait the thread arms every link's
+// doorbell (shm_doorbell.hpp: "sleeping", then one more look at the ring); a link with
+// messages is served instead and the thread does not sleep.  While it is serving, links are
+// not armed, so a busy peer makes no system call per message.  Options::spin looks at the
+// rings that many more rounds before arming (latency for CPU).
+//
+// A peer that dies (its pidfd readable) or closes the link (its control socket readable: at
+// EOF, or carrying anything, which an established link never does) is reported once per link
+// by peer_gone(), after one more messages() call if its ring still holds what it published
+// before it went, and within the time an epoll wake-up takes.  The link's descriptors then
+// leave the epoll set; the link stays registered until remove().
+//
+// Progress driven by the consumer, as libfabric's providers make progress inside fi_cq_read: a
+// thread that polls and finds nothing calls poll_from_consumer(), which serves the links'
+// rings itself unless the progress thread is serving them right then.  While consumers poll,
+// the progress thread leaves the doorbells unarmed and looks at the rings every
+// kConsumerCheckMicroseconds instead of sleeping until rung: a producer then makes no system call per
+// message and wakes no thread, and two busy-polling processes on a small host keep their cores
+// (docs/transport.md, "Progress").  "Consumers poll" means one spins (consumers_spinning): a
+// consumer that polls once a millisecond would leave messages waiting for its next poll, so
+// for it the thread arms the doorbells and sleeps until rung, as when nobody polls.
+//
+// add() and remove() may be called from any thread, including from the handler.  After
+// remove() returns (on another thread) the handler is not called for that object again, so
+// the owner may destroy it; objects must not move while registered.  stop() (and the
+// destructor) joins the thread.
+#pragma once
+
+#include "providers/soft/os/unique_fd.hpp"
+#include "providers/soft/shm/shm_link.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ndk::soft::shm {
+
+class ProgressHandler {
+public:
+    virtual ~ProgressHandler() = default;
+    // A connection waits: call acceptor.accept() until it returns nothing.
+    virtual void incoming(ShmAcceptor &acceptor) = 0;
+    // Messages wait: receive until the ring is empty (else this is called again at once).
+    virtual void messages(ShmLink &link) = 0;
+    // The peer exited or closed the link.  Once per link.
+    virtual void peer_gone(ShmLink &link) = 0;
+    // A descriptor given to add_fd() is readable (an establishment's answer, typically).
+    virtual void readable(int fd) = 0;
+};
+
+class ShmProgress {
+public:
+    struct Options {
+        unsigned spin = 0; // rounds over the links' rings before arming their doorbells
+    };
+
+    explicit ShmProgress(ProgressHandler &handler) : ShmProgress(handler, Options{}) {}
+    ShmProgress(ProgressHandler &handler, Options options);
+    ~ShmProgress();
+    ShmProgress(const ShmProgress &) = delete;
+    ShmProgress &operator=(const ShmProgress &) = delete;
+
+    void add(ShmAcceptor &acceptor);
+    void remove(ShmAcceptor &acceptor);
+    void add(ShmLink &link);
+    void remove(ShmLink &link);
+    // Watched level-triggered until removed: the handler must consume what makes it readable.
+    void add_fd(int fd);
+    void remove_fd(int fd);
+
+    void stop();
+
+    // Serve the links whose rings hold messages, on the calling thread (the handler runs
+    // here); false when the progress thread is serving (try again at the next poll), when
+    // called from within the handler, or when nothing was waiting.  Any thread that holds
+    // none of the locks the handler takes.
+    bool poll_from_consumer();
+
+    // How long the progress thread sleeps unarmed while consumers poll (above).  Each of its
+    // wake-ups takes a core from a poller: in the two-process ping-pong (ndk_perf send_lat
+    // --processes, transport=shm) 250 us gave a p99 of 31-34 us, 2 ms 1.3 us, at the same
+    // median (0.9 us).  A consumer that stops polling leaves messages to the thread for at
+    // most two naps; then it arms the doorbells and sleeps until rung.
+    static constexpr int kConsumerCheckMicroseconds = 2000;
+
+private:
+    enum class Kind { acceptor, link, fd };
+    // Which of a link's descriptors an epoll event is for (the low bits of its data).
+    enum Source : std::uint64_t { primary = 0, pidfd = 1, control = 2 };
+
+    struct Entry {
+        Kind kind;
+        void *object = nullptr; // ShmAcceptor or ShmLink
+        int fd = -1;            // for Kind::fd
+        bool armed = false;     // a link's doorbell is armed
+        bool gone = false;      // a link's peer_gone() was called
+    };
+
+    void run();
+    std::uint64_t insert(Entry entry);
+    void erase(Kind kind, const void *object, int fd);
+    void watch(int fd, std::uint64_t id, Source source, std::uint32_t events);
+    void wake() const;
+    // The links with messages, served; false when every link is armed (the thread may sleep)
+    // or, while consumers poll, when nothing came (the thread naps unarmed).
+    bool serve_ready_links();
+    // poll_from_consumer's record: when, and whether its polls come close together.
+    void note_consumer_poll();
+    // A consumer spins on its CQ right now: its recorded polls came closer than 50 us, the
+    // last one less than 100 us ago.  One that polls now and then (a loop that sleeps a
+    // millisecond between polls) does not count: the doorbell serves it better.
+    bool consumers_spinning() const;
+    void dispatch(std::uint64_t data);
+    void report_gone(std::uint64_t id);
+    ShmLink *link_of(std::uint64_t id);
+
+    ProgressHandler &handler_;
+    Options options_;
+    UniqueFd epoll_;
+    UniqueFd wake_; // an eventfd: stop(), and add() of a link that must be looked at
+    // Recursive: the handler runs under it (so remove() on another thread waits for the call
+    // in progress to end) and may itself call add() or remove().
+    std::recursive_mutex mutex_;
+    std::map<std::uint64_t, Entry> entries_;
+    std::uint64_t next_id_ = 1;
+    std::atomic<bool> stopping_{false};
+    std::atomic<std::int64_t> last_poll_ns_{0}; // steady clock, by note_consumer_poll
+    std::atomic<bool> consumer_spins_{false};
+    bool consumers_polling_ = false;           // the thread's view: nap unarmed
+    std::vector<std::uint64_t> polled_links_;  // poll_from_consumer's list, under mutex_
+    std::thread thread_;
+};
+
+} // namespace ndk::soft::shm

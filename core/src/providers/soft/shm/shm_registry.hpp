@@ -1,0 +1,79 @@
+// The endpoints of one host's shm adapters: which process listens on which soft address and
+// port, and where it accepts connections (an abstract socket name, shm_handoff.hpp), so that
+// a connect from another process finds its listener.
+//
+// A directory (per user: default /dev/shm/ndk-harness-<uid>, mode 0700) with one small file
+// per endpoint, named "<address>#<port>".  Why files: registrations are rare (listen, bind)
+// and lookups happen once per connect, so nothing here is on the data path; in exchange the
+// kernel gives what a shared table would have to build: rename() publishes a complete entry
+// atomically, so lookups take no lock; writers serialize on flock() of a lock file, which
+// the kernel releases when its holder dies, so a crashed process cannot wedge the registry.
+//
+// Each entry names its owner by pid and start time (process_identity.hpp).  An entry whose
+// owner is no longer running is stale: lookups ignore it, a registration of the same
+// endpoint takes it over, and reclaim_stale() deletes it.  A process killed with SIGKILL
+// therefore costs one small file until the next registration or sweep, and nothing else.
+#pragma once
+
+#include "providers/soft/os/process_identity.hpp"
+#include "providers/soft/os/unique_fd.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ndk::soft::shm {
+
+struct EndpointEntry {
+    std::string address; // the soft address as text: IPv4 dotted quad or IPv6
+    std::uint16_t port = 0;
+    ProcessIdentity owner;
+    std::string socket_name; // abstract socket on which the owner accepts connections
+
+    bool operator==(const EndpointEntry &) const = default;
+};
+
+enum class AddResult { added, in_use };
+
+class EndpointRegistry {
+public:
+    // The registry in `directory`, created (0700) when missing.  An existing directory must be
+    // ours, a real directory and closed to others: another user could otherwise plant entries
+    // that send our connects to their process.  Throws std::system_error.
+    explicit EndpointRegistry(std::filesystem::path directory);
+
+    // /dev/shm/ndk-harness-<euid>: tmpfs, so entries never touch a disk and vanish at reboot.
+    static std::filesystem::path default_directory();
+
+    // Register `entry`; `in_use` when a running process holds the endpoint (written to
+    // `holder` when given).  A stale holder's entry is replaced.  Throws std::invalid_argument
+    // for an address that cannot be a file name, std::system_error on I/O failure.
+    AddResult add(const EndpointEntry &entry, EndpointEntry *holder = nullptr);
+
+    // The running owner's entry; nothing when absent or stale.  Takes no lock.
+    std::optional<EndpointEntry> find(const std::string &address, std::uint16_t port) const;
+
+    // Remove the endpoint if `owner` holds it; false otherwise (a process may only drop its
+    // own registrations, never one a later owner made after reclaiming).
+    bool remove(const std::string &address, std::uint16_t port, const ProcessIdentity &owner);
+
+    // Entries of running owners (for OID_NDK_LOCAL_ENDPOINTS-style listings).
+    std::vector<EndpointEntry> list() const;
+
+    // Delete every stale entry (and any file a writer left half-made when it died); returns
+    // how many entries went.
+    std::size_t reclaim_stale();
+
+    const std::filesystem::path &directory() const { return directory_; }
+
+private:
+    UniqueFd lock() const;
+    std::filesystem::path entry_path(const std::string &address, std::uint16_t port) const;
+    void publish(const EndpointEntry &entry);
+
+    std::filesystem::path directory_;
+};
+
+} // namespace ndk::soft::shm

@@ -1,0 +1,826 @@
+// The shm transport (shm_transport.hpp; docs/transport.md, "The shm transport in the
+// soft provider").
+//
+// Locks and lifetimes: soft_transport_tables.hpp.  The handler takes the wire lock exclusive
+// for establishment, teardown and Sends that invalidate, shared plus the QP's connection lock
+// for data; it looks at a connection only through the connector's link and the QP's channel,
+// under the wire lock, so it never touches a closed object.
+#include "providers/soft/shm/shm_transport.hpp"
+
+#include "providers/soft/shm/shm_link.hpp"
+#include "providers/soft/shm/shm_payloads.hpp"
+#include "providers/soft/shm/shm_progress.hpp"
+#include "providers/soft/soft_channel.hpp"
+#include "providers/soft/soft_connection.hpp"
+#include "providers/soft/soft_connector_link.hpp"
+#include "providers/soft/soft_target.hpp"
+#include "providers/soft/soft_transfer.hpp"
+#include "providers/soft/soft_transport_tables.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <system_error>
+#include <vector>
+
+namespace ndk::soft {
+namespace {
+
+// A registry entry at port 0 claims an address for its owner: no socket listens there.
+constexpr const char *kAddressClaim = "address-claim";
+
+// The user's default registry, or the fabric `name` inside it (knob shm_fabric).
+std::filesystem::path registry_directory(const std::string &name)
+{
+    std::filesystem::path base = shm::EndpointRegistry::default_directory();
+    if (name.empty())
+        return base;
+    shm::EndpointRegistry parent(base); // made, and checked to be ours, first
+    return base / ("fabric." + name);
+}
+
+shm::Endpoint to_shm(const Endpoint &e)
+{
+    shm::Endpoint out;
+    out.family = e.ip.family == AF_INET ? shm::AddressFamily::ipv4 : shm::AddressFamily::ipv6;
+    std::memcpy(out.address.data(), e.ip.bytes.data(), e.ip.family == AF_INET ? 4 : 16);
+    out.port = e.port;
+    return out;
+}
+
+Endpoint to_soft(const shm::Endpoint &e)
+{
+    Endpoint out;
+    out.ip.family = e.family == shm::AddressFamily::ipv4 ? AF_INET : AF_INET6;
+    std::memcpy(out.ip.bytes.data(), e.address.data(), e.family == shm::AddressFamily::ipv4 ? 4 : 16);
+    out.port = e.port;
+    return out;
+}
+
+std::span<const std::byte> as_bytes(std::span<const unsigned char> data)
+{
+    return std::as_bytes(data);
+}
+
+std::span<const unsigned char> as_uchars(std::span<const std::byte> data)
+{
+    return {reinterpret_cast<const unsigned char *>(data.data()), data.size()};
+}
+
+ULONG disconnect_reason(shm::DisconnectReason reason)
+{
+    switch (reason) {
+    case shm::DisconnectReason::graceful: return kDisconnectGraceful;
+    case shm::DisconnectReason::abortive: return kDisconnectAbortive;
+    default: return kDisconnectError;
+    }
+}
+
+shm::DisconnectReason wire_reason(ULONG reason)
+{
+    switch (reason) {
+    case kDisconnectGraceful: return shm::DisconnectReason::graceful;
+    case kDisconnectAbortive: return shm::DisconnectReason::abortive;
+    default: return shm::DisconnectReason::error;
+    }
+}
+
+// Each event is sent on the exchange as it stands; one the exchange refuses (the peer gave up
+// or went, and the progress thread has not told the connector yet) is dropped: the connector
+// learns the peer's move from that thread next, or its establishment timer ends the wait.
+template <class Call>
+void on_exchange(Call &&call)
+{
+    try {
+        call();
+    } catch (const std::exception &) {
+    }
+}
+
+// A connection being established: the exchange, and the connector it serves (null once that
+// connector's link is gone).  Wire lock held for `connector`.
+struct Establishing {
+    std::optional<shm::OutgoingConnection> outgoing; // active side
+    std::optional<shm::IncomingConnection> incoming; // passive side
+    SoftConnector *connector = nullptr;
+    // The exchange's socket, watched by the progress thread; kept here because the link
+    // takes it over once established (and watches it again, as its control socket).
+    int fd = -1;
+};
+
+// An established connection: the link, and this side's QP and connector (each null once its
+// channel or link is gone, which may happen on the data path: an error completion ends the
+// connection under the shared wire lock and the QP's connection lock, so `qp` is atomic and
+// the progress thread checks it again under that lock).  Wire lock held for `connector`.
+struct Connection {
+    explicit Connection(shm::ShmLink l) : link(std::move(l)) {}
+    shm::ShmLink &wire() { return link; }
+    shm::ShmLink link;
+    std::atomic<SoftQp *> qp{nullptr};
+    SoftConnector *connector = nullptr;
+};
+
+class ShmTransport;
+using ShmTables = TransportTables<shm::ShmProgress, shm::ShmLink, Establishing, Connection>;
+
+// The QP's data path over a link: the initiator's requests go out as messages and are answered
+// by the target's Ack (Answer::later; answered() completes them), one at a time per QP; the
+// target side of the peer's requests runs on the progress thread (ShmTransport::on_message).
+class ShmChannel final : public Channel {
+public:
+    ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp);
+    ~ShmChannel() override;
+
+    Answer send(SoftQp &qp, const Spans &source, bool solicited,
+                std::optional<UINT32> invalidate) override;
+    Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
+    Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
+    void receive_posted(Hold hold) override;
+    void fail_peer() override;
+
+    // The target side of the peer's Send, Write or Read Request, on the progress thread.
+    void arrived(std::span<const std::byte> raw, const shm::Message &message);
+    // The Ack of a request of ours.
+    void acknowledged(const shm::Ack &ack, Hold hold);
+
+private:
+    Answer transmit(const shm::Message &message);
+    // The peer's Send taken at the target: its answer, or nothing when its payload cannot be
+    // had (malformed, or the initiator's memory gone).
+    std::optional<Answer> take_send(const shm::Send &send);
+    void answer(std::uint64_t sequence, NTSTATUS status);
+    // A Send that found no receive: held until one is posted or the initiator's RNR timeout.
+    void hold_send(std::span<const std::byte> raw, std::uint64_t sequence,
+                   std::uint32_t rnr_timeout_ms);
+    void retry_held(Hold hold);
+    void drop_held();
+
+    ShmTransport &transport_;
+    std::shared_ptr<Connection> connection_;
+    SoftQp &qp_;
+    std::uint64_t next_sequence_ = 1;
+    std::uint64_t in_flight_ = 0;          // the sequence of our request the peer holds
+    std::vector<shm::WireVector> list_;    // its vectors, when they did not fit the slot
+    SlotRoom send_room_, write_room_, read_room_; // what a slot carries, fixed by the link
+    std::vector<std::byte> held_;          // a Send of the peer waiting for a receive
+    std::uint64_t held_timer_ = 0;
+    std::uint64_t held_generation_ = 0;
+};
+
+// The connector's line to the other process: establishment through the exchange's objects,
+// then Disconnect messages on the link.
+class ShmConnectorLink final : public ConnectorLink {
+public:
+    ShmConnectorLink(ShmTransport &transport, SoftConnector &self,
+                     std::shared_ptr<Establishing> establishing)
+        : transport_(transport), self_(self), establishing_(std::move(establishing))
+    {
+        establishing_->connector = &self_;
+    }
+    ~ShmConnectorLink() override;
+
+    void reply(std::span<const unsigned char> private_data, ULONG inbound_read_limit,
+               ULONG outbound_read_limit) override;
+    bool reject(std::optional<std::span<const unsigned char>> private_data) override;
+    bool ready_to_use() override;
+    bool refuse_reply() override;
+    void abandon() override;
+    void disconnect(ULONG reason) override;
+
+    // The passive side's exchange reached `established`: its link.
+    void connected(std::shared_ptr<Connection> connection);
+
+private:
+    // Looks at the exchange now: false when the other side gave up or went (what the progress
+    // thread would tell the connector next).
+    bool peer_still_there();
+
+    ShmTransport &transport_;
+    SoftConnector &self_;
+    std::shared_ptr<Establishing> establishing_;
+    std::shared_ptr<Connection> connection_;
+};
+
+class ShmTransport final : public Transport, private shm::ProgressHandler {
+public:
+    explicit ShmTransport(Miniport &miniport)
+        : miniport_(miniport), registry_(registry_directory(miniport.knobs.shm_fabric())),
+          self_(shm::self_identity())
+    {
+        for (const IpAddress &ip : miniport_.addresses) {
+            shm::EndpointEntry holder;
+            if (registry_.add({ip.to_string(), 0, self_, kAddressClaim}, &holder) !=
+                shm::AddResult::added) {
+                release_claims();
+                throw AddressClaimed(ip.to_string() + " is held by process " +
+                                     std::to_string(holder.owner.pid));
+            }
+            claimed_.push_back(ip);
+        }
+        progress_.emplace(static_cast<shm::ProgressHandler &>(*this));
+        tables_.attach(*progress_);
+    }
+
+    ~ShmTransport() override
+    {
+        progress_.reset(); // joins the thread: no handler call from now on
+        release_claims();
+    }
+
+    NTSTATUS start_listening(SoftListener &listener) override
+    {
+        Fabric::instance().set_listener(listener.port->endpoint(), &listener);
+        try {
+            auto acceptor =
+                std::make_shared<shm::ShmAcceptor>(registry_, to_shm(listener.port->endpoint()));
+            {
+                std::lock_guard lock(acceptors_mu_);
+                acceptors_[&listener] = acceptor;
+            }
+            tables_.later([this, acceptor] { progress_->add(*acceptor); });
+        } catch (const std::exception &) {
+            // The endpoint could not be published (the registry failed): connects to it are
+            // refused, as to any endpoint nobody listens on.
+        }
+        return STATUS_SUCCESS;
+    }
+
+    void stop_listening(SoftListener &listener) override
+    {
+        Fabric::instance().set_listener(listener.port->endpoint(), nullptr);
+        std::shared_ptr<shm::ShmAcceptor> acceptor;
+        {
+            std::lock_guard lock(acceptors_mu_);
+            auto it = acceptors_.find(&listener);
+            if (it == acceptors_.end())
+                return;
+            acceptor = std::move(it->second);
+            acceptors_.erase(it);
+        }
+        // Removed, then destroyed (its registry entry with it) on the progress thread.
+        tables_.later([this, acceptor] { progress_->remove(*acceptor); });
+    }
+
+    NTSTATUS connect(SoftConnector &c, std::span<const unsigned char> private_data) override
+    {
+        SoftAdapter &adapter = c.adapter();
+        const std::string address = c.remote.ip.to_string();
+        if (!registry_.find(address, 0))
+            return STATUS_HOST_UNREACHABLE; // no soft RNIC of this host has the address
+        if (Miniport *owner = Fabric::instance().owner(c.remote.ip);
+            owner != nullptr && !loopback_allowed(adapter, *owner))
+            return STATUS_HOST_UNREACHABLE; // docs/semantics.md, CONN-LOOPBACK
+        if (!registry_.find(address, c.remote.port))
+            return STATUS_CONNECTION_REFUSED; // nobody listens there
+        auto establishing = std::make_shared<Establishing>();
+        try {
+            establishing->outgoing = shm::OutgoingConnection::connect(
+                registry_, {to_shm(c.local), to_shm(c.remote),
+                            {c.inbound_read_limit, c.outbound_read_limit}, as_bytes(private_data)});
+        } catch (const std::system_error &) {
+            return STATUS_CONNECTION_REFUSED; // the listener went meanwhile, or is not ours
+        }
+        establishing->fd = establishing->outgoing->fd();
+        tables_.watch(establishing);
+        c.link = std::make_unique<ShmConnectorLink>(*this, c, establishing);
+        return STATUS_SUCCESS;
+    }
+
+    bool poll_from_consumer() override { return progress_->poll_from_consumer(); }
+
+    ShmTables &tables() { return tables_; }
+
+private:
+    void release_claims()
+    {
+        for (const IpAddress &ip : claimed_) {
+            try {
+                registry_.remove(ip.to_string(), 0, self_);
+            } catch (...) {
+                // Stale once we exit: the next claim of the address takes it over.
+            }
+        }
+        claimed_.clear();
+    }
+
+    // ---- the progress thread ----
+
+    void incoming(shm::ShmAcceptor &acceptor) override
+    {
+        while (auto connection = acceptor.accept()) {
+            auto establishing = std::make_shared<Establishing>();
+            establishing->incoming.emplace(std::move(*connection));
+            establishing->fd = establishing->incoming->fd();
+            tables_.watch_here(establishing); // on the progress thread: directly
+        }
+    }
+
+    void readable(int fd) override
+    {
+        if (fd == tables_.changes_fd()) {
+            tables_.apply_changes();
+            return;
+        }
+        std::shared_ptr<Establishing> establishing = tables_.establishing_at(fd);
+        if (!establishing)
+            return; // retired: its removal is queued
+        std::lock_guard wire(Fabric::instance().wire());
+        if (establishing->outgoing)
+            active_progress(establishing);
+        else
+            passive_progress(establishing);
+    }
+
+    void active_progress(const std::shared_ptr<Establishing> &e)
+    {
+        shm::Establish what = e->outgoing->poll();
+        SoftConnector *c = e->connector;
+        if (what == shm::Establish::waiting)
+            return;
+        if (what != shm::Establish::replied)
+            tables_.retire(e); // the exchange is over
+        if (c == nullptr)
+            return; // the connector went: its link abandoned or refused the exchange
+        const shm::ReceivedAnswer &answer = e->outgoing->answer();
+        switch (what) {
+        case shm::Establish::replied:
+            on_reply(*c, as_uchars(answer.private_data), answer.limits.inbound,
+                     answer.limits.outbound);
+            break;
+        case shm::Establish::rejected:
+            if (answer.private_data_present)
+                on_rejected(*c, as_uchars(answer.private_data));
+            else
+                on_rejected(*c, std::nullopt);
+            break;
+        case shm::Establish::failed: // the listener's process went: as if its connector closed
+            if (c->state == SoftConnector::State::Connecting) {
+                on_rejected(*c, std::nullopt);
+                break;
+            }
+            [[fallthrough]];
+        default: on_abandoned(*c); break; // CompleteConnect finds CONNECTION_ABORTED
+        }
+    }
+
+    void passive_progress(const std::shared_ptr<Establishing> &e)
+    {
+        shm::Establish what = e->incoming->poll();
+        if (what == shm::Establish::waiting)
+            return;
+        if (what == shm::Establish::request) {
+            request_arrived(e);
+            return;
+        }
+        tables_.retire(e);
+        SoftConnector *p = e->connector;
+        if (p == nullptr)
+            return;
+        switch (what) {
+        case shm::Establish::established: {
+            SoftQp *qp = p->qp;
+            if (qp == nullptr || p->state != SoftConnector::State::Accepting) {
+                on_abandoned(*p);
+                break;
+            }
+            auto connection = std::make_shared<Connection>(e->incoming->take_link());
+            static_cast<ShmConnectorLink &>(*p->link).connected(connection);
+            break;
+        }
+        default: // refused, abandoned, or the active side's process went
+            if (p->state == SoftConnector::State::Accepting)
+                on_reply_refused(*p); // the Accept fails: CONNECTION_ABORTED
+            else
+                on_abandoned(*p); // its Accept or Reject finds CONNECTION_ABORTED
+            break;
+        }
+    }
+
+    // A ConnectRequest reached one of our acceptors: a passive connector, or a Reject without
+    // private data when no listener takes it (paused, closing: CONNECTION_REFUSED at the peer).
+    void request_arrived(const std::shared_ptr<Establishing> &e)
+    {
+        const shm::ReceivedRequest &request = e->incoming->request();
+        SoftListener *listener = listener_taking_requests(to_soft(request.destination));
+        if (listener == nullptr || &listener->adapter().miniport() != &miniport_) {
+            on_exchange([&] { e->incoming->reject(std::nullopt); });
+            tables_.retire(e);
+            return;
+        }
+        SoftConnector &p = connect_request_arrived(
+            *listener, to_soft(request.source), {request.limits.inbound, request.limits.outbound},
+            as_uchars(request.private_data));
+        p.link = std::make_unique<ShmConnectorLink>(*this, p, e);
+        deliver_connect_event(p);
+    }
+
+    void messages(shm::ShmLink &link) override
+    {
+        std::shared_ptr<Connection> connection = tables_.connection_of(link);
+        if (buffer_.size() < link.max_message())
+            buffer_.resize(link.max_message());
+        std::size_t length = 0;
+        while (link.receive_bytes(buffer_, length) == shm::RingStatus::ok) {
+            if (connection)
+                on_message(*connection, std::span<const std::byte>(buffer_.data(), length));
+        }
+    }
+
+    // One message of the peer, with the locks it needs.
+    void on_message(Connection &connection, std::span<const std::byte> raw)
+    {
+        shm::Message message = shm::decode(raw);
+        bool exclusive = !std::holds_alternative<shm::Send>(message) &&
+                         !std::holds_alternative<shm::Write>(message) &&
+                         !std::holds_alternative<shm::ReadRequest>(message) &&
+                         !std::holds_alternative<shm::Ack>(message);
+        if (auto *send = std::get_if<shm::Send>(&message); send && send->invalidate)
+            exclusive = true; // it changes memory access (soft_transfer.hpp)
+        if (exclusive) {
+            std::lock_guard wire(Fabric::instance().wire());
+            on_control(connection, raw, message);
+            return;
+        }
+        std::shared_lock wire(Fabric::instance().wire());
+        SoftQp *qp = connection.qp.load();
+        if (qp == nullptr)
+            return; // the channel went: the connection is over here
+        std::lock_guard lock(*qp->connection_mu); // the QP lives: closes are exclusive
+        if (connection.qp.load() != qp)
+            return; // its channel went while we waited
+        auto &channel = static_cast<ShmChannel &>(*qp->channel);
+        if (auto *ack = std::get_if<shm::Ack>(&message))
+            channel.acknowledged(*ack, Hold::Shared);
+        else
+            channel.arrived(raw, message);
+    }
+
+    // Teardown, invalidating Sends and garbage: wire lock exclusive.
+    void on_control(Connection &connection, std::span<const std::byte> raw,
+                    const shm::Message &message)
+    {
+        if (auto *d = std::get_if<shm::Disconnect>(&message)) {
+            if (SoftConnector *c = connection.connector;
+                c != nullptr && c->state == SoftConnector::State::Connected)
+                on_disconnected(*c, disconnect_reason(d->reason));
+            return;
+        }
+        SoftQp *qp = connection.qp.load();
+        if (qp == nullptr)
+            return;
+        if (std::holds_alternative<shm::Terminate>(message)) {
+            // The peer's QP failed (an error completion there): ours follows (digest 4.2).
+            qp->state = SoftQp::State::Error;
+            flush_qp(*qp);
+            return;
+        }
+        if (std::holds_alternative<shm::Send>(message)) {
+            static_cast<ShmChannel &>(*qp->channel).arrived(raw, message);
+            return;
+        }
+        if (std::holds_alternative<shm::ReceiveReady>(message))
+            return; // the target decides a held Send's fate: nothing to do here
+        // Malformed, or establishment traffic on an established link: the peer is broken.
+        if (qp->state == SoftQp::State::Connected)
+            fail_connection(*qp);
+    }
+
+    void peer_gone(shm::ShmLink &link) override
+    {
+        std::shared_ptr<Connection> connection = tables_.connection_of(link);
+        if (!connection)
+            return;
+        std::lock_guard wire(Fabric::instance().wire());
+        SoftConnector *c = connection->connector;
+        if (SoftQp *qp = connection->qp.load(); qp != nullptr && qp->state == SoftQp::State::Connected) {
+            qp->state = SoftQp::State::Error; // what was in flight is lost
+            flush_qp(*qp);
+        }
+        if (c != nullptr && c->state == SoftConnector::State::Connected)
+            on_disconnected(*c, kDisconnectError);
+    }
+
+    Miniport &miniport_;
+    shm::EndpointRegistry registry_;
+    shm::ProcessIdentity self_;
+    std::vector<IpAddress> claimed_;
+    std::mutex acceptors_mu_; // acceptors_: listen and close
+    std::map<SoftListener *, std::shared_ptr<shm::ShmAcceptor>> acceptors_;
+    ShmTables tables_;
+    std::vector<std::byte> buffer_; // the progress thread's message
+    std::optional<shm::ShmProgress> progress_; // last: stopped first
+};
+
+// ---- ShmConnectorLink ---------------------------------------------------------------------
+
+ShmConnectorLink::~ShmConnectorLink()
+{
+    if (establishing_) {
+        establishing_->connector = nullptr;
+        transport_.tables().retire(establishing_);
+    }
+    if (connection_) {
+        connection_->connector = nullptr;
+        transport_.tables().retire_if_unused(connection_);
+    }
+}
+
+void ShmConnectorLink::reply(std::span<const unsigned char> private_data,
+                             ULONG inbound_read_limit, ULONG outbound_read_limit)
+{
+    on_exchange([&] {
+        establishing_->incoming->accept(
+            shm::Reply{inbound_read_limit, outbound_read_limit, as_bytes(private_data)});
+    });
+}
+
+bool ShmConnectorLink::reject(std::optional<std::span<const unsigned char>> private_data)
+{
+    if (!peer_still_there())
+        return false;
+    on_exchange([&] {
+        if (private_data)
+            establishing_->incoming->reject(as_bytes(*private_data));
+        else
+            establishing_->incoming->reject(std::nullopt);
+    });
+    return true;
+}
+
+bool ShmConnectorLink::ready_to_use()
+{
+    std::optional<shm::ShmLink> link;
+    on_exchange([&] { link = establishing_->outgoing->complete(); });
+    if (!link)
+        return false; // the passive side went meanwhile
+    connected(std::make_shared<Connection>(std::move(*link)));
+    return true;
+}
+
+void ShmConnectorLink::connected(std::shared_ptr<Connection> connection)
+{
+    establishing_->connector = nullptr;
+    transport_.tables().retire(establishing_);
+    establishing_.reset();
+    connection_ = std::move(connection);
+    connection_->connector = &self_;
+    connection_->qp.store(self_.qp);
+    self_.qp->channel = std::make_unique<ShmChannel>(transport_, connection_, *self_.qp);
+    transport_.tables().watch(connection_);
+    if (self_.passive)
+        on_ready_to_use(self_);
+    else
+        established(self_);
+}
+
+bool ShmConnectorLink::refuse_reply()
+{
+    if (!peer_still_there())
+        return false;
+    on_exchange([&] { establishing_->outgoing->refuse(); });
+    return true;
+}
+
+bool ShmConnectorLink::peer_still_there()
+{
+    if (!establishing_)
+        return false;
+    shm::Establish what = shm::Establish::waiting;
+    on_exchange([&] {
+        what = establishing_->outgoing ? establishing_->outgoing->poll()
+                                       : establishing_->incoming->poll();
+    });
+    return what != shm::Establish::abandoned && what != shm::Establish::failed;
+}
+
+void ShmConnectorLink::abandon()
+{
+    if (!establishing_)
+        return;
+    on_exchange([&] {
+        if (establishing_->outgoing)
+            establishing_->outgoing->abandon();
+        else
+            establishing_->incoming->abandon();
+    });
+}
+
+void ShmConnectorLink::disconnect(ULONG reason)
+{
+    if (connection_) // a full ring means the peer stopped reading: it learns by its own end
+        (void)connection_->link.send(shm::Disconnect{wire_reason(reason)});
+}
+
+// ---- ShmChannel ---------------------------------------------------------------------------
+
+ShmChannel::ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection,
+                       SoftQp &qp)
+    : transport_(transport), connection_(std::move(connection)), qp_(qp)
+{
+    std::size_t room = connection_->link.max_message();
+    send_room_ = {shm::max_inline_send(room), shm::max_slot_vectors(room, shm::MessageType::send)};
+    write_room_ = {shm::max_inline_write(room),
+                   shm::max_slot_vectors(room, shm::MessageType::write)};
+    read_room_ = {0, shm::max_slot_vectors(room, shm::MessageType::read_request)};
+}
+
+ShmChannel::~ShmChannel()
+{
+    drop_held();
+    connection_->qp.store(nullptr);
+    transport_.tables().retire_if_unused(connection_);
+}
+
+Answer ShmChannel::transmit(const shm::Message &message)
+{
+    // One request in flight per QP, plus Acks, a Terminate and a Disconnect: the ring is
+    // never full unless the peer stopped reading, which ends the connection.
+    if (connection_->link.send(message) != shm::RingStatus::ok)
+        return {.status = STATUS_CONNECTION_ABORTED};
+    return {.later = true};
+}
+
+Answer ShmChannel::send(SoftQp &qp, const Spans &source, bool solicited,
+                        std::optional<UINT32> invalidate)
+{
+    shm::Send m;
+    m.sequence = in_flight_ = next_sequence_++;
+    m.solicited = solicited;
+    m.invalidate = invalidate.has_value();
+    m.invalidate_token = invalidate.value_or(0);
+    m.rnr_timeout_ms = static_cast<std::uint32_t>(qp.adapter().knobs().rnr_timeout().count());
+    m.payload = outgoing_payload(source, send_room_, list_);
+    return transmit(m);
+}
+
+Answer ShmChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
+{
+    shm::Write m;
+    m.sequence = in_flight_ = next_sequence_++;
+    m.remote_address = address;
+    m.remote_token = token;
+    m.payload = outgoing_payload(source, write_room_, list_);
+    return transmit(m);
+}
+
+Answer ShmChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
+{
+    shm::ReadRequest m;
+    m.sequence = in_flight_ = next_sequence_++;
+    m.remote_address = address;
+    m.remote_token = token;
+    m.sink = outgoing_payload(sink, read_room_, list_);
+    return transmit(m);
+}
+
+void ShmChannel::fail_peer()
+{
+    (void)connection_->link.send(shm::Terminate{0, static_cast<std::uint32_t>(STATUS_CANCELLED)});
+}
+
+void ShmChannel::answer(std::uint64_t sequence, NTSTATUS status)
+{
+    (void)connection_->link.send(shm::Ack{sequence, static_cast<std::uint32_t>(status)});
+}
+
+void ShmChannel::acknowledged(const shm::Ack &ack, Hold hold)
+{
+    if (ack.sequence != in_flight_)
+        return; // an answer to a request flushed meanwhile
+    in_flight_ = 0;
+    auto status = static_cast<NTSTATUS>(ack.status);
+    if (hold == Hold::Exclusive || qp_.initiator.empty() ||
+        !changes_memory_access(qp_.initiator.front())) {
+        answered(qp_, status, hold);
+        return;
+    }
+    // A Read that invalidates its sink completes with the wire lock exclusive: the engine.
+    SoftAdapter &adapter = qp_.adapter();
+    adapter.deliver([&adapter, qp = &qp_, channel = this, status] {
+        std::lock_guard lock(adapter.mu());
+        if (adapter.exists(qp) && qp->channel.get() == channel)
+            answered(*qp, status, Hold::Exclusive);
+    });
+}
+
+std::optional<Answer> ShmChannel::take_send(const shm::Send &send)
+{
+    IncomingPayload payload;
+    if (!payload.open(connection_->link.peer().pid, send.payload))
+        return std::nullopt;
+    std::optional<UINT32> invalidate;
+    if (send.invalidate)
+        invalidate = send.invalidate_token;
+    return arrive_send(qp_, payload, send.solicited, invalidate);
+}
+
+void ShmChannel::arrived(std::span<const std::byte> raw, const shm::Message &message)
+{
+    pid_t peer = connection_->link.peer().pid;
+    IncomingPayload payload;
+    if (auto *send = std::get_if<shm::Send>(&message)) {
+        std::optional<Answer> a;
+        if (!held_.empty() || !(a = take_send(*send))) {
+            fail_connection(qp_); // two Sends in flight, or a payload we cannot have
+            return;
+        }
+        if (a->no_receive)
+            hold_send(raw, send->sequence, send->rnr_timeout_ms);
+        else
+            answer(send->sequence, a->status);
+        return;
+    }
+    if (auto *write = std::get_if<shm::Write>(&message)) {
+        NTSTATUS s = payload.open(peer, write->payload)
+                         ? arrive_write(qp_, write->remote_token, write->remote_address, payload)
+                         : STATUS_ACCESS_VIOLATION;
+        answer(write->sequence, s);
+        return;
+    }
+    if (auto *read = std::get_if<shm::ReadRequest>(&message)) {
+        NTSTATUS s = payload.open(peer, read->sink)
+                         ? arrive_read(qp_, read->remote_token, read->remote_address, payload)
+                         : STATUS_ACCESS_VIOLATION;
+        answer(read->sequence, s);
+        return;
+    }
+    fail_connection(qp_); // nothing else reaches the target side
+}
+
+void ShmChannel::hold_send(std::span<const std::byte> raw, std::uint64_t sequence,
+                           std::uint32_t rnr_timeout_ms)
+{
+    if (rnr_timeout_ms == 0) { // no retries
+        answer(sequence, STATUS_IO_TIMEOUT);
+        return;
+    }
+    held_.assign(raw.begin(), raw.end());
+    SoftAdapter &adapter = qp_.adapter();
+    std::uint64_t mine = ++held_generation_;
+    held_timer_ = adapter.engine().post_after(
+        std::chrono::milliseconds(rnr_timeout_ms),
+        [&adapter, qp = &qp_, channel = this, mine, sequence] {
+            std::lock_guard lock(adapter.mu());
+            if (!adapter.exists(qp) || qp->channel.get() != channel ||
+                channel->held_generation_ != mine || channel->held_.empty())
+                return;
+            channel->held_timer_ = 0;
+            channel->held_.clear();
+            channel->answer(sequence, STATUS_IO_TIMEOUT); // receiver not ready
+        });
+}
+
+void ShmChannel::drop_held()
+{
+    if (held_timer_ != 0)
+        qp_.adapter().engine().cancel(held_timer_);
+    held_timer_ = 0;
+    ++held_generation_;
+    held_.clear();
+}
+
+void ShmChannel::receive_posted(Hold hold) { retry_held(hold); }
+
+void ShmChannel::retry_held(Hold hold)
+{
+    if (held_.empty())
+        return;
+    shm::Message message = shm::decode(held_); // spans into held_: kept until answered
+    const auto &send = std::get<shm::Send>(message);
+    if (send.invalidate && hold == Hold::Shared) {
+        // It changes memory access: the engine goes on from it, exclusive.
+        SoftAdapter &adapter = qp_.adapter();
+        adapter.deliver([&adapter, qp = &qp_, channel = this] {
+            std::lock_guard lock(adapter.mu());
+            if (adapter.exists(qp) && qp->channel.get() == channel)
+                channel->retry_held(Hold::Exclusive);
+        });
+        return;
+    }
+    std::optional<Answer> a = take_send(send);
+    if (!a) {
+        drop_held();
+        fail_connection(qp_);
+        return;
+    }
+    if (a->no_receive)
+        return; // another QP of the SRQ took the receive: the RNR timer runs on
+    std::uint64_t sequence = send.sequence;
+    drop_held();
+    answer(sequence, a->status);
+}
+
+} // namespace
+
+std::unique_ptr<Transport> make_shm_transport(Miniport &miniport)
+{
+    return std::make_unique<ShmTransport>(miniport);
+}
+
+} // namespace ndk::soft

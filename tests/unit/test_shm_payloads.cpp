@@ -1,0 +1,126 @@
+// The soft data path's bytes in shm messages (core/src/providers/soft/shm/shm_payloads.*):
+// spans described by the initiator in each payload form, through encode and decode, taken by
+// the target side as a source (a Send) or a sink (a Read); this process plays both sides, as
+// two adapters of one process do on the shm transport.
+#include "providers/soft/shm/shm_payloads.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <numeric>
+#include <variant>
+#include <vector>
+
+namespace {
+
+using namespace ndk::soft;
+
+constexpr std::size_t kMaxMessage = 508; // a 512-byte slot less its length word
+
+SlotRoom send_room()
+{
+    return {shm::max_inline_send(kMaxMessage),
+            shm::max_slot_vectors(kMaxMessage, shm::MessageType::send)};
+}
+
+// `buffer` cut into pieces of `piece` bytes.
+Spans cut(std::vector<unsigned char> &buffer, std::size_t piece)
+{
+    Spans spans;
+    for (std::size_t at = 0; at < buffer.size(); at += piece)
+        spans.push_back({buffer.data() + at, std::min(piece, buffer.size() - at)});
+    return spans;
+}
+
+std::vector<unsigned char> pattern(std::size_t size, unsigned seed)
+{
+    std::vector<unsigned char> bytes(size);
+    for (std::size_t i = 0; i < size; ++i)
+        bytes[i] = static_cast<unsigned char>((i * 7 + seed) % 253);
+    return bytes;
+}
+
+// A message through a slot: encoded, then decoded from the slot's bytes (kept in `slot`).
+shm::Message through_slot(const shm::Message &message, std::vector<std::byte> &slot)
+{
+    slot.assign(kMaxMessage, std::byte{0});
+    std::size_t length = shm::encode(message, slot);
+    EXPECT_GT(length, 0u) << "the message did not fit the slot";
+    slot.resize(length);
+    return shm::decode(slot);
+}
+
+struct SendCase {
+    std::size_t size, piece;
+    shm::PayloadForm form;
+};
+
+class SoftShmSendPayload : public testing::TestWithParam<SendCase> {};
+
+TEST_P(SoftShmSendPayload, ReachesTheReceiveBuffersByteExact)
+{
+    const SendCase c = GetParam();
+    std::vector<unsigned char> source = pattern(c.size, 3);
+    std::vector<shm::WireVector> list;
+    shm::Payload payload = outgoing_payload(cut(source, c.piece), send_room(), list);
+    ASSERT_EQ(payload.form, c.form);
+    std::vector<std::byte> slot;
+    shm::Message received =
+        through_slot(shm::Send{.sequence = 1, .payload = payload}, slot);
+    ASSERT_TRUE(std::holds_alternative<shm::Send>(received));
+
+    IncomingPayload incoming;
+    ASSERT_TRUE(incoming.open(::getpid(), std::get<shm::Send>(received).payload));
+    ASSERT_EQ(incoming.length(), c.size);
+    std::vector<unsigned char> receive(c.size + 64, 0xee); // a larger posted receive
+    ASSERT_TRUE(incoming.copy_to(cut(receive, 1000)));
+    EXPECT_TRUE(std::equal(source.begin(), source.end(), receive.begin()));
+    EXPECT_EQ(receive[c.size], 0xee) << "a byte past the payload was written";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, SoftShmSendPayload,
+    testing::Values(SendCase{0, 1, shm::PayloadForm::inline_bytes},
+                    SendCase{64, 64, shm::PayloadForm::inline_bytes},
+                    SendCase{64, 20, shm::PayloadForm::vectors},
+                    SendCase{30000, 10000, shm::PayloadForm::vectors},
+                    SendCase{9000, 3, shm::PayloadForm::vector_list}));
+
+TEST(SoftShmReadPayload, TheResponseIsPushedIntoTheInitiatorsSink)
+{
+    std::vector<unsigned char> sink(20000, 0);
+    std::vector<shm::WireVector> list;
+    // A Read's sink never travels inline: the slot has no room for the response.
+    shm::Payload payload = outgoing_payload(
+        cut(sink, 700), {0, shm::max_slot_vectors(kMaxMessage, shm::MessageType::read_request)},
+        list);
+    ASSERT_NE(payload.form, shm::PayloadForm::inline_bytes);
+    std::vector<std::byte> slot;
+    shm::Message received = through_slot(
+        shm::ReadRequest{.sequence = 2, .remote_address = 0x1000, .remote_token = 9,
+                         .sink = payload},
+        slot);
+    ASSERT_TRUE(std::holds_alternative<shm::ReadRequest>(received));
+
+    IncomingPayload incoming;
+    ASSERT_TRUE(incoming.open(::getpid(), std::get<shm::ReadRequest>(received).sink));
+    std::vector<unsigned char> region = pattern(sink.size(), 5); // the target's registered memory
+    ASSERT_TRUE(incoming.copy_from(cut(region, 4096)));
+    EXPECT_EQ(sink, region);
+}
+
+TEST(SoftShmPayload, VectorsThatDoNotAddUpToTheTotalAreRefused)
+{
+    std::vector<unsigned char> source = pattern(100, 1);
+    std::vector<shm::WireVector> list;
+    shm::Payload payload = outgoing_payload(cut(source, 10), send_room(), list);
+    ASSERT_EQ(payload.form, shm::PayloadForm::vectors);
+    payload.total_length += 1; // what a buggy or hostile initiator might announce
+    IncomingPayload incoming;
+    EXPECT_FALSE(incoming.open(::getpid(), payload));
+    EXPECT_EQ(incoming.status(), shm::PeerVectorsStatus::malformed);
+    EXPECT_FALSE(incoming.copy_from(cut(source, 10))) << "no vectors: nothing to push into";
+}
+
+} // namespace
