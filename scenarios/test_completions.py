@@ -15,9 +15,9 @@ import ndk
 from ndk import AdapterFlag, CqNotify, OpFlag, OpType, Status
 from ndk.testing import OpenAdapter, Pair
 
-from ndk.scenario.completion import (CLIENT, MAXULONG, SERVER, TIMEOUT, drain, link, loopback_pair,
-                                     no_notification, sides, pattern, post_receive, post_send,
-                                     Side)
+from ndk.scenario.completion import (CLIENT, MAXULONG, SERVER, TIMEOUT, connect_sides,
+                                     connected_pair, drain, loopback_pair, no_notification,
+                                     pattern, post_receive, post_send, Side)
 
 
 def _requires_flag(adapter: ndk.Adapter, flag: AdapterFlag, what: str) -> None:
@@ -53,7 +53,7 @@ def test_send_and_receive_result_types(pair: Pair) -> None:
     """digest 2.2, 2.3: a send completes at the sender as NdkOperationTypeSend and at the
     receiver as NdkOperationTypeReceive, both SUCCESS with ProviderErrorCode 0; the receive's
     BytesTransferred is the length sent, and the bytes are in the receive buffer."""
-    a, b = sides(pair)
+    a, b = pair
     data = pattern(100)
     post_receive(b, 0, 256, 0xB1)
     post_send(a, data, 0xA1)
@@ -72,7 +72,7 @@ def test_write_result_type(pair: Pair) -> None:
     """digest 2.2, 2.3: an RDMA write completes at the writer only, as
     NdkOperationTypeWrite, SUCCESS, ProviderErrorCode 0; the peer's CQ gets nothing and its
     memory holds the bytes."""
-    a, b = sides(pair)
+    a, b = pair
     data = pattern(200, 3)
     a.buffer[:200] = data
     assert a.qp.write([a.mr.sge(0, 200)], b.mr.address + 1024, b.mr.remote_token,
@@ -88,7 +88,7 @@ def test_write_result_type(pair: Pair) -> None:
 def test_read_result_type(pair: Pair) -> None:
     """digest 2.2, 2.3: an RDMA read completes at the reader only, as NdkOperationTypeRead,
     SUCCESS, ProviderErrorCode 0, with the peer's bytes in the sink."""
-    a, b = sides(pair)
+    a, b = pair
     data = pattern(300, 5)
     b.buffer[2048:2348] = data
     assert a.qp.read([a.mr.sge(4096, 300)], b.mr.address + 2048, b.mr.remote_token,
@@ -105,7 +105,7 @@ def test_bind_and_invalidate_result_types(pair: Pair) -> None:
     """digest 2.2, 2.3, 1.7: NdkBind completes as NdkOperationTypeBind and NdkInvalidate as
     NdkOperationTypeInvalidate, both SUCCESS with ProviderErrorCode 0; between them the
     window gives the peer remote write access to the bound range."""
-    a, b = sides(pair)
+    a, b = pair
     mw = a.pd.create_mw().get(timeout=TIMEOUT)
     assert a.qp.bind(a.mr, mw, a.mr.address + 8192, 4096,
                      flags=OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE,
@@ -129,7 +129,7 @@ def test_send_and_invalidate_result_types(pair: Pair) -> None:
     """digest 2.3, 1.7: the receive of an NdkSendAndInvalidate completes as
     NdkOperationTypeReceiveAndInvalidate with the invalidated token in
     TypeSpecificCompletionOutput; the sender's completion type is NdkOperationTypeSend."""
-    a, b = sides(pair)
+    a, b = pair
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(b.mr, mw, b.mr.address + 4096, 4096, flags=OpFlag.ALLOW_REMOTE_READ,
                      request_context=0xB1) == Status.SUCCESS
@@ -156,7 +156,7 @@ def test_receive_and_invalidate_through_plain_results(pair: Pair) -> None:
     NdkGetCqResults; the token is still invalidated, so a later NdkInvalidate of it fails
     (docs/semantics.md DATA-STATUS: invalidating an unbound MW completes
     STATUS_INVALID_DEVICE_REQUEST)."""
-    a, b = sides(pair)
+    a, b = pair
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(b.mr, mw, b.mr.address, 4096, flags=OpFlag.ALLOW_REMOTE_READ,
                      request_context=0xB1) == Status.SUCCESS
@@ -183,7 +183,7 @@ def test_receive_and_invalidate_through_plain_results(pair: Pair) -> None:
 def test_receive_bytes_transferred(pair: Pair, size: int) -> None:
     """digest 2.3: BytesTransferred of a Receive completion is the number of bytes the send
     carried (0 for a send with no SGE), in both NDK_RESULT and NDK_RESULT_EX."""
-    a, b = sides(pair)
+    a, b = pair
     post_receive(b, 0, 8192, 1)
     post_receive(b, 8192, 8192, 2)
     post_send(a, pattern(size), 11)
@@ -205,7 +205,7 @@ def test_qp_context_is_the_create_qp_value(open_adapter: OpenAdapter) -> None:
     QP, initiator and receive alike, in NDK_RESULT and NDK_RESULT_EX."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
-    a, b = link(client, server, qp_contexts=(0xA11CE, 0xB0B))
+    a, b = connect_sides(Side(client, qp_context=0xA11CE), Side(server, qp_context=0xB0B))
     post_receive(a, 0, 64, 1)
     post_receive(b, 0, 64, 2)
     post_send(a, pattern(8), 3, offset=4096)
@@ -225,7 +225,7 @@ def test_plain_result_has_the_ex_fields_but_type(open_adapter: OpenAdapter) -> N
     same values NDK_RESULT_EX reports for an equal completion, without the Type fields."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
-    a, b = link(client, server, qp_contexts=(0x1, 0x2))
+    a, b = connect_sides(Side(client, qp_context=0x1), Side(server, qp_context=0x2))
     post_receive(b, 0, 128, 21)
     post_receive(b, 4096, 128, 22)
     post_send(a, pattern(77), 31)
@@ -248,7 +248,7 @@ def test_plain_result_has_the_ex_fields_but_type(open_adapter: OpenAdapter) -> N
 def test_results_drain_in_issue_order(pair: Pair) -> None:
     """digest 4.2 (ND2): requests complete in issue order within one QP, initiator and receive
     queues separately; NdkGetCqResults removes the oldest first (digest 1.3)."""
-    a, b = sides(pair)
+    a, b = pair
     sizes = [10, 200, 1, 64, 33]
     for i in range(5):
         post_receive(b, 4096 * i, 256, 100 + i)
@@ -268,7 +268,7 @@ def test_results_drain_in_issue_order(pair: Pair) -> None:
 def test_mixed_initiator_results_in_issue_order(pair: Pair) -> None:
     """digest 4.2, 2.2: a send, a write, a read and another send on one initiator queue
     complete in that order, each with its own Type."""
-    a, b = sides(pair)
+    a, b = pair
     post_receive(b, 0, 64, 50)
     post_receive(b, 64, 64, 51)
     b.buffer[16384:16400] = pattern(16, 4)
@@ -291,7 +291,7 @@ def test_mixed_initiator_results_in_issue_order(pair: Pair) -> None:
 def test_n_limits_how_many_results_are_removed(pair: Pair) -> None:
     """digest 1.3: NdkGetCqResults(Ex) removes at most nResults entries and returns how many;
     the rest stay queued, oldest first, for either call; an empty CQ returns none."""
-    a, b = sides(pair)
+    a, b = pair
     _exchange(a, b, 5)
     drain(a.cq, 5)
     first = b.cq.wait_results(2, timeout=TIMEOUT)
@@ -309,7 +309,7 @@ def test_n_limits_how_many_results_are_removed(pair: Pair) -> None:
 def test_zero_results_requested_removes_nothing(pair: Pair) -> None:
     """digest 1.3: NdkGetCqResults(Ex) with nResults 0 removes nothing (0 entries returned);
     the queued completion is still there for the next call."""
-    a, b = sides(pair)
+    a, b = pair
     post_receive(b, 0, 64, 7)
     post_send(a, pattern(4), 8)
     drain(a.cq, 1)
@@ -331,7 +331,7 @@ def _wait_queued(side: Side) -> None:
 def test_empty_cq_returns_no_results(pair: Pair) -> None:
     """digest 1.3: NdkGetCqResults(Ex) returns 0 on an empty CQ: a fresh connection has no
     completion, and neither has a CQ whose completions were all removed."""
-    a, b = sides(pair)
+    a, b = pair
     for cq in (a.cq, b.cq):
         assert cq.get_results(8) == []
         assert cq.get_results_ex(8) == []
@@ -349,7 +349,7 @@ def test_silent_success_gives_no_initiator_completion(pair: Pair) -> None:
     """digest 2.5: NDK_OP_FLAG_SILENT_SUCCESS: a successful request produces no completion at
     the initiator; the receiver's completion is unaffected.  The next ordinary send completes
     as usual (and alone)."""
-    a, b = sides(pair)
+    a, b = pair
     post_receive(b, 0, 64, 1)
     post_receive(b, 4096, 64, 2)
     post_send(a, pattern(20), 10, flags=OpFlag.SILENT_SUCCESS)
@@ -367,7 +367,7 @@ def test_results_go_to_the_queue_cq(open_adapter: OpenAdapter) -> None:
     receive CQ, initiator completions (send, write) to the initiator CQ, and nowhere else."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
-    a, b = link(client, server, separate_cqs=True)
+    a, b = connected_pair(client, server, separate_cqs=True)
     post_receive(b, 0, 64, 1)
     post_send(a, pattern(16), 2)
     assert a.qp.write([a.mr.sge(0, 16)], b.mr.address + 4096, b.mr.remote_token,
@@ -388,7 +388,7 @@ def test_results_go_to_the_queue_cq(open_adapter: OpenAdapter) -> None:
 def test_one_notification_for_several_receives(pair: Pair) -> None:
     """digest 3.2: the notification callback is called once per arm: three sends arriving
     after one NDK_CQ_NOTIFY_ANY arm give exactly one notification, with STATUS_SUCCESS."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(CqNotify.ANY)
     _exchange(a, b, 3)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -402,7 +402,7 @@ def test_one_notification_for_several_receives(pair: Pair) -> None:
 def test_any_arm_fired_by_send_completion(pair: Pair) -> None:
     """digest 3.2: NDK_CQ_NOTIFY_ANY is satisfied by the next completion, including an
     initiator's own send completion; the receiver's unarmed CQ gets no notification."""
-    a, b = sides(pair)
+    a, b = pair
     a.cq.arm(CqNotify.ANY)
     _exchange(a, b, 1)
     assert a.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -417,7 +417,7 @@ def test_any_arm_fired_by_send_completion(pair: Pair) -> None:
 def test_rearm_after_callback_gives_next_notification(pair: Pair) -> None:
     """digest 3.2: the provider clears the arm before the callback; an arm made after it is
     satisfied by the next completion: one notification per arm, two arms, two notifications."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(CqNotify.ANY)
     _exchange(a, b, 1)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -436,7 +436,7 @@ def test_arm_fires_at_once_for_completion_since_last_callback(pair: Pair) -> Non
     """digest 3.2: when at least one completion arrived since the last callback, an arm must
     be satisfied immediately: the first send is notified, a second one arrives unarmed (no
     notification), and the next arm fires at once without new traffic."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(CqNotify.ANY)
     _exchange(a, b, 1)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -454,7 +454,7 @@ def test_arm_fires_at_once_for_completion_since_last_callback(pair: Pair) -> Non
 def test_first_arm_fires_for_queued_completions(pair: Pair) -> None:
     """digest 3.2: completions that arrived before any arm give no notification ("only after
     an arm"); the first arm is then satisfied at once, once."""
-    a, b = sides(pair)
+    a, b = pair
     _exchange(a, b, 2)
     drain(a.cq, 2)
     no_notification(b.cq)
@@ -471,7 +471,7 @@ def test_solicited_arm_ignores_plain_send(pair: Pair) -> None:
     """digest 3.2, 1.7: NDK_CQ_NOTIFY_SOLICITED is satisfied by the arrival of a send with
     NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT; a plain successful send does not satisfy it, though
     its completion is in the CQ."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(CqNotify.SOLICITED)
     _exchange(a, b, 1)
     (received,) = drain(b.cq, 1)
@@ -486,7 +486,7 @@ def test_solicited_arm_fired_by_solicited_send(pair: Pair) -> None:
     """digest 3.2, 1.7: a send with NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT satisfies the peer's
     NDK_CQ_NOTIFY_SOLICITED arm: one notification, STATUS_SUCCESS, and the receive completed
     SUCCESS with the bytes."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(CqNotify.SOLICITED)
     _exchange(a, b, 1, flags=OpFlag.SEND_AND_SOLICIT_EVENT)
     assert b.cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
@@ -502,7 +502,7 @@ def test_solicited_arm_fired_by_solicited_send(pair: Pair) -> None:
 def test_solicited_arm_waits_for_the_solicited_send(pair: Pair) -> None:
     """digest 3.2: under a SOLICITED arm a plain send arrives silently; the solicited send
     after it gives the one notification; both completions are queued in order."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(CqNotify.SOLICITED)
     _exchange(a, b, 1)
     drain(a.cq, 1)
@@ -518,7 +518,7 @@ def test_solicited_arm_waits_for_the_solicited_send(pair: Pair) -> None:
 def test_solicited_arm_not_fired_by_own_solicited_send(pair: Pair) -> None:
     """digest 3.2: SOLICITED is the *arrival* of a solicited send: the sender's own successful
     send completion does not satisfy a SOLICITED arm on the sender's CQ (the peer's does)."""
-    a, b = sides(pair)
+    a, b = pair
     a.cq.arm(CqNotify.SOLICITED)
     b.cq.arm(CqNotify.SOLICITED)
     _exchange(a, b, 1, flags=OpFlag.SEND_AND_SOLICIT_EVENT)
@@ -537,7 +537,7 @@ def test_solicited_arm_not_fired_by_own_solicited_send(pair: Pair) -> None:
 def test_any_and_solicited_merge_to_any(pair: Pair, first: CqNotify, second: CqNotify) -> None:
     """digest 3.2: re-arming before the arm is satisfied gives ANY if either arm is ANY: a
     plain (unsolicited) send then fires exactly one notification."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(first)
     b.cq.arm(second)
     _exchange(a, b, 1)
@@ -556,7 +556,7 @@ def test_errors_and_solicited_merge_to_solicited(pair: Pair, first: CqNotify,
                                                  second: CqNotify) -> None:
     """digest 3.2: ERRORS with SOLICITED (no ANY) gives SOLICITED: a plain send does not fire
     it, a solicited send then does, once."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(first)
     b.cq.arm(second)
     _exchange(a, b, 1)
@@ -573,7 +573,7 @@ def test_errors_and_solicited_merge_to_solicited(pair: Pair, first: CqNotify,
 def test_errors_and_errors_stay_errors(pair: Pair) -> None:
     """digest 3.2: ERRORS + ERRORS stays ERRORS: neither a plain nor a solicited successful
     send satisfies it."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(CqNotify.ERRORS)
     b.cq.arm(CqNotify.ERRORS)
     _exchange(a, b, 1)
@@ -588,7 +588,7 @@ def test_errors_and_errors_stay_errors(pair: Pair) -> None:
 def test_errors_arm_ignores_successful_traffic(pair: Pair) -> None:
     """digest 3.2, 1.3: NDK_CQ_NOTIFY_ERRORS names CQ errors (overrun, catastrophic failure):
     successful sends, receives, writes and reads on both CQs do not satisfy it."""
-    a, b = sides(pair)
+    a, b = pair
     a.cq.arm(CqNotify.ERRORS)
     b.cq.arm(CqNotify.ERRORS)
     _exchange(a, b, 2, flags=OpFlag.SEND_AND_SOLICIT_EVENT)
@@ -632,7 +632,7 @@ def test_callbacks_delivered_one_at_a_time(open_adapter: OpenAdapter) -> None:
 
 
 def _moderated_pair(pair: Pair, interval: int, count: int) -> tuple[Side, Side]:
-    a, b = sides(pair)
+    a, b = pair
     _requires_flag(b.adapter, AdapterFlag.CQ_INTERRUPT_MODERATION_SUPPORTED, "moderation")
     assert b.cq.control_cq_interrupt_moderation(interval, count) == Status.SUCCESS
     b.cq.arm(CqNotify.ANY)
@@ -727,7 +727,7 @@ def _resizable_link(open_adapter: OpenAdapter, depth: int) -> tuple[Side, Side]:
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
     _requires_flag(server, AdapterFlag.CQ_RESIZE_SUPPORTED, "resize")
-    return link(client, server, cq_depths=(64, depth))
+    return connect_sides(Side(client), Side(server, cq_depth=depth))
 
 
 @pytest.mark.rule("RESIZE-UP-KEEPS-COMPLETIONS")

@@ -17,7 +17,7 @@ from ndk.scenario import (CLIENT, CLIENT6, CREATE_MODES, EPHEMERAL, expect_call,
 from ndk.scenario.connection import adapter, adapters  # noqa: F401  (fixtures)
 from ndk.scenario.connection import (accept, establish, expect_cancelled_receives,
                                      expect_disconnect_event, expect_inline, expect_private_data,
-                                     finish, how, incoming, listening, make_side, new_connector,
+                                     finish, how, incoming, listening, new_connector,
                                      new_qp, no_incoming, start, transfer)
 
 SOCKADDR_IN = 16    # sizeof(SOCKADDR_IN)
@@ -155,7 +155,7 @@ def test_connect_without_listener_is_refused(open_adapter: OpenAdapter, mode: st
     once a listener exists, a new connector connects it."""
     client = open_adapter(address=CLIENT, request_mode=mode)
     server = open_adapter(address=SERVER)
-    side = make_side(client)
+    side = Side(client)
     refused = new_connector(client)
     expect_call(refused.connect(side.qp, (SERVER, 7110)), Status.CONNECTION_REFUSED, how(mode))
     a, b = finish(accept(start(client, server, (SERVER, 7110), client=side)))
@@ -171,7 +171,7 @@ def test_connect_to_paused_listener_is_refused(adapters: tuple[ndk.Adapter, ndk.
     client, server = adapters
     listener = listening(server, (SERVER, 7111))
     listener.control_connect_events(True)
-    side = make_side(client)
+    side = Side(client)
     refused = new_connector(client)
     expect_call(refused.connect(side.qp, (SERVER, 7111)), Status.CONNECTION_REFUSED, "i/a")
     no_incoming(listener)
@@ -190,7 +190,7 @@ def test_connect_to_closed_listener_is_refused(adapters: tuple[ndk.Adapter, ndk.
     client, server = adapters
     listener = listening(server, (SERVER, 7112))
     expect_closed(listener.close())
-    side = make_side(client)
+    side = Side(client)
     connector = new_connector(client)
     expect_call(connector.connect(side.qp, (SERVER, 7112)), Status.CONNECTION_REFUSED, "i/a")
 
@@ -216,7 +216,7 @@ def test_connect_to_unowned_address_is_unreachable(open_adapter: OpenAdapter, mo
     """digest 1.8: HOST_UNREACHABLE (i/a). docs/semantics.md: CONN-UNREACHABLE (an address no
     soft RNIC owns; completed like CONN-REFUSED). The QP stays usable for another connector."""
     client = open_adapter(address=CLIENT, request_mode=mode)
-    side = make_side(client)
+    side = Side(client)
     first, second = new_connector(client), new_connector(client)
     expect_call(first.connect(side.qp, (UNOWNED, 7114)), Status.HOST_UNREACHABLE, how(mode))
     expect_call(second.connect(side.qp, (UNOWNED, 7114)), Status.HOST_UNREACHABLE, how(mode))
@@ -232,7 +232,7 @@ def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter: Open
     adapter = open_adapter(address=SERVER)
     set_adapter_flags(adapter, remove=AdapterFlag.LOOPBACK_CONNECTIONS_SUPPORTED)
     listener = listening(adapter, (SERVER, 7115))
-    side = make_side(adapter)
+    side = Side(adapter)
     connector = new_connector(adapter)
     expect_inline(connector.connect(side.qp, (SERVER, 7115)), Status.HOST_UNREACHABLE)
     no_incoming(listener)
@@ -248,7 +248,7 @@ def test_connect_from_address_not_owned(adapters: tuple[ndk.Adapter, ndk.Adapter
     listener sees nothing; the QP stays usable."""
     client, server = adapters
     listener = listening(server, (SERVER, 7116))
-    side = make_side(client)
+    side = Side(client)
     refused = new_connector(client)
     expect_call(refused.connect(side.qp, (SERVER, 7116), src_address=(source, 0)),
                   Status.INVALID_ADDRESS, "i/a")
@@ -267,7 +267,7 @@ def test_connect_across_address_families(open_adapter: OpenAdapter) -> None:
     client = open_adapter(address=f"{CLIENT},{CLIENT6}")
     server = open_adapter(address=f"{SERVER},{SERVER6}")
     listener = listening(server, (SERVER6, 7117))
-    side = make_side(client)
+    side = Side(client)
     connector = new_connector(client)
     expect_inline(connector.connect(side.qp, (SERVER6, 7117), src_address=(CLIENT, 0)),
                   Status.INVALID_ADDRESS)
@@ -283,7 +283,7 @@ def test_connect_null_private_data_with_length(adapters: tuple[ndk.Adapter, ndk.
     INVALID_PARAMETER, inline); nothing reaches the listener."""
     client, server = adapters
     listener = listening(server, (SERVER, 7118))
-    side = make_side(client)
+    side = Side(client)
     connector = new_connector(client)
     expect_inline(connector.connect(side.qp, (SERVER, 7118), private_data=None,
                                     private_data_length=4),
@@ -447,7 +447,7 @@ def test_accept_when_not_incoming(adapters: tuple[ndk.Adapter, ndk.Adapter], sta
     completion."""
     client, server = adapters
     if state == "idle":
-        side = make_side(client)
+        side = Side(client)
         expect_inline(new_connector(client).accept(side.qp), Status.CONNECTION_INVALID)
         return
     handshake = accept(start(client, server, (SERVER, 7128)))
@@ -727,7 +727,7 @@ def test_connect_private_data_above_max_caller_data(open_adapter: OpenAdapter, m
     if max_caller_data is not None:
         assert limit == max_caller_data
     listener = listening(server, (SERVER, 7147))
-    side = make_side(client)
+    side = Side(client)
     connector = new_connector(client)
     expect_inline(connector.connect(side.qp, (SERVER, 7147), private_data=bytes(limit + 1)),
                   Status.INVALID_BUFFER_SIZE)
@@ -1060,7 +1060,7 @@ def test_listener_port_held_by_accepted_connector(adapters: tuple[ndk.Adapter, n
     other = server.create_listener().get(timeout=TIMEOUT)
     expect_call(other.listen((SERVER, 7181)), Status.SHARING_VIOLATION, "i/a")
     remote = listening(client, (CLIENT, 7281))
-    side = make_side(server)
+    side = Side(server)
     connector = new_connector(server)
     expect_call(connector.connect(side.qp, (CLIENT, 7281), src_address=(SERVER, 7181)),
                   Status.SHARING_VIOLATION, "i/a")
@@ -1080,7 +1080,7 @@ def test_closing_listener_refuses_new_requests(adapters: tuple[ndk.Adapter, ndk.
     a, b = connected_pair(adapters, 7182)
     close = b.listener.close()
     assert close.status == Status.PENDING
-    side = make_side(client)
+    side = Side(client)
     connector = new_connector(client)
     expect_call(connector.connect(side.qp, (SERVER, 7182)), Status.CONNECTION_REFUSED, "i/a")
     transfer(a, b, b"the accepted connection is unaffected")
@@ -1104,7 +1104,7 @@ def test_connect_from_port_in_use(adapters: tuple[ndk.Adapter, ndk.Adapter], hol
                          listener=listener)
     else:
         held = client.create_shared_endpoint((CLIENT, 7283)).get(timeout=TIMEOUT)
-    side = make_side(client)
+    side = Side(client)
     connector = new_connector(client)
     expect_call(connector.connect(side.qp, (SERVER, 7183), src_address=(CLIENT, 7283)),
                   Status.SHARING_VIOLATION, "i/a")
@@ -1139,7 +1139,7 @@ def test_connect_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
     listener = listening(server, (SERVER, 7185))
     first, b_first = establish(client, server, (SERVER, 7185), listener=listener)
     assert first.connector.get_local_address() == (CLIENT, 50000)
-    side = make_side(client)
+    side = Side(client)
     connector = new_connector(client)
     expect_call(connector.connect(side.qp, (SERVER, 7185)), Status.TOO_MANY_ADDRESSES, "i/a")
     no_incoming(listener)
@@ -1161,11 +1161,11 @@ def test_connect_with_shared_endpoint_uses_its_port(adapters: tuple[ndk.Adapter,
     for port in (7186, 7187):
         listener = listening(server, (SERVER, port))
         listeners.append(listener)
-        a = make_side(client)
+        a = Side(client)
         a.connector = new_connector(client)
         call = a.connector.connect_with_shared_endpoint(a.qp, endpoint, (SERVER, port))
         assert call.status == Status.PENDING
-        b = make_side(server)
+        b = Side(server)
         b.connector = incoming(listener)
         accept_call = b.connector.accept(b.qp)
         assert call.wait(timeout=TIMEOUT) == Status.SUCCESS and call.completions == 1
@@ -1189,10 +1189,10 @@ def test_shared_endpoint_port_held_by_connector(adapters: tuple[ndk.Adapter, ndk
     client, server = adapters
     endpoint = client.create_shared_endpoint((CLIENT, 7288)).get(timeout=TIMEOUT)
     listener = listening(server, (SERVER, 7188))
-    a = make_side(client)
+    a = Side(client)
     a.connector = new_connector(client)
     call = a.connector.connect_with_shared_endpoint(a.qp, endpoint, (SERVER, 7188))
-    b = make_side(server)
+    b = Side(server)
     b.connector = incoming(listener)
     accept_call = b.connector.accept(b.qp)
     assert call.wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -1221,13 +1221,13 @@ def test_duplicate_four_tuple_through_shared_endpoint(adapters: tuple[ndk.Adapte
     client, server = adapters
     endpoint = client.create_shared_endpoint((CLIENT, 7289)).get(timeout=TIMEOUT)
     listener = listening(server, (SERVER, 7189))
-    first = make_side(client)
+    first = Side(client)
     first.connector = new_connector(client)
     call = first.connector.connect_with_shared_endpoint(first.qp, endpoint, (SERVER, 7189))
     assert call.status == Status.PENDING
-    b = make_side(server)
+    b = Side(server)
     b.connector = incoming(listener)
-    second = make_side(client)
+    second = Side(client)
     second.connector = new_connector(client)
     expect_call(second.connector.connect_with_shared_endpoint(second.qp, endpoint,
                                                                 (SERVER, 7189)),

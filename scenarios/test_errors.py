@@ -20,9 +20,9 @@ import ndk
 from ndk import AdapterFlag, CqNotify, MrFlag, OpFlag, OpType, Status
 from ndk.testing import OpenAdapter, Pair
 
-from ndk.scenario.completion import (CLIENT, quiet_period, SERVER, TIMEOUT, drain, link,
-                                     loopback_pair, no_notification, sides, pattern, post_receive,
-                                     post_send, register, Side)
+from ndk.scenario.completion import (CLIENT, quiet_period, SERVER, TIMEOUT, connect_sides,
+                                     connected_pair, drain, loopback_pair, no_notification,
+                                     pattern, post_receive, post_send, register, Side)
 from ndk.scenario import expect_no_completion, poll
 
 BAD_TOKEN = 0xDEADBEEF  # a memory token no registration of these scenarios hands out
@@ -32,7 +32,7 @@ def _linked(open_adapter: OpenAdapter, *, ex: bool = True,
             client_knobs: dict[str, Any] | None = None, **kwargs: Any) -> tuple[Side, Side]:
     client = open_adapter(address=CLIENT, **(client_knobs or {}))
     server = open_adapter(address=SERVER)
-    return link(client, server, ex=ex, **kwargs)
+    return connected_pair(client, server, ex=ex, **kwargs)
 
 
 def _oversized_send(a: Side, b: Side, *, flags: int = 0, behind: int = 0) -> None:
@@ -86,7 +86,7 @@ def test_send_larger_than_receive(pair: Pair) -> None:
     DATA-STATUS: a 64-byte send into a 16-byte receive -> the receive completes
     STATUS_BUFFER_OVERFLOW, the send STATUS_REMOTE_RESOURCES (= ND_REMOTE_ERROR); the
     connection ends (QP-ERROR)."""
-    a, b = sides(pair)
+    a, b = pair
     _oversized_send(a, b)
     _expect(drain(a.cq, 1), [(0xA1, OpType.SEND, Status.REMOTE_RESOURCES)])
     _expect(drain(b.cq, 1), [(0xB1, OpType.RECEIVE, Status.BUFFER_OVERFLOW)])
@@ -103,7 +103,7 @@ def test_error_flushes_the_rest_in_order(pair: Pair) -> None:
     posting order; at the peer the overflowing receive is followed by the two other receives,
     CANCELLED, in posting order.  (The queued sends are DEFER'ed behind the failing one; had
     the provider issued them later, they would complete CANCELLED all the same.)"""
-    a, b = sides(pair)
+    a, b = pair
     post_receive(b, 0, 16, 0xB1)
     post_receive(b, 512, 64, 0xB2)
     post_receive(b, 1024, 64, 0xB3)
@@ -127,7 +127,7 @@ def test_posts_after_the_error_complete_cancelled(pair: Pair) -> None:
     docs/semantics.md QP-ERROR: on both QPs, sends, writes, reads and receives posted after
     the error return SUCCESS inline and complete STATUS_CANCELLED with their own type, in
     posting order; no byte moves."""
-    a, b = sides(pair)
+    a, b = pair
     _oversized_send(a, b)
     drain(a.cq, 1)
     drain(b.cq, 1)
@@ -176,7 +176,7 @@ def test_silent_success_failure_still_completes(pair: Pair) -> None:
     completes with an error status, as does the receive it overflowed.  Which status NDK does
     not say: the soft provider's REMOTE_RESOURCES and BUFFER_OVERFLOW are ERROR-OVERSIZED-SEND's
     (docs/semantics.md DATA-STATUS)."""
-    a, b = sides(pair)
+    a, b = pair
     _oversized_send(a, b, flags=OpFlag.SILENT_SUCCESS)
     _failed(a.cq, 0xA1, OpType.SEND)
     _failed(b.cq, 0xB1, OpType.RECEIVE)
@@ -190,7 +190,7 @@ def test_error_completion_satisfies_solicited_arm(pair: Pair) -> None:
     unsolicited send too large for it) fires its SOLICITED arm, once, as does the sender's
     failed send.  Their statuses (soft: BUFFER_OVERFLOW and REMOTE_RESOURCES,
     docs/semantics.md DATA-STATUS) are ERROR-OVERSIZED-SEND's; here any error will do."""
-    a, b = sides(pair)
+    a, b = pair
     a.cq.arm(CqNotify.SOLICITED)
     b.cq.arm(CqNotify.SOLICITED)
     _oversized_send(a, b, behind=1)
@@ -209,7 +209,7 @@ def test_error_completions_do_not_satisfy_errors_arm(pair: Pair) -> None:
     *completions* (soft: REMOTE_RESOURCES, BUFFER_OVERFLOW, then CANCELLED for the receive
     behind, docs/semantics.md DATA-STATUS, QP-ERROR; here any error will do) are ordinary
     entries and do not fire it."""
-    a, b = sides(pair)
+    a, b = pair
     a.cq.arm(CqNotify.ERRORS)
     b.cq.arm(CqNotify.ERRORS)
     _oversized_send(a, b, behind=1)
@@ -483,7 +483,7 @@ def _overrun(open_adapter: OpenAdapter, *, arm: CqNotify | None = None) -> tuple
     """b's CQ (depth 2, both queues) receives three sends: the third overruns it."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
-    a, b = link(client, server, cq_depths=(64, 2))
+    a, b = connect_sides(Side(client), Side(server, cq_depth=2))
     if arm is not None:
         b.cq.arm(arm)
     for n in range(3):
@@ -565,7 +565,8 @@ def test_initiator_cq_overrun(open_adapter: OpenAdapter) -> None:
     all three sends."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
-    a, b = link(client, server, cq_depths=(2, 64), separate_cqs=True)
+    a, b = connect_sides(Side(client, cq_depth=2, separate_cqs=True),
+                         Side(server, separate_cqs=True))
     a.initiator_cq.arm(CqNotify.ERRORS)
     for n in range(3):
         post_receive(b, 512 * n, 64, 0xB0 + n)

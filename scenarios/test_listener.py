@@ -11,7 +11,7 @@ from ndk.testing import OpenAdapter
 
 from ndk.scenario import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, UNOWNED, TIMEOUT, V4, V4_OTHER,
                           V6, expect_closed, expect_create_failed, expect_created, expect_request,
-                          open_listening)
+                          listening)
 
 ADDRESSES = f"{V4},{V6}"
 
@@ -112,7 +112,7 @@ def test_listen_on_port_in_use(addressed: ndk.Adapter, second_host: str) -> None
     """digest 1.9 (SHARING_VIOLATION, i/a), 3.5: while the listener endpoint is referenced,
     a new Listen on the same address:port fails. docs/semantics.md: ADDRESS. The first
     listener is unaffected and the second can listen elsewhere."""
-    first = open_listening(addressed, (V4, 6003))
+    first = listening(addressed, (V4, 6003))
     second = new_listener(addressed)
     expect_request(second.listen((second_host, 6003)), "i/a", Status.SHARING_VIOLATION)
     assert first.get_local_address() == (V4, 6003)
@@ -137,7 +137,7 @@ def test_listen_on_port_of_shared_endpoint(addressed: ndk.Adapter) -> None:
 def test_same_port_on_ipv4_and_ipv6(addressed: ndk.Adapter) -> None:
     """digest 3.5 (endpoints are address:port; providers support IPv4 and IPv6): the same
     port on the adapter's IPv4 and IPv6 addresses are different endpoints."""
-    held = open_listening(addressed, (V4, 6006))
+    held = listening(addressed, (V4, 6006))
     listener = new_listener(addressed)
     expect_request(listener.listen((V6, 6006)), "i/a")
     assert held.get_local_address() == (V4, 6006)
@@ -150,7 +150,7 @@ def test_same_port_on_two_adapters(open_adapter: OpenAdapter) -> None:
     on by each."""
     first = open_adapter(address=V4)
     second = open_adapter(address=V4_OTHER)
-    held = open_listening(first, (V4, 6007))
+    held = listening(first, (V4, 6007))
     listener = new_listener(second)
     expect_request(listener.listen((V4_OTHER, 6007)), "i/a")
     assert listener.get_local_address() == (V4_OTHER, 6007)
@@ -164,8 +164,8 @@ def test_listen_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
     docs/semantics.md: ADDRESS (knob ephemeral_ports). Closing one listener frees its port
     for the next port-0 listen."""
     adapter = open_adapter(address=V4, ephemeral_ports="49152-49153")
-    first = open_listening(adapter, (V4, 0))
-    second = open_listening(adapter, (V4, 0))  # held open: it holds the other port
+    first = listening(adapter, (V4, 0))
+    second = listening(adapter, (V4, 0))  # held open: it holds the other port
     third = new_listener(adapter)
     expect_request(third.listen((V4, 0)), "i/a", Status.TOO_MANY_ADDRESSES)
     freed = first.get_local_address()[1]
@@ -180,7 +180,7 @@ def test_listen_port_zero_exhausted(open_adapter: OpenAdapter) -> None:
 def test_close_frees_port(addressed: ndk.Adapter) -> None:
     """digest 3.5: the address/port is released when the last reference (here the listener
     itself) is closed. docs/semantics.md: ADDRESS (at once: a new listen succeeds)."""
-    first = open_listening(addressed, (V4, 6008))
+    first = listening(addressed, (V4, 6008))
     expect_closed(first.close())
     second = new_listener(addressed)
     expect_request(second.listen((V4, 6008)), "i/a")
@@ -193,10 +193,10 @@ def test_listen_twice(addressed: ndk.Adapter) -> None:
     """digest 1.9 is silent on NdkListen on a listener already listening. docs/semantics.md
     LISTEN-STATE (a reference choice): INVALID_DEVICE_STATE; the first listen stays in force
     and the second port is not taken."""
-    listener = open_listening(addressed, (V4, 6009))
+    listener = listening(addressed, (V4, 6009))
     expect_request(listener.listen((V4, 6010)), "i/a", Status.INVALID_DEVICE_STATE)
     assert listener.get_local_address() == (V4, 6009)
-    assert open_listening(addressed, (V4, 6010)).get_local_address() == (V4, 6010)
+    assert listening(addressed, (V4, 6010)).get_local_address() == (V4, 6010)
 
 
 @pytest.mark.rule("LISTENER-ADDRESS-BEFORE-LISTEN")
@@ -246,7 +246,7 @@ def test_listen_documented_async_failures(addressed: ndk.Adapter, status: Status
 def test_pause_and_resume_connect_events(addressed: ndk.Adapter) -> None:
     """digest 1.9 (NdkControlConnectEvents is VOID): pausing and resuming connect events on
     a listening listener leaves it listening on its endpoint."""
-    listener = open_listening(addressed, (V4, 6012))
+    listener = listening(addressed, (V4, 6012))
     listener.control_connect_events(True)
     listener.control_connect_events(False)
     assert listener.get_local_address() == (V4, 6012)

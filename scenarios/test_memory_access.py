@@ -13,7 +13,6 @@ from ndk.testing import Pair
 
 from ndk.scenario import (drain, expect_no_completion, expect_request, pattern, set_adapter_flags,
                           Side, TIMEOUT)
-from ndk.scenario.completion import sides
 from ndk.scenario.work_requests import (build_lam, expect_connection_failed, expect_result,
                                         fast_register, fast_register_mr, FR_BASE, one, PAGE,
                                         READ_SINK, Region, region, REMOTE_ALL, REMOTE_READ,
@@ -32,7 +31,7 @@ def test_write_moves_bytes(pair: Pair) -> None:
     """digest 1.7 (NdkWrite: sgl to the peer's RemoteAddress under RemoteToken): the bytes
     land at the remote region's start, nothing else changes; the writer's completion is WRITE
     SUCCESS; the target's QP consumes no receive and gets no completion."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(1500, seed=1))
     target = region(b.pd, 4096, flags=REMOTE_WRITE, fill=b"\x99" * 4096)
     assert b.qp.receive([target.sge(0, 64)], request_context=5) == Status.SUCCESS
@@ -52,7 +51,7 @@ def test_write_at_remote_offset_with_gather(pair: Pair) -> None:
     """digest 1.4 (the registered range's virtual address is an index), 1.7, 2.4: a write to
     RemoteAddress = region address + 1000 gathers its two SGEs to [1000, 1000 + total) and
     leaves both sides of that range untouched."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(4096, seed=2))
     target = region(b.pd, 4096, flags=REMOTE_WRITE)
     sgl = [source.sge(500, 40), source.sge(0, 24)]
@@ -73,7 +72,7 @@ def test_inline_write_from_unregistered_memory(pair: Pair) -> None:
     """digest 1.7 (NDK_SGE: with INLINE the token is ignored), 6 item 9 (InlineDataSize
     covers send or write). docs/semantics.md QP-WRITE-INLINE: an INLINE write is accepted and
     its bytes, from memory never registered, arrive."""
-    a, b = sides(pair)
+    a, b = pair
     source = bytearray(pattern(40, seed=3))
     target = region(b.pd, flags=REMOTE_WRITE)
     assert a.qp.write([unregistered_sge(source, 0, 40, token=0)], target.address + 8,
@@ -92,7 +91,7 @@ def test_write_outside_remote_region(pair: Pair, offset: int, length: int) -> No
     """digest 1.7 (NdkRead: REMOTE_RESOURCES beyond the remote memory), 4.2 (ND2 REMOTE_ERROR
     = STATUS_REMOTE_RESOURCES). docs/semantics.md DATA-STATUS: a remote range outside the
     region -> REMOTE_RESOURCES; nothing is written; the connection ends (QP-ERROR)."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(64))
     target = region(b.pd, 4096, flags=REMOTE_WRITE)
     assert a.qp.write([source.sge(0, length)], target.address + offset, target.remote_token,
@@ -109,7 +108,7 @@ def test_write_to_region_without_remote_write(pair: Pair) -> None:
     """digest 2.6 (NDK_MR_FLAG_ALLOW_REMOTE_WRITE), 4.2 (ND2 ACCESS_VIOLATION).
     docs/semantics.md DATA-STATUS: a remote token without the access -> ACCESS_VIOLATION; the
     region (registered for remote read only) is unchanged; QP-ERROR afterwards."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(64))
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ,
                     fill=b"\x42" * 4096)
@@ -134,7 +133,7 @@ def test_write_with_bad_local_sge(pair: Pair, problem: str) -> None:
     (ND2 ACCESS_VIOLATION = invalid registered memory). docs/semantics.md DATA-STATUS: a local
     SGE outside its MR, or carrying a remote or unknown token -> ACCESS_VIOLATION; nothing
     written at the target; QP-ERROR afterwards."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, 4096, fill=pattern(4096))
     target = region(b.pd, flags=REMOTE_WRITE)
     sge = {
@@ -157,7 +156,7 @@ def test_local_token_used_as_remote_token(pair: Pair, op: str) -> None:
     """digest 1.4 (NdkGetLocalTokenFromMr / NdkGetRemoteTokenFromMr: two tokens, the local one
     for SGEs), 4.2. docs/semantics.md DATA-STATUS: a remote token that is not one ->
     ACCESS_VIOLATION, even on a region open to remote read and write; no byte moves."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, flags=READ_SINK, fill=pattern(64, seed=4))
     target = region(b.pd, flags=REMOTE_ALL, fill=pattern(64, seed=5))
     post = a.qp.write if op == "write" else a.qp.read
@@ -177,7 +176,7 @@ def test_remote_token_of_another_pd(pair: Pair, op: str) -> None:
     """digest 1.2 (an MR belongs to one PD; a QP reaches its own PD's memory), 4.2.
     docs/semantics.md DATA-STATUS: the remote token of a region in another PD of the target
     adapter -> ACCESS_VIOLATION; the other PD's memory is untouched."""
-    a, b = sides(pair)
+    a, b = pair
     other_pd = b.adapter.create_pd().get(timeout=TIMEOUT)
     local = region(a.pd, flags=READ_SINK, fill=pattern(64, seed=6))
     foreign = region(other_pd, flags=REMOTE_ALL, fill=pattern(64, seed=7))
@@ -202,7 +201,7 @@ def test_local_sge_of_another_pd(pair: Pair, op: str) -> None:
     initiator's adapter completes ACCESS_VIOLATION (no receive is posted: the Send fails at
     its source); nothing reaches the peer, the foreign region is untouched, and the connection
     ends (QP-ERROR).  The validation layer reports the consumer's SGE-TOKEN."""
-    a, b = sides(pair)
+    a, b = pair
     other_pd = a.adapter.create_pd().get(timeout=TIMEOUT)
     foreign = region(other_pd, fill=pattern(64, seed=8))
     target = region(b.pd, flags=REMOTE_ALL)
@@ -227,7 +226,7 @@ def test_read_moves_bytes_into_read_sink(pair: Pair) -> None:
     """digest 1.7 (NdkRead), 1.4 (a read sink registered with NDK_MR_FLAG_RDMA_READ_SINK):
     the remote bytes from RemoteAddress land in the scattered sink SGEs; completion READ
     SUCCESS; the remote region is only read."""
-    a, b = sides(pair)
+    a, b = pair
     sink = region(a.pd, flags=READ_SINK, fill=b"\x11" * 4096)
     remote = region(b.pd, flags=REMOTE_READ | MrFlag.ALLOW_LOCAL_WRITE,
                     fill=pattern(4096, seed=8))
@@ -250,7 +249,7 @@ def test_read_into_region_without_read_sink_flag(pair: Pair) -> None:
     """digest 1.4 (NDK_MR_FLAG_RDMA_READ_SINK is required for RDMA-read sinks unless
     NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED is set -- the soft adapter does not set it).
     docs/semantics.md DATA-STATUS: ACCESS_VIOLATION; the sink is unchanged; QP-ERROR."""
-    a, b = sides(pair)
+    a, b = pair
     assert not a.adapter.query_info().adapter_flags & AdapterFlag.RDMA_READ_SINK_NOT_REQUIRED
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     remote = region(b.pd, flags=REMOTE_READ, fill=pattern(64))
@@ -267,7 +266,7 @@ def test_read_sink_flag_waived_by_adapter_flag(pair: Pair) -> None:
     """digest 1.4, 2.1 (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED: the RDMA_READ_SINK
     flags are not needed): with the adapter flag set, a sink registered for local write only
     receives the read."""
-    a, b = sides(pair)
+    a, b = pair
     set_adapter_flags(a.adapter, add=AdapterFlag.RDMA_READ_SINK_NOT_REQUIRED)
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     remote = region(b.pd, flags=REMOTE_READ, fill=pattern(64, seed=9))
@@ -283,7 +282,7 @@ def test_read_sink_flag_waived_by_adapter_flag(pair: Pair) -> None:
 def test_read_sink_without_local_write(pair: Pair) -> None:
     """digest 2.6 (RDMA_READ_SINK and ALLOW_LOCAL_WRITE are separate bits). docs/semantics.md
     DATA-STATUS: a sink without ALLOW_LOCAL_WRITE -> ACCESS_VIOLATION, sink unchanged."""
-    a, b = sides(pair)
+    a, b = pair
     sink = region(a.pd, flags=MrFlag.RDMA_READ_SINK)
     remote = region(b.pd, flags=REMOTE_READ, fill=pattern(64))
     assert a.qp.read([sink.sge(0, 64)], remote.address, remote.remote_token,
@@ -300,7 +299,7 @@ def test_read_beyond_remote_region(pair: Pair) -> None:
     memory"): a read running 32 bytes past the peer's registration fails with
     STATUS_REMOTE_RESOURCES, inline or through its completion (where it arrives is
     READ-BEYOND-REMOTE-COMPLETION's), and no byte reaches the sink."""
-    a, b = sides(pair)
+    a, b = pair
     sink = region(a.pd, flags=READ_SINK)
     remote = region(b.pd, 4096, flags=REMOTE_READ, fill=pattern(4096))
     status = a.qp.read([sink.sge(0, 64)], remote.address + 4096 - 32, remote.remote_token,
@@ -320,7 +319,7 @@ def test_read_beyond_remote_region_completes(pair: Pair) -> None:
     DATA-STATUS (the remote side finds it, so the status arrives in the completion) and
     QP-ERROR (the connection ends): the read is accepted inline, completes
     STATUS_REMOTE_RESOURCES, the sink is unchanged and the connection is gone."""
-    a, b = sides(pair)
+    a, b = pair
     sink = region(a.pd, flags=READ_SINK)
     remote = region(b.pd, 4096, flags=REMOTE_READ, fill=pattern(4096))
     assert a.qp.read([sink.sge(0, 64)], remote.address + 4096 - 32, remote.remote_token,
@@ -337,7 +336,7 @@ def test_read_region_without_remote_read(pair: Pair) -> None:
     """digest 2.6 (NDK_MR_FLAG_ALLOW_REMOTE_READ is its own bit: ALLOW_REMOTE_WRITE 0x5
     includes LOCAL_WRITE, not REMOTE_READ). docs/semantics.md DATA-STATUS: reading a region
     registered for remote write only -> ACCESS_VIOLATION; the sink is unchanged; QP-ERROR."""
-    a, b = sides(pair)
+    a, b = pair
     sink = region(a.pd, flags=READ_SINK)
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_WRITE, fill=pattern(64))
     assert a.qp.read([sink.sge(0, 64)], remote.address, remote.remote_token,
@@ -353,7 +352,7 @@ def test_read_fence_orders_after_prior_reads(pair: Pair) -> None:
     """digest 2.5 (NDK_OP_FLAG_READ_FENCE: all prior reads complete first): read remote A
     into the local buffer, then a READ_FENCE write of that buffer to remote B -- B holds what
     the read brought, and the completions are READ then WRITE."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, flags=READ_SINK, fill=b"\xcc" * 4096)
     remote = region(b.pd, 8192, flags=REMOTE_ALL, fill=pattern(256, seed=10))
     a_area, b_area = remote.address, remote.address + 4096
@@ -389,7 +388,7 @@ def test_bound_window_gives_remote_access(pair: Pair) -> None:
     with ALLOW_REMOTE_READ | ALLOW_REMOTE_WRITE): the peer writes and reads through
     mw.remote_token at the window's virtual address; the bytes land inside the window of the
     MR, which was registered for local access only."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, flags=READ_SINK, fill=pattern(128, seed=11))
     target = region(b.pd, 8192, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 4096, 1024,
@@ -414,7 +413,7 @@ def test_access_outside_window(pair: Pair, offset: int, length: int) -> None:
     """digest 1.7 (NdkRead: REMOTE_RESOURCES beyond the remote memory). docs/semantics.md
     DATA-STATUS: a range outside the window, though inside the MR, -> REMOTE_RESOURCES; the
     MR is unchanged; QP-ERROR afterwards."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=pattern(64))
     target = region(b.pd, 8192, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 2048, 1024,
@@ -433,7 +432,7 @@ def test_read_only_window_refuses_write(pair: Pair) -> None:
     """digest 1.7 (NdkBind ALLOW_REMOTE_READ without ALLOW_REMOTE_WRITE). docs/semantics.md
     DATA-STATUS: a read through the window succeeds; a write through it -> ACCESS_VIOLATION,
     the memory unchanged; QP-ERROR afterwards."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, flags=READ_SINK, fill=pattern(64, seed=12))
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE, fill=pattern(4096, seed=13))
     mw = _bound_window(b, target, 0, 4096, OpFlag.ALLOW_REMOTE_READ)
@@ -454,7 +453,7 @@ def test_write_window_needs_local_write_mr(pair: Pair) -> None:
     """digest 1.7 (NdkBind: ACCESS_VIOLATION, a write-enabled window requires an MR registered
     with NDK_MR_FLAG_ALLOW_LOCAL_WRITE), 3.4 (no CQE for an inline failure). The same MW then
     binds read-only on that MR."""
-    a, b = sides(pair)
+    a, b = pair
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_READ)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(target.mr, mw, target.address, 4096, flags=OpFlag.ALLOW_REMOTE_WRITE,
@@ -471,7 +470,7 @@ def test_silent_bind_has_no_completion(pair: Pair) -> None:
     """digest 2.5 (SILENT_SUCCESS on every initiator request: success produces no CQE): a
     silent Bind produces no completion, yet the window is bound -- the peer writes through
     its token."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=pattern(32, seed=24))
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
@@ -495,7 +494,7 @@ def test_bind_outside_mr_range(pair: Pair, offset: int, length: int) -> None:
     """digest 1.7 (NdkBind: VirtualAddress must lie inside the MR's range). docs/semantics.md
     POST-CHECKS: a bad Bind argument -> INVALID_PARAMETER inline, no CQE; the MW stays
     unbound and then binds inside the range."""
-    a, b = sides(pair)
+    a, b = pair
     target = region(b.pd, 4096, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(target.mr, mw, target.address + offset, length,
@@ -514,7 +513,7 @@ def test_second_bind_without_invalidate(pair: Pair) -> None:
     """digest 4.2 (ND2 INVALID_DEVICE_REQUEST = malformed request). docs/semantics.md
     DATA-STATUS: a second Bind of a bound MW without Invalidate completes
     INVALID_DEVICE_REQUEST (and, an error completion, ends the connection: QP-ERROR)."""
-    a, b = sides(pair)
+    a, b = pair
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 0, 1024, OpFlag.ALLOW_REMOTE_READ)
     assert b.qp.bind(target.mr, mw, target.address + 1024, 1024,
@@ -530,7 +529,7 @@ def test_invalidated_window_token_fails(pair: Pair) -> None:
     """digest 1.7 (NdkInvalidate of a bound MW): INVALIDATE completes SUCCESS; afterwards the
     window's token no longer grants access: a write through it -> ACCESS_VIOLATION
     (docs/semantics.md DATA-STATUS), the memory unchanged."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=pattern(64))
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 0, 4096, OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE)
@@ -551,7 +550,7 @@ def test_invalidate_unbound_window(pair: Pair) -> None:
     """digest 4.2 (ND2 INVALID_DEVICE_REQUEST, e.g. invalidating an unbound MW).
     docs/semantics.md DATA-STATUS: the Invalidate is accepted inline and completes
     INVALID_DEVICE_REQUEST; the error ends the connection (QP-ERROR)."""
-    a, b = sides(pair)
+    a, b = pair
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.invalidate(mw, request_context=0x1B) == Status.SUCCESS
     expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x1B)
@@ -565,7 +564,7 @@ def test_deregister_mr_with_bound_window(pair: Pair) -> None:
     """digest 4.2 (ND2 MR::Deregister: DEVICE_BUSY while MWs are bound). docs/semantics.md
     MW-DEREGISTER: NdkDeregisterMr -> STATUS_DEVICE_BUSY; the registration and the window
     keep working; after the window is invalidated the deregister succeeds."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, flags=READ_SINK)
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE, fill=pattern(64, seed=14))
     mw = _bound_window(b, target, 0, 4096, OpFlag.ALLOW_REMOTE_READ)
@@ -588,7 +587,7 @@ def test_send_and_invalidate_of_bound_window(pair: Pair) -> None:
     Type is RECEIVE_AND_INVALIDATE and TypeSpecificCompletionOutput the invalidated token):
     the message arrives and the peer's window no longer grants access (ACCESS_VIOLATION,
     docs/semantics.md DATA-STATUS)."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=b"invalidate-mw")
     target = region(b.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
     mw = _bound_window(b, target, 1024, 1024,
@@ -631,7 +630,7 @@ def test_send_and_invalidate_of_bad_token_aborts(pair: Pair) -> None:
     ends (which one is the provider's: soft's sender fails first, QP-ERROR).
     Which error statuses the two sides see is SEND-AND-INVALIDATE-BAD-TOKEN's (a reference
     choice)."""
-    a, b = sides(pair)
+    a, b = pair
     local, target, token = _send_and_invalidate_unremovable_token(a, b)
     (received,) = drain(b.cq, 1)
     assert (received.request_context, received.type) == (1, OpType.RECEIVE)
@@ -648,7 +647,7 @@ def test_send_and_invalidate_of_token_receiver_cannot_invalidate(pair: Pair) -> 
     invalid). docs/semantics.md DATA-STATUS: a normal MR's remote token cannot be remotely
     invalidated -> receiver ACCESS_VIOLATION, sender REMOTE_RESOURCES, nothing written;
     QP-ERROR afterwards; the MR stays registered (its token unchanged)."""
-    a, b = sides(pair)
+    a, b = pair
     local, target, token = _send_and_invalidate_unremovable_token(a, b)
     expect_result(a.cq, Status.REMOTE_RESOURCES, OpType.SEND, 2)
     expect_result(b.cq, Status.ACCESS_VIOLATION, OpType.RECEIVE, 1)
@@ -667,7 +666,7 @@ def test_fast_registered_region_takes_remote_write_and_read(pair: Pair) -> None:
     BaseVirtualAddress = FBO + n * PAGE_SIZE): FAST_REGISTER completes SUCCESS; the peer's
     write through the MR's remote token at BaseVirtualAddress + 10 lands at byte 10 of the
     mapped buffer, and a read through it returns the bytes."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, flags=READ_SINK, fill=pattern(300, seed=15))
     frmr = fast_register(b, 3 * PAGE, FR_REMOTE)
     assert frmr.base % PAGE == frmr.mapping.fbo
@@ -689,7 +688,7 @@ def test_fast_registered_region_as_local_sge(pair: Pair) -> None:
     """digest 1.7 (NdkFastRegister with ALLOW_LOCAL_WRITE), 2.4 (a non-privileged token names
     a VirtualAddress inside the registration): a receive whose SGE uses the MR's local token
     at BaseVirtualAddress gets the message into the mapped buffer."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=b"into-frmr")
     frmr = fast_register(b, PAGE, OpFlag.ALLOW_LOCAL_WRITE)
     assert b.qp.receive([frmr.sge(100, 64)], request_context=1) == Status.SUCCESS
@@ -707,7 +706,7 @@ def test_fast_register_base_not_fbo_aligned(pair: Pair, shift: int) -> None:
     """digest 1.7 (NdkFastRegister: BaseVirtualAddress must be FBO + n * PAGE_SIZE).
     docs/semantics.md POST-CHECKS: INVALID_PARAMETER inline, no CQE; the MR's tokens grant
     nothing; the correct base then registers."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(b.adapter, PAGE)
     mr = fast_register_mr(b.pd, len(mapping.pages))
     bad_base = FR_BASE + (mapping.fbo + shift) % PAGE
@@ -727,7 +726,7 @@ def test_fast_register_length_beyond_pages(pair: Pair) -> None:
     """digest 1.7 (NdkFastRegister: Length <= AdapterPageCount * PAGE_SIZE - FBO).
     docs/semantics.md POST-CHECKS: one byte more -> INVALID_PARAMETER inline, no CQE; exactly
     the maximum registers."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(b.adapter, 2 * PAGE)
     mr = fast_register_mr(b.pd, len(mapping.pages))
     maximum = len(mapping.pages) * PAGE - mapping.fbo
@@ -748,7 +747,7 @@ def test_fast_register_remote_flags_without_remote_access(pair: Pair, flag: OpFl
     """digest 1.7 (NdkFastRegister: ACCESS_VIOLATION when remote flags are requested but the
     MR was not initialized with RemoteAccess), 3.4 (no CQE). The same MR then registers for
     local access."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(b.adapter, PAGE)
     mr = fast_register_mr(b.pd, len(mapping.pages), remote_access=False)
     base = FR_BASE + mapping.fbo
@@ -769,7 +768,7 @@ def test_fast_register_local_write_without_remote_access(pair: Pair) -> None:
     FastRegister; ALLOW_REMOTE_WRITE 0x030 merely includes its bit): ALLOW_LOCAL_WRITE alone
     registers (FAST_REGISTER SUCCESS) and the region then takes a message as a receive
     buffer."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(b.adapter, PAGE)
     mr = fast_register_mr(b.pd, len(mapping.pages), remote_access=False)
     base = FR_BASE + mapping.fbo
@@ -792,7 +791,7 @@ def test_invalidated_fast_register_token_fails(pair: Pair) -> None:
     """digest 1.7 (NdkInvalidate of a fast-registered MR): INVALIDATE completes SUCCESS; the
     MR's remote token then grants nothing: a write -> ACCESS_VIOLATION (docs/semantics.md
     DATA-STATUS), the mapped buffer unchanged."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=pattern(64))
     frmr = fast_register(b, PAGE, FR_REMOTE)
     assert b.qp.invalidate(frmr.mr, request_context=0x2A) == Status.SUCCESS
@@ -812,7 +811,7 @@ def test_fast_register_again_after_invalidate(pair: Pair) -> None:
     onto new pages works, and the MR's token then reaches the new pages only. A further
     FastRegister without Invalidate completes INVALID_DEVICE_REQUEST (docs/semantics.md
     DATA-STATUS)."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=pattern(32, seed=17))
     frmr = fast_register(b, PAGE, FR_REMOTE)
     assert b.qp.invalidate(frmr.mr, request_context=1) == Status.SUCCESS
@@ -841,7 +840,7 @@ def test_invalidate_normally_registered_mr(pair: Pair) -> None:
     normally registered). docs/semantics.md DATA-STATUS: the Invalidate is accepted inline
     and completes INVALID_DEVICE_REQUEST; the normal registration is untouched (same token,
     and it deregisters normally)."""
-    a, b = sides(pair)
+    a, b = pair
     target = region(b.pd, flags=REMOTE_WRITE)
     token = target.remote_token
     assert b.qp.invalidate(target.mr, request_context=0x2B) == Status.SUCCESS
@@ -858,7 +857,7 @@ def test_send_and_invalidate_of_fast_registered_token(pair: Pair) -> None:
     RECEIVE_AND_INVALIDATE, TypeSpecificCompletionOutput = the invalidated token): the message
     arrives; the peer's fast-registered token then grants nothing (ACCESS_VIOLATION,
     docs/semantics.md DATA-STATUS: NDK names no status for it)."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=b"invalidate-frmr")
     frmr = fast_register(b, PAGE, FR_REMOTE)
     sink = region(b.pd)
@@ -883,7 +882,7 @@ def test_receive_and_invalidate_through_get_results(pair: Pair) -> None:
     """digest 3.2: a ReceiveAndInvalidate completion must still be retrievable with
     NdkGetCqResults (status, bytes, contexts); the token is still invalidated, and a later
     NdkInvalidate of it fails (INVALID_DEVICE_REQUEST, docs/semantics.md DATA-STATUS)."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, fill=b"plain")
     frmr = fast_register(b, PAGE, FR_REMOTE)
     sink = region(b.pd)
@@ -906,7 +905,7 @@ def test_read_with_local_invalidate(pair: Pair) -> None:
     set: a successful completion invalidates the first SGE's buffer/token), 2.1: the read's
     bytes land in the fast-registered sink; a later read into the same token fails
     (ACCESS_VIOLATION, docs/semantics.md DATA-STATUS)."""
-    a, b = sides(pair)
+    a, b = pair
     assert a.adapter.query_info().adapter_flags & \
         AdapterFlag.RDMA_READ_LOCAL_INVALIDATE_SUPPORTED
     sink = fast_register(a, PAGE, FR_LOCAL_SINK)
@@ -931,7 +930,7 @@ def test_privileged_token_send_source(pair: Pair) -> None:
     """digest 1.2 (NdkGetPrivilegedMemoryRegionToken: logical addresses from BuildLAM without
     registration), 2.4 (the privileged token implies a LogicalAddress): a Send from a LAM's
     logical address under the privileged token delivers the buffer's bytes."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(a.adapter, 2 * PAGE, fill=pattern(2 * PAGE, seed=19))
     token = a.pd.get_privileged_memory_region_token()
     sink = region(b.pd, 2 * PAGE)
@@ -949,7 +948,7 @@ def test_privileged_token_send_source(pair: Pair) -> None:
 def test_privileged_token_receive_sink(pair: Pair) -> None:
     """digest 1.2 (the privileged token gives LOCAL_READ and LOCAL_WRITE), 2.4: a receive
     into a LAM logical address under the privileged token gets the message in the buffer."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(b.adapter, PAGE)
     token = b.pd.get_privileged_memory_region_token()
     local = region(a.pd, fill=b"privileged sink")
@@ -967,7 +966,7 @@ def test_privileged_token_receive_sink(pair: Pair) -> None:
 def test_privileged_token_write_source(pair: Pair) -> None:
     """digest 1.2, 2.4: an RDMA Write whose local SGE is a LAM logical address under the
     privileged token moves the buffer's bytes to the peer."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(a.adapter, PAGE, fill=pattern(PAGE, seed=20))
     token = a.pd.get_privileged_memory_region_token()
     target = region(b.pd, flags=REMOTE_WRITE)
@@ -984,7 +983,7 @@ def test_privileged_token_never_remote(pair: Pair) -> None:
     """digest 1.2 (the privileged token must never allow remote access). docs/semantics.md
     DATA-STATUS: used as the remote token of a write -> ACCESS_VIOLATION; the LAM buffer is
     unchanged."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(b.adapter, PAGE)
     token = b.pd.get_privileged_memory_region_token()
     local = region(a.pd, fill=pattern(64))
@@ -1002,7 +1001,7 @@ def test_logical_address_after_release_lam(pair: Pair) -> None:
     """digest 1.1 (NdkReleaseLAM ends the mapping), 2.4. docs/semantics.md DATA-STATUS: a
     local SGE naming a released logical address under the privileged token ->
     ACCESS_VIOLATION; no byte reaches the peer."""
-    a, b = sides(pair)
+    a, b = pair
     mapping = build_lam(a.adapter, PAGE, fill=pattern(64, seed=25))
     logical = mapping.logical(0)
     mapping.lam.release()
@@ -1028,7 +1027,7 @@ def test_deferred_fast_register_then_inline_failure(pair: Pair) -> None:
     POST-CHECKS, a reference choice: NDK does not say the provider finds it at post time).
     The first FR must still complete to the CQ -- and its registration works; the second
     produces no CQE."""
-    a, b = sides(pair)
+    a, b = pair
     first, second = build_lam(b.adapter, PAGE), build_lam(b.adapter, PAGE)
     mr1 = fast_register_mr(b.pd, len(first.pages))
     mr2 = fast_register_mr(b.pd, len(second.pages))

@@ -22,7 +22,7 @@ import ndk
 from ndk import NdResultStatus, NdStatus, OpType, Status
 from ndk.testing import Pair
 
-from ndk.scenario.completion import (TIMEOUT, drain, sides, pattern, post_receive, post_send,
+from ndk.scenario.completion import (TIMEOUT, drain, pattern, post_receive, post_send,
                                      quiet_period)
 from ndk.scenario import Side, expect_no_completion
 from ndk.scenario.work_requests import expect_connection_failed, expect_result, region
@@ -69,7 +69,7 @@ def test_success_is_nd_success(pair: Pair) -> None:
     """digest 4.1 (ND_SUCCESS = STATUS_SUCCESS), 4.2: a send into a posted receive completes
     STATUS_SUCCESS on both sides, ND_SUCCESS in NDK_RESULT_EX (sender) and in NDK_RESULT
     (receiver); the bytes arrived and the connection is still up (no disconnect event)."""
-    a, b = sides(pair)
+    a, b = pair
     data = pattern(100)
     post_receive(b, 0, 256, 0xB1)
     post_send(a, data, 0xA1)
@@ -95,7 +95,7 @@ def test_local_length_is_data_overrun(pair: Pair) -> None:
     inline (NdkSend documents SUCCESS, CONNECTION_INVALID and "other" inline returns, digest
     1.7; soft's STATUS_DATA_OVERRUN there is its POST-CHECKS choice) leaves no completion and a
     usable QP, and the scenario skips: no result carries the row."""
-    a, b = sides(pair)
+    a, b = pair
     try:
         a.adapter.knobs.sge_check = "completion"
     except ndk.KnobsNotSupported:
@@ -126,7 +126,7 @@ def test_buffer_overflow_is_nd_buffer_overflow(pair: Pair) -> None:
     send into a 16-byte receive completes the receive STATUS_BUFFER_OVERFLOW, nd_status
     ND_BUFFER_OVERFLOW (the sender's send: REMOTE_RESOURCES, ND_REMOTE_ERROR); the connection
     ends (QP-ERROR: the receiver gets a disconnect event, later posts complete CANCELLED)."""
-    a, b = sides(pair)
+    a, b = pair
     post_receive(b, 0, 16, 0xB1)
     post_send(a, pattern(64), 0xA1, offset=1024)
     _expect_nd(expect_result(b.cq, Status.BUFFER_OVERFLOW, OpType.RECEIVE, 0xB1),
@@ -145,7 +145,7 @@ def test_access_violation_is_nd_access_violation(pair: Pair) -> None:
     write naming a remote token the peer never handed out completes STATUS_ACCESS_VIOLATION,
     nd_status ND_ACCESS_VIOLATION; the peer's memory is untouched and the connection ends
     (QP-ERROR)."""
-    a, b = sides(pair)
+    a, b = pair
     a.buffer[:32] = pattern(32)
     assert a.qp.write([a.mr.sge(0, 32)], b.mr.address, BAD_TOKEN,
                       request_context=0xA1) == Status.SUCCESS
@@ -164,7 +164,7 @@ def test_canceled_is_status_cancelled(pair: Pair) -> None:
     STATUS_CANCELLED in posting order, nd_status ND_CANCELED; the peer gets one disconnect
     event, and the disconnected QP's initiator posts are CONNECTION_INVALID inline (digest
     1.7) with no completion."""
-    a, b = sides(pair)
+    a, b = pair
     post_receive(a, 0, 64, 0xA1)
     post_receive(a, 64, 64, 0xA2)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -190,7 +190,7 @@ def test_timeout_is_nd_timeout_row(pair: Pair) -> None:
     rnr_timeout_ms (soft knob, 20 ms; a provider without the knob skips) completes
     STATUS_IO_TIMEOUT; its v2 code (nd_status) is ND_IO_TIMEOUT and its ND_RESULT the table's
     ND_TIMEOUT row with no bytes; the connection ends (QP-ERROR) and no byte arrived."""
-    a, b = sides(pair)
+    a, b = pair
     post_send(a, pattern(32), 0xA1)
     result = expect_result(a.cq, Status.IO_TIMEOUT, OpType.SEND, 0xA1)
     _expect_nd(result, Status.IO_TIMEOUT, NdStatus.IO_TIMEOUT, NdResultStatus.TIMEOUT,
@@ -210,7 +210,7 @@ def test_remote_error_is_remote_resources(pair: Pair) -> None:
     connection ends.  That the status comes through the completion (digest 1.7 lists it among
     NdkRead's inline returns too) is docs/semantics.md DATA-STATUS, and the end of the
     connection QP-ERROR: reference choices."""
-    a, b = sides(pair)
+    a, b = pair
     b.buffer[:] = bytes([0x5A]) * len(b.buffer)
     end = b.mr.address + b.mr.length
     assert a.qp.read([a.mr.sge(0, 128)], end - 64, b.mr.remote_token,
@@ -232,7 +232,7 @@ def test_invalidation_error_is_invalid_device_request(pair: Pair) -> None:
     accepted inline and completes STATUS_INVALID_DEVICE_REQUEST, nd_status
     ND_INVALIDATION_ERROR (the member ND_INVALID_DEVICE_REQUEST); the connection ends
     (QP-ERROR)."""
-    a, b = sides(pair)
+    a, b = pair
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.invalidate(mw, request_context=0xB1) == Status.SUCCESS
     result = expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0xB1)
@@ -256,7 +256,7 @@ def test_invalid_request_row(pair: Pair) -> None:
     status, ND_RESULT ND_INVALID_REQUEST with no bytes, and the connection ends (QP-ERROR); one
     that refuses it inline (soft: STATUS_INVALID_PARAMETER, POST-CHECKS) leaves no completion
     and a usable QP, and the scenario skips: no result carries the row."""
-    a, b = sides(pair)
+    a, b = pair
     a.buffer[:16] = pattern(16)
     status = a.qp.send([a.mr.sge(0, 16)], flags=UNDOCUMENTED_FLAG, request_context=0xA1)
     if status == Status.SUCCESS:

@@ -19,8 +19,9 @@ from ndk.testing import OpenAdapter
 from ndk.scenario import (CLIENT, expect_closed, SERVER, TIMEOUT, UNOWNED)
 from ndk.scenario.completion import wait_until
 from ndk.scenario.connection import adapter, adapters  # noqa: F401  (fixtures)
-from ndk.scenario.connection import (connections, counters, establish, listening, local_endpoints,
-                                     make_side, new_connector, start, transfer)
+from ndk.scenario.connection import (connections, counters, listening, local_endpoints,
+                                     new_connector, start, transfer)
+from ndk.scenario.resources import Side, connect_sides, connected_pair
 
 NDIS_OBJECT_TYPE_DEFAULT = 0x80
 REVISION_1 = 1
@@ -93,7 +94,7 @@ def test_connections_entries_come_in_pairs(adapters: tuple[ndk.Adapter, ndk.Adap
     Header.Size and BytesWritten are FIELD_OFFSET(Connections[Count]).  Who owns the entry
     (UserModeOwner, OwnerPid) is OID-CONNECTIONS-OWNER's."""
     client, server = adapters
-    a, b = establish(client, server, (SERVER, 7401))
+    a, b = connected_pair(client, server, listener=listening(server, (SERVER, 7401)))
     for side in (a, b):
         result = connections(side.adapter)
         rows = rows_per_endpoint(side.adapter)
@@ -115,7 +116,7 @@ def test_connections_owner(adapter: ndk.Adapter) -> None:
     end of a loopback connection made by this (NDK, not NDSPI) consumer says UserModeOwner
     FALSE and OwnerPid this process's id; the TCP entries of a mapped table carry neither
     (FALSE, 0)."""
-    a, b = establish(adapter, adapter, (SERVER, 7407))
+    a, b = connected_pair(adapter, adapter, listener=listening(adapter, (SERVER, 7407)))
     result = connections(adapter)
     rows = rows_per_endpoint(adapter)
     assert result.count == 2 * rows
@@ -133,7 +134,7 @@ def test_connections_of_loopback_connection(adapter: ndk.Adapter) -> None:
     """digest 3.7: a loopback connection has both ends on one miniport: an entry (an ND/TCP
     pair when mapped to TCP) for each end, each with its own Local/Remote."""
     host = SERVER
-    a, b = establish(adapter, adapter, (host, 7402))
+    a, b = connected_pair(adapter, adapter, listener=listening(adapter, (host, 7402)))
     result = connections(adapter)
     rows = rows_per_endpoint(adapter)
     assert result.count == 2 * rows
@@ -155,7 +156,7 @@ def test_connections_not_mapped_to_tcp(open_adapter: OpenAdapter) -> None:
     connection is one entry and the flag is FALSE."""
     client = open_adapter(address=CLIENT, rdma_technology=int(RdmaTechnology.ROCEV2))
     server = open_adapter(address=SERVER, rdma_technology=int(RdmaTechnology.ROCEV2))
-    a, b = establish(client, server, (SERVER, 7403))
+    a, b = connected_pair(client, server, listener=listening(server, (SERVER, 7403)))
     result = connections(client)
     assert result.mapped_to_tcp is False
     assert result.count == 1
@@ -178,17 +179,9 @@ def test_connections_header_size_is_capped(adapter: ndk.Adapter) -> None:
     cq = adapter.create_cq(16).get(timeout=TIMEOUT)
     held = []   # every handle stays referenced: a dropped handle closes its object
     for _ in range(1024 // (2 * rows_per_endpoint(adapter))):
-        qps = [pd.create_qp(cq, cq, receive_queue_depth=1, initiator_queue_depth=1).get(
-            timeout=TIMEOUT) for _ in range(2)]
-        connector = new_connector(adapter)
-        connect = connector.connect(qps[0], (host, 7404))
-        passive = listener.next_connection(timeout=TIMEOUT)
-        assert passive is not None
-        accepted = passive.accept(qps[1])
-        held.append((qps, connector, passive))
-        assert connect.wait(timeout=TIMEOUT) == Status.SUCCESS
-        assert connector.complete_connect().wait(timeout=TIMEOUT) == Status.SUCCESS
-        assert accepted.wait(timeout=TIMEOUT) == Status.SUCCESS
+        a, b = (Side(adapter, pd=pd, cq=cq, receive_queue_depth=1, initiator_queue_depth=1,
+                     buffer_size=0) for _ in range(2))
+        held.append(connect_sides(a, b, listener=listener))
     full = table_size(CONNECTION_ENTRY, 1024)
     result = connections(adapter)
     assert result.count == 1024
@@ -204,7 +197,7 @@ def test_connections_gone_after_disconnect(adapters: tuple[ndk.Adapter, ndk.Adap
     """digest 3.7, 3.6: a disconnected connection is no longer listed, on either miniport,
     although both connectors are still open."""
     client, server = adapters
-    a, b = establish(client, server, (SERVER, 7405))
+    a, b = connected_pair(client, server, listener=listening(server, (SERVER, 7405)))
     assert connections(client).count == rows_per_endpoint(client)
     assert connections(server).count == rows_per_endpoint(server)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -225,8 +218,8 @@ def test_connections_gone_after_close(adapters: tuple[ndk.Adapter, ndk.Adapter])
     a message later across processes), so the peer's is awaited."""
     client, server = adapters
     listener = listening(server, (SERVER, 7406))
-    a1, b1 = establish(client, server, (SERVER, 7406), listener=listener)
-    a2, b2 = establish(client, server, (SERVER, 7406), listener=listener)
+    a1, b1 = connected_pair(client, server, listener=listener)
+    a2, b2 = connected_pair(client, server, listener=listener)
     rows = rows_per_endpoint(client)
     assert connections(client).count == 2 * rows
     assert a1.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -251,7 +244,7 @@ def test_query_buffer_too_short(adapters: tuple[ndk.Adapter, ndk.Adapter], oid: 
     too short answer NDIS_STATUS_BUFFER_TOO_SHORT with BytesNeeded and nothing written; a
     buffer of BytesNeeded bytes then succeeds with BytesWritten == BytesNeeded."""
     client, server = adapters
-    connection = establish(client, server, (SERVER, 7410))
+    connection = connected_pair(client, server, listener=listening(server, (SERVER, 7410)))
     endpoint = client.create_shared_endpoint((CLIENT, 7411)).get(timeout=TIMEOUT)
     rows = rows_per_endpoint(client)
     needed = {Oid.NDK_CONNECTIONS: table_size(CONNECTION_ENTRY, rows),
@@ -275,7 +268,7 @@ def test_query_with_larger_buffer(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> 
     """docs/semantics.md: OID-SIZE: a buffer larger than needed succeeds; BytesWritten is the
     table's size, not the buffer's."""
     client, server = adapters
-    connection = establish(client, server, (SERVER, 7412))
+    connection = connected_pair(client, server, listener=listening(server, (SERVER, 7412)))
     result = client.query_oid(Oid.NDK_CONNECTIONS, buffer_length=4096)
     rows = rows_per_endpoint(client)
     assert result.status == Status.SUCCESS
@@ -354,7 +347,7 @@ def test_statistics_header_and_reserved_counters(adapters: tuple[ndk.Adapter, nd
     assert result.bytes_written == STATISTICS_SIZE
     assert result.counters is not None
     assert set(result.counters.values()) == {0}
-    a, b = establish(client, server, (SERVER, 7430))
+    a, b = connected_pair(client, server, listener=listening(server, (SERVER, 7430)))
     transfer(a, b, b"x" * 100)
     for adapter in adapters:
         assert [counters(adapter)[name] for name in RESERVED] == [0] * 20
@@ -369,7 +362,7 @@ def test_statistics_connect_accept_active(adapters: tuple[ndk.Adapter, ndk.Adapt
     (the server's); ActiveConnection is 1 on each while connected and back to 0 after the
     disconnect, while Connect / Accept stay."""
     client, server = adapters
-    a, b = establish(client, server, (SERVER, 7431))
+    a, b = connected_pair(client, server, listener=listening(server, (SERVER, 7431)))
     up_client, up_server = counters(client), counters(server)
     assert (up_client["Connect"], up_client["Accept"], up_client["ActiveConnection"]) == (1, 0, 1)
     assert (up_server["Connect"], up_server["Accept"], up_server["ActiveConnection"]) == (0, 1, 1)
@@ -388,7 +381,7 @@ def test_statistics_loopback_counts_both_ends(adapter: ndk.Adapter) -> None:
     """docs/semantics.md: OID-COUNTERS: a loopback connection is established actively and
     passively on the same miniport: Connect 1, Accept 1, ActiveConnection 2; 0 once the
     active end closed and the passive end had its disconnect event."""
-    a, b = establish(adapter, adapter, (SERVER, 7432))
+    a, b = connected_pair(adapter, adapter, listener=listening(adapter, (SERVER, 7432)))
     got = counters(adapter)
     assert (got["Connect"], got["Accept"], got["ActiveConnection"]) == (1, 1, 2)
     assert a.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -411,7 +404,7 @@ def test_statistics_connect_failure(open_adapter: OpenAdapter, failure: str) -> 
     client = open_adapter(address=CLIENT, **timeout_knob)
     server = open_adapter(address=SERVER)
     if failure in ("refused", "unreachable"):
-        side = make_side(client)
+        side = Side(client)
         dest = (SERVER, 7433) if failure == "refused" else (UNOWNED, 7433)
         expected = Status.CONNECTION_REFUSED if failure == "refused" else \
             Status.HOST_UNREACHABLE
@@ -437,7 +430,7 @@ def test_statistics_connection_error(open_adapter: OpenAdapter) -> None:
     counts once on each miniport; ActiveConnection drops to 0 on both."""
     client = open_adapter(address=CLIENT, rnr_timeout_ms=0)
     server = open_adapter(address=SERVER)
-    a, b = establish(client, server, (SERVER, 7434))
+    a, b = connected_pair(client, server, listener=listening(server, (SERVER, 7434)))
     assert a.qp.send([a.mr.sge(0, 8)]) == Status.SUCCESS
     assert a.cq.wait_results(1, timeout=TIMEOUT)[0].status == Status.IO_TIMEOUT
     assert b.connector.wait_disconnect(timeout=TIMEOUT) is not None
@@ -456,7 +449,7 @@ def test_statistics_rdma_octets_and_frames_of_send(adapters: tuple[ndk.Adapter, 
     payload bytes, at least one): a Send counts out on the sender's miniport and in on the
     receiver's, nothing the other way."""
     client, server = adapters
-    a, b = establish(client, server, (SERVER, 7435))
+    a, b = connected_pair(client, server, listener=listening(server, (SERVER, 7435)))
     transfer(a, b, bytes(i % 256 for i in range(payload)))
     out, into = counters(client), counters(server)
     assert (out["RDMAOutOctets"], out["RDMAOutFrames"]) == (octets(payload), frames(payload))
@@ -473,7 +466,7 @@ def test_statistics_rdma_octets_of_read_and_write(adapters: tuple[ndk.Adapter, n
     an RDMA Read of 3000 bytes moves data from the peer, so it counts out on the peer and in
     on the reader; the counters add up."""
     client, server = adapters
-    a, b = establish(client, server, (SERVER, 7436))
+    a, b = connected_pair(client, server, listener=listening(server, (SERVER, 7436)))
     a.buffer[0:6000] = bytes(i % 253 for i in range(6000))
     assert a.qp.write([a.mr.sge(0, 6000)], b.mr.address, b.mr.remote_token,
                       request_context=1) == Status.SUCCESS

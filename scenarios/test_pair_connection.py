@@ -22,11 +22,12 @@ import pytest
 
 import ndk
 from ndk import OpType, Status
-from ndk.testing import Endpoint, OPTION, Pair, skip
+from ndk.testing import OPTION, Pair, skip
 
 from ndk.scenario import quiet_period, TIMEOUT, drain, expect_no_completion, pattern
 from ndk.scenario.work_requests import LOCAL_WRITE, REMOTE_ALL, Region, expect_result, region
 from ndk.scenario.connection import expect_private_data
+from ndk.scenario.resources import Side
 
 
 # A size of every kind: one byte, a page and one (two DDP segments at any MULPDU), 64 KiB and
@@ -46,7 +47,7 @@ class Handshake:
     incoming_qp: ndk.Qp
 
 
-def _qp(end: Endpoint) -> ndk.Qp:
+def _qp(end: Side) -> ndk.Qp:
     return end.pd.create_qp(end.cq, end.cq, receive_queue_depth=8,
                             initiator_queue_depth=8).get(timeout=TIMEOUT)
 
@@ -57,10 +58,9 @@ def _incoming(listener: ndk.Listener) -> ndk.Connector:
     return connector
 
 
-def start(a: Endpoint, b: Endpoint, **connect_kwargs: Any) -> Handshake:
+def start(a: Side, b: Side, **connect_kwargs: Any) -> Handshake:
     """A's adapter connects a new QP to the pair's listener (on b's adapter); b's side takes the
     connect event and makes a QP to answer it with."""
-    assert b.listener is not None
     connector = a.adapter.create_connector().get(timeout=TIMEOUT)
     qp = _qp(a)
     connect = connector.connect(qp, b.listener.get_local_address(), **connect_kwargs)
@@ -68,7 +68,7 @@ def start(a: Endpoint, b: Endpoint, **connect_kwargs: Any) -> Handshake:
     return Handshake(connector, qp, connect, _incoming(b.listener), _qp(b))
 
 
-def skip_beyond_transfer_length(a: Endpoint, b: Endpoint, size: int) -> None:
+def skip_beyond_transfer_length(a: Side, b: Side, size: int) -> None:
     """Skip a transfer of ``size`` bytes that either side's MaxTransferLength refuses."""
     limit = min(a.adapter.query_info().max_transfer_length,
                 b.adapter.query_info().max_transfer_length)
@@ -76,7 +76,7 @@ def skip_beyond_transfer_length(a: Endpoint, b: Endpoint, size: int) -> None:
         pytest.skip(f"MaxTransferLength {limit} of this pair is below {size} bytes")
 
 
-def caller_data(a: Endpoint, b: Endpoint, limit: int) -> bytes:
+def caller_data(a: Side, b: Side, limit: int) -> bytes:
     """Recognisable private data no larger than either side may carry (MaxCallerData of the
     active side, MaxCalleeData of the passive side), at most ``limit`` bytes."""
     size = min(limit, a.adapter.query_info().max_caller_data,
@@ -166,7 +166,7 @@ def test_reject_reaches_the_active_side(pair: Pair) -> None:
 # --- DISCONNECT ----------------------------------------------------------------------------
 
 
-def _post_receives(end: Endpoint, contexts: list[int]) -> Region:
+def _post_receives(end: Side, contexts: list[int]) -> Region:
     sink = region(end.pd, 256, flags=LOCAL_WRITE)
     for context in contexts:
         assert end.qp.receive([sink.sge(0, 256)], request_context=context) == Status.SUCCESS

@@ -10,7 +10,7 @@ from ndk import Status
 from ndk.testing import OpenAdapter
 
 from ndk.scenario import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, UNOWNED, TIMEOUT, V4, V4_OTHER,
-                          V6, expect_closed, expect_create_failed, expect_created, open_listening)
+                          V6, expect_closed, expect_create_failed, expect_created, listening)
 
 ADDRESSES = f"{V4},{V6}"
 
@@ -66,7 +66,7 @@ def test_create_on_port_in_use(addressed: ndk.Adapter, holder: str) -> None:
     shared endpoint holds its address:port. docs/semantics.md: ADDRESS."""
     held: ndk.Listener | ndk.SharedEndpoint
     if holder == "listener":
-        held = open_listening(addressed, (V4, 7003))
+        held = listening(addressed, (V4, 7003))
     else:
         held = addressed.create_shared_endpoint((V4, 7003)).get(timeout=TIMEOUT)
     expect_create_failed(addressed.create_shared_endpoint((V4, 7003)),
@@ -125,7 +125,7 @@ def test_listeners_and_endpoints_share_the_ephemeral_range(open_adapter: OpenAda
     ephemeral range of the address; when listeners hold them all, a port-0 endpoint fails
     with TOO_MANY_ADDRESSES."""
     adapter = open_adapter(address=V4, ephemeral_ports="49152-49153")
-    listeners = [open_listening(adapter, (V4, 0)) for _ in range(2)]  # held open
+    listeners = [listening(adapter, (V4, 0)) for _ in range(2)]  # held open
     expect_create_failed(adapter.create_shared_endpoint((V4, 0)), Status.TOO_MANY_ADDRESSES)
     expect_closed(listeners.pop().close())
     expect_created(adapter.create_shared_endpoint((V4, 0)), "i/a")

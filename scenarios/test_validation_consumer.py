@@ -17,7 +17,7 @@ import ndk
 from ndk import AdapterFlag, CqNotify, Status
 from ndk.testing import OPTION, OpenAdapter, Pair, skip
 
-from ndk.scenario.completion import (TIMEOUT, drain, link, sides, pattern, post_receive, post_send,
+from ndk.scenario.completion import (TIMEOUT, connected_pair, drain, pattern, post_receive, post_send,
                                      register, wait_until)
 from ndk.scenario import reported, set_adapter_flags
 
@@ -63,7 +63,7 @@ def test_post_past_queue_depth(pair: Pair) -> None:
     """digest 3.3 (the consumer posts no more requests than the queue holds), docs/validation.md
     POST-QUEUE-DEPTH: a receive queue of depth 2 holds two receives; the third post is the
     consumer's violation (whatever the provider answers)."""
-    a, b = sides(pair)
+    a, b = pair
     post_receive(b, 0, 64, 1)
     post_receive(b, 64, 64, 2)
     assert not reported(b.adapter, "POST-QUEUE-DEPTH")
@@ -77,7 +77,7 @@ def test_post_past_queue_depth(pair: Pair) -> None:
 def test_sge_with_another_pds_token(pair: Pair) -> None:
     """digest 2.4: an SGE's token is a local token of an MR of the queue's PD.  An MR of a
     second PD on the same adapter is the consumer's violation."""
-    a, b = sides(pair)
+    a, b = pair
     other_mr, _ = register(b.adapter.create_pd().get(timeout=TIMEOUT))
     b.qp.receive([other_mr.sge(0, 64)], request_context=1)
     assert "another PD" in consumer_record(b.adapter, "SGE-TOKEN").message
@@ -100,7 +100,7 @@ def test_resize_without_the_adapter_flag(open_adapter: OpenAdapter) -> None:
 @pytest.mark.expect_violation("CONNDATA-AFTER-ESTABLISH")
 def test_connection_data_after_accept(open_adapter: OpenAdapter) -> None:
     """digest 1.8: the consumer does not call GetConnectionData after Accept."""
-    a, b = link(open_adapter(address="192.0.2.61"), open_adapter(address="192.0.2.62"))
+    a, b = connected_pair(open_adapter(address="192.0.2.61"), open_adapter(address="192.0.2.62"))
     b.connector.get_connection_data()
     assert consumer_record(b.adapter, "CONNDATA-AFTER-ESTABLISH").call == \
         "NdkGetConnectionData"
@@ -111,7 +111,7 @@ def test_connection_data_after_accept(open_adapter: OpenAdapter) -> None:
 @pytest.mark.expect_violation("PRIVATE-DATA-NULL")
 def test_null_private_data_with_a_length(open_adapter: OpenAdapter) -> None:
     """digest 1.8: "pPrivateData == NULL and *len > 0: the consumer must never do this"."""
-    a, b = link(open_adapter(address="192.0.2.63"), open_adapter(address="192.0.2.64"))
+    a, b = connected_pair(open_adapter(address="192.0.2.63"), open_adapter(address="192.0.2.64"))
     connector = a.adapter.create_connector().get(timeout=TIMEOUT)
     ndk.testing.raw.get_connection_data_null(connector, 16)
     assert consumer_record(a.adapter, "PRIVATE-DATA-NULL").call == "NdkGetConnectionData"
@@ -153,7 +153,7 @@ def test_arm_while_a_poll_is_in_flight(open_adapter: OpenAdapter) -> None:
 def test_two_sends_on_one_queue_at_once(pair: Pair) -> None:
     """digest 3.3: posts to one queue are serialized by the consumer.  The provider holds a
     send; a second send on the same QP meanwhile is the violation (a receive would not be)."""
-    a, b = sides(pair)
+    a, b = pair
     for n in (1, 2, 3):
         post_receive(b, 64 * n, 64, n)
     join = held_call(a.adapter, "NdkSend", lambda: post_send(a, pattern(8), 1))

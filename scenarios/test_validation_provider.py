@@ -16,7 +16,7 @@ import ndk
 from ndk import AdapterFlag, CqNotify, OpFlag, Status
 from ndk.testing import OPTION, OpenAdapter, Pair, skip
 
-from ndk.scenario.completion import (TIMEOUT, drain, pair, sides, pattern, post_receive, post_send,
+from ndk.scenario.completion import (TIMEOUT, drain, pair, pattern, post_receive, post_send,
                                      wait_until, Side)
 from ndk.scenario import reported
 
@@ -384,7 +384,7 @@ def test_provider_error_code_is_padding_before_2_1(pair: Pair) -> None:
     At a negotiated 2.0 (knob provider_version="2.0") with misbehave provider_error_code at
     the sender, the layer judges nothing and the consumer reads 0 ("not provided"); the
     send completes STATUS_SUCCESS."""
-    a, b = sides(pair)
+    a, b = pair
     assert a.adapter.version == (2, 0)
     post_receive(b, 0, 64, 1)
     post_send(a, pattern(16), 2)
@@ -402,7 +402,7 @@ def test_provider_error_code_is_padding_before_2_1(pair: Pair) -> None:
 def test_receive_and_invalidate_without_its_token(pair: Pair) -> None:
     """digest 2.3: a ReceiveAndInvalidate result carries the invalidated token.  misbehave
     drop_invalidate_token at the receiver: the result carries its complement."""
-    a, b = sides(pair)
+    a, b = pair
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.bind(b.mr, mw, b.mr.address, 4096, flags=OpFlag.ALLOW_REMOTE_READ,
                      request_context=1) == Status.SUCCESS
@@ -464,7 +464,7 @@ def test_clean_run_is_silent(pair: Pair) -> None:
     """digest 1.0 (the conventions every object follows) and the rules of docs/validation.md:
     a conforming provider leaves no error: every object, pending creates and requests, a
     connection, sends, an RDMA write, a bind, arms and notifications, closes."""
-    a, b = sides(pair)
+    a, b = pair
     b.cq.arm(CqNotify.ANY)
     post_receive(b, 0, 64, 1)
     post_send(a, pattern(16), 2)

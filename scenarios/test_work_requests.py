@@ -14,8 +14,8 @@ from ndk.testing import OpenAdapter, Pair, requires
 
 from ndk.scenario import (CLIENT, drain, expect_no_completion, expect_request, pattern,
                           quiet_period, SERVER, Side, TIMEOUT)
-from ndk.scenario.completion import sides
-from ndk.scenario.work_requests import (connect_qps, expect_connection_failed, expect_result, one,
+from ndk.scenario.resources import connect_sides
+from ndk.scenario.work_requests import (expect_connection_failed, expect_result, one,
                                         Region, region, REMOTE_WRITE, unregistered_sge)
 
 UNDEFINED_FLAG = 0x8000   # no NDK_OP_FLAG_* has this bit (digest 2.5)
@@ -31,7 +31,7 @@ def test_send_bytes_arrive(pair: Pair) -> None:
     exactly; the receive's BytesTransferred is the length sent, its Type RECEIVE; the sender's
     Type SEND; both STATUS_SUCCESS with ProviderErrorCode 0. Bytes past the message are
     untouched."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, 4096, fill=pattern(4096, seed=3))
     sink = region(b.pd, 8192, fill=b"\xee" * 8192)
     assert b.qp.receive([sink.sge(0, 8192)], request_context=0x11) == Status.SUCCESS
@@ -49,24 +49,21 @@ def test_send_bytes_arrive(pair: Pair) -> None:
 def test_send_reports_request_and_qp_contexts(open_adapter: OpenAdapter) -> None:
     """digest 2.3: every NDK_RESULT carries the RequestContext of its request and the
     QPContext given to NdkCreateQp, on both sides (non-Ex results too)."""
-    client = open_adapter(address=CLIENT)
-    server = open_adapter(address=SERVER)
-    a_pd, b_pd = (ad.create_pd().get(timeout=TIMEOUT) for ad in (client, server))
-    a_cq, b_cq = (ad.create_cq(16).get(timeout=TIMEOUT) for ad in (client, server))
-    a_qp = a_pd.create_qp(a_cq, a_cq, qp_context=0xA11CE).get(timeout=TIMEOUT)
-    b_qp = b_pd.create_qp(b_cq, b_cq, qp_context=0xB0B).get(timeout=TIMEOUT)
-    connection = connect_qps(client, a_qp, server, b_qp)   # held: a dropped connector closes
-    source, sink = region(a_pd, fill=b"ctx"), region(b_pd)
-    assert b_qp.receive([sink.sge(0, 64)], request_context=0x5EED) == Status.SUCCESS
-    assert a_qp.send([source.sge(0, 3)], request_context=0xC0FFEE) == Status.SUCCESS
-    sent = one(a_cq, ex=False)
+    a, b = connect_sides(
+        Side(open_adapter(address=CLIENT), cq_depth=16, qp_context=0xA11CE, buffer_size=0),
+        Side(open_adapter(address=SERVER), cq_depth=16, qp_context=0xB0B, buffer_size=0))
+    source, sink = region(a.pd, fill=b"ctx"), region(b.pd)
+    assert b.qp.receive([sink.sge(0, 64)], request_context=0x5EED) == Status.SUCCESS
+    assert a.qp.send([source.sge(0, 3)], request_context=0xC0FFEE) == Status.SUCCESS
+    sent = one(a.cq, ex=False)
     assert (sent.status, sent.request_context, sent.qp_context) == \
         (Status.SUCCESS, 0xC0FFEE, 0xA11CE)
-    received = one(b_cq, ex=False)
+    received = one(b.cq, ex=False)
     assert (received.status, received.request_context, received.qp_context) == \
         (Status.SUCCESS, 0x5EED, 0xB0B)
     assert received.bytes_transferred == 3
-    assert all(obj.is_open for obj in connection)   # still connected: nothing else happened
+    # still connected: nothing else happened
+    assert all(obj.is_open for obj in (a.connector, b.connector, b.listener))
 
 
 @pytest.mark.rule("SEND-GATHER")
@@ -75,7 +72,7 @@ def test_send_reports_request_and_qp_contexts(open_adapter: OpenAdapter) -> None
 def test_send_gathers_sges_in_order(pair: Pair) -> None:
     """digest 1.7, 2.4: a Send's SGL is gathered in SGE order, from several places of one MR
     and from another MR of the same PD, into one message."""
-    a, b = sides(pair)
+    a, b = pair
     first = region(a.pd, fill=pattern(4096, seed=5))
     second = region(a.pd, fill=pattern(4096, seed=6))
     sink = region(b.pd)
@@ -96,7 +93,7 @@ def test_receive_scatters_sges_in_order(pair: Pair) -> None:
     """digest 1.7, 2.4: an incoming message fills the receive's SGEs in order; a message
     shorter than the SGL leaves the rest of the last SGE untouched; BytesTransferred is the
     message length."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(100, seed=7))
     sink = region(b.pd, fill=b"\x55" * 4096)
     sgl = [sink.sge(1000, 16), sink.sge(0, 32), sink.sge(3000, 200)]
@@ -119,7 +116,7 @@ def test_zero_length_send(pair: Pair, sgl: str) -> None:
     """digest 1.7: a Send with no SGE (or one SGE of length 0) is a message of 0 bytes: it
     consumes one receive, which completes SUCCESS with BytesTransferred 0 and leaves the
     buffer as it was."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=b"x" * 64)
     sink = region(b.pd, fill=b"\x77" * 4096)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
@@ -144,7 +141,7 @@ def test_inline_send_from_unregistered_memory(pair: Pair, token: int) -> None:
     """digest 1.7 (NDK_SGE remarks): with NDK_OP_FLAG_INLINE the MemoryRegionToken may be
     invalid and must be ignored: a source never registered, with token 0 or garbage, is sent;
     the completion is SEND SUCCESS and the bytes arrive."""
-    a, b = sides(pair)
+    a, b = pair
     source = bytearray(pattern(48, seed=9))
     sink = region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
@@ -163,7 +160,7 @@ def test_inline_send_data_taken_at_post(pair: Pair) -> None:
     returns, so the provider takes the bytes during NdkSend: changing the source after the
     post, before the transfer runs (docs/semantics.md PROGRESS, progress="manual"), does not
     change what arrives."""
-    a, b = sides(pair)
+    a, b = pair
     source = bytearray(b"before--" * 4)
     sink = region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
@@ -188,7 +185,7 @@ def test_inline_send_above_inline_data_size(pair: Pair) -> None:
     produces no CQE). docs/semantics.md POST-CHECKS: BUFFER_OVERFLOW inline. The QP stays
     usable: a send of exactly InlineDataSize bytes then arrives in the receive the failed
     post did not consume."""
-    a, b = sides(pair)
+    a, b = pair
     source = bytearray(pattern(65, seed=2))
     sink = region(b.pd)
     assert b.qp.receive([sink.sge(0, 128)], request_context=1) == Status.SUCCESS
@@ -208,7 +205,7 @@ def test_inline_send_above_inline_data_size(pair: Pair) -> None:
 def test_inline_send_sge_count_not_limited(pair: Pair) -> None:
     """digest 1.7 (NDK_SGE remarks): with NDK_OP_FLAG_INLINE the SGE count is not limited by
     MaxInitiatorRequestSge: 4 inline SGEs on a QP created for 1 are sent, gathered in order."""
-    a, b = sides(pair)
+    a, b = pair
     source = bytearray(pattern(64, seed=4))
     sink = region(b.pd)
     sgl = [unregistered_sge(source, 48 - 16 * i, 16) for i in range(4)]
@@ -226,7 +223,7 @@ def test_solicited_send_satisfies_solicited_arm(pair: Pair) -> None:
     """digest 1.7 (Solicited events), 3.2: with the receiver's CQ armed for
     NDK_CQ_NOTIFY_SOLICITED, a plain Send's receive completion does not notify; a Send with
     NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT does, once, with STATUS_SUCCESS."""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, fill=b"solicit!"), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert b.qp.receive([sink.sge(64, 64)], request_context=2) == Status.SUCCESS
@@ -251,7 +248,7 @@ def test_silent_success_send_has_no_completion(pair: Pair) -> None:
     """digest 2.5 (NDK_OP_FLAG_SILENT_SUCCESS: success produces no CQE): the message arrives
     (the receiver's completion is normal), the sender's CQ gets nothing for it; the next
     non-silent send is the only sender completion."""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, fill=b"quietly!loudly!!"), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert b.qp.receive([sink.sge(64, 64)], request_context=2) == Status.SUCCESS
@@ -273,7 +270,7 @@ def test_failed_silent_send_still_completes(pair: Pair) -> None:
     SGE lies outside its MR fails: its CQE is SEND with an error status, and no byte arrived.
     Which status NDK does not say (the soft provider: ACCESS_VIOLATION, docs/semantics.md
     DATA-STATUS, and the error ends the connection, QP-ERROR: WRITE-LOCAL-SGE-INVALID)."""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, 4096, fill=b"z" * 4096), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     outside = ndk.Sge(source.address + 4096 - 8, 16, source.local_token)
@@ -293,7 +290,7 @@ def test_many_sends_complete_in_order(pair: Pair) -> None:
     receive queues separately): 32 sends complete at the sender in posting order, and the
     receiver's 32 receives complete in posting order, receive i holding message i."""
     count = 32
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, count * 16), region(b.pd, count * 16)
     for i in range(count):
         source.buf[i * 16:(i + 1) * 16] = pattern(16, seed=i + 1)
@@ -317,7 +314,7 @@ def test_send_larger_than_receive(pair: Pair) -> None:
     """digest 4.2 (ND2 table: BUFFER_OVERFLOW = an incoming send exceeded the receive buffer;
     REMOTE_ERROR = the request caused an error on the remote QP). docs/semantics.md
     DATA-STATUS: receiver BUFFER_OVERFLOW, sender REMOTE_RESOURCES; QP-ERROR afterwards."""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, fill=pattern(64)), region(b.pd)
     assert b.qp.receive([sink.sge(0, 32)], request_context=1) == Status.SUCCESS
     assert a.qp.send([source.sge(0, 64)], request_context=2) == Status.SUCCESS
@@ -334,7 +331,7 @@ def test_send_without_receive_times_out(pair: Pair) -> None:
     """digest 4.2 (ND2 IO_TIMEOUT: connection or remote QP failure). docs/semantics.md
     DATA-STATUS: a Send with no receive posted at the peer within rnr_timeout_ms completes
     STATUS_IO_TIMEOUT; QP-ERROR afterwards. (The wait is bounded, not measured.)"""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, fill=b"nobody"), region(b.pd)
     assert a.qp.send([source.sge(0, 6)], request_context=7) == Status.SUCCESS
     expect_result(a.cq, Status.IO_TIMEOUT, OpType.SEND, 7)
@@ -347,7 +344,7 @@ def test_send_without_receive_times_out(pair: Pair) -> None:
 def test_receives_consumed_in_posting_order(pair: Pair) -> None:
     """digest 4.2 (receive queue in issue order): each incoming message takes the oldest
     posted receive, whatever the receives' sizes and places in memory."""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd), region(b.pd, fill=b"\x01" * 4096)
     slots = [(3000, 100), (0, 50), (1000, 200)]
     for context, (offset, length) in enumerate(slots, start=1):
@@ -374,7 +371,7 @@ def test_receive_into_read_only_region(pair: Pair) -> None:
     """digest 1.4 / 2.6 (a buffer the adapter writes needs NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
     4.2 (ND2 ACCESS_VIOLATION = invalid registered memory). docs/semantics.md DATA-STATUS:
     the receive completes ACCESS_VIOLATION, the sender REMOTE_RESOURCES; nothing written."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=b"payload!")
     sink = region(b.pd, flags=MrFlag.ALLOW_LOCAL_READ, fill=b"\x33" * 4096)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
@@ -390,25 +387,23 @@ def test_receive_into_read_only_region(pair: Pair) -> None:
 
 def _srq_server(open_adapter: OpenAdapter, srq_depth: int, qps: int = 2) -> SimpleNamespace:
     """``qps`` client QPs (qp_context 0xC0 + i), each connected to a server QP (qp_context
-    0xA0 + i) of one SRQ; one CQ per adapter.  The connectors and the listener are returned
+    0xA0 + i) of one SRQ; one CQ per adapter, one listener.  The connected Sides are returned
     too (``held``): a connector dropped by the scenario would close, ending its connection."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER)
     requires(server, max_srq_depth=srq_depth)
-    a_pd, b_pd = (ad.create_pd().get(timeout=TIMEOUT) for ad in (client, server))
-    a_cq, b_cq = (ad.create_cq(64).get(timeout=TIMEOUT) for ad in (client, server))
+    first = Side(client, qp_context=0xC0, buffer_size=0)
+    b_pd = server.create_pd().get(timeout=TIMEOUT)
     srq = b_pd.create_srq(srq_depth).get(timeout=TIMEOUT)
-    listener = None
-    client_qps, held = [], []
+    b_cq = server.create_cq(64).get(timeout=TIMEOUT)
+    held: list[tuple[Side, Side]] = []
     for i in range(qps):
-        a_qp = a_pd.create_qp(a_cq, a_cq, qp_context=0xC0 + i).get(timeout=TIMEOUT)
-        b_qp = b_pd.create_qp_with_srq(b_cq, b_cq, srq, qp_context=0xA0 + i).get(timeout=TIMEOUT)
-        connection = connect_qps(client, a_qp, server, b_qp, listener)
-        listener = connection[2]
-        held.append(connection)
-        client_qps.append(a_qp)
-    return SimpleNamespace(a_pd=a_pd, a_cq=a_cq, qps=client_qps, b_pd=b_pd, b_cq=b_cq, srq=srq,
-                           held=held)
+        a = first if i == 0 else Side(client, pd=first.pd, cq=first.cq, qp_context=0xC0 + i,
+                                      buffer_size=0)
+        b = Side(server, pd=b_pd, cq=b_cq, srq=srq, qp_context=0xA0 + i, buffer_size=0)
+        held.append(connect_sides(a, b, listener=held[0][1].listener if held else None))
+    return SimpleNamespace(a_pd=first.pd, a_cq=first.cq, qps=[a.qp for a, _ in held], b_pd=b_pd,
+                           b_cq=b_cq, srq=srq, held=held)
 
 
 @pytest.mark.rule("SRQ-SHARED-RECEIVES")
@@ -509,7 +504,7 @@ def test_more_sges_than_max_initiator_request_sge(pair: Pair, op: str) -> None:
     """digest 1.2 (MaxInitiatorRequestSge of the QP), 4.2 (ND2 QP::Send / Write:
     DATA_OVERRUN = too many SGEs), 3.4 (no CQE for an inline failure). docs/semantics.md
     POST-CHECKS. The QP stays usable: the same post with the allowed count succeeds."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(96))
     target = region(b.pd, flags=REMOTE_WRITE)
     sgl = [source.sge(i * 32, 32) for i in range(3)]
@@ -532,7 +527,7 @@ def test_read_sges_limited_by_max_read_request_sge(pair: Pair) -> None:
     """digest 2.1 (MaxReadRequestSge overrides MaxInitiatorRequestSge for reads), 4.2 (ND2
     QP::Read: DATA_OVERRUN). docs/semantics.md POST-CHECKS. With MaxReadRequestSge 2 on a QP
     created for 4 SGEs, a 3-SGE read is refused inline; a 3-SGE write is accepted."""
-    a, b = sides(pair)
+    a, b = pair
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK)
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE,
                     fill=pattern(96, seed=8))
@@ -570,7 +565,7 @@ def test_initiator_queue_full(pair: Pair, held_by: str) -> None:
     deferred included, fill the queue), PROGRESS. With InitiatorQueueDepth 2 and two writes
     held (deferred, or the engine not stepped), a third is refused; the two held writes still
     complete SUCCESS in order, and the queue then has room again."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(64, seed=12))
     target = region(b.pd, flags=REMOTE_WRITE)
     flags = OpFlag.DEFER if held_by == "defer" else 0
@@ -613,7 +608,7 @@ def test_flag_the_request_does_not_document(pair: Pair, op: str, flag: int) -> N
     """digest 1.7 (the flags each request's page allows), 2.5, 4.2 (ND2 QP::Send / Write:
     INVALID_PARAMETER for bad flags). docs/semantics.md POST-CHECKS: a flag the request does
     not document -> INVALID_PARAMETER inline, no CQE; the QP stays usable."""
-    a, b = sides(pair)
+    a, b = pair
     local = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK,
                    fill=pattern(32))
     target = region(b.pd, flags=MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE)
@@ -634,7 +629,7 @@ def test_inline_flag_on_read(pair: Pair) -> None:
     """digest 1.7 (NdkRead allows SILENT_SUCCESS, READ_FENCE, RDMA_READ_LOCAL_INVALIDATE,
     DEFER: INLINE is not among them -- a read's SGEs are a sink, nothing to copy at post).
     docs/semantics.md POST-CHECKS: INVALID_PARAMETER inline, no CQE, the sink untouched."""
-    a, b = sides(pair)
+    a, b = pair
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK)
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_READ, fill=pattern(32))
     assert a.qp.read([sink.sge(0, 32)], remote.address, remote.remote_token,
@@ -655,7 +650,7 @@ def test_send_above_max_transfer_length(pair: Pair) -> None:
     """digest 2.1 (MaxTransferLength: max total length per send/receive/read/write), 4.2 (ND2
     QP::Send: BUFFER_OVERFLOW = too much data). docs/semantics.md POST-CHECKS: inline, no
     CQE; exactly MaxTransferLength is sent."""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, fill=pattern(2048)), region(b.pd)
     assert b.qp.receive([sink.sge(0, 4096)], request_context=1) == Status.SUCCESS
     assert a.qp.send([source.sge(0, 1000), source.sge(1000, 25)], request_context=2) == \
@@ -677,7 +672,7 @@ def test_deferred_send_waits_for_a_non_deferred_post(pair: Pair) -> None:
     without DEFER ends the chain; the digest calls DEFER a hint, so holding it is a choice:
     docs/semantics.md DEFER (a reference choice: the soft provider holds it). Then both
     complete, in order, and the messages arrive in order."""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, fill=b"deferredprompt!!"), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert b.qp.receive([sink.sge(64, 64)], request_context=2) == Status.SUCCESS
@@ -700,7 +695,7 @@ def test_flush_cancels_deferred_requests(pair: Pair) -> None:
     success means a CQE must appear): deferred writes not yet issued are flushed CANCELLED in
     posting order and write nothing. docs/semantics.md QP-FLUSH: the connection stays usable
     (a plain write then succeeds)."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(32, seed=26))
     target = region(b.pd, flags=REMOTE_WRITE)
     for i in range(2):
@@ -728,7 +723,7 @@ def test_inline_failure_pushes_deferred_sends(pair: Pair) -> None:
     one SGE too many, which the soft provider refuses inline with DATA_OVERRUN
     (docs/semantics.md POST-CHECKS, a reference choice: a provider may find it when the
     request executes instead, ND-LOCAL-LENGTH)."""
-    a, b = sides(pair)
+    a, b = pair
     source, sink = region(a.pd, fill=b"pushed!!"), region(b.pd)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert b.qp.receive([sink.sge(64, 64)], request_context=2) == Status.SUCCESS
@@ -748,7 +743,7 @@ def test_deferred_chain_completes_in_order(pair: Pair) -> None:
     """digest 3.4 (every chain ends with a request without DEFER), 4.2 (issue order): three
     deferred writes and a final plain write complete SUCCESS in posting order, each write's
     bytes in place."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(64, seed=21))
     target = region(b.pd, flags=REMOTE_WRITE)
     for i in range(4):
@@ -768,7 +763,7 @@ def test_deferred_silent_requests(pair: Pair) -> None:
     """digest 3.4 (an inline success means a CQE must eventually appear -- unless
     SILENT_SUCCESS, digest 2.5): a chain of deferred silent writes ended by a plain write
     moves every byte and produces exactly one CQE, the last write's."""
-    a, b = sides(pair)
+    a, b = pair
     source = region(a.pd, fill=pattern(48, seed=22))
     target = region(b.pd, flags=REMOTE_WRITE)
     silent_deferred = OpFlag.DEFER | OpFlag.SILENT_SUCCESS

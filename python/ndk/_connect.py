@@ -45,9 +45,11 @@ class _Progress:
 
 
 class _Steps:
-    """The waits of one connect_pair, against one deadline; failures name the step."""
+    """The waits of one connect_pair (or of ``who``: ndk.scenario's resource builder), against
+    one deadline; failures name the step."""
 
-    def __init__(self, adapters, timeout):
+    def __init__(self, adapters, timeout, who="connect_pair"):
+        self.who = who
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout
         self.progress = _Progress(adapters)
@@ -56,7 +58,7 @@ class _Steps:
         import ndk
 
         status = ndk.Status(status)
-        raise ndk.NdkError(status, f"connect_pair: {step} failed with {status}{detail}")
+        raise ndk.NdkError(status, f"{self.who}: {step} failed with {status}{detail}")
 
     def until(self, ready, step):
         """Wait until ready() returns something true (and return it), pumping manual progress;
@@ -67,7 +69,7 @@ class _Steps:
             if value:
                 return value
             if time.monotonic() >= self.deadline:
-                raise TimeoutError(f"connect_pair: {step} did not complete within "
+                raise TimeoutError(f"{self.who}: {step} did not complete within "
                                    f"{self.timeout} s")
             time.sleep(0.0005)
 
@@ -133,37 +135,50 @@ def connect_pair(client: Adapter, server: Adapter, *, cq_depth: int = 64,
     Raises ndk.NdkError (.status, and the step in the message) when a step fails, TimeoutError
     when one does not finish within ``timeout`` seconds in all.
     """
-    import ndk
-
-    connect_ok = ndk.Status.SUCCESS
     qp_sizes = dict(receive_queue_depth=receive_queue_depth,
                     initiator_queue_depth=initiator_queue_depth,
                     max_receive_request_sge=max_receive_request_sge,
                     max_initiator_request_sge=max_initiator_request_sge,
                     inline_data_size=inline_data_size)
     steps = _Steps([client, server], timeout)
-
-    host = _listen_host(server)
-    listener = steps.finished(server.create_listener(), "NdkCreateListener (server)")
-    steps.finished(listener.listen((host, 0)), "NdkListen (server)")
-    address = listener.get_local_address()
-
     a_pd, a_cq, a_qp = _queue_pair(steps, client, "client", cq_depth, **qp_sizes)
+    b_pd, b_cq, b_qp = _queue_pair(steps, server, "server", cq_depth, **qp_sizes)
+    connector, b_connector, listener = join(steps, client, a_qp, server, b_qp,
+                                            private_data=private_data)
+    return (Endpoint(client, a_pd, a_cq, a_qp, connector),
+            Endpoint(server, b_pd, b_cq, b_qp, b_connector, listener))
+
+
+def join(steps: _Steps, client: Adapter, client_qp: Qp, server: Adapter, server_qp: Qp, *,
+         listener: Optional[Listener] = None, private_data: Optional[_Buffer] = None,
+         ex: bool = False) -> tuple[Connector, Connector, Listener]:
+    """Connect ``client_qp`` (on ``client``) to ``server_qp`` (on ``server``), each step
+    waited for through ``steps``: a listener on the server's first address, port 0 (or
+    ``listener``, listening already), NdkConnect with ``private_data``, the connect event,
+    NdkAccept (NdkAcceptEx with ex=True), NdkCompleteConnect (-Ex).  Returns (the client's
+    connector, the server's connector from the connect event, the listener)."""
+    import ndk
+
+    if listener is None:
+        host = _listen_host(server)
+        listener = steps.finished(server.create_listener(), "NdkCreateListener (server)")
+        steps.finished(listener.listen((host, 0)), "NdkListen (server)")
+    listening: Listener = listener
+    address = listening.get_local_address()
     connector = steps.finished(client.create_connector(), "NdkCreateConnector (client)")
-    connect = steps.issued(connector.connect(a_qp, address, private_data=private_data),
+    connect = steps.issued(connector.connect(client_qp, address, private_data=private_data),
                            "NdkConnect (client)")
 
     def incoming():
-        if connect.done and connect.wait(0) != connect_ok:
+        if connect.done and connect.wait(0) != ndk.Status.SUCCESS:
             steps.fail(connect.wait(0), "NdkConnect (client)", " before the server saw it")
-        return listener.next_connection(timeout=0.0 if steps.progress.manual else 0.002)
+        return listening.next_connection(timeout=0.0 if steps.progress.manual else 0.002)
 
     b_connector = steps.until(incoming, "the connect event at the server's listener")
-    b_pd, b_cq, b_qp = _queue_pair(steps, server, "server", cq_depth, **qp_sizes)
-    accept = steps.issued(b_connector.accept(b_qp), "NdkAccept (server)")
-
+    accept = steps.issued((b_connector.accept_ex if ex else b_connector.accept)(server_qp),
+                          "NdkAcceptEx (server)" if ex else "NdkAccept (server)")
     steps.finished(connect, "NdkConnect (client)")
-    steps.finished(connector.complete_connect(), "NdkCompleteConnect (client)")
-    steps.finished(accept, "NdkAccept (server)")
-    return (Endpoint(client, a_pd, a_cq, a_qp, connector),
-            Endpoint(server, b_pd, b_cq, b_qp, b_connector, listener))
+    steps.finished(connector.complete_connect_ex() if ex else connector.complete_connect(),
+                   "NdkCompleteConnectEx (client)" if ex else "NdkCompleteConnect (client)")
+    steps.finished(accept, "NdkAcceptEx (server)" if ex else "NdkAccept (server)")
+    return connector, b_connector, listening

@@ -2,12 +2,14 @@
 side lives where ``--ndk-peer`` puts it (``ndk._peer``: the test's process, another process,
 another host, a network namespace).
 
-A scenario asks for ``pair`` and gets ``(a, b)``, the Endpoints ``ndk.testing.connect_pair``
-returns (``b`` the passive side), whatever the peer's location: with a remote peer, ``b``'s
-objects are rpyc proxies of the peer's own (``ndk._peer_process``).  The adapters are opened
+A scenario asks for ``pair`` and gets ``(a, b)``, two ``ndk.scenario.resources.Side``s
+connected by that resource builder (``b`` the passive side), whatever the peer's location:
+with a remote peer, ``b``'s objects are rpyc proxies of the peer's own
+(``ndk._peer_process``).  The adapters are opened
 with the run's provider and ``--ndk-option``s (``b``'s with ``--ndk-peer-provider`` and
-``--ndk-peer-option``s); the marker ``@pytest.mark.pair(...)`` gives ``connect_pair``'s
-keyword arguments and each side's knobs (``client_knobs=``, ``server_knobs=``).  When the
+``--ndk-peer-option``s); the marker ``@pytest.mark.pair(...)`` gives the builder's keyword
+arguments (``connect_pair``'s: the sides' sizes, ``private_data``) and each side's knobs
+(``client_knobs=``, ``server_knobs=``).  When the
 chosen provider cannot reach the peer's location (``ndk._peer.unreachable``), the fixture
 skips with that reason.  Each test that used it records where its peer ran (the report's
 ``user_properties`` entry ``ndk_peer``).
@@ -17,14 +19,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 import pytest
 
-from ._connect import Endpoint, connect_pair
 from ._peer import LOCAL, NETNS, SSH, PeerSpec, parse_peer, picked_transport, unreachable
 from ._report import PEER_PROPERTY
 from ._skips import OPTION, skip_reason
+
+if TYPE_CHECKING:
+    from .scenario.resources import Side
 
 PEER_DEST = "ndk_peer"
 PEER_PROVIDER_DEST = "ndk_peer_provider"
@@ -35,8 +39,8 @@ ADDRESSES_DEST = "ndk_pair_addresses"
 # that owns the address): TEST-NET-1, the ones the scenarios' own pairs use.
 DEFAULT_ADDRESSES = "192.0.2.31,192.0.2.32"
 NETNS_DIR = "/run/netns"  # where ip netns keeps the named namespaces
-PAIR_TIMEOUT = 5.0  # seconds for connect_pair's steps in all (ndk.scenario.TIMEOUT)
-Pair = tuple[Endpoint, Endpoint]  # what the pair fixture gives: (active side, passive side)
+PAIR_TIMEOUT = 5.0  # seconds for the connection's steps in all (ndk.scenario.TIMEOUT)
+Pair = tuple["Side", "Side"]  # what the pair fixture gives: (active side, passive side)
 _CONNECT_KEYWORDS = ("cq_depth", "receive_queue_depth", "initiator_queue_depth",
                      "max_receive_request_sge", "max_initiator_request_sge", "inline_data_size",
                      "private_data")
@@ -307,10 +311,13 @@ def _open_peer_adapter(peer: Any, provider: str, **knobs: Any) -> tuple[Any, Any
 
 
 def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callable[..., Any],
-              keeper: PeerKeeper) -> Iterator[tuple[Endpoint, Endpoint]]:
+              keeper: PeerKeeper) -> Iterator[Pair]:
     """The ``pair`` fixture's work: skip when the providers cannot reach the peer (before any
     peer is started), open the two adapters (``open_local(provider, **knobs)`` for one in this
-    process, closed by its caller), connect them."""
+    process, closed by its caller), connect them (``ndk.scenario.resources.connected_pair``,
+    imported here: ``ndk.scenario`` imports this plugin)."""
+    from .scenario.resources import connected_pair
+
     config = request.config
     spec = peer_spec(config)
     server_provider = peer_provider(config, provider)
@@ -342,7 +349,7 @@ def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callabl
         else:
             server, seen = _open_peer_adapter(peer, server_provider, address=server_address,
                                               **{**server_options, **server_knobs})
-        yield connect_pair(client, server, timeout=PAIR_TIMEOUT, **settings)
+        yield connected_pair(client, server, timeout=PAIR_TIMEOUT, **settings)
         if seen is not None and seen.validation is not None and peer.alive:
             if not server.closed:
                 server.close()  # its close judges its pending calls (the layer), then copy

@@ -613,7 +613,8 @@ def open_adapter(ndk_provider: str, _ndk_opener: _Opener) -> Any:
 @pytest.fixture
 def pair(request: pytest.FixtureRequest, ndk_provider: str, _ndk_opener: _Opener,
          _ndk_peer_keeper: _pairs.PeerKeeper) -> Iterator[Pair]:
-    """``(a, b)``: the connected endpoints ``connect_pair`` returns, ``a`` in the test's
+    """``(a, b)``: two connected ``ndk.scenario.resources.Side``s (each with a registered
+    buffer; ``connect_pair``'s keyword arguments), ``a`` in the test's
     process, ``b`` (the passive side) where ``--ndk-peer`` puts it (``ndk._pairs``).  Skips
     with the reason when the provider cannot reach the peer's location.
     ``@pytest.mark.pair(client_knobs=..., server_knobs=..., **connect_pair_keywords)`` sets

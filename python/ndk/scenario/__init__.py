@@ -2,7 +2,10 @@
 runs from any folder (public ``ndk`` API only).
 
 * ``ndk.scenario`` (this module): timeouts, the addresses the scenarios give adapters, the
-  assertion helpers every scenario family uses, ``Side`` (one end of a connection);
+  assertion helpers every scenario family uses, and from ``ndk.scenario.resources`` ``Side``
+  (one end of a connection) and ``listening``;
+* ``ndk.scenario.resources``: the resource builder: every connected pair of the scenarios
+  (``Side``, ``connect_sides``, ``connected_pair``), and the ``pair`` fixture's;
 * ``ndk.scenario.connection``: the connection handshake step by step, and the ``adapter`` /
   ``adapters`` fixtures of the connection scenarios;
 * ``ndk.scenario.completion``: connected pairs with registered buffers, posts and waits;
@@ -23,8 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, TypeVar, Union, overload
+from typing import Any, Literal, TypeVar, Union, overload
 
 import ndk
 from ndk import MrFlag, Status
@@ -35,7 +37,7 @@ __all__ = [
     "FAILURE_MODES", "LOOPBACK", "MAXULONG", "OBJECT_TYPES", "QUIET", "SERVER", "SERVER6",
     "THIRD", "TIMEOUT", "UNOWNED", "V4", "V4_OTHER", "V6", "Side", "drain", "expect_call",
     "expect_closed", "expect_create_failed", "expect_created", "expect_no_completion",
-    "expect_request", "make_objects", "open_listening", "pattern", "poll", "post_receives",
+    "expect_request", "listening", "make_objects", "pattern", "poll", "post_receives",
     "quiet_period", "register", "reported", "set_adapter_flags", "shrink_limits",
 ]
 
@@ -176,13 +178,6 @@ def drain(cq: ndk.Cq, expected: int, ex: bool = True, timeout: float = TIMEOUT) 
     return results
 
 
-def open_listening(adapter: ndk.Adapter, address: tuple[str, int]) -> ndk.Listener:
-    """A listener listening on ``address`` (must succeed)."""
-    listener = adapter.create_listener().get(timeout=TIMEOUT)
-    assert listener.listen(address).wait(timeout=TIMEOUT) == Status.SUCCESS
-    return listener
-
-
 def make_objects(adapter: ndk.Adapter) -> dict[str, Any]:
     """One object of every NDK object type on ``adapter`` (SRQ ones only if supported)."""
     objects: dict[str, Any] = {}
@@ -286,46 +281,6 @@ def reported(adapter: ndk.Adapter, rule: str) -> list[ndk.Violation]:
     return [v for v in adapter.violations() if v.rule == rule]
 
 
-@dataclass
-class Side:
-    """One end of a connection: its adapter, PD, CQs (``cq`` when one CQ serves both queues),
-    QP, a registered buffer (``mr`` over ``buffer``, every access allowed), and once made its
-    connector (and, on the passive side, its listener)."""
-
-    adapter: ndk.Adapter
-    pd: ndk.Pd
-    receive_cq: ndk.Cq
-    initiator_cq: ndk.Cq
-    qp: ndk.Qp
-    mr: ndk.Mr
-    buffer: bytearray = field(repr=False)
-    _connector: Optional[ndk.Connector] = None
-    _listener: Optional[ndk.Listener] = None
-
-    @property
-    def cq(self) -> ndk.Cq:
-        assert self.receive_cq is self.initiator_cq, "this side has two CQs"
-        return self.receive_cq
-
-    @property
-    def connector(self) -> ndk.Connector:
-        assert self._connector is not None, "this side has no connector yet"
-        return self._connector
-
-    @connector.setter
-    def connector(self, connector: ndk.Connector) -> None:
-        self._connector = connector
-
-    @property
-    def listener(self) -> ndk.Listener:
-        assert self._listener is not None, "this side has no listener"
-        return self._listener
-
-    @listener.setter
-    def listener(self, listener: ndk.Listener) -> None:
-        self._listener = listener
-
-
 def register(pd: ndk.Pd, size: int = BUFFER_SIZE,
              flags: int = ALL_ACCESS) -> tuple[ndk.Mr, bytearray]:
     """(mr, buffer): a normal MR on ``pd`` over a new zeroed buffer of ``size`` bytes (in the
@@ -334,3 +289,7 @@ def register(pd: ndk.Pd, size: int = BUFFER_SIZE,
     mr = pd.create_mr().get(timeout=TIMEOUT)
     assert mr.register(buffer, flags=flags).wait(timeout=TIMEOUT) == Status.SUCCESS
     return mr, buffer
+
+
+# The resource builder, which uses the constants above.
+from .resources import Side, listening  # noqa: E402

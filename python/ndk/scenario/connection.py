@@ -1,9 +1,10 @@
 """Helpers of the connection and control-plane scenarios (test_connection.py, test_oid.py).
 
 Only the public ``ndk`` API.  Establishment is spelled out step by step here (rather than
-``ndk.testing.connect_pair``) because these scenarios choose the Ex or plain callbacks, the
-addresses, the read limits and the private data, and look at every call on the way
-(digest 3.5, connection flow):
+with ``ndk.scenario.resources.connect_sides``) because these scenarios are about it: they
+choose the Ex or plain callbacks, the addresses, the read limits and the private data, and
+look at every call on the way (digest 3.5, connection flow); their Sides are the resource
+builder's (``Side(adapter)``):
 
 * active side:  create_connector -> connect (PENDING until the peer answers) -> complete_connect;
 * passive side: listen -> the connect event (listener.next_connection) -> accept (PENDING until
@@ -22,14 +23,14 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from . import (BUFFER_SIZE, CLIENT, SERVER, TIMEOUT, Side, expect_call,
-               quiet_period, register)
+from . import BUFFER_SIZE, CLIENT, SERVER, TIMEOUT, expect_call, quiet_period
+from .resources import Side, listening
 
 __all__ = [
     "Handshake", "accept", "adapter", "adapters", "connections", "counters", "establish",
     "expect_cancelled_receives", "expect_disconnect_event", "expect_inline",
     "expect_private_data", "finish", "how", "incoming", "listening", "local_endpoints",
-    "make_side", "new_connector", "new_qp", "no_incoming", "start", "transfer",
+    "new_connector", "new_qp", "no_incoming", "start", "transfer",
 ]
 
 
@@ -46,17 +47,6 @@ def adapters(open_adapter: OpenAdapter) -> tuple[ndk.Adapter, ndk.Adapter]:
     return open_adapter(address=CLIENT), open_adapter(address=SERVER)
 
 
-def make_side(adapter: ndk.Adapter, *, cq_depth: int = 64, queue_depth: int = 16,
-              qp_context: int = 0x5D) -> Side:
-    """A PD, a CQ, a QP (both queues on the CQ) and a registered buffer on ``adapter``."""
-    pd = adapter.create_pd().get(timeout=TIMEOUT)
-    cq = adapter.create_cq(cq_depth).get(timeout=TIMEOUT)
-    qp = pd.create_qp(cq, cq, qp_context=qp_context, receive_queue_depth=queue_depth,
-                      initiator_queue_depth=queue_depth).get(timeout=TIMEOUT)
-    mr, buffer = register(pd)
-    return Side(adapter, pd, cq, cq, qp, mr, buffer)
-
-
 def new_qp(side: Side, qp_context: int = 0x6E) -> ndk.Qp:
     """Another QP on the side's PD and CQ."""
     return side.pd.create_qp(side.cq, side.cq, qp_context=qp_context, receive_queue_depth=16,
@@ -65,13 +55,6 @@ def new_qp(side: Side, qp_context: int = 0x6E) -> ndk.Qp:
 
 def new_connector(adapter: ndk.Adapter) -> ndk.Connector:
     return adapter.create_connector().get(timeout=TIMEOUT)
-
-
-def listening(adapter: ndk.Adapter, address: tuple[str, int]) -> ndk.Listener:
-    """A listener listening on ``address`` (host, port); the listen must succeed."""
-    listener = adapter.create_listener().get(timeout=TIMEOUT)
-    assert listener.listen(address).wait(timeout=TIMEOUT) == Status.SUCCESS
-    return listener
 
 
 def incoming(listener: ndk.Listener) -> ndk.Connector:
@@ -146,12 +129,12 @@ def start(client_adapter: ndk.Adapter, server_adapter: ndk.Adapter, dest: tuple[
     if listener is None:
         listener = listening(server_adapter, dest)
     if client is None:
-        client = make_side(client_adapter)
+        client = Side(client_adapter)
     client.connector = new_connector(client_adapter)
     connect = client.connector.connect(client.qp, dest, src_address=src,
                                        **(connect_kwargs or {}))
     assert connect.status == Status.PENDING
-    server = make_side(server_adapter)
+    server = Side(server_adapter)
     server.listener = listener
     server.connector = incoming(listener)
     return Handshake(client, server, connect)

@@ -1,6 +1,7 @@
 """Helpers of the work-request and memory-access scenarios (test_work_requests.py,
-test_memory_access.py): connected pairs, registered regions with known contents, waits for
-completions and for their absence, the state a failed connection must be in.
+test_memory_access.py): registered regions with known contents, waits for completions and
+for their absence, the state a failed connection must be in (their connected pairs are the
+resource builder's, ``ndk.scenario.resources``).
 
 Public ``ndk`` API only.  Every helper asserts what it relies on, so a scenario's failure
 names the step that went wrong.
@@ -20,7 +21,7 @@ from . import TIMEOUT, Side, drain
 
 __all__ = [
     "FR_BASE", "LOCAL_WRITE", "PAGE", "READ_SINK", "REMOTE_ALL", "REMOTE_READ", "REMOTE_WRITE",
-    "FastRegion", "Mapping", "Region", "build_lam", "connect_qps", "expect_connection_failed",
+    "FastRegion", "Mapping", "Region", "build_lam", "expect_connection_failed",
     "expect_result", "fast_register", "fast_register_mr", "one", "region", "unregistered_sge",
 ]
 
@@ -66,29 +67,6 @@ def region(pd: ndk.Pd, size: int = PAGE, flags: int = LOCAL_WRITE,
     mr = pd.create_mr().get(timeout=TIMEOUT)
     assert mr.register(buf, flags=flags).wait(timeout=TIMEOUT) == Status.SUCCESS
     return Region(mr, buf)
-
-
-def connect_qps(client_adapter: ndk.Adapter, client_qp: ndk.Qp, server_adapter: ndk.Adapter,
-                server_qp: ndk.Qp, listener: ndk.Listener | None = None,
-                ) -> tuple[ndk.Connector, ndk.Connector, ndk.Listener]:
-    """Connect ``client_qp`` to ``server_qp`` (QPs the scenario created itself, e.g. with an
-    SRQ or a qp_context): listen (or reuse ``listener``), Connect, Accept, CompleteConnect,
-    each checked.  Returns (client connector, server connector, listener)."""
-    if listener is None:
-        listener = server_adapter.create_listener().get(timeout=TIMEOUT)
-        host = next(h for h in server_adapter.addresses or [] if ":" not in h)
-        assert listener.listen((host, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
-    connector = client_adapter.create_connector().get(timeout=TIMEOUT)
-    connect = connector.connect(client_qp, listener.get_local_address())
-    assert connect.status in (Status.SUCCESS, Status.PENDING)
-    incoming = listener.next_connection(timeout=TIMEOUT)
-    assert incoming is not None, "no connect event at the listener"
-    accept = incoming.accept(server_qp)
-    assert accept.status in (Status.SUCCESS, Status.PENDING)
-    assert connect.wait(timeout=TIMEOUT) == Status.SUCCESS
-    assert connector.complete_connect().wait(timeout=TIMEOUT) == Status.SUCCESS
-    assert accept.wait(timeout=TIMEOUT) == Status.SUCCESS
-    return connector, incoming, listener
 
 
 def unregistered_sge(buf: bytearray, offset: int, length: int, token: int = 0) -> ndk.Sge:
