@@ -313,8 +313,9 @@ def load_all(paths: Iterable[str | os.PathLike]) -> Expectations:
 
 def expectations_dir() -> Path | None:
     """The folder of the harness's own expectations files: the build's
-    ``ndk._build_info.EXPECTATIONS_DIR`` (the source tree's ``expectations/``, or the installed
-    ``share/ndk-harness/expectations``), else ``expectations/`` next to this package's source."""
+    ``ndk._build_info.EXPECTATIONS_DIR`` (the source tree's ``python/expectations/``, or the
+    installed ``share/ndk-harness/expectations``), else ``expectations/`` beside this package's
+    source (``python/expectations/``)."""
     try:
         build_info = importlib.import_module("ndk._build_info")
     except ModuleNotFoundError as exc:
@@ -324,7 +325,7 @@ def expectations_dir() -> Path | None:
     built = getattr(build_info, "EXPECTATIONS_DIR", None)
     if built and Path(built).is_dir():
         return Path(built)
-    source = Path(__file__).resolve().parent.parent.parent / "expectations"
+    source = Path(__file__).resolve().parent.parent / "expectations"
     return source if source.is_dir() else None
 
 

@@ -1,5 +1,5 @@
 """``ndk --version`` and the bash completion's way into ``ndk`` (ndk.cli; the .deb installs the
-completion script, packaging/CMakeLists.txt), in-process and in subprocesses against the fake ndk."""
+completion script, core/packaging/CMakeLists.txt), in-process and in subprocesses against the fake ndk."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Expectations files (python/ndk/expectations.py, docs/expectations.md): the loader accepts
 the format and names the file and line of every mistake; lookups go from the most specific key
-to the least, exact rule IDs before globs; the harness's own files (expectations/) name rules
+to the least, exact rule IDs before globs; the harness's own files (python/expectations/) name rules
 the scenarios check, with their evidence in docs/semantics.md."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ndk import expectations
 from ndk.expectations import ExpectationsError, keys, load, load_all
 
 ROOT = Path(__file__).resolve().parents[2]
-IN_TREE = sorted((ROOT / "expectations").glob("*.toml"))
+IN_TREE = sorted((ROOT / "python" / "expectations").glob("*.toml"))
 
 VALID = """\
     # a provider's known differences

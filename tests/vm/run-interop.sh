@@ -7,7 +7,7 @@
 # side in a process of its own, --ndk-peer popen), on this machine's network: the pair's two
 # addresses (192.0.2.31, the active side; 192.0.2.32, the passive one) sit on siw0's netdev
 # (tests/vm/give-addresses.sh verbs:siw0), where siw0 owns them and soft:tcp finds them local.
-# What differs from soft<->soft is in expectations/verbs.toml under the pair (active, passive;
+# What differs from soft<->soft is in python/expectations/verbs.toml under the pair (active, passive;
 # docs/expectations.md; evidence in docs/semantics.md, "Quirks of soft:tcp against siw").
 # tests/vm/run-verbs.sh runs it in the VM lane's guest after the matrix (root); exits 1 on a
 # failure, 0 with a note when there is no siw0.  Each way prints its counts and the report's

@@ -80,7 +80,7 @@ if [[ ${NDK_VERBS_INTEROP:-1} == 1 ]]; then
 fi
 # The random walker on each device (docs/walk.md), bounded; its summary is printed and its
 # findings (with the shrunk scenario in $results/walk/DEVICE) go to the walker's table
-# (python/ndk/quirks.py) or the expectations (expectations/verbs.toml, docs/semantics.md): they
+# (python/ndk/quirks.py) or the expectations (python/expectations/verbs.toml, docs/semantics.md): they
 # do not change this lane's exit code.
 walk_seconds=${NDK_VERBS_WALK_SECONDS:-60}
 shrink_seconds=${NDK_VERBS_SHRINK_SECONDS:-60}

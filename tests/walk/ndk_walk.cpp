@@ -690,7 +690,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage();
     std::string command = argv[1];
-    if (command == "--help" || command == "-h")  // help2man reads this (packaging/man/)
+    if (command == "--help" || command == "-h")  // help2man reads this (core/packaging/man/)
         return usage(stdout);
     Parsed p;
     if (!parse(argc, argv, p))
