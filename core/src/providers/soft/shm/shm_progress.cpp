@@ -1,18 +1,12 @@
 #include "providers/soft/shm/shm_progress.hpp"
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <system_error>
 
 namespace ndk::soft::shm {
 
 namespace {
-
-constexpr std::uint64_t kWakeData = 0; // entry ids start at 1
 
 constexpr std::uint64_t data_of(std::uint64_t id, std::uint64_t source) { return id << 2 | source; }
 
@@ -34,35 +28,12 @@ private:
 } // namespace
 
 ShmProgress::ShmProgress(ProgressHandler &handler, Options options)
-    : handler_(handler), options_(options), epoll_(::epoll_create1(EPOLL_CLOEXEC)),
-      wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))
+    : handler_(handler), options_(options)
 {
-    if (!epoll_ || !wake_)
-        throw std::system_error(errno, std::generic_category(), "epoll or eventfd");
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.u64 = kWakeData;
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &event) != 0)
-        throw std::system_error(errno, std::generic_category(), "epoll_ctl");
-    thread_ = std::thread([this] { run(); });
+    start();
 }
 
 ShmProgress::~ShmProgress() { stop(); }
-
-void ShmProgress::stop()
-{
-    stopping_.store(true);
-    wake();
-    if (thread_.joinable())
-        thread_.join();
-}
-
-void ShmProgress::wake() const
-{
-    const std::uint64_t one = 1;
-    while (::write(wake_.get(), &one, sizeof one) < 0 && errno == EINTR) {
-    }
-}
 
 std::uint64_t ShmProgress::insert(Entry entry)
 {
@@ -73,11 +44,7 @@ std::uint64_t ShmProgress::insert(Entry entry)
 
 void ShmProgress::watch(int fd, std::uint64_t id, Source source, std::uint32_t events)
 {
-    epoll_event event{};
-    event.events = events;
-    event.data.u64 = data_of(id, source);
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
-        throw std::system_error(errno, std::generic_category(), "epoll_ctl ADD");
+    ProgressLoop::watch(fd, data_of(id, source), events);
 }
 
 void ShmProgress::add(ShmAcceptor &acceptor)
@@ -110,10 +77,7 @@ void ShmProgress::erase(Kind kind, const void *object, int fd)
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
         if (it->second.kind != kind || it->second.object != object || it->second.fd != fd)
             continue;
-        // Deleting a descriptor already deleted (a gone link's) fails harmlessly.
-        auto unwatch = [this](int watched) {
-            ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, watched, nullptr);
-        };
+        // Unwatching a descriptor already unwatched (a gone link's) is harmless.
         if (kind == Kind::link) {
             auto *link = static_cast<ShmLink *>(it->second.object);
             unwatch(link->doorbell_fd());
@@ -248,13 +212,13 @@ void ShmProgress::report_gone(std::uint64_t id)
         return;
     Entry &entry = entries_.at(id);
     entry.gone = true;
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, link->doorbell_fd(), nullptr);
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, link->peer_fd(), nullptr);
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, link->control_fd(), nullptr);
+    unwatch(link->doorbell_fd());
+    unwatch(link->peer_fd());
+    unwatch(link->control_fd());
     handler_.peer_gone(*link);
 }
 
-void ShmProgress::dispatch(std::uint64_t data)
+void ShmProgress::on_event(std::uint64_t data, std::uint32_t)
 {
     std::lock_guard lock(mutex_);
     Serving serving(this);
@@ -282,37 +246,12 @@ void ShmProgress::dispatch(std::uint64_t data)
     }
 }
 
-void ShmProgress::run()
+os::ProgressLoop::Sleep ShmProgress::before_sleep()
 {
-    constexpr int kBatch = 64;
-    epoll_event events[kBatch];
-    while (!stopping_.load()) {
-        consumers_polling_ = consumers_spinning();
-        if (serve_ready_links())
-            continue;
-        // Armed: until something is rung.  Unarmed while consumers poll: a short nap, after
-        // which the thread looks at the rings and at whether anybody still polls.
-        int n;
-        if (consumers_polling_) {
-            const timespec nap{0, kConsumerCheckMicroseconds * 1000L};
-            n = ::epoll_pwait2(epoll_.get(), events, kBatch, &nap, nullptr);
-            if (n < 0 && errno == ENOSYS) // before Linux 5.11: a millisecond's nap
-                n = ::epoll_wait(epoll_.get(), events, kBatch, 1);
-        } else {
-            n = ::epoll_wait(epoll_.get(), events, kBatch, -1);
-        }
-        if (n < 0 && errno != EINTR)
-            throw std::system_error(errno, std::generic_category(), "epoll_wait");
-        for (int i = 0; i < n; ++i) {
-            if (events[i].data.u64 == kWakeData) {
-                std::uint64_t count;
-                while (::read(wake_.get(), &count, sizeof count) < 0 && errno == EINTR) {
-                }
-                continue;
-            }
-            dispatch(events[i].data.u64);
-        }
-    }
+    consumers_polling_ = consumers_spinning();
+    if (serve_ready_links())
+        return {0};
+    return {consumers_polling_ ? kConsumerCheckMicroseconds : Sleep::kUntilWoken};
 }
 
 } // namespace ndk::soft::shm

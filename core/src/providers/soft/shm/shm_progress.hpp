@@ -33,14 +33,12 @@
 // destructor) joins the thread.
 #pragma once
 
-#include "providers/soft/os/unique_fd.hpp"
+#include "providers/soft/os/progress_loop.hpp"
 #include "providers/soft/shm/shm_link.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <map>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 namespace ndk::soft::shm {
@@ -58,7 +56,7 @@ public:
     virtual void readable(int fd) = 0;
 };
 
-class ShmProgress {
+class ShmProgress final : public os::ProgressLoop {
 public:
     struct Options {
         unsigned spin = 0; // rounds over the links' rings before arming their doorbells
@@ -67,8 +65,6 @@ public:
     explicit ShmProgress(ProgressHandler &handler) : ShmProgress(handler, Options{}) {}
     ShmProgress(ProgressHandler &handler, Options options);
     ~ShmProgress();
-    ShmProgress(const ShmProgress &) = delete;
-    ShmProgress &operator=(const ShmProgress &) = delete;
 
     void add(ShmAcceptor &acceptor);
     void remove(ShmAcceptor &acceptor);
@@ -77,8 +73,6 @@ public:
     // Watched level-triggered until removed: the handler must consume what makes it readable.
     void add_fd(int fd);
     void remove_fd(int fd);
-
-    void stop();
 
     // Serve the links whose rings hold messages, on the calling thread (the handler runs
     // here); false when the progress thread is serving (try again at the next poll), when
@@ -106,11 +100,14 @@ private:
         bool gone = false;      // a link's peer_gone() was called
     };
 
-    void run();
     std::uint64_t insert(Entry entry);
     void erase(Kind kind, const void *object, int fd);
     void watch(int fd, std::uint64_t id, Source source, std::uint32_t events);
-    void wake() const;
+    // The links with messages served; then armed, the thread sleeps until something is rung;
+    // unarmed while consumers poll, a short nap, after which the thread looks at the rings
+    // and at whether anybody still polls.
+    Sleep before_sleep() override;
+    void on_event(std::uint64_t data, std::uint32_t events) override;
     // The links with messages, served; false when every link is armed (the thread may sleep)
     // or, while consumers poll, when nothing came (the thread naps unarmed).
     bool serve_ready_links();
@@ -120,25 +117,19 @@ private:
     // last one less than 100 us ago.  One that polls now and then (a loop that sleeps a
     // millisecond between polls) does not count: the doorbell serves it better.
     bool consumers_spinning() const;
-    void dispatch(std::uint64_t data);
     void report_gone(std::uint64_t id);
     ShmLink *link_of(std::uint64_t id);
 
     ProgressHandler &handler_;
     Options options_;
-    UniqueFd epoll_;
-    UniqueFd wake_; // an eventfd: stop(), and add() of a link that must be looked at
-    // Recursive: the handler runs under it (so remove() on another thread waits for the call
-    // in progress to end) and may itself call add() or remove().
-    std::recursive_mutex mutex_;
+    // Under mutex_, which the handler runs under (so remove() on another thread waits for the
+    // call in progress to end) and which lets it call add() or remove() itself.
     std::map<std::uint64_t, Entry> entries_;
     std::uint64_t next_id_ = 1;
-    std::atomic<bool> stopping_{false};
     std::atomic<std::int64_t> last_poll_ns_{0}; // steady clock, by note_consumer_poll
     std::atomic<bool> consumer_spins_{false};
     bool consumers_polling_ = false;           // the thread's view: nap unarmed
     std::vector<std::uint64_t> polled_links_;  // poll_from_consumer's list, under mutex_
-    std::thread thread_;
 };
 
 } // namespace ndk::soft::shm

@@ -1,62 +1,26 @@
 #include "providers/soft/tcp/tcp_progress.hpp"
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <system_error>
 #include <vector>
 
 namespace ndk::soft::tcp {
 
 namespace {
 
-constexpr std::uint64_t kWakeId = 0;
 constexpr std::uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 
 } // namespace
 
-TcpProgress::TcpProgress(TcpProgressHandler &handler)
-    : handler_(handler), epoll_(::epoll_create1(EPOLL_CLOEXEC)),
-      wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))
-{
-    if (!epoll_ || !wake_)
-        throw std::system_error(errno, std::generic_category(), "epoll or eventfd");
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.u64 = kWakeId;
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &event) != 0)
-        throw std::system_error(errno, std::generic_category(), "epoll_ctl");
-    thread_ = std::thread([this] { run(); });
-}
+TcpProgress::TcpProgress(TcpProgressHandler &handler) : handler_(handler) { start(); }
 
 TcpProgress::~TcpProgress() { stop(); }
-
-void TcpProgress::stop()
-{
-    stopping_.store(true);
-    wake();
-    if (thread_.joinable())
-        thread_.join();
-}
-
-void TcpProgress::wake() const
-{
-    const std::uint64_t one = 1;
-    while (::write(wake_.get(), &one, sizeof one) < 0 && errno == EINTR) {
-    }
-}
 
 void TcpProgress::insert(Entry entry, std::uint32_t events)
 {
     std::lock_guard lock(mutex_);
     const std::uint64_t id = next_id_++;
-    epoll_event event{};
-    event.events = events;
-    event.data.u64 = id;
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, entry.fd, &event) != 0)
-        throw std::system_error(errno, std::generic_category(), "epoll_ctl ADD");
+    watch(entry.fd, id, events);
     entries_.emplace(id, entry);
     if (entry.kick)
         wake();
@@ -81,7 +45,7 @@ void TcpProgress::erase(Kind kind, const void *object, int fd)
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
         if (it->second.kind == kind && it->second.object == object &&
             (object != nullptr || it->second.fd == fd)) {
-            ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->second.fd, nullptr);
+            unwatch(it->second.fd);
             entries_.erase(it);
             return;
         }
@@ -110,7 +74,7 @@ void TcpProgress::serve_link(std::uint64_t id, bool readable, bool writable)
     }
 }
 
-void TcpProgress::serve_kicked()
+os::ProgressLoop::Sleep TcpProgress::before_sleep()
 {
     std::lock_guard lock(mutex_);
     // Collected first: the handler may add or remove entries while it runs.
@@ -123,9 +87,10 @@ void TcpProgress::serve_kicked()
     for (const std::uint64_t id : kicked)
         if (entries_.count(id) != 0)
             serve_link(id, true, true);
+    return {};
 }
 
-void TcpProgress::dispatch(std::uint64_t id, std::uint32_t events)
+void TcpProgress::on_event(std::uint64_t id, std::uint32_t events)
 {
     std::lock_guard lock(mutex_);
     const auto it = entries_.find(id);
@@ -143,27 +108,6 @@ void TcpProgress::dispatch(std::uint64_t id, std::uint32_t events)
         serve_link(id, (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0,
                    (events & EPOLLOUT) != 0);
         return;
-    }
-}
-
-void TcpProgress::run()
-{
-    constexpr int kBatch = 64;
-    epoll_event events[kBatch];
-    while (!stopping_.load()) {
-        serve_kicked();
-        const int n = ::epoll_wait(epoll_.get(), events, kBatch, -1);
-        if (n < 0 && errno != EINTR)
-            throw std::system_error(errno, std::generic_category(), "epoll_wait");
-        for (int i = 0; i < n; ++i) {
-            if (events[i].data.u64 == kWakeId) {
-                std::uint64_t count;
-                while (::read(wake_.get(), &count, sizeof count) < 0 && errno == EINTR) {
-                }
-                continue;
-            }
-            dispatch(events[i].data.u64, events[i].events);
-        }
     }
 }
 

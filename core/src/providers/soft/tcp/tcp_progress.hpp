@@ -1,8 +1,8 @@
 // The thread that makes the tcp transport's sockets progress while nobody posts: epoll on
 // acceptors, established links and the descriptors of establishments in flight, calling the
-// owner's handler for what happened (tcp_establish.hpp, tcp_link.hpp).  The model is the shm
-// transport's ShmProgress (shm_progress.hpp); one per owner (the soft provider: per adapter),
-// the handler called on this thread, one call at a time.
+// owner's handler for what happened (tcp_establish.hpp, tcp_link.hpp).  The loop is the one
+// the shm transport's ShmProgress runs on (progress_loop.hpp); one per owner (the soft
+// provider: per adapter), the handler called on this thread, one call at a time.
 //
 // Links and establishment descriptors are watched edge-triggered for reading and writing:
 // a link's readable() must call receive(), which reads until the socket would block, and an
@@ -18,15 +18,12 @@
 // objects must not move while registered.  stop() (and the destructor) joins the thread.
 #pragma once
 
-#include "providers/soft/os/unique_fd.hpp"
+#include "providers/soft/os/progress_loop.hpp"
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
 
-#include <atomic>
 #include <cstdint>
 #include <map>
-#include <mutex>
-#include <thread>
 
 namespace ndk::soft::tcp {
 
@@ -43,12 +40,10 @@ public:
     virtual void ready(int fd) = 0;
 };
 
-class TcpProgress {
+class TcpProgress final : public os::ProgressLoop {
 public:
     explicit TcpProgress(TcpProgressHandler &handler);
     ~TcpProgress();
-    TcpProgress(const TcpProgress &) = delete;
-    TcpProgress &operator=(const TcpProgress &) = delete;
 
     void add(TcpAcceptor &acceptor);
     void remove(TcpAcceptor &acceptor);
@@ -56,8 +51,6 @@ public:
     void remove(TcpLink &link);
     void add_fd(int fd);
     void remove_fd(int fd);
-
-    void stop();
 
 private:
     enum class Kind { acceptor, link, fd };
@@ -69,24 +62,18 @@ private:
         bool ended = false; // link_ended() was called
     };
 
-    void run();
     void insert(Entry entry, std::uint32_t events);
     void erase(Kind kind, const void *object, int fd);
-    void wake() const;
-    void serve_kicked();
-    void dispatch(std::uint64_t id, std::uint32_t events);
+    // The links added with bytes to serve (kick), served; then sleep until an event.
+    Sleep before_sleep() override;
+    void on_event(std::uint64_t id, std::uint32_t events) override;
     void serve_link(std::uint64_t id, bool readable, bool writable);
 
     TcpProgressHandler &handler_;
-    shm::UniqueFd epoll_;
-    shm::UniqueFd wake_; // an eventfd: stop(), and a link added with bytes to serve
-    // Recursive: the handler runs under it (so remove() on another thread waits for the call
-    // in progress to end) and may itself call add() or remove().
-    std::recursive_mutex mutex_;
+    // Under mutex_, which the handler runs under (so remove() on another thread waits for the
+    // call in progress to end) and which lets it call add() or remove() itself.
     std::map<std::uint64_t, Entry> entries_;
-    std::uint64_t next_id_ = 1; // 0 is the wake eventfd's
-    std::atomic<bool> stopping_{false};
-    std::thread thread_;
+    std::uint64_t next_id_ = 1; // 0 is the loop's wake eventfd's
 };
 
 } // namespace ndk::soft::tcp
