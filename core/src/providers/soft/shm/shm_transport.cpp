@@ -15,6 +15,7 @@
 #include "providers/soft/soft_connector_link.hpp"
 #include "providers/soft/soft_target.hpp"
 #include "providers/soft/soft_transfer.hpp"
+#include "providers/soft/soft_transport_link.hpp"
 #include "providers/soft/soft_transport_tables.hpp"
 
 #include <unistd.h>
@@ -63,16 +64,6 @@ Endpoint to_soft(const shm::Endpoint &e)
     return out;
 }
 
-std::span<const std::byte> as_bytes(std::span<const unsigned char> data)
-{
-    return std::as_bytes(data);
-}
-
-std::span<const unsigned char> as_uchars(std::span<const std::byte> data)
-{
-    return {reinterpret_cast<const unsigned char *>(data.data()), data.size()};
-}
-
 ULONG disconnect_reason(shm::DisconnectReason reason)
 {
     switch (reason) {
@@ -91,40 +82,11 @@ shm::DisconnectReason wire_reason(ULONG reason)
     }
 }
 
-// Each event is sent on the exchange as it stands; one the exchange refuses (the peer gave up
-// or went, and the progress thread has not told the connector yet) is dropped: the connector
-// learns the peer's move from that thread next, or its establishment timer ends the wait.
-template <class Call>
-void on_exchange(Call &&call)
-{
-    try {
-        call();
-    } catch (const std::exception &) {
-    }
-}
-
-// A connection being established: the exchange, and the connector it serves (null once that
-// connector's link is gone).  Wire lock held for `connector`.
-struct Establishing {
-    std::optional<shm::OutgoingConnection> outgoing; // active side
-    std::optional<shm::IncomingConnection> incoming; // passive side
-    SoftConnector *connector = nullptr;
-    // The exchange's socket, watched by the progress thread; kept here because the link
-    // takes it over once established (and watches it again, as its control socket).
-    int fd = -1;
-};
-
-// An established connection: the link, and this side's QP and connector (each null once its
-// channel or link is gone, which may happen on the data path: an error completion ends the
-// connection under the shared wire lock and the QP's connection lock, so `qp` is atomic and
-// the progress thread checks it again under that lock).  Wire lock held for `connector`.
-struct Connection {
-    explicit Connection(shm::ShmLink l) : link(std::move(l)) {}
-    shm::ShmLink &wire() { return link; }
-    shm::ShmLink link;
-    std::atomic<SoftQp *> qp{nullptr};
-    SoftConnector *connector = nullptr;
-};
+// Each event is sent on the exchange as it stands (best_effort): one the exchange refuses is
+// dropped.  The exchange's socket is the link's control socket once established (watched
+// again as that).
+using Establishing = TransportEstablishing<shm::OutgoingConnection, shm::IncomingConnection>;
+using Connection = TransportConnection<shm::ShmLink>;
 
 class ShmTransport;
 using ShmTables = TransportTables<shm::ShmProgress, shm::ShmLink, Establishing, Connection>;
@@ -175,36 +137,23 @@ private:
 
 // The connector's line to the other process: establishment through the exchange's objects,
 // then Disconnect messages on the link.
-class ShmConnectorLink final : public ConnectorLink {
+class ShmConnectorLink final
+    : public TransportConnectorLink<ShmTransport, Establishing, Connection> {
 public:
-    ShmConnectorLink(ShmTransport &transport, SoftConnector &self,
-                     std::shared_ptr<Establishing> establishing)
-        : transport_(transport), self_(self), establishing_(std::move(establishing))
-    {
-        establishing_->connector = &self_;
-    }
-    ~ShmConnectorLink() override;
+    using TransportConnectorLink::TransportConnectorLink;
 
     void reply(std::span<const unsigned char> private_data, ULONG inbound_read_limit,
                ULONG outbound_read_limit) override;
     bool reject(std::optional<std::span<const unsigned char>> private_data) override;
     bool ready_to_use() override;
     bool refuse_reply() override;
-    void abandon() override;
     void disconnect(ULONG reason) override;
 
-    // The passive side's exchange reached `established`: its link.
-    void connected(std::shared_ptr<Connection> connection);
-
 private:
+    std::unique_ptr<Channel> make_channel() override;
     // Looks at the exchange now: false when the other side gave up or went (what the progress
     // thread would tell the connector next).
     bool peer_still_there();
-
-    ShmTransport &transport_;
-    SoftConnector &self_;
-    std::shared_ptr<Establishing> establishing_;
-    std::shared_ptr<Connection> connection_;
 };
 
 class ShmTransport final : public Transport, private shm::ProgressHandler {
@@ -409,7 +358,7 @@ private:
         const shm::ReceivedRequest &request = e->incoming->request();
         SoftListener *listener = listener_taking_requests(to_soft(request.destination));
         if (listener == nullptr || &listener->adapter().miniport() != &miniport_) {
-            on_exchange([&] { e->incoming->reject(std::nullopt); });
+            best_effort([&] { e->incoming->reject(std::nullopt); });
             tables_.retire(e);
             return;
         }
@@ -519,22 +468,10 @@ private:
 
 // ---- ShmConnectorLink ---------------------------------------------------------------------
 
-ShmConnectorLink::~ShmConnectorLink()
-{
-    if (establishing_) {
-        establishing_->connector = nullptr;
-        transport_.tables().retire(establishing_);
-    }
-    if (connection_) {
-        connection_->connector = nullptr;
-        transport_.tables().retire_if_unused(connection_);
-    }
-}
-
 void ShmConnectorLink::reply(std::span<const unsigned char> private_data,
                              ULONG inbound_read_limit, ULONG outbound_read_limit)
 {
-    on_exchange([&] {
+    best_effort([&] {
         establishing_->incoming->accept(
             shm::Reply{inbound_read_limit, outbound_read_limit, as_bytes(private_data)});
     });
@@ -544,7 +481,7 @@ bool ShmConnectorLink::reject(std::optional<std::span<const unsigned char>> priv
 {
     if (!peer_still_there())
         return false;
-    on_exchange([&] {
+    best_effort([&] {
         if (private_data)
             establishing_->incoming->reject(as_bytes(*private_data));
         else
@@ -556,34 +493,23 @@ bool ShmConnectorLink::reject(std::optional<std::span<const unsigned char>> priv
 bool ShmConnectorLink::ready_to_use()
 {
     std::optional<shm::ShmLink> link;
-    on_exchange([&] { link = establishing_->outgoing->complete(); });
+    best_effort([&] { link = establishing_->outgoing->complete(); });
     if (!link)
         return false; // the passive side went meanwhile
     connected(std::make_shared<Connection>(std::move(*link)));
     return true;
 }
 
-void ShmConnectorLink::connected(std::shared_ptr<Connection> connection)
+std::unique_ptr<Channel> ShmConnectorLink::make_channel()
 {
-    establishing_->connector = nullptr;
-    transport_.tables().retire(establishing_);
-    establishing_.reset();
-    connection_ = std::move(connection);
-    connection_->connector = &self_;
-    connection_->qp.store(self_.qp);
-    self_.qp->channel = std::make_unique<ShmChannel>(transport_, connection_, *self_.qp);
-    transport_.tables().watch(connection_);
-    if (self_.passive)
-        on_ready_to_use(self_);
-    else
-        established(self_);
+    return std::make_unique<ShmChannel>(transport_, connection_, *self_.qp);
 }
 
 bool ShmConnectorLink::refuse_reply()
 {
     if (!peer_still_there())
         return false;
-    on_exchange([&] { establishing_->outgoing->refuse(); });
+    best_effort([&] { establishing_->outgoing->refuse(); });
     return true;
 }
 
@@ -592,23 +518,11 @@ bool ShmConnectorLink::peer_still_there()
     if (!establishing_)
         return false;
     shm::Establish what = shm::Establish::waiting;
-    on_exchange([&] {
+    best_effort([&] {
         what = establishing_->outgoing ? establishing_->outgoing->poll()
                                        : establishing_->incoming->poll();
     });
     return what != shm::Establish::abandoned && what != shm::Establish::failed;
-}
-
-void ShmConnectorLink::abandon()
-{
-    if (!establishing_)
-        return;
-    on_exchange([&] {
-        if (establishing_->outgoing)
-            establishing_->outgoing->abandon();
-        else
-            establishing_->incoming->abandon();
-    });
 }
 
 void ShmConnectorLink::disconnect(ULONG reason)

@@ -16,6 +16,7 @@
 #include "providers/soft/soft_memory.hpp"
 #include "providers/soft/soft_target.hpp"
 #include "providers/soft/soft_transfer.hpp"
+#include "providers/soft/soft_transport_link.hpp"
 #include "providers/soft/soft_transport_tables.hpp"
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
@@ -59,16 +60,6 @@ Endpoint to_soft(const TcpAddress &a)
     Endpoint out;
     (void)Endpoint::from_sockaddr(reinterpret_cast<const SOCKADDR *>(a.data()), a.size(), out);
     return out;
-}
-
-std::span<const std::byte> as_bytes(std::span<const unsigned char> data)
-{
-    return std::as_bytes(data);
-}
-
-std::span<const unsigned char> as_uchars(std::span<const std::byte> data)
-{
-    return {reinterpret_cast<const unsigned char *>(data.data()), data.size()};
 }
 
 // Our side of MPA's exchange: NDK's read limits as RFC 6581's IRD and ORD, and whether this
@@ -117,35 +108,13 @@ bool peer_gone(int fd)
     return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
-template <class Call>
-void on_socket(Call &&call)
-{
-    try {
-        call();
-    } catch (const std::exception &) {
-        // A socket call failed (out of descriptors, memory): the connection it was for ends
-        // by its own timeout or the peer's.
-    }
-}
-
-// A connection being established, and the connector it serves (null once that connector's
-// link is gone).  Wire lock held for `connector`.
-struct Establishing {
-    std::optional<tcp::OutgoingTcpConnection> outgoing; // active side
-    std::optional<tcp::IncomingTcpConnection> incoming; // passive side
-    SoftConnector *connector = nullptr;
-    int fd = -1;
+// A socket call that fails (out of descriptors, memory) is dropped (best_effort): the
+// connection it was for ends by its own timeout or the peer's.
+struct Establishing
+    : TransportEstablishing<tcp::OutgoingTcpConnection, tcp::IncomingTcpConnection> {
     Endpoint local; // passive: the listener's endpoint the request came to
 };
-
-// An established connection: the link, and this side's QP and connector (null once gone).
-struct Connection {
-    explicit Connection(std::unique_ptr<TcpLink> l) : link(std::move(l)) {}
-    TcpLink &wire() { return *link; }
-    std::unique_ptr<TcpLink> link;
-    std::atomic<SoftQp *> qp{nullptr};
-    SoftConnector *connector = nullptr;
-};
+using Connection = TransportConnection<TcpLink, std::unique_ptr<TcpLink>>;
 
 class TcpTransport;
 using TcpTables = TransportTables<tcp::TcpProgress, TcpLink, Establishing, Connection>;
@@ -248,31 +217,23 @@ private:
     std::uint64_t held_timer_ = 0, held_generation_ = 0;
 };
 
-class TcpConnectorLink final : public ConnectorLink {
+class TcpConnectorLink final
+    : public TransportConnectorLink<TcpTransport, Establishing, Connection> {
 public:
-    TcpConnectorLink(TcpTransport &transport, SoftConnector &self,
-                     std::shared_ptr<Establishing> establishing)
-        : transport_(transport), self_(self), establishing_(std::move(establishing))
-    {
-        establishing_->connector = &self_;
-    }
-    ~TcpConnectorLink() override;
+    using TransportConnectorLink::TransportConnectorLink;
+    // The exchange in flight is abandoned at once (its stream ends), not when the progress
+    // thread lets it go.
+    ~TcpConnectorLink() override { abandon(); }
 
     void reply(std::span<const unsigned char> private_data, ULONG inbound_read_limit,
                ULONG outbound_read_limit) override;
     bool reject(std::optional<std::span<const unsigned char>> private_data) override;
     bool ready_to_use() override;
     bool refuse_reply() override;
-    void abandon() override;
     void disconnect(ULONG reason) override;
 
-    void connected(std::shared_ptr<Connection> connection);
-
 private:
-    TcpTransport &transport_;
-    SoftConnector &self_;
-    std::shared_ptr<Establishing> establishing_;
-    std::shared_ptr<Connection> connection_;
+    std::unique_ptr<Channel> make_channel() override;
 };
 
 // A segment for a connection nobody uses any more: read and dropped.
@@ -403,7 +364,7 @@ private:
         }
         for (;;) {
             std::optional<tcp::IncomingTcpConnection> connection;
-            on_socket([&] { connection = acceptor.accept(); });
+            best_effort([&] { connection = acceptor.accept(); });
             if (!connection)
                 return;
             auto establishing = std::make_shared<Establishing>();
@@ -499,7 +460,7 @@ private:
     {
         SoftListener *listener = listener_taking_requests(e->local);
         if (listener == nullptr || &listener->adapter().miniport() != &miniport_) {
-            on_socket([&] { e->incoming->reject({}); });
+            best_effort([&] { e->incoming->reject({}); });
             tables_.retire(e);
             return;
         }
@@ -556,29 +517,11 @@ private:
 
 // ---- TcpConnectorLink ---------------------------------------------------------------------
 
-TcpConnectorLink::~TcpConnectorLink()
-{
-    if (establishing_) {
-        establishing_->connector = nullptr;
-        on_socket([&] {
-            if (establishing_->outgoing)
-                establishing_->outgoing->abandon();
-            else
-                establishing_->incoming->abandon();
-        });
-        transport_.tables().retire(establishing_);
-    }
-    if (connection_) {
-        connection_->connector = nullptr;
-        transport_.tables().retire_if_unused(connection_);
-    }
-}
-
 void TcpConnectorLink::reply(std::span<const unsigned char> private_data,
                              ULONG inbound_read_limit, ULONG outbound_read_limit)
 {
     TcpEstablish what = TcpEstablish::failed;
-    on_socket([&] {
+    best_effort([&] {
         what = establishing_->incoming->accept(
             mpa_settings(self_.adapter(), inbound_read_limit, outbound_read_limit),
             as_bytes(private_data));
@@ -592,10 +535,10 @@ bool TcpConnectorLink::reject(std::optional<std::span<const unsigned char>> priv
     if (!establishing_)
         return false;
     TcpEstablish what = TcpEstablish::failed;
-    on_socket([&] { what = establishing_->incoming->poll(); });
+    best_effort([&] { what = establishing_->incoming->poll(); });
     if (what != TcpEstablish::request || peer_gone(establishing_->fd))
         return false; // the active side closed or reset meanwhile
-    on_socket([&] {
+    best_effort([&] {
         if (private_data)
             establishing_->incoming->reject(as_bytes(*private_data));
         else
@@ -609,48 +552,25 @@ bool TcpConnectorLink::ready_to_use()
     if (peer_gone(establishing_->fd))
         return false; // the passive side closed, or timed out, after its reply
     std::unique_ptr<TcpLink> link;
-    on_socket([&] { link = establishing_->outgoing->complete(); });
+    best_effort([&] { link = establishing_->outgoing->complete(); });
     if (!link)
         return false;
     connected(std::make_shared<Connection>(std::move(link)));
     return true;
 }
 
-void TcpConnectorLink::connected(std::shared_ptr<Connection> connection)
+std::unique_ptr<Channel> TcpConnectorLink::make_channel()
 {
-    establishing_->connector = nullptr;
-    transport_.tables().retire(establishing_);
-    establishing_.reset();
-    connection_ = std::move(connection);
-    connection_->connector = &self_;
-    connection_->qp.store(self_.qp);
-    self_.qp->channel = std::make_unique<TcpChannel>(transport_, connection_, *self_.qp,
-                                                     self_.outbound_read_limit);
-    transport_.tables().watch(connection_);
-    if (self_.passive)
-        on_ready_to_use(self_);
-    else
-        established(self_);
+    return std::make_unique<TcpChannel>(transport_, connection_, *self_.qp,
+                                        self_.outbound_read_limit);
 }
 
 bool TcpConnectorLink::refuse_reply()
 {
     if (!establishing_ || peer_gone(establishing_->fd))
         return false;
-    on_socket([&] { establishing_->outgoing->refuse(); });
+    best_effort([&] { establishing_->outgoing->refuse(); });
     return true;
-}
-
-void TcpConnectorLink::abandon()
-{
-    if (!establishing_)
-        return;
-    on_socket([&] {
-        if (establishing_->outgoing)
-            establishing_->outgoing->abandon();
-        else
-            establishing_->incoming->abandon();
-    });
 }
 
 void TcpConnectorLink::disconnect(ULONG reason)
