@@ -19,7 +19,7 @@ import ndk
 from ndk import Status
 
 from transport_peer import connect_to_child, send_and_receive_echo, write_then_read_back
-from transport_peer_child import one_result  # what the child's side uses too
+from transport_peer_child import ALL, one_result  # what the child's side uses too
 
 TIMEOUT = 10.0
 CLIENT, SERVER = "127.0.0.71", "127.0.0.72"
@@ -60,6 +60,35 @@ def test_a_wrong_token_is_an_access_violation(connected, request_type):
     first, second = one_result(cq), one_result(cq)
     assert (first.request_context, first.status) == (1, Status.ACCESS_VIOLATION)
     assert (second.request_context, second.status) == (2, Status.CANCELLED)
+
+
+REFUSED_WRITE_RUNS = 200
+
+
+def test_a_refused_4_mib_write_is_an_access_violation_every_time():
+    """docs/semantics.md TCP-TERMINATE, digest 4.1: a 4 MiB Write with a token the target does
+    not have completes ACCESS_VIOLATION, in each of 200 runs.  The target refuses the first
+    segment, sends its Terminate and ends the connection while most of the Write is still
+    unsent; its socket closed with that unread, the kernel resets the stream, and a write of
+    the initiator's rest fails (EPIPE).  That failed write ended the link before the Terminate
+    already in the initiator's socket was read, and the Write completed CANCELLED: 24 of 40
+    runs before the fix, 0 of 40 at 64 KiB (whose bytes the socket takes whole)."""
+    size = 4 << 20
+    outcomes: dict[Status, int] = {}
+    source, sink = bytearray(size), bytearray(size)
+    for _ in range(REFUSED_WRITE_RUNS):  # adapters of their own: each run's objects go
+        with ndk.open_adapter("soft", address="127.0.0.95", **TCP) as target, \
+                ndk.open_adapter("soft", address="127.0.0.96", **TCP) as initiator:
+            here, there = ndk.testing.connect_pair(initiator, target, timeout=TIMEOUT)
+            mr = here.pd.create_mr().get(timeout=TIMEOUT)
+            remote = there.pd.create_mr().get(timeout=TIMEOUT)
+            assert mr.register(source, flags=ALL).wait(timeout=TIMEOUT) == Status.SUCCESS
+            assert remote.register(sink, flags=ALL).wait(timeout=TIMEOUT) == Status.SUCCESS
+            assert here.qp.write([mr.sge(0, size)], remote.address, remote.remote_token ^ 0x5A5A,
+                                 request_context=1) == Status.SUCCESS
+            status = one_result(here.cq).status
+            outcomes[status] = outcomes.get(status, 0) + 1
+    assert outcomes == {Status.ACCESS_VIOLATION: REFUSED_WRITE_RUNS}
 
 
 def test_pipelined_writes_complete_in_order_and_a_terminate_names_the_failed_one(connected):

@@ -155,7 +155,14 @@ LinkSendStatus TcpLink::after_write(StreamStatus status)
     case StreamStatus::queued:
         return LinkSendStatus::queued;
     default:
-        end(TcpLinkState::reset);
+        // The peer reset the stream (or it broke).  The link does not end here: what the peer
+        // sent before its reset, a Terminate naming our request, is still in the socket (the
+        // kernel keeps what it received), and receive() reads it, then the reset, and ends
+        // the link as that says.  Ended here, receive() read nothing more, and a refused
+        // request completed CANCELLED instead of with the peer's error (docs/semantics.md
+        // TCP-TERMINATE; a 4 MiB Write the target refuses, whose socket the target closes
+        // with the rest of the Write unread).
+        send_broken_ = true;
         return LinkSendStatus::closed;
     }
 }
@@ -163,7 +170,7 @@ LinkSendStatus TcpLink::after_write(StreamStatus status)
 LinkSendStatus TcpLink::next_message(SegmentHeader header, BodyPieces body)
 {
     std::lock_guard lock(send_mutex_);
-    if (state() != TcpLinkState::open || closing_)
+    if (state() != TcpLinkState::open || closing_ || send_broken_)
         return LinkSendStatus::closed;
     if (!iwarp::is_tagged(header.opcode)) {
         header.queue = iwarp::queue_of(header.opcode);

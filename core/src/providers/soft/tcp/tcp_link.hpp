@@ -21,7 +21,9 @@
 // The end of a link is its state(): a malformed frame, a CRC error or an order violation
 // sends the Terminate that names it and ends the link (terminate_sent); a Terminate from the
 // peer is delivered, then ends it (terminate_received); the peer's FIN ends it as closed, or
-// closed_mid_message when it came inside a message or an FPDU; a reset as reset.
+// closed_mid_message when it came inside a message or an FPDU; a reset as reset.  Only
+// receive() sees a reset end the link: a write that finds the stream reset sends nothing more,
+// but what the peer sent before its reset (a Terminate) is still read first.
 #pragma once
 
 #include "providers/soft/iwarp/ddp_rdmap.hpp"
@@ -159,10 +161,12 @@ private:
     TcpStream stream_;
     std::atomic<TcpLinkState> state_{TcpLinkState::open};
 
-    mutable std::mutex send_mutex_; // stream writes, next_msn_, fin_sent_, closing_, reason_
+    mutable std::mutex send_mutex_; // stream writes, next_msn_, fin_sent_, closing_,
+                                    // send_broken_, reason_
     std::array<std::uint32_t, iwarp::kQueueCount> next_msn_;
     bool fin_sent_ = false;
     bool closing_ = false; // close(): the FIN goes once the queue is empty
+    bool send_broken_ = false; // a write failed: nothing more goes (receive() ends the link)
     iwarp::TerminateReason reason_ = iwarp::TerminateReason::unknown;
     std::atomic<int> read_error_{0};
 
