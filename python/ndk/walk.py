@@ -1,6 +1,6 @@
 """``ndk walk``: a random walk over every NDK function, with the validation layer on.
 
-The engine is the C++ helper ``ndk_walk`` (tests/walk/, built into the build tree's ``bin/``);
+The engine is the C++ helper ``ndk_walk`` (python/walk/, built into the build tree's ``bin/``);
 this module runs it, prints what it measured and, when the walk failed, turns the shrunk trace
 into a runnable pytest scenario (docs/walk.md)::
 
@@ -179,7 +179,7 @@ PAGE = 4096
 
 
 def pattern(op: int, off: int) -> int:
-    """The byte at stream offset ``off`` of what op ``op`` moves (tests/walk/world.hpp)."""
+    """The byte at stream offset ``off`` of what op ``op`` moves (python/walk/world.hpp)."""
     if off < 8:
         return (op >> (8 * off)) & 0xFF
     x = (op * 0x9E3779B97F4A7C15 + (off >> 3) * 0xBF58476D1CE4E5B9) & MASK
@@ -385,7 +385,7 @@ class Model:
     # posts
     def _pieces(self, mr, off, n):
         """(buffer, offset, length) of bytes [off, off + n) of MR ``mr``: its registered buffer,
-        or for a fast-registered MR the LAM pages x FBO of its mapping (tests/walk/world.hpp)."""
+        or for a fast-registered MR the LAM pages x FBO of its mapping (python/walk/world.hpp)."""
         fr = self.fr.get(mr)
         if fr is None:
             return [(self.bufs[mr], off, n)]

@@ -119,7 +119,7 @@ def test_scenario_source_is_public_api():
 
 
 def test_pattern_matches_the_engine():
-    # the first 8 bytes name the op; the rest is the engine's hash (tests/walk/world.hpp)
+    # the first 8 bytes name the op; the rest is the engine's hash (python/walk/world.hpp)
     assert walk.pattern_bytes(0x0102030405060708, 0, 8) == bytes([8, 7, 6, 5, 4, 3, 2, 1])
     assert len(set(walk.pattern_bytes(7, 8, 64))) > 16
 

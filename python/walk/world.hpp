@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <new>
+#include <optional>
 #include <functional>
 
 namespace walk {
@@ -266,8 +267,65 @@ private:
     void pump_events();
 
     // ops
+    // exec's parts: the rules an op breaks on purpose, and the op itself.
+    std::set<std::string> allowance(const Op &op);
+    void dispatch(const Op &op);
+    void op_knob(const Op &op);
+    void op_query(const Op &op);
+    void op_listen(const Op &op);
+    void op_pause(const Op &op);
+    void op_priv(const Op &op);
+    void op_reg(const Op &op);
+    void op_dereg(const Op &op);
+    void op_frinit(const Op &op);
+    void op_lamrel(const Op &op);
+    void op_arm(const Op &op);
+    void op_resize(const Op &op);
+    void op_moder(const Op &op);
+    void op_srq_mod(const Op &op);
+    void op_flush(const Op &op);
+    void op_disc(const Op &op);
+    void op_conndata(const Op &op);
+    void op_addr(const Op &op);
+    void op_reset();
     void op_create(const Op &op);
     void op_post(const Op &op);
+    // op_post's parts.  What every post on a QP shares: the QP, its handle, the op's flags
+    // (SILENT_SUCCESS dropped where the queue has no room for it), the connected QP.
+    struct QpPost {
+        Obj &qp;
+        std::shared_ptr<ndk::Qp> h;
+        ULONG flags;
+        Obj *peer;
+    };
+    // The remote side of a Read or Write: its spans, address and token.
+    struct RdmaRemote {
+        std::vector<Span> spans;
+        uint64_t address = 0;
+        uint32_t token = 0;
+    };
+    // The QP of a post and the checks of a conforming consumer (room in the queue and the
+    // CQ, unless the op means to overpost or overrun); nullopt when the post is skipped.
+    std::optional<QpPost> qp_post(const Op &op, Req &req);
+    void post_srq_receive(const Op &op);
+    void post_receive(const Op &op, Req req, QpPost &post);
+    void post_send(const Op &op, Req req, QpPost &post); // NdkSend, NdkSendAndInvalidate, bad token
+    void post_rdma(const Op &op, Req req, QpPost &post); // NdkRead, NdkWrite
+    void post_bind(const Op &op, Req req, QpPost &post);
+    void post_invalidate(const Op &op, Req req, QpPost &post);
+    // The SGEs of a receive (up to 2) and of a send (inline from the scratch buffer, or MR
+    // ranges); false when the op cannot be posted as a conforming consumer would.
+    bool receive_sges(const Op &op, int64_t pd, NDK_SGE (&sge)[2], int &n,
+                      std::vector<Span> &spans, Req &req);
+    bool send_sges(const Op &op, const QpPost &post, bool inl, NDK_SGE (&sge)[2], int &n,
+                   std::vector<Span> &spans, Req &req);
+    // NdkSendAndInvalidate's token: a window bound on the peer or a fast-register MR it
+    // mapped; 0 when there is none.
+    uint32_t send_invalidate_token(const Op &op, const QpPost &post, Req &req);
+    // The model after a send was posted: the peer's receives it takes, the MR it invalidates.
+    void count_send(const Op &op, QpPost &post, uint32_t total, int64_t target);
+    bool rdma_remote(const Op &op, Req &req, QpPost &post, RdmaRemote &remote);
+    static bool overlaps(const std::vector<Span> &local, const std::vector<Span> &remote);
     void op_connect(const Op &op);
     void op_close(const Op &op);
     void op_lam(const Op &op);
