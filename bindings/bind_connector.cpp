@@ -53,7 +53,9 @@ std::tuple<NTSTATUS, ULONG, ULONG, pyb::bytes, ULONG> connection_data(Connector 
         throw pyb::value_error("private_data_length above " +
                                std::to_string(kMaxPrivateDataBuffer) + " bytes");
     std::vector<uint8_t> buffer(private_data_length);
-    ULONG inbound = 0, outbound = 0, length = private_data_length;
+    // A limit the provider does not write reads MAXULONG, above every cap a scenario compares
+    // it with, where 0 would pass for "no reads".
+    ULONG inbound = MAXULONG, outbound = MAXULONG, length = private_data_length;
     NTSTATUS status = released([&] {
         return c.get_connection_data(&inbound, &outbound,
                                      private_data_length ? buffer.data() : nullptr, &length);
@@ -271,7 +273,8 @@ CompleteConnect); other.)doc")
 private_data_length None negotiates: a call with a NULL buffer and length 0 learns the size
 (RDS), then a call with a buffer of that size; the result is the second call's.  An int makes
 one call with a buffer of that size (0: NULL).  Documented: SUCCESS; BUFFER_TOO_SMALL
-(private_data_length then holds the size needed); other.)doc")
+(private_data_length then holds the size needed); other.  A read limit the provider did not
+write reads 0xFFFFFFFF (MAXULONG).)doc")
         .def(
             "get_local_address",
             [](Connector &c, Length address_length) {

@@ -662,18 +662,18 @@ def test_private_data_both_directions(adapters: tuple[ndk.Adapter, ndk.Adapter])
     finish(handshake)
 
 
-@pytest.mark.rule("CONNDATA-PASSIVE-READ-LIMITS")
-@pytest.mark.digest("1.8")
-@pytest.mark.reference("CONN-READ-LIMITS")
-@pytest.mark.parametrize("requested, server_max, seen", [
+PASSIVE_READ_LIMITS = pytest.mark.parametrize("requested, server_max, seen", [
     ((2, 1), (16, 16), (1, 2)),
     ((8, 6), (3, 5), (3, 5)),
     ((8, 6), (16, 4), (6, 4)),
 ], ids=["uncapped", "capped-both", "capped-outbound"])
-def test_read_limits_seen_before_accept(open_adapter: OpenAdapter, requested: tuple[int, int], server_max: tuple[int, int], seen: tuple[int, int]) -> None:
-    """digest 1.8 (read-limit rule). docs/semantics.md: CONN-READ-LIMITS: before Accept the
-    passive side sees the peer's requested limits, swapped (its outbound is the peer's
-    inbound), capped by its own adapter's MaxInbound/MaxOutboundReadLimit."""
+
+
+def passive_read_limits(open_adapter: OpenAdapter, requested: tuple[int, int],
+                        server_max: tuple[int, int]) -> tuple[int, int]:
+    """The (inbound, outbound) read limits the passive side reads with NdkGetConnectionData
+    before Accept, the active side having requested `requested` (inbound, outbound), the
+    passive adapter's maxima being `server_max`."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER, max_inbound_read_limit=server_max[0],
                           max_outbound_read_limit=server_max[1])
@@ -683,7 +683,35 @@ def test_read_limits_seen_before_accept(open_adapter: OpenAdapter, requested: tu
                                       "outbound_read_limit": outbound})
     data = handshake.server.connector.get_connection_data()
     assert data.status == Status.SUCCESS
-    assert (data.inbound_read_limit, data.outbound_read_limit) == seen
+    return data.inbound_read_limit, data.outbound_read_limit
+
+
+@pytest.mark.rule("CONNDATA-PASSIVE-READ-LIMITS-CAPPED")
+@pytest.mark.digest("1.8")
+@PASSIVE_READ_LIMITS
+def test_read_limits_before_accept_are_capped(open_adapter: OpenAdapter, requested: tuple[int, int], server_max: tuple[int, int], seen: tuple[int, int]) -> None:
+    """digest 1.8 (read-limit rule: each limit is capped at the adapter's MaxInbound /
+    MaxOutboundReadLimit and at the peer's opposite limit; the consumer reads them with
+    GetConnectionData, which the passive side calls before Accept, digest 3.5): SUCCESS, and
+    each limit written and at most both caps: the passive side's inbound at most its
+    adapter's MaxInboundReadLimit and the peer's outbound request, its outbound at most its
+    MaxOutboundReadLimit and the peer's inbound request. (A limit the provider leaves
+    unwritten reads MAXULONG.) The exact values are CONNDATA-PASSIVE-READ-LIMITS."""
+    inbound, outbound = passive_read_limits(open_adapter, requested, server_max)
+    assert inbound <= min(server_max[0], requested[1]), "inbound read limit above a cap"
+    assert outbound <= min(server_max[1], requested[0]), "outbound read limit above a cap"
+
+
+@pytest.mark.rule("CONNDATA-PASSIVE-READ-LIMITS")
+@pytest.mark.digest("1.8")
+@pytest.mark.reference("CONN-READ-LIMITS")
+@PASSIVE_READ_LIMITS
+def test_read_limits_seen_before_accept(open_adapter: OpenAdapter, requested: tuple[int, int], server_max: tuple[int, int], seen: tuple[int, int]) -> None:
+    """digest 1.8 (read-limit rule). docs/semantics.md: CONN-READ-LIMITS: before Accept the
+    passive side sees the peer's requested limits, swapped (its outbound is the peer's
+    inbound), capped by its own adapter's MaxInbound/MaxOutboundReadLimit: exactly the caps,
+    not less (that they are at most the caps is CONNDATA-PASSIVE-READ-LIMITS-CAPPED)."""
+    assert passive_read_limits(open_adapter, requested, server_max) == seen
 
 
 @pytest.mark.rule("CONNDATA-EFFECTIVE-READ-LIMITS")
