@@ -1,8 +1,9 @@
 // Protection domain (digest 1.2) and memory region (digest 1.4).  A region is an MDL chain's
 // virtually contiguous range with a local and a remote token from the fabric.  Memory
 // windows, SRQs, fast-register regions and the privileged token are not implemented by this
-// example: their creates return STATUS_NOT_SUPPORTED, and NDK_ADAPTER_INFO says so
-// (MaxWindowSize, MaxSrqDepth and FRMRPageCount are 0).
+// example, and NDK_ADAPTER_INFO says so (MaxWindowSize, MaxSrqDepth and FRMRPageCount are 0).
+// Their creates return STATUS_NOT_SUPPORTED, except an SRQ's: digest 1.2 states
+// INVALID_PARAMETER for SrqDepth > MaxSrqDepth, which every depth is when the maximum is 0.
 #include "loop_objects.hpp"
 #include "providers/kit/kit_mr_checks.hpp"
 
@@ -52,10 +53,17 @@ NTSTATUS create_mw(NDK_PD *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MW **)
     return STATUS_NOT_SUPPORTED; // MaxWindowSize 0
 }
 
-NTSTATUS create_srq(NDK_PD *, ULONG, ULONG, ULONG, NDK_FN_SRQ_NOTIFICATION_CALLBACK, PVOID,
-                    GROUP_AFFINITY *, NDK_FN_CREATE_COMPLETION, PVOID, NDK_SRQ **)
+NTSTATUS create_srq(NDK_PD *pd, ULONG SrqDepth, ULONG MaxReceiveRequestSge,
+                    ULONG NotifyThreshold, NDK_FN_SRQ_NOTIFICATION_CALLBACK SrqNotification,
+                    PVOID, GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION, PVOID,
+                    NDK_SRQ **ppNdkSrq)
 {
-    return STATUS_NOT_SUPPORTED; // MaxSrqDepth 0
+    if (NTSTATUS s = kit::check_create_srq(static_cast<LPd *>(pd)->adapter().info(), SrqDepth,
+                                           MaxReceiveRequestSge, NotifyThreshold,
+                                           SrqNotification, Affinity, ppNdkSrq);
+        s != STATUS_SUCCESS)
+        return s; // INVALID_PARAMETER: MaxSrqDepth is 0
+    return STATUS_NOT_SUPPORTED; // unreachable while MaxSrqDepth is 0
 }
 
 NTSTATUS create_qp_with_srq(NDK_PD *, NDK_CQ *, NDK_CQ *, NDK_SRQ *, PVOID, ULONG, ULONG, ULONG,
