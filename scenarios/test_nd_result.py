@@ -253,10 +253,16 @@ def test_invalid_request_row(pair: Pair) -> None:
     request was improperly formatted"), docs/semantics.md ND-RESULT-V1-ROWS (an invalid-parameter
     completion status is that row): a send carrying a flag bit no NDK_OP_FLAG_* defines.  A
     provider that finds it when the request executes completes it with an invalid-parameter
-    status, ND_RESULT ND_INVALID_REQUEST with no bytes, and the connection ends (QP-ERROR); one
-    that refuses it inline (soft: STATUS_INVALID_PARAMETER, POST-CHECKS) leaves no completion
-    and a usable QP, and the scenario skips: no result carries the row."""
+    status, ND_RESULT ND_INVALID_REQUEST with no bytes, and the connection ends (QP-ERROR); the
+    soft provider does with knob flag_check="completion" (docs/semantics.md
+    ND-INVALID-REQUEST).  One that refuses it inline (soft's default: STATUS_INVALID_PARAMETER,
+    POST-CHECKS) leaves no completion and a usable QP, and the scenario skips: no result
+    carries the row."""
     a, b = pair
+    try:
+        a.adapter.knobs.flag_check = "completion"
+    except ndk.KnobsNotSupported:
+        pass  # the provider's own choice decides which branch below runs
     a.buffer[:16] = pattern(16)
     status = a.qp.send([a.mr.sge(0, 16)], flags=UNDOCUMENTED_FLAG, request_context=0xA1)
     if status == Status.SUCCESS:

@@ -279,17 +279,25 @@ std::string get_progress(const KnobValues &v, std::string_view)
     return v.manual_progress ? "manual" : "auto";
 }
 
-std::string set_sge_check(KnobValues &v, std::string_view, const std::string &value)
+// The knobs sge_check and flag_check: where a post check is judged, inline or at completion.
+std::atomic<bool> &at_completion(KnobValues &v, std::string_view name)
+{
+    return name == "flag_check" ? v.flag_check_at_completion : v.sge_check_at_completion;
+}
+
+std::string set_check(KnobValues &v, std::string_view name, const std::string &value)
 {
     if (value != "inline" && value != "completion")
         return "expected inline or completion";
-    v.sge_check_at_completion.store(value == "completion", std::memory_order_relaxed);
+    at_completion(v, name).store(value == "completion", std::memory_order_relaxed);
     return "";
 }
 
-std::string get_sge_check(const KnobValues &v, std::string_view)
+std::string get_check(const KnobValues &v, std::string_view name)
 {
-    return v.sge_check_at_completion.load(std::memory_order_relaxed) ? "completion" : "inline";
+    return at_completion(const_cast<KnobValues &>(v), name).load(std::memory_order_relaxed)
+               ? "completion"
+               : "inline";
 }
 
 uint32_t &timeout_of(KnobValues &v, std::string_view name)
@@ -527,8 +535,19 @@ const KnobSpec kKnobTable[] = {
                "STATUS_DATA_OVERRUN from the post (POST-CHECKS), or, with `completion`, posted and "
                "completed STATUS_DATA_OVERRUN (ND_LOCAL_LENGTH) when it executes, which ends the "
                "connection like any failed request (docs/semantics.md ND-LOCAL-LENGTH)",
-     .set = set_sge_check,
-     .get = get_sge_check},
+     .set = set_check,
+     .get = get_check},
+    {.names = "flag_check",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "`inline` (default), `completion`",
+     .effect = "where an initiator request carrying a flag bit its operation does not document "
+               "fails: inline, STATUS_INVALID_PARAMETER from the post (POST-CHECKS), or, with "
+               "`completion`, posted and completed STATUS_INVALID_PARAMETER (ND_INVALID_REQUEST) "
+               "when it executes, which ends the connection like any failed request "
+               "(docs/semantics.md ND-INVALID-REQUEST)",
+     .set = set_check,
+     .get = get_check},
     {.names = "rnr_timeout_ms",
      .by = KnobBy::Provider,
      .title = nullptr,

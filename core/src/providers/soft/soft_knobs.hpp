@@ -52,6 +52,9 @@ struct KnobValues {
     // sge_check=completion: too many SGEs in an initiator request is found when it executes
     // (docs/semantics.md ND-LOCAL-LENGTH); read on the data path, so lock-free.
     std::atomic<bool> sge_check_at_completion{false};
+    // flag_check=completion: a flag bit the request does not document is found when it
+    // executes (docs/semantics.md ND-INVALID-REQUEST); read on the data path, so lock-free.
+    std::atomic<bool> flag_check_at_completion{false};
     std::atomic<Misbehave> misbehave{Misbehave::None};
 };
 
@@ -151,6 +154,12 @@ public:
     bool sge_check_at_completion() const
     {
         return v_.sge_check_at_completion.load(std::memory_order_relaxed);
+    }
+    // Whether an initiator request carrying a flag bit it does not document is posted and
+    // completed STATUS_INVALID_PARAMETER (knob flag_check=completion) rather than refused inline.
+    bool flag_check_at_completion() const
+    {
+        return v_.flag_check_at_completion.load(std::memory_order_relaxed);
     }
     // The contract rule the provider breaks on purpose; read on the data path, so lock-free.
     Misbehave misbehave() const { return v_.misbehave.load(std::memory_order_relaxed); }

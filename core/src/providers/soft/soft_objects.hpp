@@ -151,7 +151,9 @@ struct WorkRequest {
     UINT64 remote_address = 0;
     UINT32 remote_token = 0;
     bool invalidate_remote = false; // SendAndInvalidate: remote_token is invalidated
-    bool sge_overrun = false;       // sge_check=completion: more SGEs than the QP allows
+    // A post check left to execution (knobs sge_check, flag_check = completion): the status
+    // the request completes with instead of executing, or SUCCESS.
+    NTSTATUS refused = STATUS_SUCCESS;
     SoftMr *mr = nullptr;           // Bind, FastRegister, Invalidate of an MR
     SoftMw *mw = nullptr;           // Bind, Invalidate of an MW
     uintptr_t address = 0;          // Bind: window start; FastRegister: base virtual address
@@ -169,7 +171,7 @@ struct WorkRequest {
         remote_address = 0;
         remote_token = 0;
         invalidate_remote = false;
-        sge_overrun = false;
+        refused = STATUS_SUCCESS;
         mr = nullptr;
         mw = nullptr;
         address = 0;

@@ -55,14 +55,19 @@ NTSTATUS queue_initiator(SoftQp &qp, Hold hold, NDK_OPERATION_TYPE type, PVOID c
                          ULONG flags, ULONG allowed, Build &build)
 {
     bool connected = qp.state != SoftQp::State::Idle && qp.state != SoftQp::State::Disconnected;
+    // flag_check=completion: an undocumented flag bit is judged when the request executes.
+    bool bad_flags = (flags & ~allowed) != 0 && qp.adapter().knobs().flag_check_at_completion();
     if (NTSTATUS status = check_initiator_post(
-            {cq_in_error(qp), connected, qp.initiator.size(), qp.initiator_depth}, flags, allowed);
+            {cq_in_error(qp), connected, qp.initiator.size(), qp.initiator_depth}, flags,
+            bad_flags ? allowed | flags : allowed);
         status != STATUS_SUCCESS)
         return fail_inline(qp, status, hold);
     WorkRequest &wr = qp.initiator.next_slot(); // queued only when it is whole (commit)
     wr.type = type;
     wr.context = context;
     wr.flags = flags;
+    if (bad_flags) // ND2 QP::Send "bad flags" (digest 4.2), found at execution
+        wr.refused = STATUS_INVALID_PARAMETER;
     if (NTSTATUS status = build(qp, wr); status != STATUS_SUCCESS)
         return fail_inline(qp, status, hold);
     hold_objects(wr);
@@ -93,9 +98,11 @@ NTSTATUS take_sgl(SoftQp &qp, WorkRequest &wr, const NDK_SGE *sgl, ULONG count, 
 {
     uint64_t total = 0;
     // sge_check=completion: the SGE count is judged when the request executes (execute()).
-    wr.sge_overrun = count > max_sge && !(wr.flags & NDK_OP_FLAG_INLINE) &&
-                     qp.adapter().knobs().sge_check_at_completion();
-    SglLimits limits{wr.sge_overrun ? count : max_sge, qp.adapter().knobs().data_path().max_transfer(),
+    bool overrun = count > max_sge && !(wr.flags & NDK_OP_FLAG_INLINE) &&
+                   qp.adapter().knobs().sge_check_at_completion();
+    if (overrun && wr.refused == STATUS_SUCCESS) // ND2: DATA_OVERRUN, "the SGEs reference
+        wr.refused = STATUS_DATA_OVERRUN;        // more than the adapter can send"
+    SglLimits limits{overrun ? count : max_sge, qp.adapter().knobs().data_path().max_transfer(),
                      qp.inline_size};
     if (NTSTATUS status = check_sgl(sgl, count, wr.flags, limits, &total); status != STATUS_SUCCESS)
         return status;

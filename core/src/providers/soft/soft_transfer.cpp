@@ -155,8 +155,8 @@ Answer execute_invalidate(WorkRequest &wr)
 
 Answer execute(SoftQp &qp, WorkRequest &wr)
 {
-    if (wr.sge_overrun) // ND2: DATA_OVERRUN, "the SGEs reference more than the adapter can send"
-        return {.status = STATUS_DATA_OVERRUN};
+    if (wr.refused != STATUS_SUCCESS) // a post check left to execution (WorkRequest::refused)
+        return {.status = wr.refused};
     switch (wr.type) {
     case NdkOperationTypeSend: {
         Answer a = execute_send(qp, wr);
@@ -259,7 +259,7 @@ void continue_on_engine(SoftQp &qp)
 bool pipelines(const WorkRequest &wr)
 {
     return (wr.type == NdkOperationTypeWrite || wr.type == NdkOperationTypeSend) &&
-           !wr.invalidate_remote && !wr.sge_overrun;
+           !wr.invalidate_remote && wr.refused == STATUS_SUCCESS;
 }
 
 // Whether `next` may start now, behind the requests in flight.
