@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ._report import (CRASHED, DIFFERS, FAILING, TIMEOUT, Record, cell, columns, level_of,
-                      provider_label, rule_label, rule_sort_key, state_of)
+                      provider_label, rule_label, rule_sort_key, skip_kind_counts, state_of)
+from ._skips import kind_of
 
 SCHEMA = "ndk-harness/conformance-report/1"
 # The states of a scenario that count as failing it: a plain failure or error, a crash, a
@@ -49,6 +50,7 @@ def _scenario(record: Record) -> dict[str, Any]:
         "reference": record.reference,
         "duration": round(record.duration, 6),
         "message": record.message,
+        "skip_kind": kind_of(record.message) if record.outcome == "skipped" else None,
         "violations": [asdict(v) for v in record.violations],
         "peer": record.peer,
         "peer_provider": record.peer_provider,
@@ -90,6 +92,8 @@ def report(records: Sequence[Record], providers: Sequence[str], wall_seconds: fl
         "providers": columns(records, providers),
         "wall_seconds": round(wall_seconds, 3),
         "totals": dict(sorted(Counter(state_of(r) for r in records).items())),
+        "skipped_by_kind": {column: dict(sorted(counts.items())) for column, counts
+                            in skip_kind_counts(records, providers).items()},
         "rules": _rules(records, providers),
         "scenarios": [_scenario(r) for r in records],
     }

@@ -43,7 +43,7 @@ def test_the_document_has_the_schema_every_scenario_and_every_rule_per_provider(
     assert first == {
         "scenario": "test_cq.py::test_fail[soft]", "nodeid": "scenarios/test_cq.py::test_fail[soft]",
         "rule": "CQ-A", "provider": "soft", "outcome": "failed", "level": "required",
-        "reference": None, "duration": 0.5, "message": "assert 1 == 2",
+        "reference": None, "duration": 0.5, "message": "assert 1 == 2", "skip_kind": None,
         "violations": [{"rule": "CQ-NOTIFY-TWICE", "object": "cq#1", "call": "NdkArmCq",
                         "message": "twice", "section": "3.2", "side": "provider",
                         "severity": "error", "provider": "soft", "expected": False}],
@@ -59,6 +59,23 @@ def test_the_document_has_the_schema_every_scenario_and_every_rule_per_provider(
     assert rules["CQ-B", "soft"]["outcome"] == "TIMEOUT"
     assert rules["CQ-C", "soft"]["outcome"] == "DIFF"
     assert json.loads(json.dumps(document)) == document  # plain JSON values only
+
+
+def test_skips_are_counted_by_kind_per_provider_and_each_skip_names_its_kind():
+    run = [record("test_knob", "skipped", message="knob: sets sge_check"),
+           record("test_cap", "skipped", message="capability: no SRQ", provider="loop"),
+           record("test_cap2", "skipped", message="capability: no MW", provider="loop"),
+           record("test_bare", "skipped", message="needs SRQ", provider="loop"),
+           record("test_pass", "passed")]
+    document = jr.report(run, ["soft", "loop"], 1.0)
+    assert document["skipped_by_kind"] == {"soft": {"knob": 1},
+                                           "loop": {"capability": 2, "unclassified": 1}}
+    kinds = {s["scenario"]: s["skip_kind"] for s in document["scenarios"]}
+    assert kinds == {"test_cq.py::test_knob[soft]": "knob",
+                     "test_cq.py::test_cap[loop]": "capability",
+                     "test_cq.py::test_cap2[loop]": "capability",
+                     "test_cq.py::test_bare[loop]": "unclassified",
+                     "test_cq.py::test_pass[soft]": None}
 
 
 def baseline_of(records, tmp_path):
