@@ -27,8 +27,8 @@ from typing import Any, Callable, TextIO
 
 import pytest
 
-from ._report import (DIED_ATTR, DIFFERS, FAILING, UNMARKED, family_of, format_seconds,
-                      rule_sort_key)
+from ._report import (DIED_ATTR, DIFFERS, FAILING, UNMARKED, failed_on_stated,
+                      failure_is_difference, family_of, format_seconds, rule_sort_key)
 from ._selection import collected_where, reference_of, rule_of
 
 MODES = ("auto", "live", "plain", "off")
@@ -88,6 +88,7 @@ class ConformanceProgress:
         # as the report counts it.
         self._strict = strict
         self._reference: set[str] = set()
+        self._stated: set[str] = set()  # failed on what NDK states (ndk.scenario.stated)
         self._worst: dict[str, str] = {}  # nodeid -> worst outcome of its phases so far
         self.totals: dict[str, int] = {}  # family -> tests collected, in report order
         self.counts: dict[str, Counter] = {}  # family -> Counter of passed/failed/skipped
@@ -149,6 +150,8 @@ class ConformanceProgress:
         if self.mode == "off" or report.nodeid not in self._family:
             return
         outcome = _outcome(report)
+        if failed_on_stated(report):
+            self._stated.add(report.nodeid)
         worst = self._worst.get(report.nodeid, "passed")
         if _RANK[outcome] > _RANK[worst]:
             worst = outcome
@@ -159,7 +162,9 @@ class ConformanceProgress:
             return
         family = self._family[report.nodeid]
         counts = self.counts[family]
-        if worst == "failed" and report.nodeid in self._reference and not self._strict:
+        if worst == "failed" and failure_is_difference(report.nodeid in self._reference,
+                                                       self._strict,
+                                                       report.nodeid in self._stated):
             worst = DIFFERS
         counts[worst] += 1
         self.done += 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ._skips import KINDS, UNCLASSIFIED, XFAIL, kind_of
 
@@ -34,6 +34,21 @@ PEER_PROVIDER_PROPERTY = "ndk_peer_provider"
 # differs), which the plugin adds to its user_properties.
 EXPECTATION_PROPERTY = "ndk_expectation"
 EXPECTED_TO_FAIL = ("xfail", "differs")  # the actions whose scenario runs, expected to fail
+# The user_properties entry the plugin adds when a test failed on what NDK states inside a
+# reference-choice scenario (ndk.scenario.stated): a failure, never a difference.
+STATED_PROPERTY = "ndk_stated"
+
+
+def failed_on_stated(report: Any) -> bool:
+    """The phase report is of a failure of what NDK states (ndk.scenario.stated)."""
+    return any(name == STATED_PROPERTY for name, _ in getattr(report, "user_properties", ()))
+
+
+def failure_is_difference(reference: bool, strict: bool, stated: bool) -> bool:
+    """Whether a failed test counts as a difference: a reference-choice scenario whose provider
+    chose otherwise where NDK is silent -- unless the run is --strict, or what failed was what
+    NDK states (``stated``: failed_on_stated of one of its reports)."""
+    return reference and not strict and not stated
 # A test that did not end on its own: the plugin (ndk._isolation) sets the report attribute
 # FATE_ATTR to CRASHED (its process died: a signal, an abort) or TIMEOUT (it ran past
 # pytest-timeout's --timeout), and DETAIL_ATTR to one line naming the signal or the time limit

@@ -64,8 +64,8 @@ from ._connect import Endpoint as Endpoint, connect_pair as connect_pair
 from ._pairs import Pair as Pair, new_buffer as new_buffer
 from ._pairs import _ndk_peer_keeper, ndk_peer  # noqa: F401  (fixtures of the plugin)
 from ._isolation import Isolation
-from ._report import (EXPECTATION_PROPERTY, PEER_PROVIDER_PROPERTY, VIOLATION_PROPERTY,
-                      ViolationRecord)
+from ._report import (EXPECTATION_PROPERTY, PEER_PROVIDER_PROPERTY, STATED_PROPERTY,
+                      VIOLATION_PROPERTY, ViolationRecord)
 from ._selection import (OPTION_DEST, RULE_DEST, provider_of, reference_of, rule_of,
                          rule_selected, selected_providers)
 from ._skips import has_kind, skip_reason
@@ -416,12 +416,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     means the scenario cannot be set up on it: a skip of kind knob with the provider's words,
     as for a knob given to ``open_adapter`` -- not a failure.  A skip whose reason gives no
     kind (a scenario's own ``pytest.skip``) is a capability skip: the scenarios skip when the
-    adapter reports it lacks what they need (docs/scenarios.md)."""
+    adapter reports it lacks what they need (docs/scenarios.md).  A failure of what NDK states
+    inside a reference-choice scenario (``ndk.scenario.stated``) is marked so, for the runner
+    to count it a failure, not a difference."""
     outcome = yield
     report = outcome.get_result()
     if call.excinfo is not None and report.when == "call":
         import ndk
+        from ._stated import Stated
 
+        if call.excinfo.errisinstance(Stated):
+            report.user_properties.append((STATED_PROPERTY, True))
         if call.excinfo.errisinstance(ndk.KnobsNotSupported):
             entry = call.excinfo.traceback[-1]
             report.outcome = "skipped"

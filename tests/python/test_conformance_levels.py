@@ -166,6 +166,40 @@ def test_the_runner_reports_a_difference_and_fails_on_it_only_when_strict(
     strict.stdout.fnmatch_lines(["conformance: 1 passed, 1 failed, 0 skipped in *"])
 
 
+STATED_SCENARIOS = {
+    "test_stated": """
+        import pytest
+        from ndk._stated import stated
+
+        @pytest.mark.rule("CQ-STATED")
+        @pytest.mark.reference("ZERO-DEPTH")
+        def test_stated_part_fails(adapter):
+            with stated("digest 1.3"):
+                assert False, "what NDK states"
+
+        @pytest.mark.rule("CQ-CHOSEN")
+        @pytest.mark.reference("ZERO-DEPTH")
+        def test_stated_part_holds_the_choice_differs(adapter):
+            with stated("digest 1.3"):
+                assert adapter.query_info() is not None
+            assert False, "the provider chose otherwise"
+        """,
+}
+
+
+def test_a_stated_part_of_a_reference_scenario_fails_where_the_choice_only_differs(
+        scenarios, pytester, fake_ndk_env):
+    """ndk.scenario.stated: what NDK states, checked inside a reference-choice scenario, is a
+    failure when it does not hold (issue: a provider that never writes the read limits only
+    "differed"); the scenario's choice after it still only differs."""
+    directory = scenarios(**STATED_SCENARIOS)
+    result = run_ndk(pytester, "conformance", "--scenarios", str(directory), "--provider", "soft")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["conformance: 0 passed, 1 failed, 1 differ (reference choice), "
+                                 "0 skipped in *"])
+    result.stdout.fnmatch_lines(["*FAILED*test_stated_part_fails*digest 1.3: what NDK states*"])
+
+
 def _scenario_marks(path: Path):
     """(function name, {marker: [its string arguments]}, docstring) of every scenario in a
     scenario file, read from its source (decorators ``@pytest.mark.NAME(...)``)."""

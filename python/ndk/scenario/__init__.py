@@ -9,7 +9,9 @@ runs from any folder (public ``ndk`` API only).
 * ``ndk.scenario.connection``: the connection handshake step by step, and the ``adapter`` /
   ``adapters`` fixtures of the connection scenarios;
 * ``ndk.scenario.completion``: connected pairs with registered buffers, posts and waits;
-* ``ndk.scenario.work_requests``: registered regions, fast registration, result checks.
+* ``ndk.scenario.work_requests``: registered regions, fast registration, result checks;
+* ``ndk.scenario.stated``: ``stated``, what NDK states inside a reference-choice scenario (a
+  failure there is a failure, not a difference).
 
 The fixtures ``buffer``, ``mr`` and ``qp`` come with the pytest plugin (``ndk.testing``),
 which also has pytest rewrite the assertions of these modules.
