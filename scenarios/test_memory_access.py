@@ -14,7 +14,8 @@ from ndk.testing import Pair
 from ndk.scenario import (drain, expect_no_completion, expect_request, pattern, set_adapter_flags,
                           Side, TIMEOUT)
 from ndk.scenario.stated import stated
-from ndk.scenario.work_requests import (build_lam, expect_connection_failed, expect_result,
+from ndk.scenario.work_requests import (build_lam, expect_connection_failed, expect_refused,
+                                        expect_result,
                                         fast_register, fast_register_mr, FR_BASE, one, PAGE,
                                         READ_SINK, Region, region, REMOTE_ALL, REMOTE_READ,
                                         REMOTE_WRITE, unregistered_sge)
@@ -97,7 +98,8 @@ def test_write_outside_remote_region(pair: Pair, offset: int, length: int) -> No
     target = region(b.pd, 4096, flags=REMOTE_WRITE)
     assert a.qp.write([source.sge(0, length)], target.address + offset, target.remote_token,
                       request_context=3) == Status.SUCCESS
-    expect_result(a.cq, Status.REMOTE_RESOURCES, OpType.WRITE, 3)
+    expect_refused(a.cq, Status.REMOTE_RESOURCES, OpType.WRITE, 3,
+                   "digest 4.2")
     assert bytes(target.buf) == bytes(4096)
     expect_connection_failed(a, b, source, target)
 
@@ -115,7 +117,8 @@ def test_write_to_region_without_remote_write(pair: Pair) -> None:
                     fill=b"\x42" * 4096)
     assert a.qp.write([source.sge(0, 64)], target.address, target.remote_token,
                       request_context=4) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 4)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 4,
+                   "digest 2.6")
     assert bytes(target.buf) == b"\x42" * 4096
     expect_connection_failed(a, b, source, target)
 
@@ -144,7 +147,8 @@ def test_write_with_bad_local_sge(pair: Pair, problem: str) -> None:
     }[problem]
     assert a.qp.write([sge], target.address, target.remote_token, request_context=5) == \
         Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 5)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 5,
+                   "digest 4.2")
     assert bytes(target.buf) == bytes(4096)
     expect_connection_failed(a, b, source, target)
 
@@ -163,7 +167,8 @@ def test_local_token_used_as_remote_token(pair: Pair, op: str) -> None:
     post = a.qp.write if op == "write" else a.qp.read
     assert post([local.sge(0, 64)], target.address, target.local_token, request_context=6) == \
         Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE if op == "write" else OpType.READ, 6)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE if op == "write" else OpType.READ, 6,
+                   "digest 1.4")
     assert bytes(local.buf[:64]) == pattern(64, seed=4)
     assert bytes(target.buf[:64]) == pattern(64, seed=5)
     expect_connection_failed(a, b, local, target)
@@ -184,7 +189,8 @@ def test_remote_token_of_another_pd(pair: Pair, op: str) -> None:
     post = a.qp.write if op == "write" else a.qp.read
     assert post([local.sge(0, 64)], foreign.address, foreign.remote_token,
                 request_context=7) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE if op == "write" else OpType.READ, 7)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE if op == "write" else OpType.READ, 7,
+                   "digest 1.2")
     assert bytes(foreign.buf[:64]) == pattern(64, seed=7)
     assert bytes(local.buf[:64]) == pattern(64, seed=6)
     expect_connection_failed(a, b, local, region(b.pd))
@@ -211,8 +217,9 @@ def test_local_sge_of_another_pd(pair: Pair, op: str) -> None:
     else:
         assert a.qp.write([foreign.sge(0, 64)], target.address, target.remote_token,
                           request_context=8) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.SEND if op == "send" else OpType.WRITE,
-                  8)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.SEND if op == "send" else OpType.WRITE,
+                  8,
+                   "digest 1.2")
     assert bytes(target.buf[:64]) == bytes(64)
     assert bytes(foreign.buf[:64]) == pattern(64, seed=8)
     expect_connection_failed(a, b, region(a.pd), target)
@@ -256,7 +263,8 @@ def test_read_into_region_without_read_sink_flag(pair: Pair) -> None:
     remote = region(b.pd, flags=REMOTE_READ, fill=pattern(64))
     assert a.qp.read([sink.sge(0, 64)], remote.address, remote.remote_token,
                      request_context=9) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.READ, 9)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.READ, 9,
+                   "digest 1.4")
     assert bytes(sink.buf) == bytes(4096)
     expect_connection_failed(a, b, sink, remote)
 
@@ -288,7 +296,8 @@ def test_read_sink_without_local_write(pair: Pair) -> None:
     remote = region(b.pd, flags=REMOTE_READ, fill=pattern(64))
     assert a.qp.read([sink.sge(0, 64)], remote.address, remote.remote_token,
                      request_context=11) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.READ, 11)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.READ, 11,
+                   "digest 2.6")
     assert bytes(sink.buf) == bytes(4096)
     expect_connection_failed(a, b, region(a.pd), remote)
 
@@ -325,7 +334,8 @@ def test_read_beyond_remote_region_completes(pair: Pair) -> None:
     remote = region(b.pd, 4096, flags=REMOTE_READ, fill=pattern(4096))
     assert a.qp.read([sink.sge(0, 64)], remote.address + 4096 - 32, remote.remote_token,
                      request_context=12) == Status.SUCCESS
-    expect_result(a.cq, Status.REMOTE_RESOURCES, OpType.READ, 12)
+    expect_refused(a.cq, Status.REMOTE_RESOURCES, OpType.READ, 12,
+                   "digest 1.7")
     assert bytes(sink.buf) == bytes(4096)
     expect_connection_failed(a, b, sink, remote)
 
@@ -342,7 +352,8 @@ def test_read_region_without_remote_read(pair: Pair) -> None:
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_WRITE, fill=pattern(64))
     assert a.qp.read([sink.sge(0, 64)], remote.address, remote.remote_token,
                      request_context=13) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.READ, 13)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.READ, 13,
+                   "digest 2.6")
     assert bytes(sink.buf) == bytes(4096)
     expect_connection_failed(a, b, sink, remote)
 
@@ -421,7 +432,8 @@ def test_access_outside_window(pair: Pair, offset: int, length: int) -> None:
                        OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE)
     assert a.qp.write([local.sge(0, length)], target.address + 2048 + offset, mw.remote_token,
                       request_context=3) == Status.SUCCESS
-    expect_result(a.cq, Status.REMOTE_RESOURCES, OpType.WRITE, 3)
+    expect_refused(a.cq, Status.REMOTE_RESOURCES, OpType.WRITE, 3,
+                   "digest 1.7")
     assert bytes(target.buf) == bytes(8192)
     expect_connection_failed(a, b, local, target)
 
@@ -443,7 +455,8 @@ def test_read_only_window_refuses_write(pair: Pair) -> None:
     assert bytes(local.buf[1024:1088]) == pattern(4096, seed=13)[:64]
     assert a.qp.write([local.sge(0, 64)], target.address, mw.remote_token,
                       request_context=5) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 5)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 5,
+                   "digest 1.7")
     assert bytes(target.buf) == pattern(4096, seed=13)
     expect_connection_failed(a, b, local, target)
 
@@ -519,7 +532,8 @@ def test_second_bind_without_invalidate(pair: Pair) -> None:
     mw = _bound_window(b, target, 0, 1024, OpFlag.ALLOW_REMOTE_READ)
     assert b.qp.bind(target.mr, mw, target.address + 1024, 1024,
                      flags=OpFlag.ALLOW_REMOTE_READ, request_context=2) == Status.SUCCESS
-    expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.BIND, 2)
+    expect_refused(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.BIND, 2,
+                   "digest 4.2")
     expect_connection_failed(b, a, target, region(a.pd))
 
 
@@ -539,7 +553,8 @@ def test_invalidated_window_token_fails(pair: Pair) -> None:
     expect_result(b.cq, Status.SUCCESS, OpType.INVALIDATE, 0x1A)
     assert a.qp.write([local.sge(0, 64)], target.address, token, request_context=6) == \
         Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 6)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 6,
+                   "digest 1.7")
     assert bytes(target.buf) == bytes(4096)
     expect_connection_failed(a, b, local, target)
 
@@ -554,7 +569,8 @@ def test_invalidate_unbound_window(pair: Pair) -> None:
     a, b = pair
     mw = b.pd.create_mw().get(timeout=TIMEOUT)
     assert b.qp.invalidate(mw, request_context=0x1B) == Status.SUCCESS
-    expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x1B)
+    expect_refused(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x1B,
+                   "digest 4.2")
     expect_connection_failed(b, a, region(b.pd), region(a.pd))
 
 
@@ -604,7 +620,8 @@ def test_send_and_invalidate_of_bound_window(pair: Pair) -> None:
     assert bytes(target.buf[:13]) == b"invalidate-mw"
     assert a.qp.write([local.sge(0, 8)], target.address + 1024, token, request_context=3) == \
         Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 3)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 3,
+                   "digest 1.7")
     assert bytes(target.buf[1024:1032]) == bytes(8)
 
 
@@ -650,8 +667,10 @@ def test_send_and_invalidate_of_token_receiver_cannot_invalidate(pair: Pair) -> 
     QP-ERROR afterwards; the MR stays registered (its token unchanged)."""
     a, b = pair
     local, target, token = _send_and_invalidate_unremovable_token(a, b)
-    expect_result(a.cq, Status.REMOTE_RESOURCES, OpType.SEND, 2)
-    expect_result(b.cq, Status.ACCESS_VIOLATION, OpType.RECEIVE, 1)
+    expect_refused(a.cq, Status.REMOTE_RESOURCES, OpType.SEND, 2,
+                   "digest 1.7")
+    expect_refused(b.cq, Status.ACCESS_VIOLATION, OpType.RECEIVE, 1,
+                   "digest 1.7")
     assert bytes(target.buf[:64]) == bytes(64)
     assert target.mr.remote_token == token
     expect_connection_failed(a, b, local, target)
@@ -799,7 +818,8 @@ def test_invalidated_fast_register_token_fails(pair: Pair) -> None:
     expect_result(b.cq, Status.SUCCESS, OpType.INVALIDATE, 0x2A)
     assert a.qp.write([local.sge(0, 64)], frmr.base, frmr.remote_token, request_context=3) == \
         Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 3)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 3,
+                   "digest 1.7")
     assert bytes(frmr.buf) == bytes(PAGE)
     expect_connection_failed(a, b, local, region(b.pd))
 
@@ -830,7 +850,8 @@ def test_fast_register_again_after_invalidate(pair: Pair) -> None:
     # a FastRegister of a registered MR, without Invalidate: INVALID_DEVICE_REQUEST
     assert b.qp.fast_register(frmr.mr, second.pages, second.fbo, PAGE, base, flags=FR_REMOTE,
                               request_context=4) == Status.SUCCESS
-    expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.FAST_REGISTER, 4)
+    expect_refused(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.FAST_REGISTER, 4,
+                   "digest 1.7")
 
 
 @pytest.mark.rule("FRMR-INVALIDATE-NORMAL-MR")
@@ -845,7 +866,8 @@ def test_invalidate_normally_registered_mr(pair: Pair) -> None:
     target = region(b.pd, flags=REMOTE_WRITE)
     token = target.remote_token
     assert b.qp.invalidate(target.mr, request_context=0x2B) == Status.SUCCESS
-    expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x2B)
+    expect_refused(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x2B,
+                   "digest 1.7")
     assert target.mr.remote_token == token
     expect_request(target.mr.deregister_mr(), "i/a")
 
@@ -872,7 +894,8 @@ def test_send_and_invalidate_of_fast_registered_token(pair: Pair) -> None:
     assert got.bytes_transferred == 15
     assert bytes(sink.buf[:15]) == b"invalidate-frmr"
     assert a.qp.write([local.sge(0, 8)], frmr.base, token, request_context=3) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 3)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 3,
+                   "digest 2.3")
     assert bytes(frmr.buf) == bytes(PAGE)
 
 
@@ -895,7 +918,8 @@ def test_receive_and_invalidate_through_get_results(pair: Pair) -> None:
     assert (got.status, got.request_context, got.bytes_transferred) == (Status.SUCCESS, 0x31, 5)
     assert bytes(sink.buf[:5]) == b"plain"
     assert b.qp.invalidate(frmr.mr, request_context=0x33) == Status.SUCCESS
-    expect_result(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x33)
+    expect_refused(b.cq, Status.INVALID_DEVICE_REQUEST, OpType.INVALIDATE, 0x33,
+                   "digest 3.2")
 
 
 @pytest.mark.rule("READ-LOCAL-INVALIDATE")
@@ -909,7 +933,8 @@ def test_read_with_local_invalidate(pair: Pair) -> None:
     and places nothing; the reference choice is only which status (ACCESS_VIOLATION,
     docs/semantics.md DATA-STATUS)."""
     a, b = pair
-    if not a.adapter.query_info().adapter_flags & AdapterFlag.RDMA_READ_LOCAL_INVALIDATE_SUPPORTED:
+    flags = a.adapter.query_info().adapter_flags
+    if not flags & AdapterFlag.RDMA_READ_LOCAL_INVALIDATE_SUPPORTED:
         pytest.skip("the adapter does not set NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED")
     with stated("digest 1.7"):
         sink = fast_register(a, PAGE, FR_LOCAL_SINK)
@@ -996,7 +1021,8 @@ def test_privileged_token_never_remote(pair: Pair) -> None:
     local = region(a.pd, fill=pattern(64))
     assert a.qp.write([local.sge(0, 64)], mapping.logical(0), token, request_context=4) == \
         Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 4)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 4,
+                   "digest 1.2")
     assert bytes(mapping.buf) == bytes(PAGE)
     expect_connection_failed(a, b, local, region(b.pd))
 
@@ -1017,7 +1043,8 @@ def test_logical_address_after_release_lam(pair: Pair) -> None:
     target = region(b.pd, flags=REMOTE_WRITE)
     assert a.qp.write([ndk.Sge(logical, 64, token)], target.address, target.remote_token,
                       request_context=5) == Status.SUCCESS
-    expect_result(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 5)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 5,
+                   "digest 1.1")
     assert bytes(target.buf) == bytes(4096)
     expect_connection_failed(a, b, region(a.pd), target)
 

@@ -18,11 +18,12 @@ from ndk import MrFlag, OpType, Status
 from ndk.testing import new_buffer
 
 from . import TIMEOUT, Side, drain
+from .stated import stated
 
 __all__ = [
     "FR_BASE", "LOCAL_WRITE", "PAGE", "READ_SINK", "REMOTE_ALL", "REMOTE_READ", "REMOTE_WRITE",
     "FastRegion", "Mapping", "Region", "build_lam", "expect_connection_failed",
-    "expect_result", "fast_register", "fast_register_mr", "one", "region", "unregistered_sge",
+    "expect_refused", "expect_result", "fast_register", "fast_register_mr", "one", "region", "unregistered_sge",
 ]
 
 PAGE = 4096
@@ -99,6 +100,20 @@ def expect_result(cq: ndk.Cq, status: Status, op: OpType, request_context: int,
         assert result.qp_context == qp_context
     if status == Status.SUCCESS:
         assert result.provider_error_code == 0
+    return result
+
+
+def expect_refused(cq: ndk.Cq, status: Status, op: OpType, request_context: int,
+                   source: str) -> ndk.ResultEx:
+    """A request NDK states must fail (``source``: memory used without the access it was
+    registered with, outside its region, through a token that is not valid): the single next
+    completion of ``cq`` has this type and request context and is not SUCCESS -- stated, a
+    failure even in a reference-choice scenario -- and then, the choice, this ``status``."""
+    with stated(source):
+        result = one(cq)
+        assert (result.type, result.request_context) == (op, request_context)
+        assert result.status != Status.SUCCESS, "the request succeeded"
+    assert result.status == status
     return result
 
 
