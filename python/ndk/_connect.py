@@ -1,4 +1,6 @@
-"""connect_pair: two connected QPs, the set-up most data-path scenarios start from.
+"""connect_pair: two connected QPs; and ``join``, the one establishment that connect_pair and
+the scenarios' resource builder (``ndk.scenario.resources``) share, its waits (``Steps``)
+stepping adapters under progress="manual" and naming the step that failed.
 
 Kept free of pytest and of the compiled extension at import (``ndk`` is imported inside the
 function), so ``ndk.testing`` can re-export it and stay importable without the extension.
@@ -44,7 +46,7 @@ class _Progress:
             adapter.step(1024)
 
 
-class _Steps:
+class Steps:
     """The waits of one connect_pair (or of ``who``: ndk.scenario's resource builder), against
     one deadline; failures name the step."""
 
@@ -140,7 +142,7 @@ def connect_pair(client: Adapter, server: Adapter, *, cq_depth: int = 64,
                     max_receive_request_sge=max_receive_request_sge,
                     max_initiator_request_sge=max_initiator_request_sge,
                     inline_data_size=inline_data_size)
-    steps = _Steps([client, server], timeout)
+    steps = Steps([client, server], timeout)
     a_pd, a_cq, a_qp = _queue_pair(steps, client, "client", cq_depth, **qp_sizes)
     b_pd, b_cq, b_qp = _queue_pair(steps, server, "server", cq_depth, **qp_sizes)
     connector, b_connector, listener = join(steps, client, a_qp, server, b_qp,
@@ -149,7 +151,7 @@ def connect_pair(client: Adapter, server: Adapter, *, cq_depth: int = 64,
             Endpoint(server, b_pd, b_cq, b_qp, b_connector, listener))
 
 
-def join(steps: _Steps, client: Adapter, client_qp: Qp, server: Adapter, server_qp: Qp, *,
+def join(steps: Steps, client: Adapter, client_qp: Qp, server: Adapter, server_qp: Qp, *,
          listener: Optional[Listener] = None, private_data: Optional[_Buffer] = None,
          ex: bool = False) -> tuple[Connector, Connector, Listener]:
     """Connect ``client_qp`` (on ``client``) to ``server_qp`` (on ``server``), each step

@@ -50,7 +50,8 @@ def pair(open_adapter: OpenAdapter, *, loopback: bool = False,
     ``private_data=``).  loopback: one adapter at LOOPBACK holds both ends (docs/semantics.md
     CONN-LOOPBACK); its knobs are the union of both dicts."""
     if loopback:
-        adapter = open_adapter(address=LOOPBACK, **dict(client_knobs or {}, **(server_knobs or {})))
+        knobs = dict(client_knobs or {}, **(server_knobs or {}))
+        adapter = open_adapter(address=LOOPBACK, **knobs)
         return connected_pair(adapter, adapter, **options)
     client = open_adapter(address=CLIENT, **(client_knobs or {}))
     server = open_adapter(address=SERVER, **(server_knobs or {}))

@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 import ndk
 from ndk import Status
-from ndk._connect import _Steps, join
+from ndk._connect import Steps, join
 from ndk.testing import new_buffer
 
 from . import ALL_ACCESS, BUFFER_SIZE, TIMEOUT
@@ -46,7 +46,7 @@ class Resources:
     def __init__(self, adapter: ndk.Adapter, *, pd: Optional[ndk.Pd] = None,
                  timeout: float = TIMEOUT) -> None:
         self.adapter = adapter
-        self._steps = _Steps([adapter], timeout, _WHO)
+        self._steps = Steps([adapter], timeout, _WHO)
         self.pd = pd if pd is not None else self.create_pd()
 
     def _made(self, call: ndk.Call[Any], step: str) -> Any:
@@ -169,7 +169,7 @@ def connect_sides(a: Side, b: Side, *, ex: bool = False,
     set and ``b.listener`` the listener: ``listener`` (listening already on b's adapter) or a
     new one on b's first address, port 0.  ex=True: NdkAcceptEx and NdkCompleteConnectEx (the
     disconnect callbacks with a reason, NDKPI 2.1)."""
-    steps = _Steps([a.adapter, b.adapter], timeout, _WHO)
+    steps = Steps([a.adapter, b.adapter], timeout, _WHO)
     a.connector, b.connector, b.listener = join(steps, a.adapter, a.qp, b.adapter, b.qp,
                                                 listener=listener, private_data=private_data,
                                                 ex=ex)
