@@ -9,7 +9,7 @@ import pytest
 
 import ndk
 from ndk import AdapterFlag, Status
-from ndk.testing import OpenAdapter
+from ndk.testing import OpenAdapter, requires
 
 from ndk.scenario import (CLIENT, CLIENT6, CREATE_MODES, EPHEMERAL, expect_call, expect_closed,
                           expect_no_completion, post_receives, quiet_period, SERVER, SERVER6,
@@ -663,33 +663,49 @@ def test_private_data_both_directions(adapters: tuple[ndk.Adapter, ndk.Adapter])
 
 
 PASSIVE_READ_LIMITS = pytest.mark.parametrize("requested, server_max, seen", [
-    ((2, 1), (16, 16), (1, 2)),
+    ((2, 1), None, (1, 2)),
     ((8, 6), (3, 5), (3, 5)),
     ((8, 6), (16, 4), (6, 4)),
 ], ids=["uncapped", "capped-both", "capped-outbound"])
 
 
+def _read_limited(open_adapter: OpenAdapter, address: str, limits: tuple[int, int] | None,
+                  at_least: tuple[int, int]) -> ndk.Adapter:
+    """An adapter at ``address`` whose (MaxInboundReadLimit, MaxOutboundReadLimit) are
+    ``limits`` (knobs), or with None its own, which must reach ``at_least`` so that they cap
+    nothing the scenario requests (else a capability skip)."""
+    if limits is not None:
+        return open_adapter(address=address, max_inbound_read_limit=limits[0],
+                            max_outbound_read_limit=limits[1])
+    adapter = open_adapter(address=address)
+    requires(adapter, max_inbound_read_limit=at_least[0], max_outbound_read_limit=at_least[1])
+    return adapter
+
+
 def passive_read_limits(open_adapter: OpenAdapter, requested: tuple[int, int],
-                        server_max: tuple[int, int]) -> tuple[int, int]:
+                        server_max: tuple[int, int] | None
+                        ) -> tuple[tuple[int, int], tuple[int, int]]:
     """The (inbound, outbound) read limits the passive side reads with NdkGetConnectionData
     before Accept, the active side having requested `requested` (inbound, outbound), the
-    passive adapter's maxima being `server_max`."""
+    passive adapter's maxima being `server_max` (None: its own, at least the requests); and
+    the passive adapter's (MaxInboundReadLimit, MaxOutboundReadLimit)."""
     client = open_adapter(address=CLIENT)
-    server = open_adapter(address=SERVER, max_inbound_read_limit=server_max[0],
-                          max_outbound_read_limit=server_max[1])
+    server = _read_limited(open_adapter, SERVER, server_max, (requested[1], requested[0]))
+    info = server.query_info()
     inbound, outbound = requested
     handshake = start(client, server, (SERVER, 7145),
                       connect_kwargs={"inbound_read_limit": inbound,
                                       "outbound_read_limit": outbound})
     data = handshake.server.connector.get_connection_data()
     assert data.status == Status.SUCCESS
-    return data.inbound_read_limit, data.outbound_read_limit
+    return ((data.inbound_read_limit, data.outbound_read_limit),
+            (info.max_inbound_read_limit, info.max_outbound_read_limit))
 
 
 @pytest.mark.rule("CONNDATA-PASSIVE-READ-LIMITS-CAPPED")
 @pytest.mark.digest("1.8")
 @PASSIVE_READ_LIMITS
-def test_read_limits_before_accept_are_capped(open_adapter: OpenAdapter, requested: tuple[int, int], server_max: tuple[int, int], seen: tuple[int, int]) -> None:
+def test_read_limits_before_accept_are_capped(open_adapter: OpenAdapter, requested: tuple[int, int], server_max: tuple[int, int] | None, seen: tuple[int, int]) -> None:
     """digest 1.8 (read-limit rule: each limit is capped at the adapter's MaxInbound /
     MaxOutboundReadLimit and at the peer's opposite limit; the consumer reads them with
     GetConnectionData, which the passive side calls before Accept, digest 3.5): SUCCESS, and
@@ -697,40 +713,40 @@ def test_read_limits_before_accept_are_capped(open_adapter: OpenAdapter, request
     adapter's MaxInboundReadLimit and the peer's outbound request, its outbound at most its
     MaxOutboundReadLimit and the peer's inbound request. (A limit the provider leaves
     unwritten reads MAXULONG.) The exact values are CONNDATA-PASSIVE-READ-LIMITS."""
-    inbound, outbound = passive_read_limits(open_adapter, requested, server_max)
-    assert inbound <= min(server_max[0], requested[1]), "inbound read limit above a cap"
-    assert outbound <= min(server_max[1], requested[0]), "outbound read limit above a cap"
+    (inbound, outbound), maxima = passive_read_limits(open_adapter, requested, server_max)
+    assert inbound <= min(maxima[0], requested[1]), "inbound read limit above a cap"
+    assert outbound <= min(maxima[1], requested[0]), "outbound read limit above a cap"
 
 
 @pytest.mark.rule("CONNDATA-PASSIVE-READ-LIMITS")
 @pytest.mark.digest("1.8")
 @pytest.mark.reference("CONN-READ-LIMITS")
 @PASSIVE_READ_LIMITS
-def test_read_limits_seen_before_accept(open_adapter: OpenAdapter, requested: tuple[int, int], server_max: tuple[int, int], seen: tuple[int, int]) -> None:
+def test_read_limits_seen_before_accept(open_adapter: OpenAdapter, requested: tuple[int, int], server_max: tuple[int, int] | None, seen: tuple[int, int]) -> None:
     """digest 1.8 (read-limit rule). docs/semantics.md: CONN-READ-LIMITS: before Accept the
     passive side sees the peer's requested limits, swapped (its outbound is the peer's
     inbound), capped by its own adapter's MaxInbound/MaxOutboundReadLimit: exactly the caps,
-    not less (that they are at most the caps is CONNDATA-PASSIVE-READ-LIMITS-CAPPED)."""
-    assert passive_read_limits(open_adapter, requested, server_max) == seen
+    not less (that they are at most the caps is CONNDATA-PASSIVE-READ-LIMITS-CAPPED).
+    Uncapped: the adapter's own limits, at least the requests; capped: set by knob."""
+    assert passive_read_limits(open_adapter, requested, server_max)[0] == seen
 
 
 @pytest.mark.rule("CONNDATA-EFFECTIVE-READ-LIMITS")
 @pytest.mark.digest("1.8")
 @pytest.mark.parametrize("client_max, server_max, effective", [
-    ((16, 16), (16, 16), (10, 5)),
+    (None, None, (10, 5)),
     ((3, 2), (16, 16), (3, 2)),
     ((16, 16), (4, 1), (1, 4)),
 ], ids=["by-request", "by-own-adapter", "by-peer-adapter"])
-def test_effective_read_limits_after_connect(open_adapter: OpenAdapter, client_max: tuple[int, int], server_max: tuple[int, int], effective: tuple[int, int]) -> None:
+def test_effective_read_limits_after_connect(open_adapter: OpenAdapter, client_max: tuple[int, int] | None, server_max: tuple[int, int] | None, effective: tuple[int, int]) -> None:
     """digest 1.8 (each requested limit is capped at the adapter's maximum and at the peer's
     opposite limit; GetConnectionData reads the effective values). docs/semantics.md:
     CONN-READ-LIMITS. The active side requests (inbound 10, outbound 7), the passive side
     accepts with (inbound 5, outbound 16); the active side reads the effective limits after
-    its Connect completed."""
-    client = open_adapter(address=CLIENT, max_inbound_read_limit=client_max[0],
-                          max_outbound_read_limit=client_max[1])
-    server = open_adapter(address=SERVER, max_inbound_read_limit=server_max[0],
-                          max_outbound_read_limit=server_max[1])
+    its Connect completed (by-request: both adapters' own limits, high enough that only the
+    requests cap; otherwise adapter limits set by knob)."""
+    client = _read_limited(open_adapter, CLIENT, client_max, (10, 7))
+    server = _read_limited(open_adapter, SERVER, server_max, (5, 10))
     handshake = start(client, server, (SERVER, 7146),
                       connect_kwargs={"inbound_read_limit": 10, "outbound_read_limit": 7})
     accept(handshake, inbound_read_limit=5, outbound_read_limit=16)

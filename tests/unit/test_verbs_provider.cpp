@@ -59,6 +59,15 @@ TEST(VerbsProvider, OpensADeviceOrSaysWhyNot)
                 info.RdmaTechnology == NdkInfiniBand);
     EXPECT_EQ(info.Version.Major, 2);
     EXPECT_EQ(info.Version.Minor, 1);
+    // Its creates and closes complete inline (the fault layer's create_mode / close_mode
+    // inline are then accepted), its requests not all: a refused Connect and a Disconnect wait
+    // for rdma_cm.
+    char reply[128] = {};
+    EXPECT_EQ(entry.ControlMiniport(miniport, "completes_inline", nullptr, reply, sizeof reply),
+              STATUS_SUCCESS);
+    EXPECT_STREQ(reply, "create close");
+    EXPECT_EQ(entry.ControlMiniport(miniport, "completes_inline", "create", reply, sizeof reply),
+              STATUS_INVALID_PARAMETER);
     entry.Characteristics.CloseNDKAdapterHandler(miniport, adapter);
     entry.DestroyMiniport(miniport);
 }

@@ -1,7 +1,7 @@
 // The verbs provider's entry (core/include/ndk/provider.h): a miniport is one RDMA device,
 // chosen with the options `device=NAME` or `address=IP` (default: the first device that has
-// an IP address); knobs are read-only facts (`device`, `address`), since a real device has no
-// behaviour to inject.
+// an IP address); knobs are read-only facts (`device`, `address`, `completes_inline`), since a
+// real device has no behaviour to inject.
 #include "verbs_provider.h"
 
 #include "verbs_adapter.hpp"
@@ -82,13 +82,22 @@ NTSTATUS control_miniport(Miniport &miniport, const char *key, const char *value
         text = miniport.device.address_text();
     else if (std::strcmp(key, "device") == 0)
         text = miniport.device.name;
+    else if (std::strcmp(key, "completes_inline") == 0)
+        // Every create returns its object and every close without open successors finishes
+        // before it returns (verbs_object.hpp).  Not "request": a refused Connect and a
+        // Disconnect wait for rdma_cm's event (verbs_connection.cpp), where the fault layer's
+        // request_mode=inline means they complete inline.
+        text = "create close";
     else {
         copy_reply_text(std::string("the verbs provider has no knob '") + key + "'", reply, reply_length);
         return STATUS_NOT_SUPPORTED;
     }
     if (value != nullptr) {
-        copy_reply_text(std::string("knob ") + key + " is chosen when the adapter is opened", reply,
-                  reply_length);
+        copy_reply_text(std::string("knob ") + key +
+                            (std::strcmp(key, "completes_inline") == 0
+                                 ? " is read only"
+                                 : " is chosen when the adapter is opened"),
+                        reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }
     copy_reply_text(text, reply, reply_length);
