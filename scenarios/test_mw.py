@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 import ndk
-from ndk import Status
+from ndk import MrFlag, OpFlag, OpType, Status
 from ndk.testing import OpenAdapter
 
-from ndk.scenario import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_closed,
-                          expect_create_failed, expect_created)
+from ndk.scenario import (CLIENT, CREATE_MODES, FAILURE_MODES, SERVER, TIMEOUT, drain,
+                          expect_closed, expect_create_failed, expect_created)
+from ndk.scenario.resources import connect_sides, connected_pair, Side
+from ndk.scenario.work_requests import region
 
 
 @pytest.mark.rule("MW-CREATE")
@@ -56,3 +58,32 @@ def test_many_windows_on_one_pd(pd: ndk.Pd) -> None:
     windows = [pd.create_mw().get(timeout=TIMEOUT) for _ in range(8)]
     expect_closed(windows[3].close())
     assert [w.is_open for w in windows] == [True] * 3 + [False] + [True] * 4
+
+
+@pytest.mark.rule("MW-BOUND-QP-CLOSE")
+@pytest.mark.digest("3.1")
+def test_close_qps_a_window_was_bound_through(open_adapter: OpenAdapter) -> None:
+    """digest 3.1 (closing an object completes: SUCCESS inline, or PENDING and one completion),
+    1.5 (a type 2 window is bound through a QP): a window bound through one QP and then,
+    without an Invalidate, through a second QP of the same PD (the second Bind's status is not
+    this rule's), then every connector and QP closed: each close completes SUCCESS and the
+    window closes after them.  docs/semantics.md VERBS-MW-QP-REF (rxe holds the QP of a type 2
+    window's bind, and refuses a second bind of a bound window)."""
+    client = open_adapter(address=CLIENT)
+    server = open_adapter(address=SERVER)
+    first = connected_pair(client, server)
+    a = Side(client, pd=first[0].pd, cq=first[0].cq)
+    second = connect_sides(a, Side(server), listener=first[1].listener)
+    target = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE)
+    window = a.pd.create_mw().get(timeout=TIMEOUT)
+    for context, side in enumerate((first[0], second[0]), start=1):
+        assert side.qp.bind(target.mr, window, target.address, 1024,
+                            flags=OpFlag.ALLOW_REMOTE_READ, request_context=context) == \
+            Status.SUCCESS
+        (result,) = drain(a.cq, 1)
+        assert (result.type, result.request_context) == (OpType.BIND, context)
+    for side in (*first, *second):
+        expect_closed(side.connector.close())
+    for side in (*first, *second):
+        expect_closed(side.qp.close())
+    expect_closed(window.close())

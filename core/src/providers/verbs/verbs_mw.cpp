@@ -42,9 +42,28 @@ bool window_rkey_unbound(uint32_t rkey)
 
 VMw::VMw(VerbsAdapter &adapter, VPd &pd) : NdkObject(adapter, kType, &kMwDispatch), pd(pd) {}
 
-void VMw::release_qp()
+namespace {
+void forget_window(VQp &qp, VMw *window)
 {
-    bound_through = nullptr;
+    auto &list = qp.windows;
+    list.erase(std::remove(list.begin(), list.end(), window), list.end());
+}
+} // namespace
+
+void VMw::bound_through_qp(VQp &qp)
+{
+    if (std::find(bound_through.begin(), bound_through.end(), &qp) != bound_through.end())
+        return;
+    bound_through.push_back(&qp);
+    qp.windows.push_back(this);
+}
+
+void VMw::release_qp(VQp &going)
+{
+    for (VQp *qp : bound_through)
+        if (qp != &going) // `going` clears its own list
+            forget_window(*qp, this);
+    bound_through.clear();
     if (mw == nullptr)
         return;
     ibv_dealloc_mw(mw);
@@ -60,11 +79,9 @@ void VMw::destroy_resources()
 {
     {
         std::lock_guard lock(adapter().mu());
-        if (bound_through != nullptr) {
-            auto &list = bound_through->windows;
-            list.erase(std::remove(list.begin(), list.end(), this), list.end());
-            bound_through = nullptr;
-        }
+        for (VQp *qp : bound_through)
+            forget_window(*qp, this);
+        bound_through.clear();
     }
     window_rkey_forget(rkey);
     if (mw != nullptr)

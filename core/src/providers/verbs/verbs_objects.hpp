@@ -85,13 +85,19 @@ struct VMw : NdkObject<NDK_MW> {
     VPd &pd;
     ibv_mw *mw = nullptr;
     uint32_t rkey = 0;        // the rkey of the current (or last posted) bind
-    VQp *bound_through = nullptr; // the QP of the last bind (adapter lock)
+    // Every QP this ibv_mw was bound through (adapter lock), not only the last: rxe refuses to
+    // bind a type 2 window that is still bound (IBV_WC_MW_BIND_ERR) and keeps its reference on
+    // the QP of the earlier bind, so a second Bind through another QP without an Invalidate
+    // leaves the first QP held (VERBS-MW-QP-REF, docs/semantics.md).
+    std::vector<VQp *> bound_through;
 
-    // The QP it was bound through is going: rxe's type 2 window holds a reference on that QP
+    // A QP it was bound through is going: rxe's type 2 window holds a reference on that QP
     // until the window is invalidated or freed, and ibv_destroy_qp waits for it forever
-    // (VERBS-MW-QP-REF, docs/semantics.md).  The window is swapped for a fresh, unbound one,
-    // which is what invalidation by the QP's end means.  Adapter lock held.
-    void release_qp();
+    // (VERBS-MW-QP-REF).  The window is swapped for a fresh, unbound one, which is what
+    // invalidation by the QP's end means, and leaves the lists of the other QPs it was bound
+    // through.  Adapter lock held.
+    void release_qp(VQp &going);
+    void bound_through_qp(VQp &qp); // a Bind through `qp` was posted.  Adapter lock held.
 
 protected:
     void destroy_resources() override;
@@ -183,7 +189,7 @@ struct VQp : NdkObject<NDK_QP>, kit::QpSizes {
     State state = State::Idle;
     bool bound = false;   // carried a connection (a QP carries one in its life, digest 3.6)
     RequestQueue sends, receives{kReceiveTag};
-    std::vector<VMw *> windows; // bound through this QP (VMw::release_qp)
+    std::vector<VMw *> windows; // bound through this QP since their ibv_mw was allocated (VMw::release_qp)
 
     // In IBV_QPS_ERR: since a flush or an error completion, or on iWARP since the connection
     // ended (reset_if_flushed takes a QP that never connected back to INIT).

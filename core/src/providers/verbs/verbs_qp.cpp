@@ -82,7 +82,7 @@ void VQp::destroy_resources()
             std::lock_guard lock(adapter().mu());
             adapter().qps().erase(qp->qp_num);
             for (VMw *window : windows)
-                window->release_qp();
+                window->release_qp(*this);
             windows.clear();
         }
         ibv_destroy_qp(qp);

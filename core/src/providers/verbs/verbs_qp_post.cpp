@@ -174,14 +174,7 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
             window_rkey_bound(mw->rkey, true);
             p.request.bind = mw;
             p.request.rkey = mw->rkey;
-            if (mw->bound_through != &q) {
-                if (mw->bound_through != nullptr) {
-                    auto &list = mw->bound_through->windows;
-                    list.erase(std::remove(list.begin(), list.end(), mw), list.end());
-                }
-                mw->bound_through = &q;
-                q.windows.push_back(mw);
-            }
+            mw->bound_through_qp(q);
             return STATUS_SUCCESS;
         });
 }
