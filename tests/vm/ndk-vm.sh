@@ -46,6 +46,7 @@ KPKG=linux-image-amd64
 GUEST_PKGS="rdma-core,ibverbs-providers,ibverbs-utils,rdmacm-utils,libibverbs1,librdmacm1"
 GUEST_PKGS+=",python3,python3-pytest,python3-pytest-timeout,iproute2,kmod,procps"
 GUEST_PKGS+=",python3-rpyc,openssh-server" # a pair's peer in another guest: tests/vm/two-guests.sh
+GUEST_PKGS+=",perftest" # the verbs provider beside ib_send_lat & co: tests/vm/perf-rows.py
 BUILD_ONLY=0
 
 while (($#)); do

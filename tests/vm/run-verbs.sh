@@ -13,6 +13,9 @@
 #   NDK_VERBS_KEYWORD        a pytest -k expression selecting scenarios
 #   NDK_VERBS_INTEROP=1      then soft:tcp against siw0, each way (tests/vm/run-interop.sh;
 #                            0: not); a failure there fails the lane
+#   NDK_VERBS_PERF=1         then ndk perf --provider verbs:DEV beside perftest on each device
+#                            (tests/vm/perf-rows.py: the lane's perf rows; 0: not); a run that
+#                            fails fails the lane
 #   NDK_VERBS_WALK_SECONDS=60  ndk walk per device afterwards (0: none); NDK_VERBS_WALK_SEED=1
 #   NDK_VERBS_SHRINK_SECONDS=60  the shrinker's time for a walk's failure the quirk table
 #                              does not know; each device's walk is stopped after
@@ -77,6 +80,14 @@ echo "run-verbs: $((SECONDS - start)) s for the findings' replays"
 # The interop stage: the pair scenarios with soft:tcp on one side and siw0 on the other.
 if [[ ${NDK_VERBS_INTEROP:-1} == 1 ]]; then
   bash tests/vm/run-interop.sh "$build" || rc=1
+fi
+# The verbs provider against perftest on each device: the cost of the NDK mapping over raw
+# verbs, as ratios from the same run (tests/vm/perf-rows.py).
+if [[ ${NDK_VERBS_PERF:-1} == 1 ]]; then
+  start=$SECONDS
+  # shellcheck disable=SC2086  # one argument per device
+  /usr/bin/python3 tests/vm/perf-rows.py $devices || rc=1
+  echo "run-verbs: $((SECONDS - start)) s for the perf rows"
 fi
 # The random walker on each device (docs/walk.md), bounded; its summary is printed and its
 # findings (with the shrunk scenario in $results/walk/DEVICE) go to the walker's table
