@@ -31,9 +31,8 @@ from typing import Any, Optional
 import ndk
 from ndk import Status
 from ndk._connect import Steps, join
-from ndk.testing import new_buffer
 
-from . import ALL_ACCESS, BUFFER_SIZE, TIMEOUT
+from . import BUFFER_SIZE, TIMEOUT, register
 
 __all__ = ["Resources", "Side", "connect_sides", "connected_pair", "listening"]
 
@@ -117,11 +116,9 @@ class Side(Resources):
 
     def create_mr(self, size: int) -> tuple[ndk.Mr, bytearray]:
         """A normal MR over a new zeroed buffer of ``size`` bytes (in the process where the
-        adapter lives), every access allowed."""
-        buffer = new_buffer(self.pd, size)
-        mr: ndk.Mr = self._made(self.pd.create_mr(), "NdkCreateMr")
-        self._made(mr.register(buffer, flags=ALL_ACCESS), "NdkRegisterMr")
-        return mr, buffer
+        adapter lives), every access allowed (``ndk.scenario.register``: two calls to a remote
+        peer, where a waited step takes several)."""
+        return register(self.pd, size)
 
     def __repr__(self) -> str:
         return f"Side({self.adapter!r}, qp={self.qp!r})"
