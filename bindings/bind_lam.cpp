@@ -11,6 +11,7 @@ namespace ndk::py {
 LamCall build_lam(Adapter &a, const PyMdl &mdl, std::optional<SIZE_T> length,
                   std::optional<ULONG> lam_size)
 {
+    require_writable(mdl, "the privileged token's logical addresses");
     auto [call, lam] = released([&] {
         return a.build_lam(mdl.chain, length.value_or(mdl.total), lam_size, mdl.keepalive);
     });

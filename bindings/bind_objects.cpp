@@ -6,6 +6,7 @@
 #include "object_support.hpp"
 
 #include "ndk/status.hpp"
+#include "providers/kit/kit_mr_checks.hpp"
 
 #include <pybind11/stl.h>
 
@@ -225,8 +226,7 @@ void bind_objects(pyb::module_ &m)
         .def(
             "register",
             [](Mr &mr, pyb::buffer buffer, ULONG flags) {
-                auto info =
-                    contiguous_buffer(buffer, (flags & NDK_MR_FLAG_ALLOW_LOCAL_WRITE) != 0);
+                auto info = contiguous_buffer(buffer, kit::mr_flags_allow_writes(flags));
                 void *address = info->ptr;
                 auto length = static_cast<SIZE_T>(info->size * info->itemsize);
                 auto keepalive = keep_alive(std::move(info));
@@ -240,6 +240,8 @@ void bind_objects(pyb::module_ &m)
         .def(
             "register_mr",
             [](Mr &mr, const PyMdl &mdl, std::optional<SIZE_T> length, ULONG flags) {
+                if (kit::mr_flags_allow_writes(flags))
+                    require_writable(mdl, "a registration with write access");
                 // The registration holds the Mdl's buffer, not only the ndk.Mdl object does.
                 return released([&] {
                     return mr.register_mdl(mdl.chain, length.value_or(mdl.total), flags,
@@ -248,7 +250,9 @@ void bind_objects(pyb::module_ &m)
             },
             pyb::arg("mdl"), pyb::arg("length") = pyb::none(), pyb::arg("flags") = 0,
             "NdkRegisterMr(Mdl, Length, Flags) -> Call.  Documented: SUCCESS; PENDING; "
-            "INVALID_PARAMETER (MDL range not virtually contiguous); INSUFFICIENT_RESOURCES.")
+            "INVALID_PARAMETER (MDL range not virtually contiguous); INSUFFICIENT_RESOURCES; "
+            "ACCESS_VIOLATION (memory not mapped, or not writable with write access: MR-WRITABLE).  "
+            "BufferError for write access to an Mdl over a read-only buffer.")
         .def("deregister_mr", &deregister_mr,
              "NdkDeregisterMr -> Call.  Documented: SUCCESS; PENDING.")
         .def("initialize_fast_register_mr", &Mr::initialize_fast_register, pyb::call_guard<ReleasedGil>(),

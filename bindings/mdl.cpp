@@ -23,8 +23,18 @@ PyMdl make_mdl(const pyb::buffer &buffer,
         mdl.chain.push_back(element);
         mdl.total += length;
     }
+    mdl.writable = !info->readonly;
     mdl.keepalive = keep_alive(std::move(info));
     return mdl;
+}
+
+void require_writable(const PyMdl &mdl, const std::string &what)
+{
+    if (mdl.writable)
+        return;
+    PyErr_SetString(PyExc_BufferError,
+                    ("the Mdl's buffer is not writable, and " + what + " may be written").c_str());
+    throw pyb::error_already_set();
 }
 
 } // namespace ndk::py

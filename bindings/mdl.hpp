@@ -4,6 +4,7 @@
 #include "py_support.hpp"
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct PyMdl {
     std::vector<MDL> chain;
     SIZE_T total = 0;
     std::shared_ptr<void> keepalive;
+    bool writable = false; // the buffer may be written (not bytes, not a read-only mmap)
 };
 
 // Segments (offset, length) of the buffer, in order; None: the whole buffer.  ValueError for a
@@ -22,5 +24,11 @@ struct PyMdl {
 PyMdl make_mdl(const pyb::buffer &buffer,
                std::optional<std::vector<std::pair<size_t, size_t>>> segments,
                bool writable = false);
+
+// BufferError unless the Mdl's buffer is writable, for `what` (a registration whose flags allow
+// writes, kit::mr_flags_allow_writes; a LAM, which the privileged token lets be written).  The
+// binding's side of MR-WRITABLE (docs/semantics.md): Python marks immutable memory (bytes, a
+// read-only memoryview or mmap) that the kernel maps writable, so the provider cannot see it.
+void require_writable(const PyMdl &mdl, const std::string &what);
 
 } // namespace ndk::py

@@ -439,7 +439,26 @@ private:
     std::vector<MDL> elements_;
 };
 
-// A base address for made-up MDL ranges: page aligned, far from anything real.
-inline constexpr uintptr_t kFakeVa = uintptr_t{0x7A0000000000};
+// The start of 16 MiB of anonymous writable memory (reserved, never touched unless a test writes
+// it) that the tests' MDL ranges describe: a provider checks that a registered range is mapped,
+// and writable when the access flags allow writes (docs/semantics.md, MR-WRITABLE).
+uintptr_t test_memory();
+inline const uintptr_t kTestVa = test_memory();
+
+// `pages` pages of anonymous memory mapped with `prot` (PROT_READ: a read-only mapping), unmapped
+// at the end of the scope.
+class Mapping {
+public:
+    Mapping(size_t pages, int prot);
+    ~Mapping();
+    Mapping(const Mapping &) = delete;
+    Mapping &operator=(const Mapping &) = delete;
+    uintptr_t address() const { return reinterpret_cast<uintptr_t>(base_); }
+    size_t size() const { return size_; }
+
+private:
+    void *base_;
+    size_t size_;
+};
 
 } // namespace ndktest

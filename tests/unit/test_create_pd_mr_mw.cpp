@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 namespace {
 
-using ndktest::kFakeVa;
+using ndktest::kTestVa;
+using ndktest::Mapping;
 using ndktest::MdlChain;
 using ndktest::RawAdapter;
 using ndktest::Record;
@@ -47,7 +50,7 @@ TEST(Pd, PrivilegedTokenIsStableAndNeverAnMrToken)
     f.pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(f.pd, &token);
     f.pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(f.pd, &again);
     EXPECT_EQ(token, again);
-    MdlChain chain({{kFakeVa, 2 * kPage}});
+    MdlChain chain({{kTestVa, 2 * kPage}});
     ASSERT_STATUS(STATUS_SUCCESS, register_mr(a, f.mr, chain.get(), 2 * kPage, kRw));
     UINT32 local = f.mr->Dispatch->NdkGetLocalTokenFromMr(f.mr);
     UINT32 remote = f.mr->Dispatch->NdkGetRemoteTokenFromMr(f.mr);
@@ -62,7 +65,7 @@ TEST(Mr, RegisterGivesTokensAndDeregisterTakesThemAway)
     ASSERT_TRUE(f.mr);
     EXPECT_EQ(f.mr->Dispatch->NdkGetLocalTokenFromMr(f.mr), 0u) << "not registered yet";
     // Two elements, the first ending where the second begins: virtually contiguous.
-    MdlChain chain({{kFakeVa + 0x100, kPage - 0x100}, {kFakeVa + kPage, 3 * kPage}});
+    MdlChain chain({{kTestVa + 0x100, kPage - 0x100}, {kTestVa + kPage, 3 * kPage}});
     ASSERT_STATUS(STATUS_SUCCESS, register_mr(a, f.mr, chain.get(), 4 * kPage - 0x100, kRw));
     UINT32 local = f.mr->Dispatch->NdkGetLocalTokenFromMr(f.mr);
     UINT32 remote = f.mr->Dispatch->NdkGetRemoteTokenFromMr(f.mr);
@@ -90,25 +93,25 @@ TEST(Mr, RegisterRejectsChainsThatDoNotDescribeOneVirtualRange)
     PdMr f(a);
     ASSERT_TRUE(f.mr);
     // A gap between the elements.
-    MdlChain gap({{kFakeVa, kPage}, {kFakeVa + 2 * kPage, kPage}});
+    MdlChain gap({{kTestVa, kPage}, {kTestVa + 2 * kPage, kPage}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, register_mr(a, f.mr, gap.get(), 2 * kPage, kRw));
     // An overlap.
-    MdlChain overlap({{kFakeVa, 2 * kPage}, {kFakeVa + kPage, kPage}});
+    MdlChain overlap({{kTestVa, 2 * kPage}, {kTestVa + kPage, kPage}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, register_mr(a, f.mr, overlap.get(), 3 * kPage, kRw));
     // Shorter than Length.
-    MdlChain short_chain({{kFakeVa, kPage}});
+    MdlChain short_chain({{kTestVa, kPage}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
                   register_mr(a, f.mr, short_chain.get(), kPage + 1, kRw));
     // A malformed element: StartVa not page aligned.
-    MdlChain misaligned({{kFakeVa, kPage}});
-    misaligned[0].StartVa = reinterpret_cast<PVOID>(kFakeVa + 8);
+    MdlChain misaligned({{kTestVa, kPage}});
+    misaligned[0].StartVa = reinterpret_cast<PVOID>(kTestVa + 8);
     misaligned[0].ByteOffset = 0;
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, register_mr(a, f.mr, misaligned.get(), kPage, kRw));
     // Zero-based virtual addresses are not allowed (digest 1.4).
     MdlChain zero({{0, kPage}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, register_mr(a, f.mr, zero.get(), kPage, kRw));
     // No MDL, zero length, unknown flags, beyond MaxRegistrationSize.
-    MdlChain big({{kFakeVa, 0x20000}});
+    MdlChain big({{kTestVa, 0x20000}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, register_mr(a, f.mr, nullptr, kPage, kRw));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, register_mr(a, f.mr, big.get(), 0, kRw));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, register_mr(a, f.mr, big.get(), kPage, 0x100));
@@ -116,12 +119,40 @@ TEST(Mr, RegisterRejectsChainsThatDoNotDescribeOneVirtualRange)
     EXPECT_STATUS(STATUS_SUCCESS, register_mr(a, f.mr, big.get(), 0x10000, kRw));
 }
 
+// Memory the flags would let a peer write must be writable; read-only memory registered without
+// write access stays allowed; memory that cannot be read is refused whatever the flags (MR-WRITABLE).
+TEST(Mr, RegisterChecksTheMappingAgainstTheAccessFlags)
+{
+    RawAdapter a;
+    Mapping read_only(2, PROT_READ);
+    MdlChain chain({{read_only.address(), 2 * kPage}});
+    for (ULONG flags : {ULONG{NDK_MR_FLAG_ALLOW_LOCAL_WRITE}, ULONG{NDK_MR_FLAG_ALLOW_REMOTE_WRITE},
+                        ULONG{NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK}}) {
+        PdMr f(a);
+        ASSERT_TRUE(f.mr);
+        EXPECT_STATUS(STATUS_ACCESS_VIOLATION,
+                      register_mr(a, f.mr, chain.get(), 2 * kPage, flags))
+            << "flags " << flags;
+        EXPECT_EQ(f.mr->Dispatch->NdkGetLocalTokenFromMr(f.mr), 0u) << "nothing registered";
+    }
+    PdMr f(a);
+    ASSERT_TRUE(f.mr);
+    EXPECT_STATUS(STATUS_SUCCESS, register_mr(a, f.mr, chain.get(), 2 * kPage,
+                                              NDK_MR_FLAG_ALLOW_REMOTE_READ));
+    // Memory that cannot be read (PROT_NONE, as a guard page is), even without write access.
+    Mapping no_access(1, PROT_NONE);
+    PdMr g(a);
+    ASSERT_TRUE(g.mr);
+    MdlChain unmapped({{no_access.address(), kPage}});
+    EXPECT_STATUS(STATUS_ACCESS_VIOLATION, register_mr(a, g.mr, unmapped.get(), kPage, 0));
+}
+
 TEST(Mr, FastRegisterAndNormalMrsCannotBeUsedAsEachOther)
 {
     RawAdapter a;
     PdMr f(a);
     ASSERT_TRUE(f.mr && f.fast);
-    MdlChain chain({{kFakeVa, kPage}});
+    MdlChain chain({{kTestVa, kPage}});
     Record &r = a.record();
     // RegisterMr / DeregisterMr only on FastRegister = FALSE (digest 1.4).
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, register_mr(a, f.fast, chain.get(), kPage, kRw));
@@ -172,7 +203,7 @@ TEST(Mr, PendingRegistrationCompletesOnceOnAnotherThread)
     RawAdapter a("request_mode=pending");
     PdMr f(a);
     ASSERT_TRUE(f.mr);
-    MdlChain chain({{kFakeVa, kPage}});
+    MdlChain chain({{kTestVa, kPage}});
     Record *r = nullptr;
     ASSERT_STATUS(STATUS_PENDING, register_mr(a, f.mr, chain.get(), kPage, kRw, &r));
     ASSERT_TRUE(r->wait());
@@ -192,7 +223,7 @@ TEST(Mr, InjectedRequestFailuresInlineAndAsync)
     RawAdapter a("fail=NdkRegisterMr STATUS_INSUFFICIENT_RESOURCES inline 1");
     PdMr f(a);
     ASSERT_TRUE(f.mr);
-    MdlChain chain({{kFakeVa, kPage}});
+    MdlChain chain({{kTestVa, kPage}});
     Record *inline_r = nullptr;
     EXPECT_STATUS(STATUS_INSUFFICIENT_RESOURCES,
                   register_mr(a, f.mr, chain.get(), kPage, kRw, &inline_r));

@@ -7,9 +7,12 @@
 
 #include <set>
 
+#include <sys/mman.h>
+
 namespace {
 
-using ndktest::kFakeVa;
+using ndktest::kTestVa;
+using ndktest::Mapping;
 using ndktest::MdlChain;
 using ndktest::RawAdapter;
 using ndktest::Record;
@@ -45,7 +48,7 @@ NTSTATUS build(RawAdapter &a, MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS_MAPPI
 TEST(Lam, BufferTooSmallReportsTheRequiredSize)
 {
     RawAdapter a;
-    MdlChain chain({{kFakeVa, 3 * kPage}});
+    MdlChain chain({{kTestVa, 3 * kPage}});
     ULONG size = 0, fbo = 77;
     EXPECT_STATUS(STATUS_BUFFER_TOO_SMALL, build(a, chain.get(), 3 * kPage, nullptr, &size, &fbo));
     EXPECT_EQ(size, lam_size(3));
@@ -73,13 +76,13 @@ TEST(Lam, ANonContiguousChainIsInvalidParameter)
     RawAdapter a;
     LamBuffer buffer;
     ULONG size = buffer.size(), fbo = 0;
-    MdlChain gap({{kFakeVa, kPage}, {kFakeVa + 2 * kPage, kPage}});
+    MdlChain gap({{kTestVa, kPage}, {kTestVa + 2 * kPage, kPage}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
                   build(a, gap.get(), 2 * kPage, buffer.get(), &size, &fbo));
     MdlChain zero_based({{0, kPage}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
                   build(a, zero_based.get(), kPage, buffer.get(), &size, &fbo));
-    MdlChain fine({{kFakeVa, kPage}});
+    MdlChain fine({{kTestVa, kPage}});
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, build(a, fine.get(), 0, buffer.get(), &size, &fbo));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, build(a, nullptr, kPage, buffer.get(), &size, &fbo));
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
@@ -87,11 +90,25 @@ TEST(Lam, ANonContiguousChainIsInvalidParameter)
         << "chain too short";
 }
 
+// The privileged token allows local writes to what BuildLAM maps (digest 1.3): read-only memory
+// is STATUS_ACCESS_VIOLATION, and no mapping is made (MR-WRITABLE).
+TEST(Lam, ReadOnlyMemoryIsAccessViolation)
+{
+    RawAdapter a;
+    Mapping read_only(2, PROT_READ);
+    MdlChain chain({{read_only.address(), 2 * kPage}});
+    LamBuffer buffer;
+    ULONG size = buffer.size(), fbo = 0;
+    EXPECT_STATUS(STATUS_ACCESS_VIOLATION,
+                  build(a, chain.get(), 2 * kPage, buffer.get(), &size, &fbo));
+    EXPECT_EQ(buffer.storage[1], 0xA5A5A5A5A5A5A5A5ull) << "a refused build wrote the mapping";
+}
+
 TEST(Lam, UnalignedBufferPageCountAndFirstByteOffset)
 {
     RawAdapter a;
     // 2 pages starting 100 bytes into a page, described by two contiguous elements: 3 pages.
-    MdlChain chain({{kFakeVa + 100, kPage - 100}, {kFakeVa + kPage, kPage + 100}});
+    MdlChain chain({{kTestVa + 100, kPage - 100}, {kTestVa + kPage, kPage + 100}});
     LamBuffer buffer;
     ULONG size = buffer.size(), fbo = 0;
     ASSERT_STATUS(STATUS_SUCCESS, build(a, chain.get(), 2 * kPage, buffer.get(), &size, &fbo));
@@ -108,7 +125,7 @@ TEST(Lam, UnalignedBufferPageCountAndFirstByteOffset)
     }
     EXPECT_EQ(pages.size(), 3u) << "logical pages must be distinct";
     // A range ending exactly on a page boundary needs no extra page.
-    MdlChain exact({{kFakeVa + 2048, 2048}});
+    MdlChain exact({{kTestVa + 2048, 2048}});
     LamBuffer second;
     size = second.size();
     ASSERT_STATUS(STATUS_SUCCESS, build(a, exact.get(), 2048, second.get(), &size, &fbo));
@@ -121,7 +138,7 @@ TEST(Lam, UnalignedBufferPageCountAndFirstByteOffset)
 TEST(Lam, MappingsGetDistinctPagesAndCanBeReleased)
 {
     RawAdapter a;
-    MdlChain chain({{kFakeVa, 4 * kPage}});
+    MdlChain chain({{kTestVa, 4 * kPage}});
     LamBuffer one, two;
     ULONG size = one.size(), fbo = 0;
     ASSERT_STATUS(STATUS_SUCCESS, build(a, chain.get(), 4 * kPage, one.get(), &size, &fbo));
@@ -144,7 +161,7 @@ TEST(Lam, MappingsGetDistinctPagesAndCanBeReleased)
 TEST(Lam, PendingBuildFillsTheMappingBeforeItsCompletion)
 {
     RawAdapter a("request_mode=pending");
-    MdlChain chain({{kFakeVa + 8, 2 * kPage}});
+    MdlChain chain({{kTestVa + 8, 2 * kPage}});
     LamBuffer buffer;
     ULONG size = buffer.size(), fbo = 0;
     Record *r = nullptr;
@@ -169,7 +186,7 @@ TEST(Lam, PendingBuildFillsTheMappingBeforeItsCompletion)
 TEST(Lam, InjectedFailuresInlineAndAsync)
 {
     RawAdapter a("fail=NdkBuildLAM STATUS_INSUFFICIENT_RESOURCES inline 1");
-    MdlChain chain({{kFakeVa, kPage}});
+    MdlChain chain({{kTestVa, kPage}});
     LamBuffer buffer;
     ULONG size = buffer.size(), fbo = 0;
     Record *inline_r = nullptr;

@@ -10,7 +10,7 @@
 namespace {
 
 using ndktest::EventLog;
-using ndktest::kFakeVa;
+using ndktest::kTestVa;
 using ndktest::MdlChain;
 using ndktest::RawAdapter;
 using ndktest::Record;
@@ -178,7 +178,7 @@ TEST(Lifetime, ARequestInFlightMakesTheClosePend)
     ASSERT_TRUE(pd && cq);
     NDK_MR *mr = a.mr(pd, false);
     ASSERT_NE(mr, nullptr);
-    MdlChain chain({{kFakeVa, NDK_PAGE_SIZE}});
+    MdlChain chain({{kTestVa, NDK_PAGE_SIZE}});
     ndktest::Gate gate; // holds the register's completion, and the layer's queue behind it
     Record &reg = a.record(&log, "register");
     reg.during = [&gate] { gate.wait(); };
@@ -234,7 +234,7 @@ TEST(Lifetime, ClosingAnObjectFromInsideItsOwnCompletion)
     Record &reg = a.record(&log, "register");
     Record &mr_close = a.record(&log, "mr.close");
     reg.during = [&] { close_status = ndktest::close_with(mr, mr_close); };
-    MdlChain chain({{kFakeVa, NDK_PAGE_SIZE}});
+    MdlChain chain({{kTestVa, NDK_PAGE_SIZE}});
     ASSERT_STATUS(STATUS_PENDING, mr->Dispatch->NdkRegisterMr(mr, chain.get(), NDK_PAGE_SIZE, 0,
                                                               Record::request, &reg));
     ASSERT_TRUE(reg.wait());
@@ -281,7 +281,7 @@ TEST(Lifetime, AdapterCloseWithObjectsLeftOpenLeavesNoCallbackBehind)
     Record &cq_close = a.record();
     ASSERT_STATUS(STATUS_PENDING, ndktest::close_with(cq, cq_close)); // waits for the QP
     a.block(); // hold the engine: the request below is still queued when the close starts
-    MdlChain chain({{kFakeVa, NDK_PAGE_SIZE}});
+    MdlChain chain({{kTestVa, NDK_PAGE_SIZE}});
     Record &reg = a.record();
     ASSERT_STATUS(STATUS_PENDING, mr->Dispatch->NdkRegisterMr(mr, chain.get(), NDK_PAGE_SIZE, 0,
                                                               Record::request, &reg));

@@ -41,7 +41,7 @@ struct Creates {
 
 // An MR registration of a made-up range (the provider never dereferences an MDL's address).
 struct Registration {
-    MdlChain mdl{{{kFakeVa, 4096}}};
+    MdlChain mdl{{{kTestVa, 4096}}};
     NTSTATUS start(NDK_MR *mr, Record &r)
     {
         return mr->Dispatch->NdkRegisterMr(mr, mdl.get(), 4096, NDK_MR_FLAG_ALLOW_LOCAL_WRITE,

@@ -1,5 +1,7 @@
 #include "kit_mr_checks.hpp"
 
+#include "kit_mapped_memory.hpp"
+
 namespace ndk::kit {
 
 std::optional<uintptr_t> contiguous_mdl_range(const MDL *mdl, SIZE_T length)
@@ -36,6 +38,20 @@ NTSTATUS check_register_mr(const NDK_ADAPTER_INFO &info, const MDL *mdl, SIZE_T 
     std::optional<uintptr_t> range = contiguous_mdl_range(mdl, length);
     if (!range)
         return STATUS_INVALID_PARAMETER; // MDL range not virtually contiguous (digest 1.4)
+    if (NTSTATUS status = check_mapped(*range, length, mr_flags_allow_writes(flags));
+        status != STATUS_SUCCESS)
+        return status;
+    *start = *range;
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS check_build_lam(const MDL *mdl, SIZE_T length, uintptr_t *start)
+{
+    std::optional<uintptr_t> range = contiguous_mdl_range(mdl, length);
+    if (!range)
+        return STATUS_INVALID_PARAMETER;
+    if (NTSTATUS status = check_mapped(*range, length, true); status != STATUS_SUCCESS)
+        return status;
     *start = *range;
     return STATUS_SUCCESS;
 }

@@ -26,10 +26,10 @@ NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length, NDK_FN_REQ
     SoftAdapter *adapter = SoftAdapter::from(ndk_adapter);
     if (pLAMSize == nullptr || pFBO == nullptr)
         return STATUS_INVALID_PARAMETER;
-    auto start = contiguous_mdl_range(Mdl, Length);
-    if (!start)
-        return STATUS_INVALID_PARAMETER; // MDL range not virtually contiguous (digest 1.1)
-    uint64_t fbo = *start % NDK_PAGE_SIZE;
+    uintptr_t start = 0;
+    if (NTSTATUS status = kit::check_build_lam(Mdl, Length, &start); status != STATUS_SUCCESS)
+        return status;
+    uint64_t fbo = start % NDK_PAGE_SIZE;
     uint64_t pages = (fbo + Length + NDK_PAGE_SIZE - 1) / NDK_PAGE_SIZE;
     uint64_t needed = offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) +
                       pages * sizeof(NDK_LOGICAL_ADDRESS);
@@ -39,7 +39,7 @@ NTSTATUS build_lam(NDK_ADAPTER *ndk_adapter, MDL *Mdl, SIZE_T Length, NDK_FN_REQ
         *pLAMSize = static_cast<ULONG>(needed); // BUFFER_TOO_SMALL reports the size (digest 1.1)
         return STATUS_BUFFER_TOO_SMALL;
     }
-    auto perform = [adapter, pNdkLAM, pLAMSize, pFBO, first = *start - fbo, pages, fbo, needed] {
+    auto perform = [adapter, pNdkLAM, pLAMSize, pFBO, first = start - fbo, pages, fbo, needed] {
         std::lock_guard lock(adapter->mu());
         auto &table = adapter->lams();
         std::vector<uint64_t> iova_pages;
