@@ -339,6 +339,41 @@ def test_send_without_receive_times_out(pair: Pair) -> None:
     expect_connection_failed(a, b, source, sink)
 
 
+@pytest.mark.rule("SEND-SOURCE-IN-USE")
+@pytest.mark.digest("1.4")
+@pytest.mark.reference("MR-IN-USE")
+@pytest.mark.pair(client_knobs=dict(rnr_timeout_ms=60_000),
+                  server_knobs=dict(rnr_timeout_ms=60_000))
+@pytest.mark.parametrize("how", ["deregister", "close"])
+def test_a_waiting_sends_source_stays_registered(pair: Pair, how: str) -> None:
+    """digest 1.4 (NdkDeregisterMr: SUCCESS; PENDING; other) does not say what deregistering
+    the source of a Send still waiting for the peer's receive does; 3.1: a close stays pending
+    until the requests on the object completed.  docs/semantics.md MR-IN-USE (a reference
+    choice): the deregistration returns STATUS_DEVICE_BUSY (ND2 MR::Deregister, digest 4.2)
+    and the MR stays registered; a close pends.  When the peer posts its receive it gets the
+    Send's own bytes, SUCCESS on both sides; then the MR is deregistered, or its close done."""
+    a, b = pair
+    size = 65_536
+    source, sink = region(a.pd, size, fill=pattern(size, seed=11)), region(b.pd, size)
+    local = source.local_token
+    assert a.qp.send([source.sge(0, size)], request_context=1) == Status.SUCCESS
+    if how == "deregister":
+        expect_request(source.mr.deregister_mr(), "i/a", Status.DEVICE_BUSY)
+        assert source.local_token == local
+        closed = None
+    else:
+        closed = source.mr.close()
+        assert closed.status == Status.PENDING
+    assert b.qp.receive([sink.sge(0, size)], request_context=2) == Status.SUCCESS
+    expect_result(a.cq, Status.SUCCESS, OpType.SEND, 1)
+    assert expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 2).bytes_transferred == size
+    assert bytes(sink.buf) == pattern(size, seed=11)
+    if closed is None:
+        expect_request(source.mr.deregister_mr(), "i/a")
+    else:
+        assert closed.wait(timeout=TIMEOUT) == Status.SUCCESS
+
+
 @pytest.mark.rule("RECV-ORDER")
 @pytest.mark.digest("4.2")
 def test_receives_consumed_in_posting_order(pair: Pair) -> None:

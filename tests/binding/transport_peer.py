@@ -61,7 +61,7 @@ class Child:
 def connect_to_child(knobs: dict[str, Any], client: str, child_knobs: dict[str, Any],
                      server: str) -> Iterator[tuple[dict, Child, dict]]:
     """(side, child, peer): this process's adapter (``knobs`` on ``client``) connected to the
-    child's (``child_knobs`` on ``server``) with private data; ``side`` holds the adapter,
+    child's (``child_knobs`` on ``server``) with private data; ``side`` holds the adapter, PD,
     QP, CQ, a registered 1 MiB buffer and the connector, ``peer`` what the child said of its
     memory and connection.  For a fixture: closes both at the end."""
     child = Child(child_knobs, server)
@@ -82,7 +82,8 @@ def connect_to_child(knobs: dict[str, Any], client: str, child_knobs: dict[str, 
         assert connector.complete_connect_ex().wait(timeout=TIMEOUT) == Status.SUCCESS  # reasons
         peer = child.read()
         assert bytes.fromhex(peer["private_data"]) == b"hello peer"
-        yield dict(ad=ad, qp=qp, cq=cq, mr=mr, buffer=buffer, connector=connector), child, peer
+        yield dict(ad=ad, pd=pd, qp=qp, cq=cq, mr=mr, buffer=buffer, connector=connector), \
+            child, peer
     finally:
         ad.close()
         child.finish()

@@ -94,6 +94,7 @@ void SoftAdapter::adopt(std::unique_ptr<SoftObject> object)
 
 void SoftAdapter::destroy(SoftObject &object)
 {
+    object.on_destroy();
     object.release_all_antecedents();
     --counts_[object.type()];
     registry_.remove(object);

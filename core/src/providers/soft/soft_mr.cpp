@@ -65,14 +65,16 @@ NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION, PVOID)
         std::lock_guard lock(adapter.mu());
         if (!mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
-        if (mr->bound_windows > 0)
-            return STATUS_DEVICE_BUSY; // windows still bound (ND2 MR::Deregister, digest 4.2)
+        // Windows still bound (ND2 MR::Deregister, digest 4.2), or requests posted that read
+        // or write it (MR-IN-USE).
+        if (mr->bound_windows > 0 || mr->in_use_by_requests())
+            return STATUS_DEVICE_BUSY;
     }
     return adapter.request([mr] {
         std::lock_guard lock(mr->adapter().mu());
         if (!mr->registered)
             return STATUS_INVALID_DEVICE_STATE;
-        if (mr->bound_windows > 0)
+        if (mr->bound_windows > 0 || mr->in_use_by_requests())
             return STATUS_DEVICE_BUSY;
         remove_token(mr->adapter(), mr->local_token);
         remove_token(mr->adapter(), mr->remote_token);
@@ -134,13 +136,22 @@ UINT32 get_local_token_from_mr(NDK_MR *ndk_mr)
 void SoftMr::on_close()
 {
     if (local_token != 0) {
-        remove_token(adapter(), local_token);
         remove_token(adapter(), remote_token);
+        // Requests posted before the close still read or write through the local token until
+        // they complete, as if the MR were open (MR-IN-USE); it goes with the MR then.
+        if (!in_use_by_requests())
+            remove_token(adapter(), local_token);
     }
     // `mapped` stays as it is: a FastRegister or Invalidate queued before the close holds the
     // MR (its close pends, digest 3.1) and must meet the MR it was posted against.  Clearing it
     // here made a queued FastRegister of a mapped MR succeed (the walker, seed 2 under ASan,
     // tests/walk/findings/close-mr-under-queued-fast-register-of-mapped.jsonl).
+}
+
+void SoftMr::on_destroy()
+{
+    if (local_token != 0)
+        remove_token(adapter(), local_token);
 }
 
 const NDK_MR_DISPATCH kMrDispatch = {

@@ -32,6 +32,9 @@ protected:
     // Called once, under the adapter lock, when the close is requested: drop what the object
     // holds outside itself (ports, fabric entries) so a new object can take them at once.
     virtual void on_close() {}
+    // Called once, under the adapter lock, when the object is freed (its close completed, or
+    // the adapter's shutdown): what on_close() had to leave for the requests still holding it.
+    virtual void on_destroy() {}
     // The last dependent of a pending close is gone: complete it on the engine.
     void on_last_dependent() override;
 

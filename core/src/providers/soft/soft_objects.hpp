@@ -106,8 +106,29 @@ public:
     ULONG fbo = 0;
     int bound_windows = 0; // memory windows bound to this MR (MR -> MW, digest 3.1)
 
+    // A posted Send, Write or Read whose SGL names this MR holds it until the request completes
+    // (docs/semantics.md, MR-IN-USE): NdkDeregisterMr answers STATUS_DEVICE_BUSY meanwhile, a
+    // close pends (digest 3.1) and the local token keeps working for those requests, so no
+    // transport ever reads a payload from memory its consumer got back.  Taken under the wire
+    // lock, shared or exclusive; atomic, as the data path releases it on several threads.
+    void hold_for_request()
+    {
+        add_dependent();
+        requests_using_.fetch_add(1, std::memory_order_relaxed);
+    }
+    void release_for_request()
+    {
+        requests_using_.fetch_sub(1, std::memory_order_acq_rel);
+        release_dependent();
+    }
+    bool in_use_by_requests() const { return requests_using_.load(std::memory_order_acquire) > 0; }
+
 protected:
     void on_close() override;
+    void on_destroy() override;
+
+private:
+    std::atomic<int> requests_using_{0};
 };
 
 class SoftMw : public SoftTyped<NDK_MW, NdkObjectTypeMw, NDK_MW_DISPATCH, &kMwDispatch> {
@@ -160,6 +181,9 @@ struct WorkRequest {
     SIZE_T length = 0;
     std::vector<uint64_t> pages; // FastRegister
     ULONG fbo = 0;
+    // The MRs the SGL names, held from the commit to the completion (SoftMr::hold_for_request;
+    // complete_initiator releases them, so a slot is reused empty).
+    std::vector<SoftMr *> held_mrs;
 
     void clear() // for reuse by the next post (RequestQueue): the vectors keep their capacity
     {
@@ -406,9 +430,5 @@ void complete_held_request(SoftObject &object, NDK_FN_REQUEST_COMPLETION complet
                            PVOID context, NTSTATUS status);
 
 // The processor-affinity check shared by CreateCq and CreateSrq.
-
-// Shared by RegisterMr and BuildLAM: the start address of a virtually contiguous MDL chain
-// covering Length bytes, or nullopt (digest 1.1, 1.4).
-using kit::contiguous_mdl_range;
 
 } // namespace ndk::soft

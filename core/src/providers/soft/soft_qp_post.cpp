@@ -1,5 +1,6 @@
 #include "soft_qp_post.hpp"
 
+#include "soft_memory.hpp"
 #include "soft_transfer.hpp"
 #include "providers/kit/kit_post_checks.hpp"
 
@@ -40,13 +41,25 @@ NTSTATUS with_post_locks(SoftQp &qp, Hold hold, Post &&post)
 // A queued Bind, FastRegister or Invalidate names an MR or MW: its close pends until the
 // request completes (digest 3.1: "a close stays pending until all pending requests on the
 // object are completed"); complete_initiator releases them.  Found by the walker: an MR closed
-// while its deferred FastRegister was queued, then executed on the freed MR.
-void hold_objects(const WorkRequest &wr)
+// while its deferred FastRegister was queued, then executed on the freed MR.  A Send, Write or
+// Read holds the MRs its SGL names the same way, and keeps them from deregistration
+// (SoftMr::hold_for_request, MR-IN-USE); inline data was copied at the post and holds nothing.
+void hold_objects(SoftQp &qp, WorkRequest &wr)
 {
     if (wr.mr != nullptr)
         wr.mr->add_dependent();
     if (wr.mw != nullptr)
         wr.mw->add_dependent();
+    if (wr.flags & NDK_OP_FLAG_INLINE)
+        return;
+    for (const NDK_SGE &sge : wr.sgl) {
+        SoftObject *owner = token_owner(qp.adapter(), sge.MemoryRegionToken, false);
+        if (owner == nullptr || owner->type() != NdkObjectTypeMr)
+            continue; // a logical address, or a token the execution refuses
+        auto *mr = static_cast<SoftMr *>(owner);
+        mr->hold_for_request();
+        wr.held_mrs.push_back(mr);
+    }
 }
 
 // Everything an initiator post shares: a usable QP, allowed flags, room in the queue; then `build` fills the request (returning an inline status) and it is queued.
@@ -70,7 +83,7 @@ NTSTATUS queue_initiator(SoftQp &qp, Hold hold, NDK_OPERATION_TYPE type, PVOID c
         wr.refused = STATUS_INVALID_PARAMETER;
     if (NTSTATUS status = build(qp, wr); status != STATUS_SUCCESS)
         return fail_inline(qp, status, hold);
-    hold_objects(wr);
+    hold_objects(qp, wr);
     qp.initiator.commit();
     if (qp.state == SoftQp::State::Error) {
         flush_qp(qp); // ND2: after an error completion every request completes CANCELLED

@@ -8,12 +8,16 @@
 namespace ndk::soft {
 namespace {
 
-void complete_initiator(SoftQp &qp, const WorkRequest &wr, NTSTATUS status)
+void complete_initiator(SoftQp &qp, WorkRequest &wr, NTSTATUS status)
 {
-    if (wr.mr != nullptr) // held since the post (soft_qp_post.cpp, hold_objects)
+    // Held since the post (soft_qp_post.cpp, hold_objects).
+    if (wr.mr != nullptr)
         wr.mr->release_dependent();
     if (wr.mw != nullptr)
         wr.mw->release_dependent();
+    for (SoftMr *mr : wr.held_mrs)
+        mr->release_for_request();
+    wr.held_mrs.clear();
     if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS))
         return; // digest 2.5: success produces no completion, failure always does
     NDK_RESULT_EX r{};
