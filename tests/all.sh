@@ -18,6 +18,7 @@ jobs=$(nproc)
 
 stage_names=() stage_times=()
 run_start=$SECONDS
+run_epoch=$(date +%s) # for the last stage: what the run left in /dev/shm
 lane_pid='' lane_dir=''
 # The CPU seconds of this shell's finished children (/proc: cutime + cstime, in ticks), so that
 # a stage's CPU time shows beside its wall time: on a shared machine the wall time also counts
@@ -132,3 +133,7 @@ if ((fuzz)); then
   stage "fuzz_dispatch and fuzz_iwarp: libFuzzer, build-fuzz/ (clang, ASan + UBSan)" \
     bash tests/fuzz/run.sh "${NDK_FUZZ_SECONDS:-60}"
 fi
+# Last: the run left nothing in /dev/shm/ndk-harness-<uid> (shm fabric directories and registry
+# entries go with their last user; docs/testing.md, "Leaks").
+stage "nothing left in /dev/shm/ndk-harness-$(id -u)" \
+  /usr/bin/python3 tests/shm_leftovers.py --since "$run_epoch"

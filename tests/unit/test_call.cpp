@@ -41,13 +41,14 @@ TEST(Call, InlineResultIsDoneAtOnce)
 // completion is expected, and a waiting action runs before the call is done.
 TEST(Call, ReturnedInlineRunsTheActionAndReleasesTheContext)
 {
+    auto adapter = ndk::Adapter::open("soft", ""); // the calls' owner (Call::context)
     ndk::Call call = ndk::Call::begin();
     int runs = 0;
     call.on_complete([&](NTSTATUS s) {
         ++runs;
         EXPECT_STATUS(STATUS_SUCCESS, s);
     });
-    void *context = call.context();
+    void *context = call.context(*adapter);
     call.returned(STATUS_SUCCESS, context);
     EXPECT_TRUE(call.done());
     EXPECT_EQ(runs, 1);
@@ -57,6 +58,7 @@ TEST(Call, ReturnedInlineRunsTheActionAndReleasesTheContext)
 
 TEST(Call, PendingCallIsDoneOnlyWhenItsCompletionComesAndActionsRunInOrder)
 {
+    auto adapter = ndk::Adapter::open("soft", ""); // the calls' owner (Call::context)
     ndk::Call call = ndk::Call::begin();
     std::atomic<int> runs{0};
     std::atomic<NTSTATUS> action_status{ndktest::kNoStatus};
@@ -64,7 +66,7 @@ TEST(Call, PendingCallIsDoneOnlyWhenItsCompletionComesAndActionsRunInOrder)
         action_status = s;
         ++runs;
     });
-    void *context = call.context();
+    void *context = call.context(*adapter);
     call.returned(STATUS_PENDING, context);
     EXPECT_FALSE(call.done());
     EXPECT_STATUS(STATUS_PENDING, call.status());
@@ -95,13 +97,32 @@ TEST(Call, PendingCallIsDoneOnlyWhenItsCompletionComesAndActionsRunInOrder)
     std::vector<int> order;
     ordered.on_complete([&](NTSTATUS) { order.push_back(1); });
     ordered.on_complete([&](NTSTATUS) { order.push_back(2); });
-    void *ordered_context = ordered.context();
+    void *ordered_context = ordered.context(*adapter);
     ordered.returned(STATUS_PENDING, ordered_context);
     ndk::Call::close_completion(ordered_context); // a close completion reports STATUS_SUCCESS
     ASSERT_TRUE(ordered.wait(Seconds(5)));
     EXPECT_STATUS(STATUS_SUCCESS, ordered.result());
     EXPECT_EQ(order, (std::vector<int>{1, 2}));
     ndk::release_parked();
+}
+
+// A call the provider never completes goes with its adapter: the context table lets go of it
+// at the adapter's close, and with it what the call holds (misbehave=never_complete kept the
+// adapter itself alive through the create's wrapper).
+TEST(Call, AnAdaptersCloseReleasesTheCallsNeverCompleted)
+{
+    auto adapter = ndk::Adapter::open("soft", "");
+    auto held = std::make_shared<int>(7);
+    std::weak_ptr<int> watch = held;
+    ndk::Call call = ndk::Call::begin();
+    call.on_complete([held = std::move(held)](NTSTATUS) {});
+    void *context = call.context(*adapter);
+    call.returned(STATUS_PENDING, context); // and no completion ever comes
+    call = ndk::Call();
+    EXPECT_FALSE(watch.expired()) << "the context table holds the pending call";
+    adapter->close();
+    ndk::release_parked();
+    EXPECT_TRUE(watch.expired()) << "the adapter's close let the call go";
 }
 
 TEST(CallThroughAdapter, InlineAndPendingCreates)

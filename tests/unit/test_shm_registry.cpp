@@ -189,4 +189,74 @@ TEST_F(ShmRegistry, ASweepRemovesADeadWritersHalfMadeFile)
     EXPECT_TRUE(fs::exists(in_progress)); // a running writer's file stays
 }
 
+// A fabric's directory goes with its last user, lock file and all; a new user makes it again.
+TEST_F(ShmRegistry, AFabricDirectoryGoesWithItsLastUser)
+{
+    const fs::path fabric = EndpointRegistry::fabric_directory(dir_, "last-user");
+    EndpointRegistry registry(fabric);
+    const ProcessIdentity self = self_identity();
+    ASSERT_EQ(registry.add(entry("192.0.2.3", 0, self)), AddResult::added);
+    EXPECT_FALSE(registry.remove_if_unused()) << "a running process's entry keeps it";
+    EXPECT_TRUE(fs::exists(fabric / ".lock"));
+    ASSERT_TRUE(registry.remove("192.0.2.3", 0, self));
+    EXPECT_TRUE(registry.remove_if_unused());
+    EXPECT_FALSE(fs::exists(fabric));
+    // Removing what is gone does not make the directory again...
+    EXPECT_FALSE(registry.remove("192.0.2.3", 0, self));
+    EXPECT_TRUE(registry.list().empty());
+    EXPECT_FALSE(fs::exists(fabric));
+    // ...registering does.
+    ASSERT_EQ(registry.add(entry("192.0.2.3", 0, self)), AddResult::added);
+    EXPECT_EQ(registry.find("192.0.2.3", 0)->address, "192.0.2.3");
+}
+
+// A killed run's fabric (its owners gone) is reclaimed by the next sweep of the default
+// directory; a fabric with a running owner stays.
+TEST_F(ShmRegistry, ASweepReclaimsTheFabricsOfExitedOwners)
+{
+    const fs::path dead = EndpointRegistry::fabric_directory(dir_, "dead");
+    const fs::path alive = EndpointRegistry::fabric_directory(dir_, "alive");
+    Child child = Child::spawn([&] {
+        EndpointRegistry theirs(dead);
+        return theirs.add({"192.0.2.4", 0, self_identity(), "child"}) == AddResult::added ? 0 : 1;
+    });
+    ASSERT_EQ(child.wait(), 0);
+    EndpointRegistry ours(alive);
+    ASSERT_EQ(ours.add(entry("192.0.2.5", 0, self_identity())), AddResult::added);
+    ASSERT_TRUE(fs::exists(dead));
+    EXPECT_EQ(EndpointRegistry::reclaim_unused_fabrics(dir_), 1u);
+    EXPECT_FALSE(fs::exists(dead));
+    EXPECT_TRUE(ours.find("192.0.2.5", 0).has_value());
+}
+
+// Writers that lock while another process removes the directory under them: every one of
+// them ends up registered in a directory that exists (lock() starts again on a lock file
+// that was unlinked while it waited).
+TEST_F(ShmRegistry, RegistrationsRacingTheLastUsersRemovalAllLand)
+{
+    const fs::path fabric = EndpointRegistry::fabric_directory(dir_, "race");
+    constexpr int kChildren = 3;
+    constexpr int kRounds = 200;
+    std::vector<Child> children;
+    for (int c = 0; c < kChildren; ++c)
+        children.push_back(Child::spawn([&, c] {
+            EndpointRegistry registry(fabric);
+            const ProcessIdentity me = self_identity();
+            const std::string address = "192.0.2." + std::to_string(10 + c);
+            for (int round = 0; round < kRounds; ++round) {
+                if (registry.add({address, 0, me, "child"}) != AddResult::added ||
+                    !registry.find(address, 0).has_value())
+                    return 1;
+                if (!registry.remove(address, 0, me))
+                    return 2;
+                registry.remove_if_unused();
+            }
+            return 0;
+        }));
+    for (auto &child : children)
+        EXPECT_EQ(child.wait(), 0);
+    EndpointRegistry registry(fabric);
+    EXPECT_TRUE(registry.remove_if_unused());
+}
+
 } // namespace

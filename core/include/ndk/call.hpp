@@ -17,6 +17,8 @@
 
 namespace ndk {
 
+class Adapter;
+
 // An NDK call failed; status() is the NTSTATUS.
 class Error : public std::runtime_error {
 public:
@@ -75,8 +77,10 @@ public:
 
     // Start recording a call; `wrap` turns a created NDK object into its handle.
     static Call begin(std::function<std::shared_ptr<Object>(NDK_OBJECT_HEADER *)> wrap = {});
-    // The context to pass to the provider with the completion functions below.
-    void *context() const;
+    // The context to pass to the provider with the completion functions below, for a call on
+    // `owner` (or one of its objects): the adapter's close lets it go with the rest of its
+    // contexts, should the provider never complete the call (Adapter::track_context).
+    void *context(Adapter &owner) const;
     // Record the inline return of the call that was given `context`; `created` is the
     // out-parameter of a create that returned STATUS_SUCCESS.  Any status but STATUS_PENDING
     // means no completion will come, so the context is released here.

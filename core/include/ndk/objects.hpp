@@ -203,12 +203,16 @@ public:
     const std::shared_ptr<validate::Session> &validation() const { return validation_; }
 
 private:
+    friend class Call;
     friend class InCall;
     friend class Object;
     Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter);
     void enter_call();
     void leave();
     void *add_event_context(const std::type_info &type, std::shared_ptr<void> sink);
+    // Remember a context handed to the provider on this adapter (an event sink's, a call's):
+    // finish_close() erases what is left of them from the context table.
+    void track_context(void *context);
     static std::shared_ptr<void> find_event_context(const std::type_info &type, void *context);
     std::vector<Call> close_children();
     void finish_close(std::vector<Call> closes);
@@ -226,7 +230,10 @@ private:
     bool close_deferred_ = false;
     std::vector<Call> deferred_closes_;
     std::vector<std::weak_ptr<Object>> children_;
-    std::unordered_set<void *> event_contexts_;
+    // Every context handed to the provider on this adapter that may still be in the table
+    // (event sinks, pending calls): once the provider's adapter is closed no callback can
+    // come (digest 3.1), and what an entry holds must not outlive the adapter.
+    std::unordered_set<void *> contexts_;
 };
 
 // A gate the consumer's notification callback waits at while closed: a test holds one

@@ -189,11 +189,13 @@ void Adapter::finish_close(std::vector<Call> closes)
     // Blocking: on return no callback of any descendant can run (digest 3.1).
     provider_->entry().Characteristics.CloseNDKAdapterHandler(miniport_, ndk_);
     provider_->entry().DestroyMiniport(miniport_);
-    // So no event sink outlives the adapter, even one whose close never completed.
+    // So no event sink outlives the adapter, even one whose close never completed, and no call
+    // the provider never completed keeps what it holds (misbehave=never_complete: the adapter
+    // itself, through the create's wrapper).
     std::unordered_set<void *> contexts;
     {
         std::lock_guard lock(mu_);
-        contexts.swap(event_contexts_);
+        contexts.swap(contexts_);
     }
     for (void *context : contexts)
         ContextTable::instance().erase(context);
@@ -202,15 +204,20 @@ void Adapter::finish_close(std::vector<Call> closes)
 
 void *Adapter::add_event_context(const std::type_info &type, std::shared_ptr<void> sink)
 {
-    auto &table = ContextTable::instance();
-    void *context = table.add_entry(std::type_index(type), std::move(sink));
-    std::lock_guard lock(mu_);
-    // Contexts forgotten as their objects closed leave the list now and then, so a long-lived
-    // adapter's list stays as long as its open objects.
-    if (event_contexts_.size() >= 64 && event_contexts_.size() % 64 == 0)
-        std::erase_if(event_contexts_, [&table](void *c) { return !table.contains(c); });
-    event_contexts_.insert(context);
+    void *context = ContextTable::instance().add_entry(std::type_index(type), std::move(sink));
+    track_context(context);
     return context;
+}
+
+void Adapter::track_context(void *context)
+{
+    auto &table = ContextTable::instance();
+    std::lock_guard lock(mu_);
+    // Contexts whose call completed or whose object closed leave the list now and then, so a
+    // long-lived adapter's list stays as long as what is pending or open on it.
+    if (contexts_.size() >= 64 && contexts_.size() % 64 == 0)
+        std::erase_if(contexts_, [&table](void *c) { return !table.contains(c); });
+    contexts_.insert(context);
 }
 
 std::shared_ptr<void> Adapter::find_event_context(const std::type_info &type, void *context)
@@ -315,7 +322,7 @@ Call Adapter::create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity)
     if (affinity)
         copy = *affinity;
     NDK_CQ *cq = nullptr;
-    void *context = call.context();
+    void *context = call.context(*this);
     NTSTATUS status = ndk_->Dispatch->NdkCreateCq(ndk_, cq_depth, Cq::notification, events_context,
                                                   affinity ? &copy : nullptr,
                                                   Call::create_completion, context, &cq);
@@ -328,7 +335,7 @@ Call Adapter::create_pd()
     auto in_call = enter();
     Call call = Call::begin(wrapper<Pd>(shared_from_this()));
     NDK_PD *pd = nullptr;
-    void *context = call.context();
+    void *context = call.context(*this);
     NTSTATUS status = ndk_->Dispatch->NdkCreatePd(ndk_, Call::create_completion, context, &pd);
     call.returned(status, context, pd ? &pd->Header : nullptr);
     return call;
@@ -339,7 +346,7 @@ Call Adapter::create_connector()
     auto in_call = enter();
     Call call = Call::begin(wrapper<Connector>(shared_from_this()));
     NDK_CONNECTOR *connector = nullptr;
-    void *context = call.context();
+    void *context = call.context(*this);
     NTSTATUS status =
         ndk_->Dispatch->NdkCreateConnector(ndk_, Call::create_completion, context, &connector);
     call.returned(status, context, connector ? &connector->Header : nullptr);
@@ -354,7 +361,7 @@ Call Adapter::create_listener()
     Call call = Call::begin(wrapper<Listener>(shared_from_this(), events, events_context));
     release_on_failure(call, events_context);
     NDK_LISTENER *listener = nullptr;
-    void *context = call.context();
+    void *context = call.context(*this);
     NTSTATUS status = ndk_->Dispatch->NdkCreateListener(
         ndk_, Listener::connect_event, events_context, Call::create_completion, context,
         &listener);
@@ -367,7 +374,7 @@ Call Adapter::create_shared_endpoint(SocketAddress address)
     auto in_call = enter();
     Call call = Call::begin(wrapper<SharedEndpoint>(shared_from_this()));
     NDK_SHARED_ENDPOINT *endpoint = nullptr;
-    void *context = call.context();
+    void *context = call.context(*this);
     NTSTATUS status = ndk_->Dispatch->NdkCreateSharedEndpoint(
         ndk_, address.get(), address.length, Call::create_completion, context, &endpoint);
     call.returned(status, context, endpoint ? &endpoint->Header : nullptr);

@@ -3,6 +3,7 @@
 #include "ndk/status.hpp"
 
 #include "context_table.hpp"
+#include "ndk/objects.hpp"
 
 #include <vector>
 
@@ -50,7 +51,12 @@ Call Call::begin(std::function<std::shared_ptr<Object>(NDK_OBJECT_HEADER *)> wra
     return Call(std::move(state));
 }
 
-void *Call::context() const { return contexts().add(state_); }
+void *Call::context(Adapter &owner) const
+{
+    void *context = contexts().add(state_);
+    owner.track_context(context);
+    return context;
+}
 
 Call Call::inline_result(NTSTATUS status)
 {

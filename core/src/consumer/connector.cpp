@@ -77,7 +77,7 @@ Call Connector::connect(const std::shared_ptr<Qp> &qp, const SocketAddress &src,
     auto in_arguments = enter_arguments({qp.get()});
     hold(qp);
     auto args = std::make_shared<ConnectArguments>(ConnectArguments{src, dest, private_data});
-    return issue_request(
+    return issue_request(*adapter(),
         [&](void *context) {
             return ndk_->Dispatch->NdkConnect(
                 ndk_, qp ? qp->ndk() : nullptr, args->src.get(), args->src.length,
@@ -99,7 +99,7 @@ Call Connector::connect_with_shared_endpoint(const std::shared_ptr<Qp> &qp,
     hold(qp);
     hold(shared_endpoint);
     auto args = std::make_shared<ConnectArguments>(ConnectArguments{{}, dest, private_data});
-    return issue_request(
+    return issue_request(*adapter(),
         [&](void *context) {
             return ndk_->Dispatch->NdkConnectWithSharedEndpoint(
                 ndk_, qp ? qp->ndk() : nullptr, shared_endpoint ? shared_endpoint->ndk() : nullptr,
@@ -113,7 +113,7 @@ Call Connector::connect_with_shared_endpoint(const std::shared_ptr<Qp> &qp,
 Call Connector::complete_connect(bool with_disconnect_event)
 {
     auto in_call = enter();
-    return issue_request([&](void *context) {
+    return issue_request(*adapter(), [&](void *context) {
         return ndk_->Dispatch->NdkCompleteConnect(
             ndk_, disconnect_callback(with_disconnect_event),
             with_disconnect_event ? event_context_ : nullptr, Call::request_completion, context);
@@ -124,7 +124,7 @@ Call Connector::complete_connect_ex(bool with_disconnect_event)
 {
     auto in_call = enter();
     check_ex("NdkCompleteConnectEx");
-    return issue_request([&](void *context) {
+    return issue_request(*adapter(), [&](void *context) {
         return ndk_->Dispatch->NdkCompleteConnectEx(
             ndk_, disconnect_callback_ex(with_disconnect_event),
             with_disconnect_event ? event_context_ : nullptr, Call::request_completion, context);
@@ -139,7 +139,7 @@ Call Connector::accept(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limit,
     auto in_arguments = enter_arguments({qp.get()});
     hold(qp);
     auto args = std::make_shared<ConnectArguments>(ConnectArguments{{}, {}, private_data});
-    return issue_request(
+    return issue_request(*adapter(),
         [&](void *context) {
             return ndk_->Dispatch->NdkAccept(
                 ndk_, qp ? qp->ndk() : nullptr, inbound_read_limit, outbound_read_limit,
@@ -160,7 +160,7 @@ Call Connector::accept_ex(const std::shared_ptr<Qp> &qp, ULONG inbound_read_limi
     auto in_arguments = enter_arguments({qp.get()});
     hold(qp);
     auto args = std::make_shared<ConnectArguments>(ConnectArguments{{}, {}, private_data});
-    return issue_request(
+    return issue_request(*adapter(),
         [&](void *context) {
             return ndk_->Dispatch->NdkAcceptEx(
                 ndk_, qp ? qp->ndk() : nullptr, inbound_read_limit, outbound_read_limit,
@@ -205,7 +205,7 @@ NTSTATUS Connector::get_peer_address(SocketAddress &address, std::optional<ULONG
 Call Connector::disconnect()
 {
     auto in_call = enter();
-    return issue_request([&](void *context) {
+    return issue_request(*adapter(), [&](void *context) {
         return ndk_->Dispatch->NdkDisconnect(ndk_, Call::request_completion, context);
     });
 }

@@ -50,7 +50,7 @@ Call Cq::resize(ULONG cq_depth)
 {
     auto in_call = enter();
     Call call = Call::begin();
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkResizeCq(ndk_, cq_depth, Call::request_completion, context);
     call.returned(status, context);
     return call;

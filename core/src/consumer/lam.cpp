@@ -121,7 +121,7 @@ std::pair<Call, std::shared_ptr<Lam>> Adapter::build_lam(std::vector<MDL> chain,
     // provider fills the mapping then (digest 1.1).
     Call call = Call::begin();
     call.on_complete([lam](NTSTATUS status) { lam->finished(status); });
-    void *context = call.context();
+    void *context = call.context(*this);
     NTSTATUS status = ndk_->Dispatch->NdkBuildLAM(
         ndk_, lam->chain_.empty() ? nullptr : lam->chain_.data(), length, Call::request_completion,
         context, size ? lam->mapping() : nullptr, &lam->lam_size_, &lam->fbo_);

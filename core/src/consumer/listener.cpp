@@ -81,7 +81,7 @@ Call Listener::listen(SocketAddress address)
 {
     auto in_call = enter();
     Call call = Call::begin();
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkListen(ndk_, address.get(), address.length,
                                                 Call::request_completion, context);
     call.returned(status, context);

@@ -32,7 +32,7 @@ Call Srq::modify(ULONG srq_depth, ULONG notify_threshold)
 {
     auto in_call = enter();
     Call call = Call::begin();
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkModifySrq(ndk_, srq_depth, notify_threshold,
                                                    Call::request_completion, context);
     call.returned(status, context);

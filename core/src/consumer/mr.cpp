@@ -32,7 +32,7 @@ Call Mr::register_mdl(std::vector<MDL> chain, SIZE_T length, ULONG flags,
         length_ = length;
         keepalive_ = keepalive;
     });
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkRegisterMr(ndk_, mdl->empty() ? nullptr : mdl->data(),
                                                     length, flags, Call::request_completion,
                                                     context);
@@ -87,7 +87,7 @@ Call Mr::deregister()
         address_ = 0;
         length_ = 0;
     });
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkDeregisterMr(ndk_, Call::request_completion, context);
     call.returned(status, context);
     return call;
@@ -97,7 +97,7 @@ Call Mr::initialize_fast_register(ULONG adapter_page_count, bool remote_access)
 {
     auto in_call = enter();
     Call call = Call::begin();
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkInitializeFastRegisterMr(
         ndk_, adapter_page_count, remote_access ? TRUE : FALSE, Call::request_completion, context);
     call.returned(status, context);

@@ -130,7 +130,7 @@ void Object::issue_close(Call call)
     if (auto held = held_until_closed()) // dropped as the close completes, on its thread
         call.on_complete([held = std::move(held)](NTSTATUS) mutable { held.reset(); });
     closing();
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = close_function_(header_, Call::close_completion, context);
     call.returned(status, context);
 }

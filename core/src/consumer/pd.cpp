@@ -16,7 +16,7 @@ Call Pd::create_mr(bool fast_register)
     auto self = std::static_pointer_cast<Pd>(shared_from_this());
     Call call = Call::begin(wrapper<Mr>(adapter(), self, fast_register));
     NDK_MR *mr = nullptr;
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkCreateMr(ndk_, fast_register ? TRUE : FALSE,
                                                   Call::create_completion, context, &mr);
     call.returned(status, context, mr ? &mr->Header : nullptr);
@@ -29,7 +29,7 @@ Call Pd::create_mw()
     auto self = std::static_pointer_cast<Pd>(shared_from_this());
     Call call = Call::begin(wrapper<Mw>(adapter(), self));
     NDK_MW *mw = nullptr;
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkCreateMw(ndk_, Call::create_completion, context, &mw);
     call.returned(status, context, mw ? &mw->Header : nullptr);
     return call;
@@ -48,7 +48,7 @@ Call Pd::create_srq(ULONG srq_depth, ULONG max_receive_request_sge, ULONG notify
     if (affinity)
         copy = *affinity;
     NDK_SRQ *srq = nullptr;
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkCreateSrq(
         ndk_, srq_depth, max_receive_request_sge, notify_threshold, Srq::notification,
         events_context, affinity ? &copy : nullptr, Call::create_completion, context, &srq);
@@ -66,7 +66,7 @@ Call Pd::create_qp(const std::shared_ptr<Cq> &receive_cq, const std::shared_ptr<
     std::vector<std::shared_ptr<Object>> holds{shared_from_this(), receive_cq, initiator_cq};
     Call call = Call::begin(wrapper<Qp>(adapter(), holds));
     NDK_QP *qp = nullptr;
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkCreateQp(
         ndk_, receive_cq ? receive_cq->ndk() : nullptr,
         initiator_cq ? initiator_cq->ndk() : nullptr, qp_context, receive_queue_depth,
@@ -87,7 +87,7 @@ Call Pd::create_qp_with_srq(const std::shared_ptr<Cq> &receive_cq,
     std::vector<std::shared_ptr<Object>> holds{shared_from_this(), receive_cq, initiator_cq, srq};
     Call call = Call::begin(wrapper<Qp>(adapter(), holds));
     NDK_QP *qp = nullptr;
-    void *context = call.context();
+    void *context = call.context(*adapter());
     NTSTATUS status = ndk_->Dispatch->NdkCreateQpWithSrq(
         ndk_, receive_cq ? receive_cq->ndk() : nullptr,
         initiator_cq ? initiator_cq->ndk() : nullptr, srq ? srq->ndk() : nullptr, qp_context,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ndk/call.hpp"
+#include "ndk/objects.hpp"
 
 #include <memory>
 #include <utility>
@@ -11,14 +12,15 @@
 namespace ndk {
 
 // `issue(context)` calls the NDK function with Call::request_completion and `context`, and
-// returns its NTSTATUS.  It must not throw: validate arguments before.
+// returns its NTSTATUS.  It must not throw: validate arguments before.  `owner`: the adapter
+// the request is made on (Call::context).
 template <class Issue>
-Call issue_request(Issue &&issue, std::shared_ptr<const void> keep = nullptr)
+Call issue_request(Adapter &owner, Issue &&issue, std::shared_ptr<const void> keep = nullptr)
 {
     Call call = Call::begin();
     if (keep)
         call.on_complete([keep = std::move(keep)](NTSTATUS) {});
-    void *context = call.context();
+    void *context = call.context(owner);
     NTSTATUS status = std::forward<Issue>(issue)(context);
     call.returned(status, context);
     return call;

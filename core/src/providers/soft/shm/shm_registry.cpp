@@ -119,18 +119,43 @@ bool temp_writer_running(const std::string &name)
     return is_running(writer);
 }
 
+// An existing directory must be ours, a real directory and closed to others: another user
+// could otherwise plant entries that send our connects to their process.
+void check_private_directory(const fs::path &directory)
+{
+    struct stat st {};
+    if (::lstat(directory.c_str(), &st) != 0)
+        fail(errno, "stat of the shm registry " + directory.string());
+    if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
+        fail(EPERM, "the shm registry " + directory.string() +
+                        " is not a private directory of this user");
+}
+
+constexpr const char *kFabricPrefix = "fabric.";
+
 } // namespace
 
 EndpointRegistry::EndpointRegistry(fs::path directory) : directory_(std::move(directory))
 {
-    if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST)
-        fail(errno, "creating the shm registry " + directory_.string());
-    struct stat st {};
-    if (::lstat(directory_.c_str(), &st) != 0)
-        fail(errno, "stat of the shm registry " + directory_.string());
-    if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
-        fail(EPERM, "the shm registry " + directory_.string() +
-                        " is not a private directory of this user");
+    make_directory();
+}
+
+void EndpointRegistry::make_directory() const
+{
+    if (::mkdir(directory_.c_str(), 0700) != 0) {
+        if (errno == ENOENT) {
+            // The parent (the user's default directory, for a fabric) is missing: made first.
+            const fs::path parent = directory_.parent_path();
+            if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST)
+                fail(errno, "creating " + parent.string());
+            check_private_directory(parent);
+            if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST)
+                fail(errno, "creating the shm registry " + directory_.string());
+        } else if (errno != EEXIST) {
+            fail(errno, "creating the shm registry " + directory_.string());
+        }
+    }
+    check_private_directory(directory_);
 }
 
 fs::path EndpointRegistry::default_directory()
@@ -138,19 +163,37 @@ fs::path EndpointRegistry::default_directory()
     return fs::path("/dev/shm") / ("ndk-harness-" + std::to_string(::geteuid()));
 }
 
+fs::path EndpointRegistry::fabric_directory(const fs::path &base, const std::string &name)
+{
+    return base / (kFabricPrefix + name);
+}
+
 UniqueFd EndpointRegistry::lock() const
 {
     const fs::path path = directory_ / kLockName;
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd)
-        fail(errno, "opening " + path.string());
-    int rc;
-    do
-        rc = ::flock(fd.get(), LOCK_EX);
-    while (rc != 0 && errno == EINTR);
-    if (rc != 0)
-        fail(errno, "flock of " + path.string());
-    return fd; // unlocked when closed
+    for (;;) {
+        UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (!fd) {
+            if (errno != ENOENT)
+                fail(errno, "opening " + path.string());
+            make_directory(); // removed by its last user meanwhile: ours again
+            continue;
+        }
+        int rc;
+        do
+            rc = ::flock(fd.get(), LOCK_EX);
+        while (rc != 0 && errno == EINTR);
+        if (rc != 0)
+            fail(errno, "flock of " + path.string());
+        // The file locked must still be the directory's: remove_if_unused() unlinks it (with
+        // the directory) while holding it, and whoever waited on that file holds nothing.
+        struct stat held {}, named {};
+        if (::fstat(fd.get(), &held) != 0)
+            fail(errno, "fstat of " + path.string());
+        if (::stat(path.c_str(), &named) == 0 && named.st_dev == held.st_dev &&
+            named.st_ino == held.st_ino)
+            return fd; // unlocked when closed
+    }
 }
 
 fs::path EndpointRegistry::entry_path(const std::string &address, std::uint16_t port) const
@@ -209,6 +252,10 @@ bool EndpointRegistry::remove(const std::string &address, std::uint16_t port,
                               const ProcessIdentity &owner)
 {
     const fs::path path = entry_path(address, port);
+    // Not ours (or gone with the directory): nothing to lock for, and lock() would make the
+    // directory again.
+    if (const auto existing = read_entry(path); !existing || existing->owner != owner)
+        return false;
     const UniqueFd held = lock();
     const auto existing = read_entry(path);
     if (!existing || existing->owner != owner)
@@ -219,10 +266,12 @@ bool EndpointRegistry::remove(const std::string &address, std::uint16_t port,
 std::vector<EndpointEntry> EndpointRegistry::list() const
 {
     std::vector<EndpointEntry> entries;
-    for (const auto &file : fs::directory_iterator(directory_)) {
-        if (file.path().filename().string().front() == '.')
+    std::error_code error; // a directory its last user removed lists nothing
+    for (fs::directory_iterator it(directory_, error), end; !error && it != end;
+         it.increment(error)) {
+        if (it->path().filename().string().front() == '.')
             continue;
-        if (auto entry = read_entry(file.path()); entry && is_running(entry->owner))
+        if (auto entry = read_entry(it->path()); entry && is_running(entry->owner))
             entries.push_back(std::move(*entry));
     }
     return entries;
@@ -231,6 +280,12 @@ std::vector<EndpointEntry> EndpointRegistry::list() const
 std::size_t EndpointRegistry::reclaim_stale()
 {
     const UniqueFd held = lock();
+    bool live = false;
+    return reclaim_stale_locked(&live);
+}
+
+std::size_t EndpointRegistry::reclaim_stale_locked(bool *live)
+{
     std::size_t reclaimed = 0;
     std::vector<fs::path> doomed;
     for (const auto &file : fs::directory_iterator(directory_)) {
@@ -240,17 +295,56 @@ std::size_t EndpointRegistry::reclaim_stale()
         if (name.rfind(kTempPrefix, 0) == 0) {
             if (!temp_writer_running(name))
                 doomed.push_back(file.path());
+            else
+                *live = true;
+            continue;
+        }
+        if (file.is_directory()) {
+            *live = true; // a fabric inside the default directory: it has sweeps of its own
             continue;
         }
         const auto entry = read_entry(file.path());
         if (!entry || !is_running(entry->owner)) {
             doomed.push_back(file.path());
             ++reclaimed;
+        } else {
+            *live = true;
         }
     }
     for (const auto &path : doomed)
         ::unlink(path.c_str());
     return reclaimed;
+}
+
+bool EndpointRegistry::remove_if_unused()
+{
+    const UniqueFd held = lock();
+    bool live = false;
+    reclaim_stale_locked(&live);
+    if (live)
+        return false;
+    // The lock file first, still held: a writer waiting on it finds it unlinked and starts
+    // again (lock()); one that makes a new lock file meanwhile keeps the directory (ENOTEMPTY).
+    ::unlink((directory_ / kLockName).c_str());
+    return ::rmdir(directory_.c_str()) == 0;
+}
+
+std::size_t EndpointRegistry::reclaim_unused_fabrics(const fs::path &base)
+{
+    std::size_t removed = 0;
+    std::error_code error;
+    std::vector<fs::path> fabrics;
+    for (fs::directory_iterator it(base, error), end; !error && it != end; it.increment(error))
+        if (it->path().filename().string().rfind(kFabricPrefix, 0) == 0)
+            fabrics.push_back(it->path());
+    for (const auto &fabric : fabrics) {
+        try {
+            removed += EndpointRegistry(fabric).remove_if_unused();
+        } catch (const std::exception &) {
+            // Not ours to sweep (another user's, or not a private directory): left alone.
+        }
+    }
+    return removed;
 }
 
 } // namespace ndk::soft::shm

@@ -13,6 +13,13 @@
 // owner is no longer running is stale: lookups ignore it, a registration of the same
 // endpoint takes it over, and reclaim_stale() deletes it.  A process killed with SIGKILL
 // therefore costs one small file until the next registration or sweep, and nothing else.
+//
+// A fabric's directory (knob shm_fabric) goes with its last user: remove_if_unused() deletes
+// it once it holds no entry of a running process, which the shm transport calls when an
+// adapter closes, and for every fabric directory of the user when one opens (so that a
+// killed run's directories go too: reclaim_unused_fabrics).  The lock file goes with the
+// directory, so a writer that locks checks that the file it holds is still the directory's
+// (lock()); one that finds the directory gone makes it again.
 #pragma once
 
 #include "providers/soft/os/process_identity.hpp"
@@ -66,10 +73,31 @@ public:
     // how many entries went.
     std::size_t reclaim_stale();
 
+    // Reclaim the stale entries, then delete the directory (its lock file with it) when no
+    // entry of a running process is left in it; true when it went.  Never the user's default
+    // directory, which holds the fabrics: only a fabric's (fabric_directory()).
+    bool remove_if_unused();
+
+    // The directory of fabric `name` (knob shm_fabric) inside `base`.
+    static std::filesystem::path fabric_directory(const std::filesystem::path &base,
+                                                  const std::string &name);
+
+    // remove_if_unused() for every fabric directory in `base`; returns how many went.
+    static std::size_t reclaim_unused_fabrics(const std::filesystem::path &base);
+
     const std::filesystem::path &directory() const { return directory_; }
 
 private:
+    // flock() of the directory's lock file, made (with the directory) when missing; retried
+    // until the file locked is the one the directory holds, since remove_if_unused() may
+    // unlink it under a waiter.
     UniqueFd lock() const;
+    // Make the directory (and its parent, the user's default directory) when missing, and
+    // check that both are private directories of this user.  Throws std::system_error.
+    void make_directory() const;
+    // reclaim_stale() with the lock held; `live` is set when an entry of a running process
+    // (or a file a running writer is making) stays.
+    std::size_t reclaim_stale_locked(bool *live);
     std::filesystem::path entry_path(const std::string &address, std::uint16_t port) const;
     void publish(const EndpointEntry &entry);
 

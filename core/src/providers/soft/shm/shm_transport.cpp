@@ -36,14 +36,18 @@ namespace {
 // A registry entry at port 0 claims an address for its owner: no socket listens there.
 constexpr const char *kAddressClaim = "address-claim";
 
-// The user's default registry, or the fabric `name` inside it (knob shm_fabric).
+// The user's default registry, or the fabric `name` inside it (knob shm_fabric).  What killed
+// processes left there (their entries, the fabric directories nobody uses any more) is swept
+// first.
 std::filesystem::path registry_directory(const std::string &name)
 {
     std::filesystem::path base = shm::EndpointRegistry::default_directory();
+    shm::EndpointRegistry parent(base); // made, and checked to be ours, first
+    parent.reclaim_stale();
+    shm::EndpointRegistry::reclaim_unused_fabrics(base);
     if (name.empty())
         return base;
-    shm::EndpointRegistry parent(base); // made, and checked to be ours, first
-    return base / ("fabric." + name);
+    return shm::EndpointRegistry::fabric_directory(base, name);
 }
 
 shm::Endpoint to_shm(const Endpoint &e)
@@ -180,6 +184,13 @@ public:
     {
         progress_.reset(); // joins the thread: no handler call from now on
         release_claims();
+        if (registry_.directory() != shm::EndpointRegistry::default_directory()) {
+            try {
+                registry_.remove_if_unused(); // the fabric's directory goes with its last user
+            } catch (...) {
+                // Left to the next adapter's sweep (reclaim_unused_fabrics).
+            }
+        }
     }
 
     NTSTATUS start_listening(SoftListener &listener) override
