@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import ndk
 from ndk import OpType, Status
@@ -25,13 +25,16 @@ def pattern(n: int, seed: int = 1) -> bytes:
 
 class Child:
     """A soft adapter opened with ``knobs`` on ``address`` in a process of its own, listening
-    (its first line says the port), then accepting one connection."""
+    (its first line says the port), then accepting one connection; ``options`` as the child's
+    main() reads them (its descriptor limit, how long it waits for the connection)."""
 
-    def __init__(self, knobs: dict[str, Any], address: str):
+    def __init__(self, knobs: dict[str, Any], address: str,
+                 options: Optional[dict[str, Any]] = None):
         package_root = os.path.dirname(os.path.dirname(os.path.abspath(ndk.__file__)))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             [package_root, os.environ.get("PYTHONPATH", "")]))
-        self.process = subprocess.Popen([sys.executable, CHILD, json.dumps(knobs), address],
+        self.process = subprocess.Popen([sys.executable, CHILD, json.dumps(knobs), address,
+                                         json.dumps(options or {})],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True, env=env)
 

@@ -13,6 +13,7 @@ commands (lines on stdin):
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import time
 
@@ -41,6 +42,11 @@ def one_result(cq: ndk.Cq) -> ndk.ResultEx:
 
 def main() -> int:
     knobs, address = json.loads(sys.argv[1]), sys.argv[2]
+    # Optional: {"nofile": N} this process's RLIMIT_NOFILE, {"wait": S} how long it waits for
+    # the connect request (the listener under descriptor exhaustion, test_tcp_transport.py).
+    options = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    if "nofile" in options:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (options["nofile"], options["nofile"]))
     with ndk.open_adapter("soft", address=address, **knobs) as ad:
         listener = ad.create_listener().get(timeout=TIMEOUT)
         assert listener.listen((address, 0)).wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -53,7 +59,7 @@ def main() -> int:
         mr = pd.create_mr().get(timeout=TIMEOUT)
         assert mr.register(buffer, flags=ALL).wait(timeout=TIMEOUT) == Status.SUCCESS
         say(port=port)
-        connector = listener.next_connection(timeout=TIMEOUT)
+        connector = listener.next_connection(timeout=options.get("wait", TIMEOUT))
         assert connector is not None, "no connect request"
         assert connector.accept(qp).wait(timeout=TIMEOUT) == Status.SUCCESS
         data = connector.get_connection_data()

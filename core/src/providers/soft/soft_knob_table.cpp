@@ -302,7 +302,9 @@ std::string get_check(const KnobValues &v, std::string_view name)
 
 uint32_t &timeout_of(KnobValues &v, std::string_view name)
 {
-    return name == "rnr_timeout_ms" ? v.rnr_timeout_ms : v.connect_timeout_ms;
+    if (name == "rnr_timeout_ms")
+        return v.rnr_timeout_ms;
+    return name == "mpa_request_timeout_ms" ? v.mpa_request_timeout_ms : v.connect_timeout_ms;
 }
 
 std::string set_timeout(KnobValues &v, std::string_view name, const std::string &value)
@@ -562,6 +564,16 @@ const KnobSpec kKnobTable[] = {
      .values = "milliseconds (default 10000)",
      .effect = "how long a Connect waits for Accept/Reject, and an Accept for CompleteConnect, "
                "before STATUS_IO_TIMEOUT",
+     .set = set_timeout,
+     .get = get_timeout},
+    {.names = "mpa_request_timeout_ms",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "milliseconds (default 10000)",
+     .effect = "with transport=tcp, how long a TCP connection a listener of the adapter accepted "
+               "has to send its whole MPA request before the listener drops it (closes the "
+               "socket; no connect event), so that peers that connect and stay silent cannot "
+               "hold the process's descriptors (docs/semantics.md, TCP-LISTENER)",
      .set = set_timeout,
      .get = get_timeout},
     {.names = "ephemeral_ports",

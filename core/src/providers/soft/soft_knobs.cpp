@@ -131,6 +131,12 @@ std::chrono::milliseconds Knobs::connect_timeout() const
     return std::chrono::milliseconds(v_.connect_timeout_ms);
 }
 
+std::chrono::milliseconds Knobs::mpa_request_timeout() const
+{
+    std::lock_guard lock(mu_);
+    return std::chrono::milliseconds(v_.mpa_request_timeout_ms);
+}
+
 std::string Knobs::addresses() const
 {
     std::lock_guard lock(mu_);

@@ -49,6 +49,7 @@ struct KnobValues {
     bool manual_progress = false;
     uint32_t rnr_timeout_ms = 100;
     uint32_t connect_timeout_ms = 10000;
+    uint32_t mpa_request_timeout_ms = 10000; // transport=tcp: docs/semantics.md TCP-LISTENER
     // sge_check=completion: too many SGEs in an initiator request is found when it executes
     // (docs/semantics.md ND-LOCAL-LENGTH); read on the data path, so lock-free.
     std::atomic<bool> sge_check_at_completion{false};
@@ -149,6 +150,9 @@ public:
     std::chrono::milliseconds rnr_timeout() const;
     // How long connection establishment waits for the peer's Accept / CompleteConnect.
     std::chrono::milliseconds connect_timeout() const;
+    // transport=tcp: how long an accepted TCP connection has to send its whole MPA request
+    // before the listener drops it (docs/semantics.md TCP-LISTENER).
+    std::chrono::milliseconds mpa_request_timeout() const;
     // Whether an initiator request with more SGEs than the QP allows is posted and completed
     // STATUS_DATA_OVERRUN (knob sge_check=completion) rather than refused inline.
     bool sge_check_at_completion() const

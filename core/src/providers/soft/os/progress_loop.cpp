@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -20,8 +21,9 @@ int wait_events(int epoll, epoll_event *events, int capacity, long microseconds)
         return ::epoll_wait(epoll, events, capacity, -1);
     const timespec nap{microseconds / 1'000'000, microseconds % 1'000'000 * 1000L};
     const int n = ::epoll_pwait2(epoll, events, capacity, &nap, nullptr);
-    if (n < 0 && errno == ENOSYS) // before Linux 5.11: a millisecond's nap
-        return ::epoll_wait(epoll, events, capacity, 1);
+    if (n < 0 && errno == ENOSYS) // before Linux 5.11: in milliseconds, at least one
+        return ::epoll_wait(epoll, events, capacity,
+                            static_cast<int>(std::max(1L, (microseconds + 999) / 1000)));
     return n;
 }
 

@@ -157,6 +157,7 @@ std::optional<IncomingTcpConnection> TcpAcceptor::accept()
 {
     for (;;) {
         UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        starved_ = !fd && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM);
         if (fd) {
             const int one = 1;
             ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

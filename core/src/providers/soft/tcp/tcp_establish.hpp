@@ -150,6 +150,10 @@ public:
     TcpAddress local_address() const { return TcpAddress::local_of(fd()); }
     // The next waiting connection, or nothing.  Does not block.
     std::optional<IncomingTcpConnection> accept();
+    // Whether the last accept() found a connection waiting but no descriptor (EMFILE, ENFILE)
+    // or kernel memory to take it with: it waits in the kernel's queue until one frees, and
+    // the socket stays readable meanwhile, so whoever watches it must stop for a while.
+    bool starved() const { return starved_; }
     // Listen no more, now: connections waiting to be accepted are reset and the port may be
     // bound again at once, while the descriptor stays open for whoever still watches it.
     void stop();
@@ -157,6 +161,7 @@ public:
 private:
     UniqueFd listener_;
     TcpEstablishOptions options_;
+    bool starved_ = false;
 };
 
 struct TcpConnectParameters {

@@ -2,6 +2,9 @@
 
 #include <sys/epoll.h>
 
+#include <algorithm>
+#include <optional>
+#include <system_error>
 #include <vector>
 
 namespace ndk::soft::tcp {
@@ -9,6 +12,7 @@ namespace ndk::soft::tcp {
 namespace {
 
 constexpr std::uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+constexpr std::chrono::milliseconds kFirstPause{10}, kLongestPause{1000};
 
 } // namespace
 
@@ -87,7 +91,54 @@ os::ProgressLoop::Sleep TcpProgress::before_sleep()
     for (const std::uint64_t id : kicked)
         if (entries_.count(id) != 0)
             serve_link(id, true, true);
-    return {};
+    return resume_paused();
+}
+
+void TcpProgress::serve_acceptor(std::uint64_t id)
+{
+    auto *acceptor = static_cast<TcpAcceptor *>(entries_.at(id).object);
+    handler_.incoming(*acceptor);
+    const auto it = entries_.find(id); // the handler may have removed it
+    if (it == entries_.end())
+        return;
+    if (acceptor->starved())
+        pause(it->second);
+    else
+        it->second.backoff = {};
+}
+
+void TcpProgress::pause(Entry &acceptor)
+{
+    // Out of the epoll set rather than watched for nothing: a shut-down listening socket
+    // reports EPOLLHUP whatever it is watched for.
+    unwatch(acceptor.fd);
+    acceptor.paused = true;
+    acceptor.backoff = acceptor.backoff.count() == 0 ? kFirstPause
+                                                     : std::min(acceptor.backoff * 2, kLongestPause);
+    acceptor.resume_at = Clock::now() + acceptor.backoff;
+}
+
+os::ProgressLoop::Sleep TcpProgress::resume_paused()
+{
+    const Clock::time_point now = Clock::now();
+    std::optional<Clock::duration> sleep;
+    for (auto &[id, entry] : entries_) {
+        if (!entry.paused)
+            continue;
+        if (entry.resume_at <= now) {
+            try {
+                watch(entry.fd, id, EPOLLIN); // level-triggered: a waiting connection reports
+                entry.paused = false;
+                continue;
+            } catch (const std::system_error &) {
+                entry.resume_at = now + kLongestPause; // epoll refused it: later
+            }
+        }
+        sleep = std::min(sleep.value_or(Clock::duration::max()), entry.resume_at - now);
+    }
+    if (!sleep)
+        return {};
+    return {static_cast<long>(std::chrono::ceil<std::chrono::microseconds>(*sleep).count())};
 }
 
 void TcpProgress::on_event(std::uint64_t id, std::uint32_t events)
@@ -98,7 +149,7 @@ void TcpProgress::on_event(std::uint64_t id, std::uint32_t events)
         return; // removed after epoll_wait returned its event
     switch (it->second.kind) {
     case Kind::acceptor:
-        handler_.incoming(*static_cast<TcpAcceptor *>(it->second.object));
+        serve_acceptor(id);
         return;
     case Kind::fd:
         handler_.ready(it->second.fd);

@@ -13,6 +13,14 @@
 // Terminate either way) the handler's link_ended() is called, once; the link stays watched
 // (its queue, a Terminate, may still need flushing) until remove().
 //
+// An acceptor that could not take a waiting connection for want of descriptors or memory
+// (TcpAcceptor::starved(): EMFILE, ENFILE) is not watched for a while: its socket stays
+// readable while the connection waits in the kernel's queue, so watching it would spin.  It
+// is watched again after a pause that doubles, from 10 ms up to 1 s, while it stays starved,
+// and starts again at 10 ms once it accepts; the connections wait in the kernel's backlog
+// meanwhile, and are taken once a descriptor frees (a silent peer dropped, docs/semantics.md
+// TCP-LISTENER).
+//
 // add() and remove() may be called from any thread, and from the handler.  After remove()
 // returns the handler is not called for that object again, so the owner may destroy it;
 // objects must not move while registered.  stop() (and the destructor) joins the thread.
@@ -22,6 +30,7 @@
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 
@@ -53,6 +62,7 @@ public:
     void remove_fd(int fd);
 
 private:
+    using Clock = std::chrono::steady_clock;
     enum class Kind { acceptor, link, fd };
     struct Entry {
         Kind kind;
@@ -60,14 +70,24 @@ private:
         int fd = -1;
         bool kick = false;  // a link to serve before the next sleep
         bool ended = false; // link_ended() was called
+        // An acceptor out of descriptors: not watched until resume_at (pause()).
+        bool paused = false;
+        std::chrono::milliseconds backoff{0};
+        Clock::time_point resume_at{};
     };
 
     void insert(Entry entry, std::uint32_t events);
     void erase(Kind kind, const void *object, int fd);
-    // The links added with bytes to serve (kick), served; then sleep until an event.
+    // The links added with bytes to serve (kick), served, and the paused acceptors whose
+    // pause is over watched again; then sleep until an event or the next pause's end.
     Sleep before_sleep() override;
     void on_event(std::uint64_t id, std::uint32_t events) override;
     void serve_link(std::uint64_t id, bool readable, bool writable);
+    void serve_acceptor(std::uint64_t id);
+    void pause(Entry &acceptor);
+    // Watch again the acceptors whose pause is over; how long to sleep until the next one's
+    // is (none paused: until woken).
+    Sleep resume_paused();
 
     TcpProgressHandler &handler_;
     // Under mutex_, which the handler runs under (so remove() on another thread waits for the

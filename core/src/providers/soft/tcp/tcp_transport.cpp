@@ -23,10 +23,12 @@
 #include "providers/soft/tcp/tcp_progress.hpp"
 
 #include <poll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -251,8 +253,11 @@ public:
             if (!address_is_local(ip))
                 throw AddressNotLocal(ip.to_string());
         options_.free_bind = true;
+        if (!request_timer_)
+            throw std::system_error(errno, std::generic_category(), "timerfd_create");
         progress_.emplace(static_cast<tcp::TcpProgressHandler &>(*this));
         tables_.attach(*progress_);
+        progress_->add_fd(request_timer_.get());
     }
 
     ~TcpTransport() override { progress_.reset(); }
@@ -350,35 +355,98 @@ private:
         std::shared_ptr<tcp::TcpAcceptor> acceptor;
         Endpoint endpoint;
     };
+    using Clock = std::chrono::steady_clock;
+    // An accepted connection whose MPA request has not come yet, and when it is dropped.
+    struct AwaitingRequest {
+        Clock::time_point deadline;
+        std::weak_ptr<Establishing> establishing;
+    };
 
     // ---- the progress thread ----
 
     void incoming(tcp::TcpAcceptor &acceptor) override
     {
         Endpoint local;
+        std::chrono::milliseconds request_timeout{};
         {
             std::lock_guard lock(acceptors_mu_);
             for (auto &[listener, listening] : acceptors_)
-                if (listening.acceptor.get() == &acceptor)
+                if (listening.acceptor.get() == &acceptor) {
                     local = listening.endpoint;
+                    request_timeout = listener->adapter().knobs().mpa_request_timeout();
+                }
         }
         for (;;) {
             std::optional<tcp::IncomingTcpConnection> connection;
             best_effort([&] { connection = acceptor.accept(); });
             if (!connection)
-                return;
+                return; // none waits, or no descriptor for it (the progress thread pauses)
             auto establishing = std::make_shared<Establishing>();
             establishing->incoming.emplace(std::move(*connection));
             establishing->local = local;
             establishing->fd = establishing->incoming->fd();
-            tables_.watch_here(establishing);
+            if (tables_.watch_here(establishing))
+                await_request(establishing, Clock::now() + request_timeout);
         }
+    }
+
+    // docs/semantics.md TCP-LISTENER: a peer that connects and sends no whole MPA request
+    // within the listener's mpa_request_timeout_ms is dropped, so that silent peers cannot
+    // keep the process's descriptors (and, out of them, its listeners every other peer) for
+    // as long as they like.  On the progress thread.
+    void await_request(const std::shared_ptr<Establishing> &establishing,
+                       Clock::time_point deadline)
+    {
+        awaiting_request_.push_back({deadline, establishing});
+        if (awaiting_request_.size() == 1 || deadline < next_request_deadline_)
+            arm_request_timer(deadline);
+    }
+
+    void arm_request_timer(Clock::time_point deadline)
+    {
+        next_request_deadline_ = deadline;
+        const auto wait = std::max(std::chrono::nanoseconds(1),
+                                   std::chrono::nanoseconds(deadline - Clock::now()));
+        itimerspec when{};
+        when.it_value.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);
+        when.it_value.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
+        ::timerfd_settime(request_timer_.get(), 0, &when, nullptr);
+    }
+
+    // The request timer went off: drop every connection past its deadline that has sent no
+    // request yet (one that has is a connector's now, or retired), and arm for the next.
+    void drop_silent_peers()
+    {
+        std::uint64_t expirations = 0;
+        [[maybe_unused]] ssize_t n = ::read(request_timer_.get(), &expirations, sizeof expirations);
+        const Clock::time_point now = Clock::now();
+        std::optional<Clock::time_point> next;
+        std::lock_guard wire(Fabric::instance().wire());
+        std::erase_if(awaiting_request_, [&](const AwaitingRequest &a) {
+            std::shared_ptr<Establishing> e = a.establishing.lock();
+            if (!e || e->connector != nullptr || tables_.establishing_at(e->fd) != e)
+                return true; // answered, or gone
+            if (a.deadline > now) {
+                next = std::min(next.value_or(a.deadline), a.deadline);
+                return false;
+            }
+            // Retired, not closed here: the descriptor closes once the progress thread no
+            // longer watches it (a number reused before that would be unwatched with it).
+            tables_.retire(e);
+            return true;
+        });
+        if (next)
+            arm_request_timer(*next);
     }
 
     void ready(int fd) override
     {
         if (fd == tables_.changes_fd()) {
             tables_.apply_changes();
+            return;
+        }
+        if (fd == request_timer_.get()) {
+            drop_silent_peers();
             return;
         }
         std::shared_ptr<Establishing> establishing = tables_.establishing_at(fd);
@@ -511,6 +579,11 @@ private:
     tcp::TcpEstablishOptions options_;
     std::mutex acceptors_mu_; // acceptors_: listen and close, and the progress thread
     std::map<SoftListener *, Listening> acceptors_;
+    // The progress thread's: accepted connections awaiting their MPA request, and the timer
+    // that goes off at the earliest deadline among them.
+    std::vector<AwaitingRequest> awaiting_request_;
+    Clock::time_point next_request_deadline_{};
+    shm::UniqueFd request_timer_{::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)};
     TcpTables tables_;
     std::optional<tcp::TcpProgress> progress_; // last: stopped first
 };
