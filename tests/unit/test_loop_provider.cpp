@@ -140,7 +140,8 @@ TEST(LoopProvider, SaysWhatItDoesNotImplement)
     EXPECT_STATUS(STATUS_NOT_SUPPORTED, pd->Dispatch->NdkCreateMw(pd, Record::create, &r, &mw));
     EXPECT_STATUS(STATUS_NOT_SUPPORTED,
                   pd->Dispatch->NdkCreateMr(pd, TRUE, Record::create, &r, &frmr));
-    EXPECT_STATUS(STATUS_NOT_SUPPORTED,
+    // An SRQ deeper than MaxSrqDepth 0 is INVALID_PARAMETER (digest 1.2), not NOT_SUPPORTED.
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER,
                   pd->Dispatch->NdkCreateSrq(pd, 8, 1, 0, nullptr, nullptr, nullptr,
                                              Record::create, &r, &srq));
     EXPECT_STATUS(STATUS_NOT_SUPPORTED,
