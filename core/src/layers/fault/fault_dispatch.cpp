@@ -162,8 +162,15 @@ Face *FaultAdapter::wrap(NDK_OBJECT_HEADER *inner, NDK_OBJECT_TYPE type)
     face->inner = reinterpret_cast<AnyObject *>(inner);
     face->adapter = this;
     std::lock_guard lock(mu_);
+    own_.insert(face.get());
     faces_.push_back(std::move(face));
     return faces_.back().get();
+}
+
+bool FaultAdapter::owns(const void *object)
+{
+    std::lock_guard lock(mu_);
+    return own_.count(object) != 0;
 }
 
 // Made on first use, not with every CQ: a CqResults (its deque allocates a block at once) for

@@ -2,8 +2,10 @@
 // dispatch tables are `Forward<"NdkSend", &NDK_QP_DISPATCH::NdkSend>::call` and so on.  An entry
 //   1. finds the face it was called on (a call on anything else is STATUS_INVALID_HANDLE),
 //   2. lets the knobs act: `hold` blocks it, `fail` answers it without the provider,
-//   3. hands the provider its own objects for the faces among the arguments, and a relay of
-//      the layer's for every callback (its context a record of the consumer's callback),
+//   3. hands the provider its own objects for the faces among the arguments (an object
+//      argument that is not one of the adapter's faces is STATUS_INVALID_PARAMETER), and a
+//      relay of the layer's for every callback (its context a record of the consumer's
+//      callback),
 //   4. wraps an object the call created inline in a face, and
 //   5. makes an inline completion pend when the completion mode says so,
 // and acts the `misbehave` names that change what crosses the edge (docs/knobs.md).
@@ -144,13 +146,15 @@ constexpr T relay_for()
         return relay_reason;
 }
 
-// The provider's object for an argument.
+// The provider's object for an argument: the object called, or an object argument that
+// Forward::foreign_argument() found to be one of the adapter's faces.
 template <class T>
 T to_inner(T value)
 {
     if constexpr (is_object_pointer<T>) {
-        Face *face = face_of(value);
-        return face != nullptr ? reinterpret_cast<T>(face->inner) : value;
+        if (value == nullptr)
+            return value;
+        return reinterpret_cast<T>(reinterpret_cast<Face *>(value)->inner);
     } else {
         return value;
     }
@@ -201,6 +205,9 @@ struct Forward<Name, Member, R(Self, A...)> {
                 Name.view() == std::string_view("NdkInvalidate")
             ? kCount - 1
             : kCount;
+    // Whether an argument after the object called is an object (a CQ of NdkCreateQp, the MR of
+    // NdkBind, the QP of NdkConnect, ...).
+    static constexpr bool kTakesObjects = (is_object_pointer<A> || ...);
     static constexpr bool kGetResults = Name.view() == std::string_view("NdkGetCqResults") ||
                                         Name.view() == std::string_view("NdkGetCqResultsEx");
     static constexpr bool kGetResultsEx = Name.view() == std::string_view("NdkGetCqResultsEx");
@@ -219,6 +226,11 @@ struct Forward<Name, Member, R(Self, A...)> {
         FaultAdapter &adapter = *face->adapter;
         Injection &injection = adapter.miniport.injection;
         Args in{self, args...};
+        if constexpr (kTakesObjects) {
+            static_assert(std::is_same_v<R, NTSTATUS>);
+            if (foreign_argument(adapter, in, std::make_index_sequence<kCount - 1>{}))
+                return STATUS_INVALID_PARAMETER; // docs/semantics.md, OBJECT-OWN
+        }
         bool caught = false;
         if (injection.active()) {
             caught = injection.enter(&adapter, Name.view());
@@ -418,6 +430,22 @@ private:
         } else {
             return to_inner(std::get<I>(in));
         }
+    }
+
+    // Whether an object argument (after the object called) is not one of `adapter`'s faces:
+    // another adapter's, a plain adapter's, anything else.  Found by its address alone, so
+    // such a pointer is never read (docs/semantics.md, OBJECT-OWN).  NULL is the provider's to
+    // judge.
+    template <size_t... I>
+    static bool foreign_argument(FaultAdapter &adapter, Args &in, std::index_sequence<I...>)
+    {
+        auto foreign = [&adapter](auto value) {
+            if constexpr (is_object_pointer<decltype(value)>)
+                return value != nullptr && !adapter.owns(value);
+            else
+                return false;
+        };
+        return (foreign(std::get<I + 1>(in)) || ...);
     }
 
     template <size_t... I>

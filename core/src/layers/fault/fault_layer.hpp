@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 namespace ndk::fault {
@@ -40,8 +41,9 @@ struct AnyObject {
     const void *Dispatch;
 };
 
-// The consumer's view of a provider object.  `magic` tells a face from anything else a
-// consumer may pass (that is forwarded untouched, for the provider to judge).
+// The consumer's view of a provider object.  `magic` tells a face from anything else a dispatch
+// entry of the layer may be called on; an object argument is recognised by its address alone
+// (FaultAdapter::owns), since a foreign pointer may not be readable that far.
 struct CqResults;
 struct Face {
     NDK_OBJECT_HEADER Header;
@@ -252,6 +254,8 @@ public:
 
     // A face for the provider's object (nullptr stays nullptr).
     Face *wrap(NDK_OBJECT_HEADER *inner, NDK_OBJECT_TYPE type);
+    // Whether `object` is one of this adapter's faces, by its address alone (it is not read).
+    bool owns(const void *object);
     CallbackRecord *record(void (*function)(), PVOID context, NDK_OBJECT_TYPE created,
                            bool completion);
     // The CQ face's results, made now if it has none yet.
@@ -260,6 +264,7 @@ public:
 private:
     std::mutex mu_;
     std::deque<std::unique_ptr<Face>> faces_;
+    std::unordered_set<const void *> own_; // the faces' addresses
     std::deque<std::unique_ptr<CallbackRecord>> records_;
     std::deque<std::unique_ptr<CqResults>> cq_results_;
 };

@@ -13,6 +13,7 @@
 #include <thread>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <deque>
 #include <mutex>
@@ -266,9 +267,14 @@ public:
         auto shadow = std::make_unique<T>(*this, std::forward<Args>(args)...);
         T &ref = *shadow;
         std::lock_guard lock(mu_);
+        faces_.emplace(ref.face(), &ref);
         shadows_.push_back(std::move(shadow));
         return ref;
     }
+    // The shadow whose face `face` is, when it is one of this adapter's, else nullptr; found
+    // by the address alone, so a pointer of anything else (another adapter's object, a plain
+    // adapter's, a made-up one) is never read (docs/semantics.md, OBJECT-OWN).
+    Shadow *own(const void *face) const;
     std::string next_name(NDK_OBJECT_TYPE type);
 
     // calls.cpp
@@ -313,6 +319,7 @@ private:
     NDK_ADAPTER *real_;
     mutable std::mutex mu_;
     std::vector<std::unique_ptr<Shadow>> shadows_;
+    std::unordered_map<const void *, Shadow *> faces_; // each shadow's face
     std::deque<CallRecord> calls_;
     unsigned counters_[NdkObjectTypeMax + 1] = {};
     bool closed_ = false;
@@ -376,33 +383,31 @@ void cq_notification(PVOID context, NTSTATUS status);       // context: CqShadow
 void srq_notification(PVOID context, NTSTATUS status);      // context: SrqShadow*
 void connect_event(PVOID context, NDK_CONNECTOR *connector); // context: ListenerShadow*
 
-// The real object behind a face the consumer passed as an argument (nullptr stays nullptr).
+// The real object behind a face the consumer passed as an argument, once check_arguments()
+// accepted it (nullptr stays nullptr).
 template <class T>
 T *real_of(T *face)
 {
     return face == nullptr ? nullptr : reinterpret_cast<T *>(Shadow::of(face).real());
 }
 
-// Objects passed as arguments (the CQs and SRQ of a CreateQp, the QP of a Connect or Accept,
-// the MR and MW of a Bind) whose close was called: OBJECT-CLOSED-CALL on each, and true, so
-// the call is not forwarded.  Their real objects may be gone, their memory taken by a new
-// object of the provider; real_of() would hand the provider that one.
-template <class... T>
-bool closed_argument(const char *call, T *...faces)
-{
-    bool closed = false;
-    auto check = [&](const void *face) {
-        if (face == nullptr)
-            return;
-        Shadow &shadow = Shadow::of(face);
-        if (shadow.state() == State::Open)
-            return;
-        shadow.report("OBJECT-CLOSED-CALL", call,
-                      "passed as an argument after its close was called; not forwarded");
-        closed = true;
-    };
-    (check(faces), ...);
-    return closed;
-}
+// An object the consumer passes as an argument, and the type its parameter names (an
+// Invalidate's names two: an MR or an MW).
+struct Argument {
+    const void *face;
+    NDK_OBJECT_TYPE type;
+    NDK_OBJECT_TYPE or_type = NdkObjectTypeUndefined;
+};
+
+// The objects passed as arguments of `call` (the CQs and SRQ of a CreateQp, the QP and shared
+// endpoint of a Connect or Accept, the MR and MW of a Bind, FastRegister or Invalidate):
+// STATUS_SUCCESS when each is an open object of `adapter` of its parameter's type, or NULL
+// (left to the provider to judge).  Otherwise STATUS_INVALID_PARAMETER, and the call is not
+// forwarded: a pointer that is not one of this adapter's faces, or names another type, is
+// never followed (docs/semantics.md, OBJECT-OWN); one whose close was called is reported
+// (OBJECT-CLOSED-CALL), since its real object may be gone and its memory taken by a new
+// object of the provider, which real_of() would hand the provider.
+NTSTATUS check_arguments(LayerAdapter &adapter, const char *call,
+                         std::initializer_list<Argument> arguments);
 
 } // namespace ndk::validate

@@ -290,6 +290,33 @@ std::string LayerAdapter::next_name(NDK_OBJECT_TYPE type)
     return std::string(type_name(type)) + "#" + std::to_string(n);
 }
 
+Shadow *LayerAdapter::own(const void *face) const
+{
+    std::lock_guard lock(mu_);
+    auto it = faces_.find(face);
+    return it == faces_.end() ? nullptr : it->second;
+}
+
+NTSTATUS check_arguments(LayerAdapter &adapter, const char *call,
+                         std::initializer_list<Argument> arguments)
+{
+    NTSTATUS status = STATUS_SUCCESS;
+    for (const Argument &argument : arguments) {
+        if (argument.face == nullptr)
+            continue;
+        Shadow *shadow = adapter.own(argument.face);
+        if (shadow == nullptr ||
+            (shadow->type() != argument.type && shadow->type() != argument.or_type))
+            return STATUS_INVALID_PARAMETER; // not followed: no shadow to report it on
+        if (shadow->state() != State::Open) {
+            shadow->report("OBJECT-CLOSED-CALL", call,
+                           "passed as an argument after its close was called; not forwarded");
+            status = STATUS_INVALID_PARAMETER;
+        }
+    }
+    return status;
+}
+
 NDK_ADAPTER_INFO LayerAdapter::info() const
 {
     NDK_ADAPTER_INFO info{};

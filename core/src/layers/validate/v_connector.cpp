@@ -50,6 +50,15 @@ std::function<void(NTSTATUS)> link(ConnectorShadow &c, std::vector<Shadow *> ant
                 a->remove_successor(c);
     };
 }
+// The same for arguments that check_arguments() accepted; a NULL one names nothing.
+std::function<void(NTSTATUS)> link(ConnectorShadow &c, std::initializer_list<const void *> faces)
+{
+    std::vector<Shadow *> antecedents;
+    for (const void *face : faces)
+        if (face != nullptr)
+            antecedents.push_back(&Shadow::of(face));
+    return link(c, std::move(antecedents));
+}
 
 NTSTATUS connect(NDK_CONNECTOR *face, NDK_QP *qp, const PSOCKADDR src, ULONG src_length,
                  const PSOCKADDR dst, ULONG dst_length, ULONG irl, ULONG orl, const PVOID data,
@@ -58,10 +67,10 @@ NTSTATUS connect(NDK_CONNECTOR *face, NDK_QP *qp, const PSOCKADDR src, ULONG src
     ConnectorShadow &c = connector_of(face);
     if (!c.usable("NdkConnect"))
         return STATUS_INVALID_DEVICE_STATE;
-    if (closed_argument("NdkConnect", qp))
+    if (check_arguments(c.adapter(), "NdkConnect", {{qp, NdkObjectTypeQp}}) != STATUS_SUCCESS)
         return STATUS_INVALID_PARAMETER;
     check_private_data(c, "NdkConnect", data, data_length);
-    auto on_done = link(c, {&Shadow::of(qp)});
+    auto on_done = link(c, {qp});
     return run_request(c.adapter(), &c, "NdkConnect", completion, context,
                        [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
                            return real_connector(c)->Dispatch->NdkConnect(
@@ -81,10 +90,12 @@ NTSTATUS connect_with_shared_endpoint(NDK_CONNECTOR *face, NDK_QP *qp,
     const char *call = "NdkConnectWithSharedEndpoint";
     if (!c.usable(call))
         return STATUS_INVALID_DEVICE_STATE;
-    if (closed_argument(call, qp, endpoint))
+    if (check_arguments(c.adapter(), call,
+                        {{qp, NdkObjectTypeQp}, {endpoint, NdkObjectTypeSharedEndpoint}}) !=
+        STATUS_SUCCESS)
         return STATUS_INVALID_PARAMETER;
     check_private_data(c, call, data, data_length);
-    auto on_done = link(c, {&Shadow::of(qp), &Shadow::of(endpoint)});
+    auto on_done = link(c, {qp, endpoint});
     return run_request(c.adapter(), &c, call, completion, context,
                        [&](NDK_FN_REQUEST_COMPLETION done, PVOID ctx) {
                            return real_connector(c)->Dispatch->NdkConnectWithSharedEndpoint(
@@ -154,7 +165,9 @@ NTSTATUS complete_connect_ex(NDK_CONNECTOR *face, NDK_FN_DISCONNECT_EVENT_CALLBA
 // The accepted connector holds its QP, and its listener's endpoint (digest 3.5).
 std::vector<Shadow *> accept_antecedents(ConnectorShadow &c, NDK_QP *qp)
 {
-    std::vector<Shadow *> antecedents{&Shadow::of(qp)};
+    std::vector<Shadow *> antecedents;
+    if (qp != nullptr)
+        antecedents.push_back(&Shadow::of(qp));
     if (c.listener != nullptr)
         antecedents.push_back(c.listener);
     return antecedents;
@@ -169,7 +182,7 @@ NTSTATUS accept_as(const char *call, NDK_CONNECTOR *face, NDK_QP *qp, ULONG irl,
     ConnectorShadow &c = connector_of(face);
     if (!c.usable(call))
         return STATUS_INVALID_DEVICE_STATE;
-    if (closed_argument(call, qp))
+    if (check_arguments(c.adapter(), call, {{qp, NdkObjectTypeQp}}) != STATUS_SUCCESS)
         return STATUS_INVALID_PARAMETER;
     check_private_data(c, call, data, data_length);
     c.established = true;

@@ -100,9 +100,11 @@ NTSTATUS create_qp(NDK_PD *face, NDK_CQ *receive_cq, NDK_CQ *initiator_cq, PVOID
     Shadow &pd = pd_of(face);
     if (!pd.usable("NdkCreateQp"))
         return STATUS_INVALID_DEVICE_STATE;
-    if (closed_argument("NdkCreateQp", receive_cq, initiator_cq))
-        return STATUS_INVALID_PARAMETER; // docs/semantics.md QP-OBJECTS: a closed CQ
     LayerAdapter &a = pd.adapter();
+    if (check_arguments(a, "NdkCreateQp",
+                        {{receive_cq, NdkObjectTypeCq}, {initiator_cq, NdkObjectTypeCq}}) !=
+        STATUS_SUCCESS)
+        return STATUS_INVALID_PARAMETER; // docs/semantics.md QP-OBJECTS
     QpShadow &qp = new_qp(pd, qp_context, initiator_depth, receive_depth);
     auto link = link_qp(qp, receive_cq, initiator_cq, nullptr);
     // The QP's context in every result is the layer's (its shadow), translated back to the
@@ -127,9 +129,12 @@ NTSTATUS create_qp_with_srq(NDK_PD *face, NDK_CQ *receive_cq, NDK_CQ *initiator_
     Shadow &pd = pd_of(face);
     if (!pd.usable("NdkCreateQpWithSrq"))
         return STATUS_INVALID_DEVICE_STATE;
-    if (closed_argument("NdkCreateQpWithSrq", receive_cq, initiator_cq, srq))
-        return STATUS_INVALID_PARAMETER;
     LayerAdapter &a = pd.adapter();
+    if (check_arguments(a, "NdkCreateQpWithSrq",
+                        {{receive_cq, NdkObjectTypeCq},
+                         {initiator_cq, NdkObjectTypeCq},
+                         {srq, NdkObjectTypeSrq}}) != STATUS_SUCCESS)
+        return STATUS_INVALID_PARAMETER;
     QpShadow &qp = new_qp(pd, qp_context, initiator_depth, 0); // receives go to the SRQ
     qp.srq = srq ? &Shadow::as<SrqShadow>(srq) : nullptr;
     auto link = link_qp(qp, receive_cq, initiator_cq, srq);

@@ -52,7 +52,8 @@ NTSTATUS receive(NDK_QP *face, PVOID context, const NDK_SGE *sgl, ULONG count)
 NTSTATUS bind(NDK_QP *face, PVOID context, NDK_MR *mr, NDK_MW *mw, PVOID address, SIZE_T length,
               ULONG flags)
 {
-    if (closed_argument("NdkBind", mr, mw))
+    if (check_arguments(qp_of(face).adapter(), "NdkBind",
+                        {{mr, NdkObjectTypeMr}, {mw, NdkObjectTypeMw}}) != STATUS_SUCCESS)
         return STATUS_INVALID_PARAMETER; // a bad Bind argument (POST-CHECKS)
     return post(face, true, "NdkBind", context, flags, nullptr, 0, [&](NDK_QP *real, PVOID h) {
         return real->Dispatch->NdkBind(real, h, real_of(mr), real_of(mw), address, length,
@@ -64,7 +65,8 @@ NTSTATUS fast_register(NDK_QP *face, PVOID context, NDK_MR *mr, ULONG pages,
                        const NDK_LOGICAL_ADDRESS *page_array, ULONG fbo, SIZE_T length,
                        PVOID base, ULONG flags)
 {
-    if (closed_argument("NdkFastRegister", mr))
+    if (check_arguments(qp_of(face).adapter(), "NdkFastRegister", {{mr, NdkObjectTypeMr}}) !=
+        STATUS_SUCCESS)
         return STATUS_INVALID_PARAMETER;
     return post(face, true, "NdkFastRegister", context, flags, nullptr, 0,
                 [&](NDK_QP *real, PVOID h) {
@@ -75,7 +77,8 @@ NTSTATUS fast_register(NDK_QP *face, PVOID context, NDK_MR *mr, ULONG pages,
 
 NTSTATUS invalidate(NDK_QP *face, PVOID context, NDK_OBJECT_HEADER *mr_or_mw, ULONG flags)
 {
-    if (closed_argument("NdkInvalidate", mr_or_mw))
+    if (check_arguments(qp_of(face).adapter(), "NdkInvalidate",
+                        {{mr_or_mw, NdkObjectTypeMr, NdkObjectTypeMw}}) != STATUS_SUCCESS)
         return STATUS_INVALID_PARAMETER;
     return post(face, true, "NdkInvalidate", context, flags, nullptr, 0,
                 [&](NDK_QP *real, PVOID h) {
