@@ -6,6 +6,7 @@
 #include "package_types.hpp"
 #include "py_support.hpp"
 
+#include "ndk/knob_text.hpp"
 #include "ndk/lam.hpp"
 #include "ndk/objects.hpp"
 #include "ndk/status.hpp"
@@ -281,12 +282,12 @@ void bind_adapter(pyb::module_ &m)
     pyb::reinterpret_borrow<AdapterClass>(m.attr("Adapter"))
         .def_static(
             "_open",
-            [](const std::string &provider, const std::string &options,
+            [](const std::string &provider, const KnobList &knobs,
                std::pair<USHORT, USHORT> version, bool validate) {
-                return Adapter::open(provider, options, NDK_VERSION{version.first, version.second},
-                                     validate);
+                return Adapter::open(provider, options_text(knobs),
+                                     NDK_VERSION{version.first, version.second}, validate);
             },
-            pyb::arg("provider"), pyb::arg("options"), pyb::arg("version"),
+            pyb::arg("provider"), pyb::arg("knobs"), pyb::arg("version"),
             pyb::arg("validate") = false,
             "Open through the validation layer when `validate` (use ndk.open_adapter).")
         .def_property_readonly("provider", &Adapter::provider_name)

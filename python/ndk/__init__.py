@@ -28,7 +28,7 @@ from ._constants import (AdapterFlag, CqNotify, MrFlag, NdResult, NdResultStatus
 from ._errors import (KnobsNotSupported, KnobValueError, NdkError, ObjectClosedError,
                       ValidationRequired)
 from ._knobs import Knobs
-from ._knobs import options_text as _options_text
+from ._knobs import knob_pairs as _knob_pairs
 from ._oid import ConnectionEntry, LocalEndpointEntry, OidHeader, OidResult
 from ._status import Status
 
@@ -123,7 +123,7 @@ def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
             raise ValueError(f"{', '.join(layer_options)}: an option of the validation layer, "
                              "which this adapter is opened without (pass validate=True)")
     try:
-        adapter = _compiled().Adapter._open(provider, _options_text(knobs),
+        adapter = _compiled().Adapter._open(provider, _knob_pairs(knobs),
                                             (int(major), int(minor)), validate)
     except NdkError as error:
         if type(error) is not NdkError:  # KnobsNotSupported is not one; subclasses stay

@@ -32,9 +32,10 @@ def knob_text(value: Any) -> str:
     return str(int(value)) if isinstance(value, int) else str(value)
 
 
-def options_text(knobs: Mapping[str, Any]) -> str:
-    """``key=value`` lines for ndk.open_adapter's keyword arguments."""
-    return "\n".join(f"{key}={knob_text(value)}" for key, value in knobs.items())
+def knob_pairs(knobs: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, text) pairs for ndk.open_adapter's keyword arguments; the adapter checks each as
+    it checks a knob set at run time (ndk::knob_problem, docs/knobs.md)."""
+    return [(key, knob_text(value)) for key, value in knobs.items()]
 
 
 def set_knob(adapter: Adapter, key: str, value: Any) -> str:

@@ -54,3 +54,36 @@ def test_a_taken_address_says_to_close_the_first_adapter():
         assert "ad.close()" in str(error.value) and "with ndk.open_adapter(" in str(error.value)
     ndk.open_adapter("soft", address="192.0.2.201").close()  # free again once closed
 
+
+
+# A knob's text that the options' lines would split or cut: a newline starts another knob, a
+# NUL ends the C string, ';' is the options' other separator (docs/knobs.md).
+SPLITTING_VALUES = {
+    "newline": ("address", "192.0.2.9\nmax_cq_depth=2"),
+    "nul": ("max_cq_depth", "16\0" "2"),
+    "semicolon": ("create_mode", "inline;max_cq_depth=2"),
+    "carriage return": ("create_mode", "inline\r"),
+}
+
+
+@pytest.mark.parametrize("key,value", SPLITTING_VALUES.values(), ids=SPLITTING_VALUES.keys())
+def test_a_value_the_options_would_split_is_refused_at_open_as_at_run_time(key, value):
+    shown = value.replace("\n", "\\n").replace("\0", "\\0").replace("\r", "\\x0d")
+    with pytest.raises(ndk.KnobValueError, match="a value is one line") as at_open:
+        ndk.open_adapter("soft", **{key: value})
+    assert at_open.value.status == Status.INVALID_PARAMETER and shown in str(at_open.value)
+    with ndk.open_adapter("soft") as ad:
+        before = ad.query_info().max_cq_depth
+        with pytest.raises(ndk.KnobValueError, match="a value is one line") as later:
+            setattr(ad.knobs, key, value)
+        assert str(later.value) in str(at_open.value)  # that one adds the status's name
+        assert ad.query_info().max_cq_depth == before  # no second knob was set
+
+
+def test_a_knob_name_with_a_separator_is_refused_at_open_as_at_run_time():
+    """At open it would set max_cq_depth=2 (the line "max_cq_depth=2\ncreate_mode=inline")."""
+    with pytest.raises(ndk.KnobValueError, match="a name has no") as at_open:
+        ndk.open_adapter("soft", **{"max_cq_depth=2\ncreate_mode": "inline"})
+    with ndk.open_adapter("soft") as ad, pytest.raises(ndk.KnobValueError) as later:
+        ndk._knobs.set_knob(ad, "max_cq_depth=2\ncreate_mode", "inline")
+    assert str(later.value) in str(at_open.value)

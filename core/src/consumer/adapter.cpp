@@ -4,11 +4,36 @@
 #include "wrap.hpp"
 
 #include "ndk/fault.hpp"
+#include "ndk/knob_text.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace ndk {
+namespace {
+
+// `text` with its control characters written as escapes (\n, \0, \xNN), quoted.
+std::string printable(const std::string &text)
+{
+    std::string out = "'";
+    for (char c : text) {
+        auto byte = static_cast<unsigned char>(c);
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\0')
+            out += "\\0";
+        else if (byte < 0x20 || byte == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+            out += hex;
+        } else
+            out += c;
+    }
+    return out + "'";
+}
+
+} // namespace
 
 std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
                                        const std::string &options, NDK_VERSION version,
@@ -43,6 +68,32 @@ std::shared_ptr<Adapter> Adapter::open(const std::string &provider_name,
     std::shared_ptr<Adapter> opened(new Adapter(std::move(provider), miniport, adapter));
     opened->validation_ = std::move(session);
     return opened;
+}
+
+std::string knob_problem(const std::string &key, const std::string &value)
+{
+    auto control = [](const std::string &text) {
+        return std::any_of(text.begin(), text.end(), [](char c) {
+            return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == ';';
+        });
+    };
+    if (control(key) || key.find('=') != std::string::npos)
+        return "knob name " + printable(key) + ": a name has no control character, ';' or '='";
+    if (control(value))
+        return "knob " + key + "=" + printable(value) +
+               ": a value is one line without control characters (newline, NUL) or ';'";
+    return {};
+}
+
+std::string options_text(const KnobList &knobs)
+{
+    std::string options;
+    for (const auto &[key, value] : knobs) {
+        if (std::string problem = knob_problem(key, value); !problem.empty())
+            throw Error(STATUS_INVALID_PARAMETER, problem);
+        options += key + "=" + value + "\n";
+    }
+    return options;
 }
 
 Adapter::Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter)
@@ -276,6 +327,10 @@ NTSTATUS Adapter::set_knob(const std::string &key, const std::string &value, std
         throw ClosedError("adapter is closed");
     if (!has_knobs())
         return STATUS_NOT_SUPPORTED;
+    if (std::string problem = knob_problem(key, value); !problem.empty()) {
+        reply = problem;
+        return STATUS_INVALID_PARAMETER;
+    }
     char buf[1024] = {};
     NTSTATUS status =
         provider_->entry().ControlMiniport(miniport_, key.c_str(), value.c_str(), buf, sizeof buf);
