@@ -16,11 +16,18 @@ struct Slot {
 // adapter from a dead one whose address was reused.
 std::unordered_map<const Adapter *, Slot> &tables = *new std::unordered_map<const Adapter *, Slot>;
 
-PVOID int_context(pyb::handle context, const char *parameter)
+} // namespace
+
+bool passed_as_is(pyb::handle context, const char *parameter, PVOID *value)
 {
-    return reinterpret_cast<PVOID>(
-        static_cast<uintptr_t>(unsigned_arg(context, 8 * sizeof(PVOID), parameter)));
+    if (!PyLong_Check(context.ptr()))
+        return false;
+    auto number = static_cast<uintptr_t>(unsigned_arg(context, 8 * sizeof(PVOID), parameter));
+    *value = reinterpret_cast<PVOID>(number);
+    return number < ContextTable::kHandleBase || number >= ContextTable::kHandleEnd;
 }
+
+namespace {
 
 template <class Raw, class Out>
 std::vector<Out> convert(const Object &cq, std::span<const Raw> raw)
@@ -39,13 +46,22 @@ std::vector<Out> convert(const Object &cq, std::span<const Raw> raw)
 
 PVOID ContextTable::hold(pyb::handle context, const char *parameter, size_t uses)
 {
-    if (PyLong_Check(context.ptr()))
-        return int_context(context, parameter);
-    auto key = reinterpret_cast<uintptr_t>(context.ptr());
-    auto [it, inserted] =
-        entries_.try_emplace(key, Entry{pyb::reinterpret_borrow<pyb::object>(context), 0});
-    it->second.uses += uses;
-    return reinterpret_cast<PVOID>(key);
+    PVOID as_is = nullptr;
+    if (passed_as_is(context, parameter, &as_is))
+        return as_is;
+    auto [known, added] = handles_.try_emplace(context.ptr(), 0);
+    if (added) {
+        do { // 2^40 handles, reused after the last; one still held is skipped
+            known->second = next_handle_;
+            next_handle_ += kHandleStep;
+            if (next_handle_ >= kHandleEnd)
+                next_handle_ = kHandleBase;
+        } while (entries_.count(known->second) != 0);
+        entries_.emplace(known->second,
+                         Entry{pyb::reinterpret_borrow<pyb::object>(context), 0});
+    }
+    entries_.at(known->second).uses += uses;
+    return reinterpret_cast<PVOID>(known->second);
 }
 
 void ContextTable::unhold(PVOID value, size_t uses)
@@ -59,6 +75,7 @@ void ContextTable::unhold(PVOID value, size_t uses)
     }
     // Erase first, release after: the object's __del__ may post (and so use the table).
     pyb::object dying = std::move(it->second.object);
+    handles_.erase(dying.ptr());
     entries_.erase(it);
 }
 
@@ -69,8 +86,10 @@ pyb::object ContextTable::take(PVOID value)
         return pyb::reinterpret_steal<pyb::object>(
             PyLong_FromUnsignedLongLong(reinterpret_cast<uintptr_t>(value)));
     pyb::object object = it->second.object;
-    if (--it->second.uses == 0)
+    if (--it->second.uses == 0) {
+        handles_.erase(object.ptr());
         entries_.erase(it);
+    }
     return object;
 }
 
@@ -87,6 +106,7 @@ void ContextTable::clear()
 {
     std::unordered_map<uintptr_t, Entry> dying;
     dying.swap(entries_);
+    handles_.clear();
 }
 
 const std::shared_ptr<ContextTable> &contexts_of(const std::shared_ptr<Adapter> &adapter)
@@ -123,10 +143,8 @@ void drop_contexts(const Adapter &adapter)
 HeldContext::HeldContext(const Object &target, pyb::handle context, const char *parameter,
                          size_t uses)
 {
-    if (PyLong_Check(context.ptr())) {
-        value_ = int_context(context, parameter);
+    if (passed_as_is(context, parameter, &value_))
         return;
-    }
     if (uses == 0)
         return;
     table_ = contexts_of(target.adapter());

@@ -2,13 +2,17 @@
 //
 // The rule (docs/architecture.md, "The binding"): an int is passed to the provider as is (0 is
 // NULL, the default) and comes back as that int; any other object, None included, is passed as
-// a handle, its address, while a per-adapter table holds a reference to it, and a result
-// carrying the handle gives back the very same object.  A request context is held from the
-// post until the completion that carries it is retrieved (Cq.get_results*, wait_results,
-// poll_into: that one leaves the raw handle in its array and only drops the reference), or
-// until the adapter closes (a successful SILENT_SUCCESS request has no completion); a post that
-// does not return SUCCESS releases it at once.  A qp_context is held until the adapter closes,
-// since every completion of the QP carries it, even after the QP's close.
+// a handle while a per-adapter table holds a reference to it, and a result carrying the handle
+// gives back the very same object.  Handles come from a range of their own
+// ([kHandleBase, kHandleEnd), never an object's address), and an int inside that range is held
+// like an object, so an int context never aliases an object context (an int equal to id() of
+// a held object came back as that object, and the object's completion as an int).  A request
+// context is held from the post until the completion that carries it is retrieved
+// (Cq.get_results*, wait_results, poll_into: that one leaves the raw handle in its array and
+// only drops the reference), or until the adapter closes (a successful SILENT_SUCCESS request
+// has no completion); a post that does not return SUCCESS releases it at once.  A qp_context
+// is held until the adapter closes, since every completion of the QP carries it, even after
+// the QP's close.
 //
 // Every table operation runs with the GIL held, which is what serializes them.
 #pragma once
@@ -28,8 +32,18 @@ class Object;
 
 namespace ndk::py {
 
+// Whether `context` (an int outside the handles' range) is passed to the provider as is; its
+// value into *value either way for an int (an int out of range raises, naming `parameter`).
+bool passed_as_is(pyb::handle context, const char *parameter, PVOID *value);
+
 class ContextTable {
 public:
+    // The handles' range: in the kernel's half of the address space, where neither a user
+    // space pointer nor a count falls; a step of 16 keeps them aligned like pointers.
+    static constexpr uintptr_t kHandleBase = 0xFFFF'C000'0000'0000;
+    static constexpr uintptr_t kHandleEnd = 0xFFFF'D000'0000'0000;
+    static constexpr uintptr_t kHandleStep = 16;
+
     // The PVOID that stands for `context` (see above), holding it `uses` times when it is not
     // an int.  `parameter` names the argument in errors (a negative or too large int).
     PVOID hold(pyb::handle context, const char *parameter, size_t uses = 1);
@@ -48,7 +62,9 @@ private:
         pyb::object object;
         size_t uses;
     };
-    std::unordered_map<uintptr_t, Entry> entries_;
+    std::unordered_map<uintptr_t, Entry> entries_;   // handle -> the object it stands for
+    std::unordered_map<PyObject *, uintptr_t> handles_; // a held object -> its handle
+    uintptr_t next_handle_ = kHandleBase;
 };
 
 // The table of `adapter` (created on first use).  GIL held.

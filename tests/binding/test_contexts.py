@@ -55,6 +55,44 @@ def test_objects_none_and_ints_come_back_as_given(pair):
     del keep
 
 
+# Where the binding's handles for object contexts lie (bindings/contexts.hpp): an int there
+# is held like an object, so that it cannot alias one.
+HANDLE_BASE = 0xFFFF_C000_0000_0000
+
+
+def test_an_int_equal_to_a_held_objects_id_or_handle_comes_back_as_that_int(pair):
+    """An int request context equal to id() of a held object context came back as that object,
+    and the object's completion as an int: contexts that cannot alias."""
+    a, b = pair
+    _, mr = registered(b)
+    marker = Marker()
+    given = [marker, id(marker), HANDLE_BASE, HANDLE_BASE + 16, HANDLE_BASE + 32, marker]
+    for context in given:
+        assert b.qp.receive([mr.sge(0, 64)], request_context=context) == Status.SUCCESS
+    keep = send_to(a, b, len(given))
+    got = [r.request_context for r in b.cq.wait_results(len(given), timeout=5)]
+    assert got[0] is marker and got[5] is marker
+    assert got[1:5] == given[1:5] and all(type(g) is int for g in got[1:5])
+    del keep
+
+
+def test_a_qp_context_int_equal_to_another_qps_object_context_stays_an_int():
+    marker = Marker()
+    with ndk.open_adapter("soft") as ad:
+        pd = ad.create_pd().get(timeout=5)
+        cq = ad.create_cq(8).get(timeout=5)
+        qps = [pd.create_qp(cq, cq, qp_context=c).get(timeout=5)
+               for c in (marker, id(marker), HANDLE_BASE + 16)]
+        buf = bytearray(64)
+        mr = pd.create_mr().get(timeout=5)
+        mr.register(buf, flags=MrFlag.ALLOW_LOCAL_WRITE).get(timeout=5)
+        for qp in qps:
+            assert qp.receive([mr.sge(0, 8)], request_context=1) == Status.SUCCESS
+            qp.flush()
+        got = [r.qp_context for r in cq.wait_results(3, timeout=5)]
+        assert got[0] is marker and got[1:] == [id(marker), HANDLE_BASE + 16]
+
+
 def test_the_reference_is_dropped_once_the_completion_is_retrieved(pair):
     a, b = pair
     _, mr = registered(b)
@@ -165,8 +203,10 @@ def test_srq_receive_and_post_many_take_objects(pair):
     keep = send_to(a, b, 2)
     out = bytearray(2 * 40)
     assert b.cq.poll_into(out, min_results=2, timeout=5) == 2
-    # The array keeps the raw handle (an int); the object is let go.
-    assert int.from_bytes(out[16:24], "little") == id(marker)
+    # The array keeps the raw handle (an int from the handles' range, not id()); the object is
+    # let go.
+    handle = int.from_bytes(out[16:24], "little")
+    assert handle >= HANDLE_BASE and handle == int.from_bytes(out[56:64], "little")
     assert sys.getrefcount(marker) == baseline
     del keep
     with ndk.open_adapter("soft") as ad:
