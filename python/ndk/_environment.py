@@ -73,7 +73,10 @@ def problem(provider: str, options: Mapping[str, str] | None = None) -> str | No
     return _checked[key]
 
 
-def _problem(provider: str, options: dict[str, Any]) -> str | None:
+def open_problem(provider: str, options: Mapping[str, Any] | None = None) -> str | None:
+    """Why an adapter of ``provider`` (with the knobs ``options``) does not open here, in one
+    line naming the cause and the fix; None when it opens.  What ``ndk walk`` checks first."""
+    options = dict(options or {})
     try:
         import ndk
     except ImportError as exc:
@@ -87,6 +90,15 @@ def _problem(provider: str, options: dict[str, Any]) -> str | None:
                 "knobs are whose)")
     except ndk.NdkError as exc:
         return describe(ndk, provider, exc, options)
+    return None
+
+
+def _problem(provider: str, options: dict[str, Any]) -> str | None:
+    line = open_problem(provider, options)
+    if line:
+        return line
+    import ndk
+
     if "address" in options:
         return None  # the run chose its addresses: the open above has checked them
     try:
@@ -105,7 +117,8 @@ def describe(ndk: Any, provider: str, exc: Any, options: Mapping[str, str] = {})
     """The line for an adapter of ``provider`` that failed to open with ``exc`` (an NdkError)."""
     status = getattr(exc, "status", None)
     text = str(exc)
-    if status == ndk.Status.NOT_SUPPORTED and text.startswith("cannot load provider"):
+    if status == ndk.Status.NOT_SUPPORTED and text.startswith(("cannot load provider",
+                                                               "no provider named")):
         return _load_error(f"provider {provider!r} does not load ({text}): give a provider name that "
                 "`ndk providers` lists, or the path of a provider library (.so)")
     if status == ndk.Status.NOT_SUPPORTED and "does not export a valid" in text:

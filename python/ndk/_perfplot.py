@@ -262,18 +262,19 @@ def draw(results: Sequence[dict[str, Any]], samples: Sequence[Sequence[float]] |
 
 
 def check_path(path: str | Path) -> Path:
-    """The plot file's path if its suffix is a known picture format, else PlotError."""
+    """The plot file's path if its suffix is a known picture format and its folder exists (none
+    is created: a mistyped folder is an error, not a new tree), else PlotError."""
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise PlotError(f"--plot {path}: the file name must end in .png or .svg")
+    if not path.parent.is_dir():
+        raise PlotError(f"--plot {path}: the folder {str(path.parent)!r} does not exist")
     return path
 
 
 def save(fig, path: str | Path) -> Path:
     """Write the figure as PNG or SVG, by the file's suffix."""
     path = check_path(path)
-    if path.parent != Path(""):
-        path.parent.mkdir(parents=True, exist_ok=True)
     import matplotlib
 
     # SVG: text stays <text> (searchable, selectable, smaller) rather than glyph outlines.

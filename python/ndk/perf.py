@@ -57,6 +57,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Sequence
 
+from ._arguments import check_range, new_file, whole_number
 from ._peer import PROCESS, base_provider, reach_of, transport_of
 
 LATENCY_TESTS = ("send_lat", "write_lat", "read_lat")
@@ -432,27 +433,6 @@ def _which(tests: Sequence[str]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
 
 
-def _check_range(value: int, text: str, bounds: tuple[int, int]) -> int:
-    import argparse
-
-    if not bounds[0] <= value <= bounds[1]:
-        raise argparse.ArgumentTypeError(f"{text} is out of range (valid: {bounds[0]}..{bounds[1]})")
-    return value
-
-
-def whole_number(bounds: tuple[int, int]):
-    """An argparse type: a whole number (digits, optionally signed) within ``bounds``."""
-    import argparse
-
-    def parse(text: str) -> int:
-        if not re.fullmatch(r"\s*[-+]?\d+\s*", text):
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not a whole number (valid: {bounds[0]}..{bounds[1]})")
-        return _check_range(int(text), text, bounds)
-
-    return parse
-
-
 def size_argument(text: str) -> int:
     """An argparse type: :func:`parse_size` within SIZE_RANGE."""
     import argparse
@@ -465,16 +445,16 @@ def size_argument(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a size (bytes, or with k, m, g: 4k, 1m; valid: "
             f"{SIZE_RANGE[0]}..{SIZE_RANGE[1]})") from None
-    return _check_range(value, text, SIZE_RANGE)
+    return check_range(value, text, SIZE_RANGE)
 
 
 def plot_argument(text: str) -> str:
-    """An argparse type: a picture file name ending in .png or .svg."""
+    """An argparse type: a picture file name ending in .png or .svg, in a folder that exists."""
     import argparse
 
     if Path(text).suffix.lower() not in (".png", ".svg"):
         raise argparse.ArgumentTypeError(f"{text!r}: the file name must end in .png or .svg")
-    return text
+    return new_file(text)
 
 
 def batch_argument(text: str) -> int:

@@ -753,23 +753,34 @@ class Model:
 # --- the command -----------------------------------------------------------------------------
 
 
+# The ranges `ndk walk` and the helper ndk_walk (tests/walk/ndk_walk.cpp) take.
+MAX_SECONDS = 7 * 24 * 3600.0
+SEED_RANGE = (0, 2**64 - 1)
+THREADS_RANGE = (1, 16)  # ndk_walk's kMaxThreads
+OPS_RANGE = (1, 2**63 - 1)
+
+
 def add_arguments(parser) -> None:
     """The ``ndk walk`` arguments (cli.py adds the subcommand)."""
     import argparse
 
+    from ._arguments import seconds, whole_number
+
     parser.add_argument("--provider", default="soft", metavar="P",
                         help="provider name or library path (default soft)")
-    parser.add_argument("--seconds", type=float, default=10.0, metavar="N",
+    parser.add_argument("--seconds", type=seconds(MAX_SECONDS), default=10.0, metavar="N",
                         help="how long to walk (default 10)")
-    parser.add_argument("--seed", type=int, metavar="S",
+    parser.add_argument("--seed", type=whole_number(SEED_RANGE), metavar="S",
                         help="random seed (default: a random one, printed)")
-    parser.add_argument("--threads", type=int, default=1, metavar="T",
-                        help="independent walkers on their own adapter pairs, concurrently")
-    parser.add_argument("--ops", type=int, metavar="N", help="stop after N operations")
+    parser.add_argument("--threads", type=whole_number(THREADS_RANGE), default=1, metavar="T",
+                        help="independent walkers on their own adapter pairs, concurrently "
+                             f"({THREADS_RANGE[0]}..{THREADS_RANGE[1]})")
+    parser.add_argument("--ops", type=whole_number(OPS_RANGE), metavar="N",
+                        help="stop after N operations")
     parser.add_argument("--out", default=".", metavar="DIR",
                         help="where a failure's traces and scenario go (default .)")
-    parser.add_argument("--shrink-seconds", type=float, default=120.0, metavar="N",
-                        help="time limit of the shrinker (default 120)")
+    parser.add_argument("--shrink-seconds", type=seconds(MAX_SECONDS), default=120.0,
+                        metavar="N", help="time limit of the shrinker (default 120)")
     parser.add_argument("--no-shrink", action="store_true", help="keep the raw trace only")
     parser.add_argument("--replay", metavar="TRACE",
                         help="run a recorded trace once (and shrink it if it fails)")
@@ -778,7 +789,8 @@ def add_arguments(parser) -> None:
                         help="after a failure the quirk table knows for this provider, walk on "
                              "with the next seed until --seconds are used")
     # hidden: tests of the oracle and the shrinker
-    parser.add_argument("--inject-failure-at", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--inject-failure-at", type=whole_number(OPS_RANGE),
+                        help=argparse.SUPPRESS)
     parser.add_argument("--misbehave", help=argparse.SUPPRESS)
     parser.add_argument("--create-mode", help=argparse.SUPPRESS)
 
@@ -840,7 +852,15 @@ def walk_past_known(provider: str, seconds: float, seed: int, out: str | os.Path
 
 
 def main_from_args(args) -> int:
-    """Handler of ``ndk walk``."""
+    """Handler of ``ndk walk``: a provider that does not load or open here is an error of the
+    environment (one line, exit 2, nothing walked or written), as for ``ndk conformance``."""
+    if not args.replay:
+        from ._environment import EXIT_ENVIRONMENT, open_problem
+
+        line = open_problem(args.provider)
+        if line:
+            print(f"ndk walk: {line}", file=sys.stderr)
+            return EXIT_ENVIRONMENT
     try:
         if args.past_known:
             results = walk_past_known(args.provider, args.seconds, args.seed or 1, args.out,

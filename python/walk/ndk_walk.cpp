@@ -17,6 +17,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -501,6 +503,36 @@ struct Parsed {
     std::vector<std::string> positional;
 };
 
+// A whole number within [lo, hi], digits only (stoull takes "-5" and wraps it), else
+// invalid_argument naming the option and its range.
+uint64_t whole(const std::string &option, const std::string &text, uint64_t lo, uint64_t hi)
+{
+    size_t used = 0;
+    uint64_t n = 0;
+    try {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+            throw std::invalid_argument(text);
+        n = std::stoull(text, &used);
+    } catch (const std::exception &) {
+        used = 0;
+    }
+    if (used == 0 || n < lo || n > hi)
+        throw std::invalid_argument(option + " " + text + ": expected a whole number in " +
+                                    std::to_string(lo) + ".." + std::to_string(hi));
+    return n;
+}
+
+// A time in seconds, more than 0 and at most a week, else invalid_argument.
+double seconds(const std::string &option, const std::string &text)
+{
+    char *end = nullptr;
+    double s = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(s > 0 && s <= 7 * 24 * 3600.0))
+        throw std::invalid_argument(option + " " + text +
+                                    ": expected seconds, more than 0 and at most 604800");
+    return s;
+}
+
 bool parse(int argc, char **argv, Parsed &p)
 {
     for (int i = 2; i < argc; ++i) {
@@ -514,25 +546,25 @@ bool parse(int argc, char **argv, Parsed &p)
             if (a == "--provider")
                 p.config.provider = value();
             else if (a == "--seconds")
-                p.config.seconds = std::stod(value());
+                p.config.seconds = seconds(a, value());
             else if (a == "--ops")
-                p.config.max_ops = std::stoull(value());
+                p.config.max_ops = whole(a, value(), 1, UINT64_MAX >> 1);
             else if (a == "--seed")
-                p.config.seed = std::stoull(value());
+                p.config.seed = whole(a, value(), 0, UINT64_MAX);
             else if (a == "--threads")
-                p.config.threads = std::max(1, std::min(kMaxThreads, std::stoi(value())));
+                p.config.threads = static_cast<int>(whole(a, value(), 1, kMaxThreads));
             else if (a == "--out")
                 p.config.out_dir = value();
             else if (a == "--no-shrink")
                 p.config.shrink = false;
             else if (a == "--shrink-seconds")
-                p.config.shrink_seconds = std::stod(value());
+                p.config.shrink_seconds = seconds(a, value());
             else if (a == "--hang-seconds")
-                p.config.hang_seconds = std::stod(value());
+                p.config.hang_seconds = seconds(a, value());
             else if (a == "--wait-seconds")
-                p.config.wait_seconds = std::stod(value());
+                p.config.wait_seconds = seconds(a, value());
             else if (a == "--inject-failure-at")
-                p.config.inject_failure_at = std::stoull(value());
+                p.config.inject_failure_at = whole(a, value(), 1, UINT64_MAX >> 1);
             else if (a == "--misbehave")
                 p.config.misbehave = value();
             else if (a == "--create-mode")

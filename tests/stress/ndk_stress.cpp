@@ -6,6 +6,7 @@
 #include "stress.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,7 +26,8 @@ constexpr const char *kUsage =
     "                  [--drain-seconds S]\n"
     "  --threads N        threads, each driving its own connections (default 2)\n"
     "  --connections M    connections per thread (default 4)\n"
-    "  --seconds S        how long to post new requests (default 3); then it drains\n"
+    "  --seconds S        how long to post new requests, more than 0 (default 3); then\n"
+    "                     it drains\n"
     "  --options OPTIONS  adapter options, 'key=value' lines or ';'-separated\n"
     "                     (default: $NDK_STRESS_OPTIONS), e.g. transport=inproc\n"
     "                     (transport=shm without shm_fabric: a fabric of this run's own)\n"
@@ -40,12 +42,15 @@ constexpr const char *kUsage =
     "  --addresses A,B    the adapters' addresses (default: the ones the provider gives)\n"
     "  --drain-seconds S  how long the drain may take before it is a hang (default 60)\n";
 
+// A finite number >= 0 (strtod also reads "inf" and "nan").
 bool number(const char *text, double &out)
 {
     char *end = nullptr;
     out = std::strtod(text, &end);
-    return end != text && *end == '\0' && out >= 0;
+    return end != text && *end == '\0' && std::isfinite(out) && out >= 0;
 }
+
+constexpr double kMaxSeconds = 7 * 24 * 3600.0;
 
 // nullopt (with a message) on bad usage.
 std::optional<Config> parse(int argc, char **argv)
@@ -74,9 +79,9 @@ std::optional<Config> parse(int argc, char **argv)
             c.threads = static_cast<int>(n);
         } else if (arg == "--connections" && whole && n >= 1 && n <= 4096) {
             c.connections = static_cast<int>(n);
-        } else if (arg == "--seconds" && number(value, n)) {
-            c.seconds = n;
-        } else if (arg == "--drain-seconds" && number(value, n) && n > 0) {
+        } else if (arg == "--seconds" && number(value, n) && n > 0 && n <= kMaxSeconds) {
+            c.seconds = n; // 0 posts nothing, and its rate divides by it
+        } else if (arg == "--drain-seconds" && number(value, n) && n > 0 && n <= kMaxSeconds) {
             c.drain_seconds = n;
         } else if (arg == "--seed" && whole) {
             c.seed = static_cast<uint64_t>(n);
