@@ -16,7 +16,7 @@ double seconds_of(const pyb::object &timeout) { return timeout.is_none() ? -1.0 
 void await_call(const pyb::object &self, const Call &call, const pyb::object &timeout)
 {
     release_deferred();
-    bool done = wait_released(call, seconds_of(timeout));
+    bool done = wait_released(self, call, seconds_of(timeout));
     release_deferred(); // what the completion let go of on the provider's thread
     if (!done)
         raise_call_timeout(self, timeout);
@@ -48,6 +48,9 @@ void bind_call(pyb::module_ &m)
             auto cls = package_attr("ndk._errors", "NdkError");
             pyb::object error = cls(static_cast<uint32_t>(e.status()), e.what());
             PyErr_SetObject(cls.ptr(), error.ptr());
+        } catch (const InheritedError &e) {
+            auto cls = package_attr("ndk._errors", "InheritedAdapterError");
+            PyErr_SetObject(cls.ptr(), pyb::str(e.what()).ptr());
         } catch (const ClosedError &e) {
             auto cls = package_attr("ndk._errors", "ObjectClosedError");
             PyErr_SetObject(cls.ptr(), pyb::str(e.what()).ptr());

@@ -308,7 +308,7 @@ BUFFER_TOO_SMALL (address_length updated); other.)doc")
         .def(
             "wait_disconnect",
             [](Connector &c, pyb::object timeout) -> pyb::object {
-                if (auto reason = pop_released(c.events().disconnects, timeout))
+                if (auto reason = pop_released(c, c.events().disconnects, timeout))
                     return pyb::int_(*reason);
                 return pyb::none();
             },

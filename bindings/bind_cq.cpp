@@ -324,7 +324,7 @@ docs/semantics.md ND-RESULT-V1-ROWS, ND-RESULT-BYTES).)doc")
             "NdkControlCqInterruptModeration -> Status (never PENDING).  Documented: SUCCESS; "
             "INSUFFICIENT_RESOURCES; NOT_SUPPORTED (adapter flag not set); INVALID_PARAMETER_MIX.")
         .def("wait_notification",
-             [](Cq &cq, pyb::object timeout) { return wait_status_event(cq.events().notifications, timeout); },
+             [](Cq &cq, pyb::object timeout) { return wait_status_event(cq, cq.events().notifications, timeout); },
              pyb::arg("timeout") = pyb::none(),
              "The next NdkCqNotificationCallback status, or None after `timeout` seconds.  "
              "Notifications delivered before a close stay readable after it.")

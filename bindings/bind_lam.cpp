@@ -87,7 +87,7 @@ buffer stays alive while mapped; release() (or dropping the Lam) calls NdkReleas
                 const LamCall &c = self.cast<const LamCall &>();
                 double seconds = timeout.is_none() ? -1.0 : timeout_of(timeout).count();
                 release_deferred();
-                if (!wait_released(c, seconds))
+                if (!wait_released(self, c, seconds))
                     raise_call_timeout(self, timeout);
                 if (c.result() != STATUS_SUCCESS)
                     throw Error(c.result(), "NdkBuildLAM");

@@ -307,7 +307,7 @@ void bind_objects(pyb::module_ &m)
         .def("receive", &srq_receive, pyb::arg("sgl"), pyb::arg("request_context") = 0,
              "Alias of srq_receive (NdkSrqReceive).")
         .def("wait_notification",
-             [](Srq &srq, pyb::object timeout) { return wait_status_event(srq.events().notifications, timeout); },
+             [](Srq &srq, pyb::object timeout) { return wait_status_event(srq, srq.events().notifications, timeout); },
              pyb::arg("timeout") = pyb::none(),
              "The next NdkSrqNotificationCallback status, or None after `timeout` seconds.")
         .def_property_readonly("notifications",

@@ -3,6 +3,9 @@
 //    freeze the interpreter, and another thread must be able to release or close it);
 //  - waits in slices, so Ctrl-C (KeyboardInterrupt) is noticed within kSlice whatever the
 //    timeout, leaving the awaited call or queue as it was;
+//  - a call held inside the provider (the fault layer's knob `hold`) hears Ctrl-C too: the held
+//    main thread runs the pending signal handlers every ~50 ms (hear_signals_in_held_calls);
+//    an exception one raised ends the hold and is raised when the call returns;
 //  - never taken back by a thread while the interpreter finalizes: CPython would end such a
 //    thread by unwinding its C++ frames, which aborts the process ("terminate called without
 //    an active exception" at exit, with a daemon thread polling a CQ).  The thread parks
@@ -33,6 +36,10 @@ public:
 private:
     PyThreadState *state_;
 };
+
+// Let a call held by the fault layer's knob `hold` on the main thread end when a signal's
+// Python handler raises (once, at module import, on the main thread).
+void hear_signals_in_held_calls();
 
 // f() with the GIL released.
 template <class F>

@@ -1,6 +1,7 @@
 // ndk._core: the pybind11 binding.  Thin by design: argument conversion, GIL handling,
 // exception translation, reprs and docstrings; the behaviour lives in core/.
 #include "package_types.hpp"
+#include "gil.hpp"
 #include "py_support.hpp"
 
 #include <pybind11/stl.h>
@@ -17,6 +18,7 @@ PYBIND11_MODULE(_core, m)
     // The package's modules this one imports (package_types.hpp), for the layering test.
     m.attr("_LEAF_MODULES") = std::vector<std::string>(std::begin(ndk::py::kPackageLeafModules),
                                                        std::end(ndk::py::kPackageLeafModules));
+    ndk::py::hear_signals_in_held_calls();
     ndk::py::bind_constants(m);
     ndk::py::bind_call(m);
     ndk::py::bind_validation(m);

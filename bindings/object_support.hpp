@@ -25,10 +25,12 @@ pyb::class_<T, Object, std::shared_ptr<T>> object_class(pyb::module_ &m, const c
     return pyb::class_<T, Object, std::shared_ptr<T>>(m, name, doc);
 }
 
-// The next status of `queue` as an ndk.Status, or None after `timeout` seconds (None: wait).
-inline pyb::object wait_status_event(EventQueue<NTSTATUS> &queue, const pyb::object &timeout)
+// The next status of `queue` as an ndk.Status, or None after `timeout` seconds (None: wait);
+// ObjectClosedError once `owner` is closed (pop_released).
+inline pyb::object wait_status_event(const Object &owner, EventQueue<NTSTATUS> &queue,
+                                     const pyb::object &timeout)
 {
-    if (auto status = pop_released(queue, timeout))
+    if (auto status = pop_released(owner, queue, timeout))
         return pyb::cast(Status{*status});
     return pyb::none();
 }

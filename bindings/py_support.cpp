@@ -457,6 +457,8 @@ pyb::handle named_impl(pyb::detail::function_call &call)
             if (PyObject_SetAttrString(result.ptr(), "_function",
                                        pyb::str(function).ptr()) != 0)
                 PyErr_Clear();
+            if (call.func.is_method && !call.args.empty())
+                remember_owner(result, call.args[0]);
         }
         return result;
     }
@@ -554,13 +556,73 @@ void let_go_now()
     release_deferred();
 }
 
-bool wait_released(const Call &call, double seconds)
+namespace {
+
+// What an ndk.Call's `_owner` holds: throws ClosedError once the call can no longer complete.
+using OwnerCheck = std::function<void(const std::string &function)>;
+
+OwnerCheck owner_check_of(pyb::handle self)
+{
+    if (pyb::isinstance<Adapter>(self)) {
+        std::weak_ptr<Adapter> weak = self.cast<std::shared_ptr<Adapter>>();
+        return [weak](const std::string &function) {
+            auto adapter = weak.lock();
+            if (adapter && adapter->inherited())
+                adapter->check_open(); // InheritedError
+            if (!adapter || !adapter->accepts_closes())
+                throw ClosedError(function + " will not complete: its adapter is closed");
+        };
+    }
+    if (pyb::isinstance<Object>(self)) {
+        auto object = self.cast<std::shared_ptr<Object>>();
+        std::weak_ptr<Object> weak = object;
+        std::weak_ptr<Adapter> weak_adapter = object->adapter();
+        std::string type = object_type_name(object->type());
+        return [weak, weak_adapter, type](const std::string &function) {
+            auto adapter = weak_adapter.lock();
+            if (adapter && adapter->inherited())
+                adapter->check_open(); // InheritedError
+            if (!adapter || !adapter->accepts_closes())
+                throw ClosedError(function + " will not complete: its adapter is closed");
+            if (auto object = weak.lock(); object && object->close_completed())
+                throw ClosedError(function + " will not complete: its " + type + " is closed");
+        };
+    }
+    return {};
+}
+
+} // namespace
+
+void remember_owner(pyb::handle call, pyb::handle self)
+{
+    OwnerCheck check = owner_check_of(self);
+    if (!check)
+        return;
+    pyb::capsule owner(new OwnerCheck(std::move(check)),
+                       [](void *p) { delete static_cast<OwnerCheck *>(p); });
+    if (PyObject_SetAttrString(call.ptr(), "_owner", owner.ptr()) != 0)
+        PyErr_Clear();
+}
+
+bool wait_released(pyb::handle self, const Call &call, double seconds)
 {
     std::optional<std::chrono::duration<double>> timeout;
     if (seconds >= 0)
         timeout = Call::Seconds(seconds);
+    const OwnerCheck *owner = nullptr;
+    pyb::object capsule; // keeps *owner alive for the wait
+    if (self && pyb::hasattr(self, "_owner")) {
+        capsule = self.attr("_owner");
+        if (PyCapsule_CheckExact(capsule.ptr()))
+            owner = capsule.cast<pyb::capsule>().get_pointer<OwnerCheck>();
+    }
+    const std::string function = owner ? call_function(self) : std::string();
     return wait_interruptibly(timeout, [&](std::chrono::duration<double> slice) {
-        return call.wait(slice);
+        if (call.wait(slice))
+            return true;
+        if (owner != nullptr && !call.done())
+            (*owner)(function);
+        return false;
     });
 }
 

@@ -4,6 +4,7 @@
 
 #include "ndk/events.hpp"
 #include "ndk/ndkpi.h"
+#include "ndk/objects.hpp"
 #include "ndk/validation.hpp"
 
 #include <pybind11/pybind11.h>
@@ -69,13 +70,20 @@ void name_argument_errors(pyb::module_ &m);
 std::chrono::duration<double> timeout_of(const pyb::object &timeout);
 
 // The next event of `queue`, waiting at most `timeout` with the GIL released (gil.hpp:
-// Ctrl-C interrupts it).
+// Ctrl-C interrupts it).  An event already queued is returned even after `owner` closed; a
+// wait for one more ends with ClosedError (ndk.ObjectClosedError) within a slice of the close
+// of `owner` or of its adapter: no event follows a close (digest 3.1).
 template <class T>
-std::optional<T> pop_released(EventQueue<T> &queue, const pyb::object &timeout)
+std::optional<T> pop_released(const Object &owner, EventQueue<T> &queue,
+                              const pyb::object &timeout)
 {
     std::optional<T> event;
     wait_interruptibly(timeout_of(timeout), [&](std::chrono::duration<double> slice) {
-        event = queue.pop(slice);
+        event = queue.pop();
+        if (!event) {
+            owner.check_open();
+            event = queue.pop(slice);
+        }
         return event.has_value();
     });
     return event;
@@ -89,8 +97,14 @@ GROUP_AFFINITY affinity_of(const pyb::object &affinity);
 // buffer can be resized again as soon as the call returns.
 void let_go_now();
 
-// Wait on a Call, with the GIL released (Ctrl-C interrupts it).  seconds < 0: forever.
-bool wait_released(const Call &call, double seconds);
+// Wait on the Call `call` (the C++ side of the ndk.Call `self`), with the GIL released
+// (Ctrl-C interrupts it).  seconds < 0: forever.  A wait for a completion that can no longer
+// come ends with ClosedError (ndk.ObjectClosedError): the close of the object the call was
+// issued on completed, or its adapter was torn down (remember_owner).
+bool wait_released(pyb::handle self, const Call &call, double seconds);
+// Remember on the ndk.Call `call` what the method `self` it came from was called on, for
+// wait_released.  Weakly: a pending Call keeps neither its object nor its adapter alive.
+void remember_owner(pyb::handle call, pyb::handle self);
 // TimeoutError for the ndk.Call `call` that did not complete within `timeout`: names its NDK
 // function (set on every Call a bound function returns) and what was awaited.
 [[noreturn]] void raise_call_timeout(pyb::handle call, const pyb::object &timeout);

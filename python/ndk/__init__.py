@@ -25,8 +25,8 @@ from . import _knobs
 from ._connection import AddressResult, ConnectionData
 from ._constants import (AdapterFlag, CqNotify, MrFlag, NdResult, NdResultStatus, NdStatus,
                          ObjectType, Oid, OpFlag, OpType, RdmaTechnology)
-from ._errors import (KnobsNotSupported, KnobValueError, NdkError, ObjectClosedError,
-                      ValidationRequired)
+from ._errors import (InheritedAdapterError, KnobsNotSupported, KnobValueError, NdkError,
+                      ObjectClosedError, ValidationRequired)
 from ._knobs import Knobs
 from ._knobs import knob_pairs as _knob_pairs
 from ._oid import ConnectionEntry, LocalEndpointEntry, OidHeader, OidResult
@@ -53,7 +53,7 @@ except ImportError:  # the package's sources used without a build
 
 __all__ = [
     "Adapter", "AdapterFlag", "AdapterInfo", "AdapterInfoQuery", "AddressResult", "Call",
-    "ConnectionData", "ConnectionEntry", "Connector", "Cq", "CqNotify", "Knobs",
+    "ConnectionData", "ConnectionEntry", "Connector", "Cq", "CqNotify", "InheritedAdapterError", "Knobs",
     "KnobsNotSupported", "KnobValueError", "Lam", "LamCall", "Listener", "LocalEndpointEntry",
     "Mdl", "Mr", "MrFlag", "Mw", "NdkError", "NdResult", "NdResultStatus", "NdStatus", "Object", "ObjectClosedError", "ObjectType", "Oid",
     "OidHeader", "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result",

@@ -53,6 +53,11 @@ class ObjectClosedError(_ValueSemantics, ValueError):
     """A method was called on an NDK object (or adapter) that is closed."""
 
 
+class InheritedAdapterError(ObjectClosedError):
+    """A forked child used an adapter (or an object of one) that its parent opened: the child
+    does not own it and may only open adapters of its own (docs/semantics.md, FORK)."""
+
+
 class KnobsNotSupported(_ValueSemantics, ValueError):
     """The provider does not accept a knob it was given (it has no such knob, or no knobs)."""
 

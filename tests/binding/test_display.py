@@ -70,6 +70,7 @@ def examples():
             "KnobValueError": ndk.KnobValueError(Status.INVALID_PARAMETER, "bad"),
             "KnobsNotSupported": ndk.KnobsNotSupported("no knobs"),
             "ObjectClosedError": ndk.ObjectClosedError("closed"),
+            "InheritedAdapterError": ndk.InheritedAdapterError("opened by process 1 before fork()"),
             "ValidationRequired": ndk.ValidationRequired("raw"),
         }
         for cls in PUBLIC_TYPES:

@@ -41,6 +41,13 @@ public:
     using std::logic_error::logic_error;
 };
 
+// A call in a forked child on an adapter (or an object of one) that the parent opened: the
+// child does not own it (docs/semantics.md, FORK).
+class InheritedError : public ClosedError {
+public:
+    using ClosedError::ClosedError;
+};
+
 // A provider broke the ABI in a way the consumer cannot go on from: a created object without
 // a dispatch table, or with a NULL entry where NDK requires a function.  The object is not
 // used (its close included: there is no function to call), and the call's result raises this.

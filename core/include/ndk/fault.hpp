@@ -15,6 +15,14 @@ namespace ndk::fault {
 // the inner provider's.
 std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner);
 
+// A call held by the knob `hold` asks `check` at least every 50 ms while it waits; when it
+// returns true, that call's hold ends as if released.  The Python binding sets one so that a
+// signal whose Python handler raises (Ctrl-C's KeyboardInterrupt) ends a held call on the main
+// thread, which raises it when the call returns.  Null (the default): a hold ends only by
+// `release` or by its adapter's close.
+using HoldInterrupted = bool (*)();
+void set_hold_interrupted(HoldInterrupted check);
+
 } // namespace ndk::fault
 
 // The fault layer's provider entry, for any harness: CreateMiniport takes

@@ -78,6 +78,10 @@ public:
     bool is_open() const;
     // NdkCloseXxx.  A second call returns the first call's record.
     Call close();
+    // True once nothing issued on the object can complete any more: the provider completed
+    // its close (its requests' completions come before it, digest 3.1), or the adapter is
+    // torn down.
+    bool close_completed() const;
     // Throws ClosedError when closed or when the adapter is closed.
     void check_open() const;
     // Enter a call into the provider on this object: ClosedError when closed (InCall).
@@ -128,8 +132,13 @@ public:
 
     NDK_ADAPTER *ndk() const { return ndk_; }
     const std::string &provider_name() const { return provider_->name(); }
-    // False once close() began (even while it pends on calls in flight).
+    // False once close() began (even while it pends on calls in flight), and in a process
+    // forked from the one that opened it.
     bool is_open() const;
+    // True in a process forked after the open (docs/semantics.md, FORK): the adapter, its
+    // objects, its provider state and threads are the parent's; the child neither uses them
+    // (InheritedError) nor closes them (close() and the destructors leave them as they are).
+    bool inherited() const;
     void check_open() const;
     // Enter a call into the provider on the adapter: ClosedError once closing (InCall).
     InCall enter();
@@ -138,6 +147,9 @@ public:
     // provider): then it returns at once, and the last of those calls to return finishes
     // the close.  Knobs stay usable until then (a `hold` can still be released).
     void close();
+    // End every call the fault layer holds on this adapter (knob `hold`, docs/knobs.md) and
+    // disarm its hold: the adapter's close does (not an object's: CLOSE-IN-FLIGHT, CLOSE-HELD).
+    void end_holds();
     // True until the provider's adapter is closed: objects may still issue their closes.
     bool accepts_closes() const;
     // An object's close about to reach the provider: false once the adapter is torn down.
@@ -209,6 +221,7 @@ private:
     Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter);
     void enter_call();
     void leave();
+    [[noreturn]] void throw_inherited() const;
     void *add_event_context(const std::type_info &type, std::shared_ptr<void> sink);
     // Remember a context handed to the provider on this adapter (an event sink's, a call's):
     // finish_close() erases what is left of them from the context table.
@@ -221,6 +234,8 @@ private:
     NDIS_HANDLE miniport_;
     NDK_ADAPTER *ndk_;
     std::shared_ptr<validate::Session> validation_;
+    const unsigned fork_generation_; // fork_generation() at the open
+    const int opener_pid_;
     mutable std::mutex mu_;
     bool open_ = true;      // false once close() began
     bool torn_down_ = false; // the provider's adapter and miniport are gone

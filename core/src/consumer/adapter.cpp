@@ -1,10 +1,13 @@
 #include "ndk/objects.hpp"
 
 #include "context_table.hpp"
+#include "fork_generation.hpp"
 #include "wrap.hpp"
 
 #include "ndk/fault.hpp"
 #include "ndk/knob_text.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -97,20 +100,48 @@ std::string options_text(const KnobList &knobs)
 }
 
 Adapter::Adapter(std::shared_ptr<Provider> provider, NDIS_HANDLE miniport, NDK_ADAPTER *adapter)
-    : provider_(std::move(provider)), miniport_(miniport), ndk_(adapter)
+    : provider_(std::move(provider)), miniport_(miniport), ndk_(adapter),
+      fork_generation_(fork_generation()), opener_pid_(static_cast<int>(::getpid()))
 {
 }
 
 Adapter::~Adapter() { close(); }
 
+bool Adapter::inherited() const { return fork_generation_ != fork_generation(); }
+
+// Every path that would reach the provider asks inherited() before taking mu_: a lock the
+// parent's thread held at the fork stays locked in the child.
+void Adapter::throw_inherited() const
+{
+    throw InheritedError("the adapter was opened by process " + std::to_string(opener_pid_) +
+                         " before fork(); a child process cannot use what it inherited: open "
+                         "an adapter of its own (docs/semantics.md, FORK)");
+}
+
 bool Adapter::is_open() const
 {
+    if (inherited())
+        return false;
     std::lock_guard lock(mu_);
     return open_;
 }
 
+void Adapter::end_holds()
+{
+    // A call the fault layer holds (knob `hold`) lasts until `release` or its adapter's close
+    // (docs/knobs.md), which would pend on it: release it, and disarm a hold that caught
+    // nothing, which would catch one of the closes.  The
+    // miniport is this adapter's alone (open() creates it): no other adapter's hold ends.
+    std::string hold, reply;
+    if (has_knobs() && !inherited() && accepts_closes() &&
+        get_knob("hold", hold) == STATUS_SUCCESS)
+        set_knob("release", "1", reply);
+}
+
 bool Adapter::begin_close()
 {
+    if (inherited())
+        return false;
     std::lock_guard lock(mu_);
     if (torn_down_)
         return false;
@@ -135,18 +166,24 @@ void Adapter::end_close()
 
 bool Adapter::accepts_closes() const
 {
+    if (inherited())
+        return false; // the parent's to close
     std::lock_guard lock(mu_);
     return !torn_down_;
 }
 
 void Adapter::check_open() const
 {
+    if (inherited())
+        throw_inherited();
     if (!is_open())
         throw ClosedError("adapter is closed");
 }
 
 void Adapter::enter_call()
 {
+    if (inherited())
+        throw_inherited();
     std::lock_guard lock(mu_);
     if (!open_)
         throw ClosedError("adapter is closed");
@@ -194,6 +231,10 @@ std::vector<Call> Adapter::close_children()
 
 void Adapter::close()
 {
+    // In a forked child, the provider's adapter, its threads and its locks are the parent's
+    // copy: the child leaves them untouched (its copy of the memory goes with the process).
+    if (inherited())
+        return;
     {
         std::lock_guard lock(mu_);
         if (!open_)
@@ -206,6 +247,7 @@ void Adapter::close()
     std::string progress, reply;
     if (has_knobs() && get_knob("progress", progress) == STATUS_SUCCESS && progress == "manual")
         set_knob("progress", "auto", reply);
+    end_holds(); // before the closes below, which an armed hold would catch
     std::vector<Call> closes = close_children();
     {
         std::lock_guard lock(mu_);
@@ -321,6 +363,8 @@ NTSTATUS Adapter::query_extension(GUID *id, NDK_VERSION version, NDK_EXTENSION_I
 
 NTSTATUS Adapter::set_knob(const std::string &key, const std::string &value, std::string &reply)
 {
+    if (inherited())
+        throw_inherited();
     // Not enter(): knobs reach the miniport, not the adapter, and stay usable while a close
     // pends on a held call (the `release` knob ends the hold).
     if (!accepts_closes())
@@ -340,6 +384,8 @@ NTSTATUS Adapter::set_knob(const std::string &key, const std::string &value, std
 
 NTSTATUS Adapter::get_knob(const std::string &key, std::string &value)
 {
+    if (inherited())
+        throw_inherited();
     if (!accepts_closes())
         throw ClosedError("adapter is closed");
     if (!has_knobs())

@@ -50,12 +50,24 @@ void Object::hold(std::shared_ptr<Object> antecedent)
 
 bool Object::is_open() const
 {
+    if (adapter_->inherited())
+        return false; // without mu_: a parent's thread may have held it at the fork
     std::lock_guard lock(mu_);
     return !close_call_.valid() && adapter_->is_open();
 }
 
+bool Object::close_completed() const
+{
+    if (!adapter_->accepts_closes())
+        return true;
+    std::lock_guard lock(mu_);
+    return close_call_.valid() && close_call_.done();
+}
+
 void Object::check_open() const
 {
+    if (adapter_->inherited())
+        adapter_->check_open(); // InheritedError
     if (!is_open())
         throw ClosedError(std::string(object_type_name(type_)) + " is closed");
 }
@@ -97,6 +109,8 @@ InCall::~InCall()
 
 Call Object::close()
 {
+    if (adapter_->inherited()) // the parent's object: the child leaves it as it is
+        return Call::inline_result(STATUS_SUCCESS);
     std::unique_lock lock(mu_);
     if (close_call_.valid())
         return close_call_;

@@ -3,11 +3,13 @@
 // says, and the thread that delivers the completions they defer.
 #include "layers/fault/fault_layer.hpp"
 
+#include "ndk/fault.hpp"
 #include "ndk/status.hpp"
 #include "providers/kit/kit_functions.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <sstream>
 
 namespace ndk::fault {
@@ -50,6 +52,9 @@ const MisbehaveName kMisbehaves[] = {
     {"drop_completion", Misbehave::DropCompletion},
     {"reorder_completions", Misbehave::ReorderCompletions},
 };
+
+// set_hold_interrupted's check, for every miniport of the process.
+std::atomic<HoldInterrupted> hold_interrupted{nullptr};
 
 } // namespace
 
@@ -193,6 +198,11 @@ std::optional<ArmedFailure> Injection::take_failure(std::string_view function)
     return failure;
 }
 
+void set_hold_interrupted(HoldInterrupted check)
+{
+    hold_interrupted.store(check, std::memory_order_release);
+}
+
 bool Injection::should_pend(Kind kind)
 {
     std::lock_guard lock(mu_);
@@ -211,10 +221,24 @@ bool Injection::enter(const FaultAdapter *adapter, std::string_view function)
     caught_.insert(adapter);
     update_active();
     const uint64_t generation = release_generation_;
-    ++held_;
-    cv_.wait(lock, [&] {
+    auto released = [&] {
         return release_generation_ != generation || closing_.count(adapter) != 0;
-    });
+    };
+    ++held_;
+    while (!released()) {
+        HoldInterrupted interrupted = hold_interrupted.load(std::memory_order_acquire);
+        if (interrupted == nullptr) {
+            cv_.wait(lock, released);
+            break;
+        }
+        if (cv_.wait_for(lock, std::chrono::milliseconds(50), released))
+            break;
+        lock.unlock(); // the check may take the interpreter's lock: never under mu_
+        const bool stop = interrupted();
+        lock.lock();
+        if (stop)
+            break;
+    }
     --held_;
     return true;
 }

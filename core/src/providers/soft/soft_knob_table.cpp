@@ -602,8 +602,10 @@ const KnobSpec kKnobTable[] = {
                "`NdkSend`, ... any NDK dispatch function); set `release` (any value); read `held`",
      .effect =
          "the next call of that function, on any adapter of this miniport, blocks in the "
-         "layer, before it reaches the provider, until `release` is set or its adapter closes; the "
-         "hold is consumed by that one call. `release` also disarms a hold that caught "
+         "layer, before it reaches the provider, until `release` is set or its adapter is "
+         "closed, which sets `release` (docs/semantics.md, CLOSE-HELD), or, in Python on the "
+         "main thread, until a signal's handler raises (Ctrl-C: KeyboardInterrupt, raised when "
+         "the call returns; HOLD-SIGINT); the hold is consumed by that one call. `release` also disarms a hold that caught "
          "nothing. `held` is how many calls are blocked now; reading `hold` gives the armed "
          "name (empty once consumed). Run time only, like `step`. For tests that a validation "
          "layer sees a consumer calling concurrently",
