@@ -15,6 +15,7 @@ from ndk.scenario import (CLIENT, CLIENT6, CREATE_MODES, EPHEMERAL, expect_call,
                           expect_no_completion, post_receives, quiet_period, SERVER, SERVER6,
                           set_adapter_flags, Side, THIRD, TIMEOUT, UNOWNED)
 from ndk.scenario.connection import adapter, adapters  # noqa: F401  (fixtures)
+from ndk.scenario.stated import stated
 from ndk.scenario.connection import (accept, establish, expect_cancelled_receives,
                                      expect_disconnect_event, expect_inline, expect_private_data,
                                      finish, how, incoming, listening, new_connector,
@@ -200,12 +201,16 @@ def test_connect_to_closed_listener_is_refused(adapters: tuple[ndk.Adapter, ndk.
 @pytest.mark.reference("CONN-REFUSED")
 def test_connect_refused_when_incoming_connector_closed(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """docs/semantics.md: CONN-REFUSED / CONN-CLOSE: the passive side closes the connector
-    of the connect event without answering: the Connect completes CONNECTION_REFUSED."""
+    of the connect event without answering: the Connect completes CONNECTION_REFUSED.
+    Stated (digest 3.5: Connect completes SUCCESS only once the peer accepted): the Connect
+    completes once and fails; the choice: CONNECTION_REFUSED."""
     client, server = adapters
     handshake = start(client, server, (SERVER, 7113))
     expect_closed(handshake.server.connector.close())
+    with stated("digest 3.5"):
+        assert handshake.connect.wait(timeout=TIMEOUT) != Status.SUCCESS
+        assert handshake.connect.completions == 1
     assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
-    assert handshake.connect.completions == 1
 
 
 @pytest.mark.rule("CONNECT-HOST-UNREACHABLE")
@@ -214,12 +219,16 @@ def test_connect_refused_when_incoming_connector_closed(adapters: tuple[ndk.Adap
 @pytest.mark.parametrize("mode", CREATE_MODES)
 def test_connect_to_unowned_address_is_unreachable(open_adapter: OpenAdapter, mode: str) -> None:
     """digest 1.8: HOST_UNREACHABLE (i/a). docs/semantics.md: CONN-UNREACHABLE (an address no
-    soft RNIC owns; completed like CONN-REFUSED). The QP stays usable for another connector."""
+    soft RNIC owns; completed like CONN-REFUSED). The QP stays usable for another connector.
+    Stated (digest 3.5: no peer accepts): each Connect fails; the choice: HOST_UNREACHABLE,
+    inline or not as request_mode says."""
     client = open_adapter(address=CLIENT, request_mode=mode)
     side = Side(client)
     first, second = new_connector(client), new_connector(client)
-    expect_call(first.connect(side.qp, (UNOWNED, 7114)), Status.HOST_UNREACHABLE, how(mode))
-    expect_call(second.connect(side.qp, (UNOWNED, 7114)), Status.HOST_UNREACHABLE, how(mode))
+    expect_call(first.connect(side.qp, (UNOWNED, 7114)), Status.HOST_UNREACHABLE, how(mode),
+                stated_in="digest 3.5")
+    expect_call(second.connect(side.qp, (UNOWNED, 7114)), Status.HOST_UNREACHABLE, how(mode),
+                stated_in="digest 3.5")
 
 
 @pytest.mark.rule("CONNECT-NO-LOOPBACK")
@@ -228,13 +237,16 @@ def test_connect_to_unowned_address_is_unreachable(open_adapter: OpenAdapter, mo
 def test_connect_to_self_without_loopback_flag_is_unreachable(open_adapter: OpenAdapter) -> None:
     """digest 2.1 (LOOPBACK_CONNECTIONS_SUPPORTED), 1.8 (HOST_UNREACHABLE).
     docs/semantics.md: CONN-UNREACHABLE: without the flag (knob adapter_flags), the adapter's
-    own address is unreachable, even with a listener there, which sees no connect event."""
+    own address is unreachable, even with a listener there, which sees no connect event.
+    Stated (digest 2.1: the adapter does not support loopback connections): the Connect
+    fails; the choice: HOST_UNREACHABLE inline."""
     adapter = open_adapter(address=SERVER)
     set_adapter_flags(adapter, remove=AdapterFlag.LOOPBACK_CONNECTIONS_SUPPORTED)
     listener = listening(adapter, (SERVER, 7115))
     side = Side(adapter)
     connector = new_connector(adapter)
-    expect_inline(connector.connect(side.qp, (SERVER, 7115)), Status.HOST_UNREACHABLE)
+    expect_inline(connector.connect(side.qp, (SERVER, 7115)), Status.HOST_UNREACHABLE,
+                  stated_in="digest 2.1")
     no_incoming(listener)
 
 
@@ -263,14 +275,16 @@ def test_connect_from_address_not_owned(adapters: tuple[ndk.Adapter, ndk.Adapter
 @pytest.mark.reference("CONN-FAMILY")
 def test_connect_across_address_families(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (INVALID_ADDRESS). docs/semantics.md: CONN-FAMILY: an IPv4 source with an
-    IPv6 destination is INVALID_ADDRESS, inline; no connect event."""
+    IPv6 destination is INVALID_ADDRESS, inline; no connect event.  Stated (digest 1.8:
+    INVALID_ADDRESS, a local address not valid for the connection): the Connect fails; the
+    choice: that status, inline."""
     client = open_adapter(address=f"{CLIENT},{CLIENT6}")
     server = open_adapter(address=f"{SERVER},{SERVER6}")
     listener = listening(server, (SERVER6, 7117))
     side = Side(client)
     connector = new_connector(client)
     expect_inline(connector.connect(side.qp, (SERVER6, 7117), src_address=(CLIENT, 0)),
-                  Status.INVALID_ADDRESS)
+                  Status.INVALID_ADDRESS, stated_in="digest 1.8")
     no_incoming(listener)
 
 
@@ -301,7 +315,9 @@ def test_connect_null_private_data_with_length(adapters: tuple[ndk.Adapter, ndk.
 def test_connect_on_used_connector(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """digest 3.6, 4.2 (ND2 Connector::Connect: CONNECTION_ACTIVE). docs/semantics.md:
     CONN-ACTIVE: a second Connect on a connector that is connecting or connected is
-    CONNECTION_ACTIVE inline; the first connection is unaffected."""
+    CONNECTION_ACTIVE inline; the first connection is unaffected.  Stated (digest 3.6: a
+    connector carries one connection): the second Connect fails; the choice: its status,
+    inline."""
     client, server = adapters
     handshake = start(client, server, (SERVER, 7120))
     if state == "connected":
@@ -309,7 +325,7 @@ def test_connect_on_used_connector(adapters: tuple[ndk.Adapter, ndk.Adapter], st
         finish(handshake)
     other = new_qp(handshake.client)
     expect_inline(handshake.client.connector.connect(other, (SERVER, 7120)),
-                  Status.CONNECTION_ACTIVE)
+                  Status.CONNECTION_ACTIVE, stated_in="digest 3.6")
     no_incoming(handshake.server.listener)
     if state == "connecting":
         accept(handshake)
@@ -322,11 +338,13 @@ def test_connect_on_used_connector(adapters: tuple[ndk.Adapter, ndk.Adapter], st
 @pytest.mark.reference("CONN-ACTIVE")
 def test_connect_with_connected_qp(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6 (a QP carries one connection). docs/semantics.md: CONN-ACTIVE: Connect with a
-    QP already bound to another connector is CONNECTION_ACTIVE inline; no connect event."""
+    QP already bound to another connector is CONNECTION_ACTIVE inline; no connect event.
+    Stated (digest 3.6): the Connect fails; the choice: its status, inline."""
     client, server = adapters
     a, b = connected_pair(adapters, 7121)
     connector = new_connector(client)
-    expect_inline(connector.connect(a.qp, (SERVER, 7121)), Status.CONNECTION_ACTIVE)
+    expect_inline(connector.connect(a.qp, (SERVER, 7121)), Status.CONNECTION_ACTIVE,
+                  stated_in="digest 3.6")
     no_incoming(b.listener)
     transfer(a, b, b"unaffected")
 
@@ -341,7 +359,8 @@ def test_connect_times_out_without_answer(open_adapter: OpenAdapter) -> None:
     handshake = start(client, server, (SERVER, 7122))
     assert handshake.connect.wait(timeout=TIMEOUT) == Status.IO_TIMEOUT
     assert handshake.connect.completions == 1
-    expect_inline(handshake.client.connector.complete_connect(), Status.CONNECTION_INVALID)
+    expect_inline(handshake.client.connector.complete_connect(), Status.CONNECTION_INVALID,
+                  stated_in="digest 1.8")
 
 
 @pytest.mark.rule("ACCEPT-AFTER-CONNECT-TIMEOUT")
@@ -350,13 +369,15 @@ def test_connect_times_out_without_answer(open_adapter: OpenAdapter) -> None:
 def test_accept_after_connect_timed_out_is_aborted(open_adapter: OpenAdapter) -> None:
     """digest 1.8 (Accept: CONNECTION_ABORTED, the connecting peer abandoned).
     docs/semantics.md: CONN-TIMEOUT: after the active side's Connect timed out, the passive
-    side's Accept completes CONNECTION_ABORTED."""
+    side's Accept completes CONNECTION_ABORTED.  Stated (digest 1.8): the Connect and then
+    the Accept fail; the choice: the statuses, the Accept's through its completion."""
     client = open_adapter(address=CLIENT, connect_timeout_ms=150)
     server = open_adapter(address=SERVER)
     handshake = start(client, server, (SERVER, 7123))
-    assert handshake.connect.wait(timeout=TIMEOUT) == Status.IO_TIMEOUT
+    expect_call(handshake.connect, Status.IO_TIMEOUT, "pending", stated_in="digest 1.8")
     side = handshake.server
-    expect_call(side.connector.accept(side.qp), Status.CONNECTION_ABORTED, "pending")
+    expect_call(side.connector.accept(side.qp), Status.CONNECTION_ABORTED, "pending",
+                stated_in="digest 1.8")
 
 
 @pytest.mark.rule("ACCEPT-TIMEOUT")
@@ -366,14 +387,14 @@ def test_accept_times_out_without_complete_connect(open_adapter: OpenAdapter) ->
     """digest 1.8 (Accept: IO_TIMEOUT, the peer did not call CompleteConnect).
     docs/semantics.md: CONN-TIMEOUT: the Accept completes IO_TIMEOUT after connect_timeout_ms
     of the passive adapter; the active side's CompleteConnect then reports
-    CONNECTION_ABORTED."""
+    CONNECTION_ABORTED.  Stated (digest 1.8): the Accept and then the CompleteConnect fail;
+    the choice: the statuses, the CompleteConnect's inline."""
     client = open_adapter(address=CLIENT)
     server = open_adapter(address=SERVER, connect_timeout_ms=150)
     handshake = accept(start(client, server, (SERVER, 7124)))
-    assert handshake.accept.wait(timeout=TIMEOUT) == Status.IO_TIMEOUT
-    assert handshake.accept.completions == 1
+    expect_call(handshake.accept, Status.IO_TIMEOUT, "pending", stated_in="digest 1.8")
     expect_call(handshake.client.connector.complete_connect(), Status.CONNECTION_ABORTED,
-                "inline")
+                "inline", stated_in="digest 1.8")
 
 
 @pytest.mark.rule("ACCEPT-ABORTED")
@@ -383,14 +404,16 @@ def test_accept_after_connecting_side_closed(adapters: tuple[ndk.Adapter, ndk.Ad
     """digest 1.8 (Accept: CONNECTION_ABORTED, the connecting peer abandoned), 3.1 (a close
     cancels what is pending). docs/semantics.md: CONN-CLOSE / CONN-ABORTED: the active side
     closes its connector: its Connect completes CANCELLED; the passive side's Accept then
-    completes CONNECTION_ABORTED."""
+    completes CONNECTION_ABORTED.  Stated (digest 1.8, 3.1): the Connect completes once and
+    fails, and so does the Accept; the choice: CANCELLED and CONNECTION_ABORTED, the Accept's
+    through its completion."""
     client, server = adapters
     handshake = start(client, server, (SERVER, 7125))
     assert handshake.client.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
-    assert handshake.connect.wait(timeout=TIMEOUT) == Status.CANCELLED
-    assert handshake.connect.completions == 1
+    expect_call(handshake.connect, Status.CANCELLED, "pending", stated_in="digest 3.1")
     side = handshake.server
-    expect_call(side.connector.accept(side.qp), Status.CONNECTION_ABORTED, "pending")
+    expect_call(side.connector.accept(side.qp), Status.CONNECTION_ABORTED, "pending",
+                stated_in="digest 1.8")
 
 
 @pytest.mark.rule("CONNECT-COMPLETE-ABORTED")
@@ -401,15 +424,16 @@ def test_complete_connect_after_accepting_side_closed(open_adapter: OpenAdapter,
     """digest 1.8 (CompleteConnect: CONNECTION_ABORTED, the accepting peer abandoned).
     docs/semantics.md: CONN-CLOSE / CONN-ABORTED: the passive side closes its connector after
     Accept: its Accept completes CANCELLED; the active side's CompleteConnect reports
-    CONNECTION_ABORTED (inline or through its completion, knob request_mode)."""
+    CONNECTION_ABORTED (inline or through its completion, knob request_mode).  Stated
+    (digest 1.8, 3.1): the Accept completes once and fails, and so does the CompleteConnect;
+    the choice: CANCELLED and CONNECTION_ABORTED, and how each is reported."""
     client = open_adapter(address=CLIENT, request_mode=mode)
     server = open_adapter(address=SERVER)
     handshake = accept(start(client, server, (SERVER, 7126)))
     assert handshake.server.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
-    assert handshake.accept.wait(timeout=TIMEOUT) == Status.CANCELLED
-    assert handshake.accept.completions == 1
+    expect_call(handshake.accept, Status.CANCELLED, "pending", stated_in="digest 3.1")
     expect_call(handshake.client.connector.complete_connect(), Status.CONNECTION_ABORTED,
-                how(mode))
+                how(mode), stated_in="digest 1.8")
 
 
 @pytest.mark.rule("CONNECT-COMPLETE-NOT-CONNECTING")
@@ -420,20 +444,25 @@ def test_complete_connect_when_not_connecting(adapters: tuple[ndk.Adapter, ndk.A
     """digest 1.8 (CompleteConnect: CONNECTION_INVALID, "QP is not connecting").
     docs/semantics.md: UNCONNECTED / CONN-STATE: on an idle connector, one whose Connect has
     no answer yet, one already connected, or a passive connector: CONNECTION_INVALID inline,
-    no completion; an established connection is unaffected."""
+    no completion; an established connection is unaffected.  Stated (digest 1.8: "QP is not
+    connecting"): each CompleteConnect fails; the choice: inline."""
     client, server = adapters
     if state == "idle":
-        expect_inline(new_connector(client).complete_connect(), Status.CONNECTION_INVALID)
+        expect_inline(new_connector(client).complete_connect(), Status.CONNECTION_INVALID,
+                  stated_in="digest 1.8")
         return
     handshake = start(client, server, (SERVER, 7127))
     if state == "connecting":
-        expect_inline(handshake.client.connector.complete_connect(), Status.CONNECTION_INVALID)
+        expect_inline(handshake.client.connector.complete_connect(), Status.CONNECTION_INVALID,
+                  stated_in="digest 1.8")
     elif state == "passive":
-        expect_inline(handshake.server.connector.complete_connect(), Status.CONNECTION_INVALID)
+        expect_inline(handshake.server.connector.complete_connect(), Status.CONNECTION_INVALID,
+                  stated_in="digest 1.8")
     accept(handshake)
     finish(handshake)
     if state == "connected":
-        expect_inline(handshake.client.connector.complete_connect(), Status.CONNECTION_INVALID)
+        expect_inline(handshake.client.connector.complete_connect(), Status.CONNECTION_INVALID,
+                  stated_in="digest 1.8")
     transfer(handshake.client, handshake.server, b"established")
 
 
@@ -444,19 +473,23 @@ def test_complete_connect_when_not_connecting(adapters: tuple[ndk.Adapter, ndk.A
 def test_accept_when_not_incoming(adapters: tuple[ndk.Adapter, ndk.Adapter], state: str) -> None:
     """docs/semantics.md: UNCONNECTED / CONN-STATE: Accept on an idle connector, on the active
     side's connector, or a second time on the passive one: CONNECTION_INVALID inline, no
-    completion."""
+    completion.  Stated (digest 3.5: Accept answers the connect event of a connector, once):
+    each Accept fails; the choice: its status, inline."""
     client, server = adapters
     if state == "idle":
         side = Side(client)
-        expect_inline(new_connector(client).accept(side.qp), Status.CONNECTION_INVALID)
+        expect_inline(new_connector(client).accept(side.qp), Status.CONNECTION_INVALID,
+                      stated_in="digest 3.5")
         return
     handshake = accept(start(client, server, (SERVER, 7128)))
     if state == "active":
         qp = new_qp(handshake.client)
-        expect_inline(handshake.client.connector.accept(qp), Status.CONNECTION_INVALID)
+        expect_inline(handshake.client.connector.accept(qp), Status.CONNECTION_INVALID,
+                      stated_in="digest 3.5")
     else:
         qp = new_qp(handshake.server)
-        expect_inline(handshake.server.connector.accept(qp), Status.CONNECTION_INVALID)
+        expect_inline(handshake.server.connector.accept(qp), Status.CONNECTION_INVALID,
+                      stated_in="digest 3.5")
     finish(handshake)
 
 
@@ -466,12 +499,14 @@ def test_accept_when_not_incoming(adapters: tuple[ndk.Adapter, ndk.Adapter], sta
 def test_accept_with_connected_qp(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6. docs/semantics.md: CONN-ACTIVE: Accept with a QP already bound to another
     connector is CONNECTION_ACTIVE inline; the incoming connection can still be accepted on a
-    fresh QP."""
+    fresh QP.  Stated (digest 3.6: a QP carries one connection): the Accept fails; the
+    choice: its status, inline."""
     client, server = adapters
     a, b = connected_pair(adapters, 7129)
     handshake = start(client, server, (SERVER, 7129), listener=b.listener)
     incoming_connector = handshake.server.connector
-    expect_inline(incoming_connector.accept(b.qp), Status.CONNECTION_ACTIVE)
+    expect_inline(incoming_connector.accept(b.qp), Status.CONNECTION_ACTIVE,
+                  stated_in="digest 3.6")
     assert not handshake.connect.done
     accept(handshake)
     finish(handshake)
@@ -489,13 +524,16 @@ def test_passive_reject(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (NdkReject inline; CONNECTION_REFUSED: the peer rejected).
     docs/semantics.md: CONN-REFUSED: the Connect completes CONNECTION_REFUSED; the reject's
     private data is readable on the active side with GetConnectionData; the rejected
-    connector cannot accept afterwards."""
+    connector cannot accept afterwards.  Stated (digest 1.8): the Reject succeeds and the
+    Connect completes once, CONNECTION_REFUSED; the choice: the private data readable after
+    it, and the Accept's failure."""
     client, server = adapters
     handshake = start(client, server, (SERVER, 7130))
     reason = b"go away: busy"
-    assert handshake.server.connector.reject(private_data=reason) == Status.SUCCESS
-    assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
-    assert handshake.connect.completions == 1
+    with stated("digest 1.8"):
+        assert handshake.server.connector.reject(private_data=reason) == Status.SUCCESS
+        assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
+        assert handshake.connect.completions == 1
     expect_private_data(handshake.client.connector, reason)
     expect_inline(handshake.server.connector.accept(handshake.server.qp),
                   Status.CONNECTION_INVALID)
@@ -508,13 +546,17 @@ def test_active_reject_after_connect(adapters: tuple[ndk.Adapter, ndk.Adapter]) 
     """digest 3.5 (the active side may Reject after Connect completes, if the read limits or
     private data are unacceptable). docs/semantics.md: CONN-ABORTED: Reject returns SUCCESS;
     the passive side's Accept completes CONNECTION_ABORTED; CompleteConnect is then
-    CONNECTION_INVALID."""
+    CONNECTION_INVALID.  Stated (digest 3.5, 1.8: Accept CONNECTION_ABORTED when the peer
+    abandoned; CompleteConnect CONNECTION_INVALID when not connecting): all of it but the
+    CompleteConnect's being inline."""
     client, server = adapters
     handshake = accept(start(client, server, (SERVER, 7131)))
-    assert handshake.client.connector.reject() == Status.SUCCESS
-    assert handshake.accept.wait(timeout=TIMEOUT) == Status.CONNECTION_ABORTED
-    assert handshake.accept.completions == 1
-    expect_inline(handshake.client.connector.complete_connect(), Status.CONNECTION_INVALID)
+    with stated("digest 3.5, 1.8"):
+        assert handshake.client.connector.reject() == Status.SUCCESS
+        assert handshake.accept.wait(timeout=TIMEOUT) == Status.CONNECTION_ABORTED
+        assert handshake.accept.completions == 1
+    expect_inline(handshake.client.connector.complete_connect(), Status.CONNECTION_INVALID,
+                  stated_in="digest 1.8")
 
 
 @pytest.mark.rule("REJECT-ABORTED")
@@ -560,7 +602,8 @@ def test_reject_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, 
     """digest 4.2 (ND2 Connector::Reject: INVALID_BUFFER_SIZE). docs/semantics.md:
     CONN-PRIVATE-DATA: a passive Reject with more than MaxCalleeData bytes fails inline and
     rejects nothing; one with exactly MaxCalleeData bytes rejects, and the active side reads
-    them all."""
+    them all.  Stated (digest 1.8): the Reject within MaxCalleeData succeeds and the Connect
+    completes CONNECTION_REFUSED; the choice: the refusal above it and its status."""
     client, server = adapters
     handshake = start(client, server, (SERVER, 7134))
     limit = server.query_info().max_callee_data
@@ -568,8 +611,9 @@ def test_reject_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, 
         Status.INVALID_BUFFER_SIZE
     assert not handshake.connect.done
     reason = bytes(range(256))[:limit] if limit <= 256 else bytes(i % 251 for i in range(limit))
-    assert handshake.server.connector.reject(private_data=reason) == Status.SUCCESS
-    assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
+    with stated("digest 1.8"):
+        assert handshake.server.connector.reject(private_data=reason) == Status.SUCCESS
+        assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
     expect_private_data(handshake.client.connector, reason)
 
 
@@ -578,11 +622,10 @@ def test_reject_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, 
 
 @pytest.mark.rule("CONNDATA-SIZE-QUERY")
 @pytest.mark.digest("1.8")
-@pytest.mark.reference("CONN-RDS")
 def test_connection_data_size_query(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 1.8 (pPrivateData NULL and *len 0: SUCCESS, RDS written; RDS may exceed what
-    the peer sent). docs/semantics.md: CONN-RDS (the soft provider: exactly the bytes the
-    peer sent): nothing is copied."""
+    the peer sent, so at least the bytes sent): nothing is copied.  All of it stated; soft's
+    exact RDS (docs/semantics.md CONN-RDS) is not what this checks."""
     client, server = adapters
     sent = b"0123456789abcdefghijklmnopqrstuvwxyz!?"
     handshake = start(client, server, (SERVER, 7140), connect_kwargs={"private_data": sent})
@@ -594,11 +637,12 @@ def test_connection_data_size_query(adapters: tuple[ndk.Adapter, ndk.Adapter]) -
 
 @pytest.mark.rule("CONNDATA-BUFFER-TOO-SMALL")
 @pytest.mark.digest("1.8")
-@pytest.mark.reference("CONN-RDS")
 @pytest.mark.parametrize("length", [1, 10, 37])
 def test_connection_data_buffer_too_small(adapters: tuple[ndk.Adapter, ndk.Adapter], length: int) -> None:
-    """digest 1.8: *len < RDS: BUFFER_TOO_SMALL, min(*len, RDS) bytes copied, RDS written back.
-    docs/semantics.md: CONN-RDS. A second call with RDS bytes then succeeds."""
+    """digest 1.8: *len < RDS: BUFFER_TOO_SMALL, min(*len, RDS) bytes copied (the sent ones
+    first), RDS (at least the bytes sent) written back; a second call with RDS bytes then
+    succeeds.  All of it stated; soft's exact RDS (docs/semantics.md CONN-RDS) is not what
+    this checks."""
     client, server = adapters
     sent = b"0123456789abcdefghijklmnopqrstuvwxyz!?"
     handshake = start(client, server, (SERVER, 7141), connect_kwargs={"private_data": sent})
@@ -614,11 +658,11 @@ def test_connection_data_buffer_too_small(adapters: tuple[ndk.Adapter, ndk.Adapt
 
 @pytest.mark.rule("CONNDATA-COPY")
 @pytest.mark.digest("1.8")
-@pytest.mark.reference("CONN-RDS")
 @pytest.mark.parametrize("extra", [0, 1, 100])
 def test_connection_data_large_enough_buffer(adapters: tuple[ndk.Adapter, ndk.Adapter], extra: int) -> None:
     """digest 1.8: *len >= RDS: SUCCESS, the RDS bytes copied (the sent ones first), RDS
-    written back. docs/semantics.md: CONN-RDS."""
+    written back.  All of it stated; soft's exact RDS (docs/semantics.md CONN-RDS) is not
+    what this checks."""
     client, server = adapters
     sent = bytes(range(40))
     handshake = start(client, server, (SERVER, 7142), connect_kwargs={"private_data": sent})
@@ -763,7 +807,9 @@ def test_effective_read_limits_after_connect(open_adapter: OpenAdapter, client_m
 def test_connect_private_data_above_max_caller_data(open_adapter: OpenAdapter, max_caller_data: int | None) -> None:
     """digest 2.1 (MaxCallerData), 4.2 (ND2 Connector::Connect: INVALID_BUFFER_SIZE).
     docs/semantics.md: CONN-PRIVATE-DATA: MaxCallerData + 1 bytes fail inline, no connect
-    event; exactly MaxCallerData bytes on the same connector and QP connect."""
+    event; exactly MaxCallerData bytes on the same connector and QP connect.  Stated (digest
+    2.1, 1.8): the Connect with MaxCallerData bytes goes out and the passive side reads them;
+    the choice: the refusal above the limit and its status."""
     knobs = {} if max_caller_data is None else {"max_caller_data": max_caller_data}
     client = open_adapter(address=CLIENT, **knobs)
     server = open_adapter(address=SERVER)
@@ -776,9 +822,10 @@ def test_connect_private_data_above_max_caller_data(open_adapter: OpenAdapter, m
     expect_inline(connector.connect(side.qp, (SERVER, 7147), private_data=bytes(limit + 1)),
                   Status.INVALID_BUFFER_SIZE)
     no_incoming(listener)
-    assert connector.connect(side.qp, (SERVER, 7147),
-                             private_data=b"\xAA" * limit).status == Status.PENDING
-    expect_private_data(incoming(listener), b"\xAA" * limit)
+    with stated("digest 2.1, 1.8"):
+        assert connector.connect(side.qp, (SERVER, 7147),
+                                 private_data=b"\xAA" * limit).status == Status.PENDING
+        expect_private_data(incoming(listener), b"\xAA" * limit)
 
 
 @pytest.mark.rule("CONNDATA-ACCEPT-TOO-LARGE")
@@ -787,7 +834,9 @@ def test_connect_private_data_above_max_caller_data(open_adapter: OpenAdapter, m
 def test_accept_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 2.1 (MaxCalleeData), 4.2 (ND2 Connector::Accept: INVALID_BUFFER_SIZE).
     docs/semantics.md: CONN-PRIVATE-DATA: MaxCalleeData + 1 bytes fail inline, the Connect
-    stays pending; an Accept with MaxCalleeData bytes then succeeds."""
+    stays pending; an Accept with MaxCalleeData bytes then succeeds.  Stated (digest 2.1,
+    1.8): that Accept and the active side reading its bytes; the choice: the refusal above
+    the limit and its status."""
     client, server = adapters
     handshake = start(client, server, (SERVER, 7148))
     limit = server.query_info().max_callee_data
@@ -795,9 +844,10 @@ def test_accept_private_data_above_max_callee_data(adapters: tuple[ndk.Adapter, 
     expect_inline(side.connector.accept(side.qp, private_data=bytes(limit + 1)),
                   Status.INVALID_BUFFER_SIZE)
     assert not handshake.connect.done
-    accept(handshake, private_data=b"\x55" * limit)
-    expect_private_data(handshake.client.connector, b"\x55" * limit)
-    finish(handshake)
+    with stated("digest 2.1, 1.8"):
+        accept(handshake, private_data=b"\x55" * limit)
+        expect_private_data(handshake.client.connector, b"\x55" * limit)
+        finish(handshake)
 
 
 @pytest.mark.rule("CONNDATA-NOT-CONNECTED")
@@ -901,13 +951,17 @@ def test_disconnect_flushes_local_qp(open_adapter: OpenAdapter, mode: str) -> No
 def test_peer_disconnect_event_reason_graceful(adapters: tuple[ndk.Adapter, ndk.Adapter], initiator: str) -> None:
     """digest 1.11 (the disconnect callback is invoked once, when the peer disconnects;
     ProviderDisconnectReason of the Ex callback). docs/semantics.md: DISCONNECT-REASON (1:
-    the peer called NdkDisconnect). The side that disconnected gets no event."""
+    the peer called NdkDisconnect). The side that disconnected gets no event.  Stated (digest
+    1.11): the Disconnect succeeds, the peer gets one event (reason 1 or 0, "not provided"),
+    the side that disconnected none; the choice: reason 1 rather than 0."""
     a, b = connected_pair(adapters, 7161, ex=True)
     local, peer = (a, b) if initiator == "active" else (b, a)
-    assert local.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
-    expect_disconnect_event(peer, 1, exact=True)
-    assert local.connector.wait_disconnect(timeout=quiet_period(local.connector)) is None
-    assert local.connector.disconnect_events == 0
+    with stated("digest 1.11"):
+        assert local.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
+        reason = expect_disconnect_event(peer, 1)
+        assert local.connector.wait_disconnect(timeout=quiet_period(local.connector)) is None
+        assert local.connector.disconnect_events == 0
+    assert reason == 1
 
 
 @pytest.mark.rule("DISCONNECT-EVENT-PLAIN")
@@ -989,11 +1043,16 @@ def test_second_disconnect(open_adapter: OpenAdapter, mode: str) -> None:
 def test_disconnect_after_peer_disconnected(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.6 (the indication can race with a local Disconnect). docs/semantics.md:
     DISCONNECT: after a peer disconnect, Disconnect still succeeds once; a second one is
-    CONNECTION_INVALID; no event reaches the side that disconnected first."""
+    CONNECTION_INVALID; no event reaches the side that disconnected first.  Stated (digest
+    3.6, 1.11): the peer's event, and its Disconnect succeeding; the choice: inline, and the
+    rest."""
     a, b = connected_pair(adapters, 7167, ex=True)
-    assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
-    expect_disconnect_event(b, 1)
-    expect_call(b.connector.disconnect(), Status.SUCCESS, "inline")
+    with stated("digest 3.6, 1.11"):
+        assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
+        expect_disconnect_event(b, 1)
+        again = b.connector.disconnect()
+        assert again.wait(timeout=TIMEOUT) == Status.SUCCESS
+    expect_call(again, Status.SUCCESS, "inline")
     expect_inline(b.connector.disconnect(), Status.CONNECTION_INVALID)
     assert a.connector.wait_disconnect(timeout=quiet_period(a.connector)) is None
 
@@ -1023,13 +1082,17 @@ def test_disconnect_without_connection(adapters: tuple[ndk.Adapter, ndk.Adapter]
 def test_close_connected_connector(adapters: tuple[ndk.Adapter, ndk.Adapter]) -> None:
     """digest 3.1, 3.6. docs/semantics.md: CONN-CLOSE / DISCONNECT-REASON: closing a connected
     connector without disconnecting flushes its QP (receives CANCELLED) and the peer gets one
-    disconnect event with reason 2."""
+    disconnect event with reason 2.  Stated (digest 3.1: the close cancels what is pending;
+    1.11): the close succeeds, the receives complete CANCELLED in order, the peer gets one
+    event (reason 2 or 0, "not provided"); the choice: reason 2."""
     a, b = connected_pair(adapters, 7169, ex=True)
     contexts = list(range(0x100, 0x102))
     post_receives(a.qp, a.mr, contexts, length=256)
-    assert a.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
-    expect_cancelled_receives(a, contexts)
-    expect_disconnect_event(b, 2, exact=True)
+    with stated("digest 3.1, 1.11"):
+        assert a.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
+        expect_cancelled_receives(a, contexts)
+        reason = expect_disconnect_event(b, 2)
+    assert reason == 2
 
 
 @pytest.mark.rule("DISCONNECT-ERROR")
@@ -1059,7 +1122,8 @@ def test_error_completion_ends_connection(open_adapter: OpenAdapter) -> None:
 def test_disconnected_objects_cannot_reconnect(adapters: tuple[ndk.Adapter, ndk.Adapter], reused: str) -> None:
     """digest 3.6 (a disconnected QP or connector cannot be reused). docs/semantics.md:
     CONN-ACTIVE: Connect with the disconnected connector, or with the disconnected QP on a new
-    connector, is CONNECTION_ACTIVE inline; no connect event."""
+    connector, is CONNECTION_ACTIVE inline; no connect event.  Stated (digest 3.6): the
+    Connect fails; the choice: its status, inline."""
     client, server = adapters
     a, b = connected_pair(adapters, 7171)
     assert a.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
@@ -1068,7 +1132,7 @@ def test_disconnected_objects_cannot_reconnect(adapters: tuple[ndk.Adapter, ndk.
     else:
         connector = new_connector(client)
         call = connector.connect(a.qp, (SERVER, 7171))
-    expect_inline(call, Status.CONNECTION_ACTIVE)
+    expect_inline(call, Status.CONNECTION_ACTIVE, stated_in="digest 3.6")
     no_incoming(b.listener)
 
 

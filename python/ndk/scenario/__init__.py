@@ -34,11 +34,14 @@ import ndk
 from ndk import MrFlag, Status
 from ndk.testing import new_buffer
 
+from .stated import stated
+
 __all__ = [
     "ALL_ACCESS", "BUFFER_SIZE", "CLIENT", "CLIENT6", "CREATE_MODES", "EPHEMERAL",
     "FAILURE_MODES", "LOOPBACK", "MAXULONG", "OBJECT_TYPES", "QUIET", "SERVER", "SERVER6",
     "THIRD", "TIMEOUT", "UNOWNED", "V4", "V4_OTHER", "V6", "Side", "drain", "expect_call",
-    "expect_closed", "expect_create_failed", "expect_created", "expect_no_completion",
+    "expect_closed", "expect_create_failed", "expect_created", "expect_failed",
+    "expect_no_completion",
     "expect_request", "listening", "make_objects", "pattern", "poll", "post_receives",
     "quiet_period", "register", "reported", "set_adapter_flags", "shrink_limits",
 ]
@@ -75,11 +78,32 @@ _O = TypeVar("_O", bound=ndk.Object)
 
 
 
-def expect_call(call: ndk.Call[object], status: Status, how: str) -> None:
+def expect_failed(call: ndk.Call[object], source: str) -> Status:
+    """What NDK states of a call that must fail (``source``: the digest section or the seed
+    saying so), checked as :func:`stated`, a failure even in a reference-choice scenario: the
+    call ends, inline or through its completion, with a status that is not SUCCESS, and gives
+    no object.  Which status, and whether inline, is left to the caller (the choice where
+    NDK lists several); the status the call ended with is returned."""
+    with stated(source):
+        try:
+            ended = call.wait(timeout=TIMEOUT)
+        except TimeoutError:
+            raise AssertionError(f"the call did not end within {TIMEOUT} s") from None
+        assert ended != Status.SUCCESS, "the call succeeded"
+        assert call.object is None, "the call gave an object"
+    return ended
+
+
+def expect_call(call: ndk.Call[object], status: Status, how: str,
+                stated_in: str | None = None) -> None:
     """Assert that ``call`` ended with ``status``, inline (how="inline") or through exactly one
     completion after STATUS_PENDING (how="pending" or "async"); how="i/a": either, where the
     digest marks the status "(i/a)" and the provider may find it late (a real network's
-    refusal arrives after the call returned)."""
+    refusal arrives after the call returned).  ``stated_in``: where NDK states that the call
+    fails; that part is checked first by :func:`expect_failed`, and only ``status`` and
+    ``how`` remain the choice of a reference-choice scenario."""
+    if stated_in is not None:
+        expect_failed(call, stated_in)
     if how == "i/a":
         how = "inline" if call.status != Status.PENDING else "pending"
     if how == "inline":
@@ -107,10 +131,12 @@ def expect_created(call: ndk.Call[_O], mode: str) -> _O:
     return obj
 
 
-def expect_create_failed(call: ndk.Call[object], status: Status, how: str = "i/a") -> None:
+def expect_create_failed(call: ndk.Call[object], status: Status, how: str = "i/a",
+                         stated_in: str | None = None) -> None:
     """Assert a failed create: ``status`` inline or through the completion (by default
-    either: digest 1.0 lets a create report any status through its completion); no object."""
-    expect_call(call, status, how)
+    either: digest 1.0 lets a create report any status through its completion); no object.
+    ``stated_in``: as for :func:`expect_call` (the create failing is stated there)."""
+    expect_call(call, status, how, stated_in)
     assert call.object is None
     try:
         call.get(timeout=TIMEOUT)

@@ -25,6 +25,7 @@ from ndk.testing import OpenAdapter
 
 from . import BUFFER_SIZE, CLIENT, SERVER, TIMEOUT, expect_call, quiet_period
 from .resources import Side, listening
+from .stated import stated
 
 __all__ = [
     "Handshake", "accept", "adapter", "adapters", "connections", "counters", "establish",
@@ -86,12 +87,18 @@ def expect_private_data(connector: ndk.Connector, sent: bytes) -> ndk.Connection
     return data
 
 
-def expect_inline(status_or_call: Union[Status, ndk.Call[object]], status: Status) -> None:
-    """An inline-only failure: the status returned, and (for a Call) no completion, ever."""
+def expect_inline(status_or_call: Union[Status, ndk.Call[object]], status: Status,
+                  stated_in: Optional[str] = None) -> None:
+    """An inline-only failure: the status returned, and (for a Call) no completion, ever.
+    ``stated_in``: where NDK states that the call fails, checked first as what NDK states
+    (``ndk.scenario.expect_failed``); the status and its being inline are then the choice."""
     if isinstance(status_or_call, ndk.Call):
-        expect_call(status_or_call, status, "inline")
-    else:
-        assert status_or_call == status
+        expect_call(status_or_call, status, "inline", stated_in)
+        return
+    if stated_in is not None:
+        with stated(stated_in):
+            assert status_or_call != Status.SUCCESS, "the call succeeded"
+    assert status_or_call == status
 
 
 def how(mode: str) -> str:
@@ -203,16 +210,18 @@ def expect_cancelled_receives(side: Side, contexts: Sequence[int]) -> None:
     assert side.cq.get_results_ex(16) == []
 
 
-def expect_disconnect_event(side: Side, reason: int, *, exact: bool = False) -> None:
+def expect_disconnect_event(side: Side, reason: int, *, exact: bool = False) -> int:
     """Exactly one disconnect event on the side's connector, with ``reason`` (0 for the plain
-    callback), and no second one.  Unless ``exact`` (the scenario's rule is the reason itself),
-    0 is accepted too: ProviderDisconnectReason 0 means "not provided" (digest 1.11), which any
-    provider may report (rdma_cm does not carry why a connection ended)."""
+    callback), and no second one; returns the reason.  Unless ``exact`` (the scenario's rule is
+    the reason itself), 0 is accepted too: ProviderDisconnectReason 0 means "not provided"
+    (digest 1.11), which any provider may report (rdma_cm does not carry why a connection
+    ended)."""
     got = side.connector.wait_disconnect(timeout=TIMEOUT)
     assert got is not None, "no disconnect event"
     assert got == reason if exact else got in (reason, 0)
     assert side.connector.wait_disconnect(timeout=quiet_period(side.connector)) is None
     assert side.connector.disconnect_events == 1
+    return got
 
 
 def counters(adapter: ndk.Adapter) -> dict[str, int]:
