@@ -14,7 +14,7 @@
 #include "ndk/status.hpp"
 #include "ndk/validation.hpp"
 #include "layers/fault/fault_layer.hpp"
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 #include "providers/soft/soft_adapter.hpp"
 
 #include <gtest/gtest.h>

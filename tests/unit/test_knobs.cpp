@@ -7,6 +7,7 @@
 
 #include "layers/fault/fault_layer.hpp"
 #include "providers/kit/kit_functions.hpp"
+#include "providers/kit/kit_knob_docs.hpp"
 #include "providers/soft/soft_knobs.hpp"
 
 #include <gtest/gtest.h>
@@ -401,8 +402,9 @@ TEST(KnobsMisc, AdapterNotReadyRejectsUnrecognisedValues)
 
 namespace {
 
-// docs/knobs.md's knob table is the knob table's markdown, between the two markers.  Set
-// NDK_REGENERATE_DOCS=1 to rewrite it from the table (then commit the file).
+// docs/knobs.md's knob table is the fault layer's table's rows, then the soft provider's,
+// between the two markers.  Set NDK_REGENERATE_DOCS=1 to rewrite it from the tables (then
+// commit the file).
 TEST(KnobTable, DocsKnobsMdIsTheTablesMarkdown)
 {
     const std::string path = std::string(NDK_SOURCE_DIR) + "/docs/knobs.md";
@@ -411,41 +413,47 @@ TEST(KnobTable, DocsKnobsMdIsTheTablesMarkdown)
     std::stringstream whole;
     whole << in.rdbuf();
     std::string text = whole.str();
-    const std::string begin = "<!-- knob table: generated from core/src/providers/soft/"
+    const std::string begin = "<!-- knob table: generated from core/src/layers/fault/"
+                              "fault_knob_table.cpp and core/src/providers/soft/"
                               "soft_knob_table.cpp -->\n";
     const std::string end = "<!-- end of the knob table -->\n";
     size_t from = text.find(begin), to = text.find(end);
     ASSERT_NE(from, std::string::npos) << "marker missing in " << path;
     ASSERT_NE(to, std::string::npos) << "marker missing in " << path;
     from += begin.size();
-    const std::string generated = ndk::soft::knob_table_markdown();
+    const std::string generated = ndk::kit::knob_markdown_header() +
+                                  Injection::knob_table_markdown() +
+                                  ndk::soft::knob_table_markdown();
     if (std::getenv("NDK_REGENERATE_DOCS") != nullptr) {
         text.replace(from, to - from, generated);
         std::ofstream(path) << text;
         return;
     }
     EXPECT_EQ(text.substr(from, to - from), generated)
-        << "docs/knobs.md differs from the knob table: regenerate it with\n"
+        << "docs/knobs.md differs from the knob tables: regenerate it with\n"
            "    NDK_REGENERATE_DOCS=1 build/tests/ndk_unit_tests "
            "--gtest_filter=KnobTable.DocsKnobsMdIsTheTablesMarkdown";
 }
 
-// The table's rows of the fault layer (and `misbehave`, which both act) name exactly the knobs
-// the layer parses: the one table documents both.
-TEST(KnobTable, TheLayersRowsAreTheLayersKnobs)
+// The two tables share no knob but `misbehave`, whose names they split (docs/knobs.md's
+// misbehave table), and `knobs`, which each answers for its own: the soft provider answers
+// none of the layer's knobs, and every knob of the layer's table is one the layer acts.
+TEST(KnobTable, TheLayersKnobsAreInItsTableAlone)
 {
-    std::vector<std::string> rows = ndk::soft::knob_names(ndk::soft::KnobBy::Layer);
-    std::erase(rows, "knobs"); // a listing each side answers for its own knobs
-    std::set<std::string> documented(rows.begin(), rows.end());
-    const std::vector<std::string> &parsed = Injection::knob_names();
-    EXPECT_EQ(documented, std::set<std::string>(parsed.begin(), parsed.end()));
-    Knobs soft;
-    for (const std::string &name : parsed) {
+    std::vector<std::string> soft = ndk::soft::knob_names();
+    std::set<std::string> provider(soft.begin(), soft.end());
+    Knobs knobs;
+    Injection layer;
+    for (const std::string &name : Injection::knob_names()) {
+        EXPECT_TRUE(Injection::is_knob(name)) << name;
         std::string value;
+        EXPECT_STATUS(STATUS_SUCCESS, layer.get(name, value)) << name;
         if (name == "misbehave")
             continue;
-        EXPECT_STATUS(STATUS_NOT_SUPPORTED, soft.get(name, value)) << name;
+        EXPECT_EQ(provider.count(name), 0u) << name << " is in both tables";
+        EXPECT_STATUS(STATUS_NOT_SUPPORTED, knobs.get(name, value)) << name;
     }
+    EXPECT_FALSE(Injection::is_knob("knobs")); // the fault layer's entry lists both sides
 }
 
 // Every knob set() and get() know is in the table once, and the listing the `knobs` knob gives
@@ -453,9 +461,6 @@ TEST(KnobTable, TheLayersRowsAreTheLayersKnobs)
 TEST(KnobTable, EveryKnobIsOneRow)
 {
     std::vector<std::string> names = ndk::soft::knob_names();
-    for (const std::string &name : ndk::soft::knob_names(ndk::soft::KnobBy::Layer))
-        if (std::find(names.begin(), names.end(), name) == names.end())
-            names.push_back(name);
     std::set<std::string> unique(names.begin(), names.end());
     EXPECT_EQ(unique.size(), names.size());
     for (const std::string &name : names) {

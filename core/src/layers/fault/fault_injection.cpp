@@ -1,33 +1,16 @@
-// The fault layer's knobs (fail, clear_failures, hold, release, held, create_mode,
-// request_mode, close_mode, seed, misbehave), spelled and answered as docs/knobs.md's table
-// says, and the thread that delivers the completions they defer.
+// The fault layer's knob state, set and read through its knob table (fault_knob_table.cpp), the
+// `misbehave` names it acts, and the thread that delivers the completions its knobs defer.
 #include "layers/fault/fault_layer.hpp"
 
 #include "ndk/fault.hpp"
-#include "ndk/status.hpp"
-#include "providers/kit/kit_functions.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
-#include <sstream>
 
 namespace ndk::fault {
 
 namespace {
 
-const kit::NdkFunction *function_named(std::string_view name) { return kit::find_function(name); }
-
-// In the knob table's order (docs/knobs.md).
-const std::vector<std::string> kKnobs = {"create_mode", "request_mode", "close_mode",
-                                         "seed",        "fail",         "clear_failures",
-                                         "misbehave",   "hold",         "release",
-                                         "held"};
-
-struct MisbehaveName {
-    const char *name;
-    Misbehave value;
-};
 const MisbehaveName kMisbehaves[] = {
     {"none", Misbehave::None},
     {"complete_after_inline", Misbehave::CompleteAfterInline},
@@ -58,15 +41,7 @@ std::atomic<HoldInterrupted> hold_interrupted{nullptr};
 
 } // namespace
 
-bool Injection::is_knob(std::string_view key)
-{
-    for (const std::string &name : kKnobs)
-        if (name == key)
-            return true;
-    return false;
-}
-
-const std::vector<std::string> &Injection::knob_names() { return kKnobs; }
+std::span<const MisbehaveName> misbehave_table() { return kMisbehaves; }
 
 bool Injection::is_misbehave(const std::string &name)
 {
@@ -88,99 +63,32 @@ std::vector<std::string> Injection::misbehave_names()
 void Injection::update_active()
 {
     active_.store(!failures_.empty() || !hold_.empty() || !caught_.empty() ||
-                      create_ != Mode::Inline || request_ != Mode::Inline ||
-                      close_ != Mode::Inline ||
+                      modes_.create != Mode::Inline || modes_.request != Mode::Inline ||
+                      modes_.close != Mode::Inline ||
                       misbehave_.load(std::memory_order_acquire) != Misbehave::None,
                   std::memory_order_release);
 }
 
 NTSTATUS Injection::set(const std::string &key, const std::string &value, std::string &reply)
 {
-    std::lock_guard lock(mu_);
-    if (key == "fail") {
-        kit::FailureSpec spec;
-        reply = kit::parse_failure(value, spec);
-        if (!reply.empty())
-            return STATUS_INVALID_PARAMETER;
-        failures_[spec.function] = ArmedFailure{spec.status, spec.async, spec.count};
-    } else if (key == "clear_failures") {
-        failures_.clear();
-    } else if (key == "hold") {
-        const kit::NdkFunction *row = function_named(value);
-        if (row == nullptr) {
-            reply = "'" + value + "' is not an NDK dispatch function";
-            return STATUS_INVALID_PARAMETER;
-        }
-        hold_ = value;
-    } else if (key == "release") {
-        hold_.clear();
-        ++release_generation_;
-        cv_.notify_all();
-    } else if (key == "create_mode" || key == "request_mode" || key == "close_mode") {
-        auto mode = kit::parse_completion_mode(value);
-        if (!mode) {
-            reply = "expected inline, pending or random";
-            return STATUS_INVALID_PARAMETER;
-        }
-        (key == "create_mode" ? create_ : key == "request_mode" ? request_ : close_) = *mode;
-    } else if (key == "seed") {
-        uint64_t seed = 0;
-        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seed);
-        if (ec != std::errc() || end != value.data() + value.size()) {
-            reply = "expected an integer";
-            return STATUS_INVALID_PARAMETER;
-        }
-        seed_ = seed;
-        random_.seed(seed);
-    } else if (key == "misbehave") {
-        const MisbehaveName *found = nullptr;
-        for (const MisbehaveName &m : kMisbehaves)
-            if (value == m.name)
-                found = &m;
-        if (found == nullptr) {
-            reply = "unknown misbehave '" + value + "'; the fault layer acts:";
-            for (const MisbehaveName &m : kMisbehaves)
-                reply += std::string(" ") + m.name;
-            return STATUS_INVALID_PARAMETER;
-        }
-        misbehave_.store(found->value, std::memory_order_release);
-    } else if (key == "held") {
-        reply = "read only";
-        return STATUS_INVALID_PARAMETER;
-    } else {
+    const Knob *knob = find_knob(key);
+    if (knob == nullptr)
         return STATUS_NOT_SUPPORTED;
-    }
+    std::lock_guard lock(mu_);
+    reply = knob->set != nullptr ? knob->set(*this, key, value) : "read only";
+    if (!reply.empty())
+        return STATUS_INVALID_PARAMETER;
     update_active();
     return STATUS_SUCCESS;
 }
 
 NTSTATUS Injection::get(const std::string &key, std::string &value) const
 {
-    std::lock_guard lock(mu_);
-    if (key == "fail") {
-        value.clear();
-        for (const auto &[function, armed] : failures_)
-            value += kit::failure_text(function, armed.status, armed.async, armed.remaining);
-    } else if (key == "hold") {
-        value = hold_;
-    } else if (key == "held") {
-        value = std::to_string(held_);
-    } else if (key == "create_mode" || key == "request_mode" || key == "close_mode") {
-        value = kit::completion_mode_name(key == "create_mode"    ? create_
-                                          : key == "request_mode" ? request_
-                                                                  : close_);
-    } else if (key == "seed") {
-        value = std::to_string(seed_);
-    } else if (key == "misbehave") {
-        value = "none";
-        for (const MisbehaveName &m : kMisbehaves)
-            if (m.value == misbehave_.load(std::memory_order_acquire))
-                value = m.name;
-    } else if (key == "clear_failures" || key == "release") {
-        value.clear();
-    } else {
+    const Knob *knob = find_knob(key);
+    if (knob == nullptr)
         return STATUS_NOT_SUPPORTED;
-    }
+    std::lock_guard lock(mu_);
+    value = knob->get(*this, key);
     return STATUS_SUCCESS;
 }
 
@@ -206,7 +114,9 @@ void set_hold_interrupted(HoldInterrupted check)
 bool Injection::should_pend(Kind kind)
 {
     std::lock_guard lock(mu_);
-    Mode mode = kind == Kind::Create ? create_ : kind == Kind::Request ? request_ : close_;
+    Mode mode = kind == Kind::Create    ? modes_.create
+                : kind == Kind::Request ? modes_.request
+                                        : modes_.close;
     if (mode == Mode::Random)
         return (random_() & 1) != 0;
     return mode == Mode::Pending;

@@ -11,7 +11,7 @@
 #include "ndk/ndkpi.h"
 #include "ndk/provider.h"
 #include "ndk/registry.hpp"
-#include "providers/kit/kit_test_knobs.hpp"
+#include "layers/fault/fault_knob_values.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -19,8 +19,9 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
+#include <span>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -81,7 +82,7 @@ struct CallbackRecord {
     }
 };
 
-using Mode = kit::CompletionMode;
+using Mode = CompletionMode;
 
 // The `misbehave` names the layer acts at the ABI edge (docs/knobs.md says what each breaks);
 // the rest need a provider's internals and stay the soft provider's.
@@ -125,6 +126,14 @@ struct CqResults {
 // `out` (NDK_RESULT_EX when `ex`, else NDK_RESULT).
 ULONG get_cq_results(Face &face, Misbehave misbehave, void *out, ULONG count, bool ex);
 
+// A `misbehave` name the layer acts, as the knob spells it.
+struct MisbehaveName {
+    const char *name;
+    Misbehave value;
+};
+// Every name the layer acts, "none" first (fault_injection.cpp).
+std::span<const MisbehaveName> misbehave_table();
+
 struct ArmedFailure {
     NTSTATUS status;
     bool async;
@@ -135,6 +144,25 @@ struct ArmedFailure {
 // anything is armed, so a call with nothing armed pays one atomic load.
 class Injection {
 public:
+    // One row of the layer's knob table (fault_knob_table.cpp): the knobs it covers, what
+    // docs/knobs.md says of them, and how the layer sets and reads them (under the lock).  The
+    // table is the one place a knob of the layer is spelt: set(), get(), is_knob, the `knobs`
+    // listing and docs/knobs.md's rows come from it.
+    struct Knob {
+        const char *names;  // space-separated
+        const char *values; // what a value is
+        const char *effect; // what it does
+        // "" or why the value is refused; nullptr: read only.
+        std::string (*set)(Injection &, std::string_view name, const std::string &value);
+        std::string (*get)(const Injection &, std::string_view name);
+    };
+    static std::span<const Knob> knob_table();
+    // The rows of docs/knobs.md's knob table (kit::knob_markdown_header() heads them).
+    static std::string knob_table_markdown();
+    // The three completion modes, one per kind of call.
+    struct Modes {
+        Mode create = Mode::Inline, request = Mode::Inline, close = Mode::Inline;
+    };
     // Whether `key` is one of the layer's knobs.
     static bool is_knob(std::string_view key);
     static const std::vector<std::string> &knob_names();
@@ -163,13 +191,27 @@ public:
 
 private:
     void update_active();
+    static const Knob kKnobTable[];
+    static const Knob *find_knob(std::string_view key);
+    // The table's actions (fault_knob_table.cpp).
+    static std::string set_mode(Injection &, std::string_view name, const std::string &value);
+    static std::string get_mode(const Injection &, std::string_view name);
+    static std::string set_seed(Injection &, std::string_view, const std::string &value);
+    static std::string get_seed(const Injection &, std::string_view);
+    static std::string set_fail(Injection &, std::string_view, const std::string &value);
+    static std::string get_fail(const Injection &, std::string_view);
+    static std::string clear_failures(Injection &, std::string_view, const std::string &);
+    static std::string set_misbehave(Injection &, std::string_view, const std::string &value);
+    static std::string get_misbehave(const Injection &, std::string_view);
+    static std::string set_hold(Injection &, std::string_view name, const std::string &value);
+    static std::string get_hold(const Injection &, std::string_view name);
 
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::atomic<bool> active_{false};
     std::atomic<Misbehave> misbehave_{Misbehave::None};
     std::map<std::string, ArmedFailure, std::less<>> failures_;
-    Mode create_ = Mode::Inline, request_ = Mode::Inline, close_ = Mode::Inline;
+    Modes modes_;
     uint64_t seed_ = 1;
     std::mt19937_64 random_{1};
     std::string hold_;                                 // the armed function, "" when none

@@ -5,6 +5,7 @@
 
 #include "ndk/status.hpp"
 #include "providers/kit/kit_functions.hpp"
+#include "providers/kit/kit_knob_docs.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -352,67 +353,10 @@ std::string get_misbehave(const KnobValues &v, std::string_view)
     return misbehave_name(v.misbehave.load(std::memory_order_relaxed));
 }
 
-// In docs/knobs.md's order.  Rows of the provider without a parser are the provider entry's
-// own knobs (soft_provider.cpp: run-time actions and read-only listings); the fault layer's
-// rows have no parser here (ndk::fault::Injection parses them, core/src/layers/fault/).
+// In docs/knobs.md's order, after the fault layer's rows (its own table,
+// core/src/layers/fault/fault_knob_table.cpp).  Rows without a parser are the provider entry's
+// own knobs (soft_provider.cpp: run-time actions and read-only listings).
 const KnobSpec kKnobTable[] = {
-    {.names = "create_mode",
-     .by = KnobBy::Layer,
-     .title = nullptr,
-     .values = "`inline` (default), `pending`, `random`",
-     .effect = "how NdkCreateXxx completes: return the object, or STATUS_PENDING and the create "
-               "completion later, from the layer's thread. `inline` adds no pend: at open it is "
-               "refused (STATUS_NOT_SUPPORTED, a skip) unless the provider's `completes_inline` "
-               "says it completes these calls inline",
-     .set = nullptr,
-     .get = nullptr},
-    {.names = "request_mode",
-     .by = KnobBy::Layer,
-     .title = nullptr,
-     .values = "same",
-     .effect =
-         "the same for asynchronous requests (RegisterMr, DeregisterMr, "
-         "InitializeFastRegisterMr, ResizeCq, ModifySrq, Listen, BuildLAM, CompleteConnect, "
-         "Disconnect), and whether a refused or unreachable Connect reports inline or through "
-         "its completion (a failure its page documents pends, an argument check stays "
-         "inline). Connect and Accept always pend: they wait for the peer",
-     .set = nullptr,
-     .get = nullptr},
-    {.names = "close_mode",
-     .by = KnobBy::Layer,
-     .title = nullptr,
-     .values = "same",
-     .effect =
-         "the same for NdkCloseXxx (a close also pends while successors are open, digest 3.1)",
-     .set = nullptr,
-     .get = nullptr},
-    {.names = "seed",
-     .by = KnobBy::Layer,
-     .title = nullptr,
-     .values = "integer",
-     .effect = "seed of `random` mode: the same seed gives the same sequence",
-     .set = nullptr,
-     .get = nullptr},
-    {.names = "fail",
-     .by = KnobBy::Layer,
-     .title = nullptr,
-     .values = "`\"<NdkFunction> <status> [inline|async] [count]\"` (posts such as NdkSend, "
-               "NdkWrite, NdkBind are inline only)",
-     .effect = "the next `count` calls (default 1, -1 = every call) of that function return "
-               "`status` inline, or STATUS_PENDING and then `status` through the completion, "
-               "without reaching the provider (a failed post does not release the QP's deferred "
-               "requests, as a provider's own inline failure would, digest 3.4). "
-               "Python: `ad.knobs.fail(\"NdkCreatePd\", Status.INSUFFICIENT_RESOURCES, "
-               "mode=\"async\", count=1)`",
-     .set = nullptr,
-     .get = nullptr},
-    {.names = "clear_failures",
-     .by = KnobBy::Layer,
-     .title = nullptr,
-     .values = "any",
-     .effect = "disarm every `fail`",
-     .set = nullptr,
-     .get = nullptr},
     {.names = "",
      .by = KnobBy::Provider,
      .title = "NDK_ADAPTER_INFO fields",
@@ -584,33 +528,14 @@ const KnobSpec kKnobTable[] = {
      .set = set_ephemeral_ports,
      .get = get_ephemeral_ports},
     {.names = "misbehave",
-     .by = KnobBy::Both,
+     .by = KnobBy::Provider,
      .title = nullptr,
-     .values = "`none` (default) or a name below",
-     .effect = "break one NDK contract rule on purpose (the only knob that does): the fault layer "
-               "acts the names visible at the ABI edge, the provider those that need its internals "
-               "(the table below says which); one at a time. An unknown name is "
-               "STATUS_INVALID_PARAMETER and the reply lists the valid ones. At open or at run "
-               "time; it applies to what happens after it is set (objects already created keep "
-               "their header, a request already pending completes as the mode was when it pended)",
+     .values = "a name below that the provider acts",
+     .effect = "the misbehaviours that need the provider's internals (the table below says "
+               "which); the fault layer in front passes them on, and keeps one misbehaviour at a "
+               "time between the two",
      .set = set_misbehave,
      .get = get_misbehave},
-    {.names = "hold release held",
-     .by = KnobBy::Layer,
-     .title = nullptr,
-     .values = "set `hold` to an NDK dispatch function name (`NdkGetCqResults`, `NdkArmCq`, "
-               "`NdkSend`, ... any NDK dispatch function); set `release` (any value); read `held`",
-     .effect =
-         "the next call of that function, on any adapter of this miniport, blocks in the "
-         "layer, before it reaches the provider, until `release` is set or its adapter is "
-         "closed, which sets `release` (docs/semantics.md, CLOSE-HELD), or, in Python on the "
-         "main thread, until a signal's handler raises (Ctrl-C: KeyboardInterrupt, raised when "
-         "the call returns; HOLD-SIGINT); the hold is consumed by that one call. `release` also disarms a hold that caught "
-         "nothing. `held` is how many calls are blocked now; reading `hold` gives the armed "
-         "name (empty once consumed). Run time only, like `step`. For tests that a validation "
-         "layer sees a consumer calling concurrently",
-     .set = nullptr,
-     .get = nullptr},
     {.names = "completes_inline",
      .by = KnobBy::Provider,
      .title = nullptr,
@@ -668,28 +593,13 @@ std::vector<std::string> knob_names(KnobBy by)
 
 std::string knob_table_markdown()
 {
-    std::string out = "| knob | acted by | values | effect |\n|---|---|---|---|\n";
-    auto cell = [](std::string text) {
-        for (size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2))
-            text.replace(at, 1, "\\|");
-        return text;
-    };
-    for (const KnobSpec &spec : kKnobTable) {
-        std::string first;
-        if (spec.title != nullptr) {
-            first = spec.title;
-        } else {
-            std::istringstream words{std::string(spec.names)};
-            for (std::string word; words >> word;)
-                first += (first.empty() ? "`" : ", `") + word + "`";
-        }
-        const char *by = spec.by == KnobBy::Layer      ? "fault layer"
-                         : spec.by == KnobBy::Provider ? "provider"
-                                                       : "both";
-        out += "| " + first + " | " + by + " | " + cell(spec.values) + " | " + cell(spec.effect) +
-               " |\n";
-    }
-    return out;
+    std::string rows;
+    for (const KnobSpec &spec : kKnobTable)
+        rows += kit::knob_markdown_row(spec.title != nullptr ? spec.title
+                                                             : kit::knob_names_cell(spec.names),
+                                       spec.by == KnobBy::Provider ? "provider" : "both",
+                                       spec.values, spec.effect);
+    return rows;
 }
 
 NDK_ADAPTER_INFO default_adapter_info() { return make_default_info(); }

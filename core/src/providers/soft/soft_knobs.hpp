@@ -59,16 +59,15 @@ struct KnobValues {
     std::atomic<Misbehave> misbehave{Misbehave::None};
 };
 
-// Who acts a knob: the soft provider, the fault layer stacked over it (and over every
-// provider), or both (`misbehave`: the layer its ABI-edge names, the provider the others;
-// `knobs`: each lists its own).
-enum class KnobBy { Provider, Layer, Both };
+// Who acts a knob: the soft provider, or both it and the fault layer stacked over it (`knobs`:
+// each lists its own).  The layer's own knobs are in its table
+// (core/src/layers/fault/fault_knob_table.cpp).
+enum class KnobBy { Provider, Both };
 
 // One row of the knob table (soft_knob_table.cpp): the knobs it covers, who acts them, what
-// docs/knobs.md says of them, and, for the provider's, how a value is parsed and printed.  The
-// table is the one place a knob is documented: set(), get(), the `knobs` listing and
-// docs/knobs.md's table all come from it; the layer's rows name the knobs
-// ndk::fault::Injection parses (a unit test keeps the two lists equal).
+// docs/knobs.md says of them, and how a value is parsed and printed.  The table is the one
+// place a knob of the provider is documented: set(), get(), the `knobs` listing and
+// docs/knobs.md's rows after the fault layer's all come from it.
 using KnobSet = std::string (*)(KnobValues &, std::string_view name, const std::string &value);
 using KnobGet = std::string (*)(const KnobValues &, std::string_view name);
 struct KnobSpec {
@@ -86,7 +85,7 @@ bool covers(const KnobSpec &spec, std::string_view name);
 // Every knob name of the rows `by` (Provider: the soft provider's own, the `knobs` knob), in
 // the table's order.
 std::vector<std::string> knob_names(KnobBy by = KnobBy::Provider);
-// The table as the markdown table of docs/knobs.md.
+// The table's rows of docs/knobs.md's knob table (after the fault layer's).
 std::string knob_table_markdown();
 NDK_ADAPTER_INFO default_adapter_info();
 

@@ -5,7 +5,7 @@
 // valid memory and is reported instead of reaching freed memory.
 #pragma once
 
-#include "layers/validate/session.hpp"
+#include "layers/validate/validate_session.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -103,7 +103,7 @@ public:
 
     void report(const char *rule, const char *call, std::string message) const;
 
-    // The consumer called the close: judge what must be settled by now (work_tracking.cpp).
+    // The consumer called the close: judge what must be settled by now (validate_work_tracking.cpp).
     virtual void closing() {}
 
 protected:
@@ -122,7 +122,7 @@ private:
 };
 
 // One queue of work requests (a QP's initiator or receive queue, or an SRQ): what was posted
-// and not yet retired, in post order (work_tracking.cpp).
+// and not yet retired, in post order (validate_work_tracking.cpp).
 struct WorkQueue {
     const char *what = "";
     ULONG depth = 0;
@@ -209,7 +209,7 @@ public:
 };
 
 // One asynchronous call (create, request or close) from the consumer's call to its
-// completion (calls.cpp).
+// completion (validate_calls.cpp).
 struct CallRecord {
     enum class Kind { Create, Request, Close } kind;
     const char *function = "";
@@ -277,7 +277,7 @@ public:
     Shadow *own(const void *face) const;
     std::string next_name(NDK_OBJECT_TYPE type);
 
-    // calls.cpp
+    // validate_calls.cpp
     CallRecord &new_call(CallRecord::Kind kind, const char *function, Shadow *target);
     void judge_overdue();
     // The adapter's close returned: nothing may complete any more.
@@ -288,7 +288,7 @@ public:
     void closing() { closing_.store(true, std::memory_order_release); }
     bool is_closing() const { return closing_.load(std::memory_order_acquire); }
 
-    // work_tracking.cpp
+    // validate_work_tracking.cpp
     PVOID post_begin(WorkQueue &queue, Shadow &owner, const char *function, PVOID context,
                      ULONG flags, bool initiator);
     void post_end(WorkQueue &queue, PVOID handle, NTSTATUS status);
@@ -325,7 +325,7 @@ private:
     bool closed_ = false;
     std::atomic<bool> closing_{false};
 
-    // work_tracking.cpp, under wr_mu_
+    // validate_work_tracking.cpp, under wr_mu_
     uint32_t alloc_record();
     void free_record(uint32_t index);
     WorkRecord *find_record(PVOID handle, uint32_t *index);
@@ -355,11 +355,11 @@ extern const NDK_SHARED_ENDPOINT_DISPATCH kSharedEndpointDispatch;
 
 
 // STATUS-UNDOCUMENTED: warn when `function` returned (or completed with) a status its
-// reference page does not list (documented_status.cpp).
+// reference page does not list (validate_documented_status.cpp).
 void check_documented(const Shadow *object, LayerAdapter &adapter, const char *function,
                       NTSTATUS status);
 
-// calls.cpp: run one asynchronous call through the layer.
+// validate_calls.cpp: run one asynchronous call through the layer.
 //   invoke(completion, context, out) calls the provider with the layer's completion and
 //   context (and, for a create, the provider's out-parameter slot) and returns its status.
 NTSTATUS run_create(LayerAdapter &adapter, Shadow &made, const char *function,

@@ -1,7 +1,7 @@
 // The validated CQ: arm and notification rules (digest 3.2), the consumer's serialization of
 // arm and polls, moderation (1.3), and the results, whose contexts the layer translates back
-// to the consumer's (work_tracking.cpp).
-#include "layers/validate/layer.hpp"
+// to the consumer's (validate_work_tracking.cpp).
+#include "layers/validate/validate_layer.hpp"
 
 namespace ndk::validate {
 

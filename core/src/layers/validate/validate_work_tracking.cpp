@@ -4,7 +4,7 @@
 // silent-success and missing-completion rules (digest 2.5, 3.4, 4.2) and the queue-depth rule
 // (3.3) are judged on.  A request is outstanding until its completion, or the completion of a
 // later request of its queue, is retrieved.
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,8 +1,8 @@
 // The validation layer as a provider: an NDK_HARNESS_PROVIDER (ndk_validation_layer) whose
 // CreateMiniport loads the provider named by validate_provider= and whose every entry then
-// forwards to it, with a ValidatedMiniport (session.hpp) as its miniport context.  Any harness
+// forwards to it, with a ValidatedMiniport (validate_session.hpp) as its miniport context.  Any harness
 // can stack it over any provider through its options; ndk::validate::wrap does so.
-#include "layers/validate/session.hpp"
+#include "layers/validate/validate_session.hpp"
 
 #include "ndk/call.hpp"
 #include "ndk/registry.hpp"

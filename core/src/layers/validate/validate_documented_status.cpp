@@ -1,6 +1,6 @@
 // STATUS-UNDOCUMENTED: a status outside what the function's reference page documents
 // (kit::kFunctions).  Every page also allows "other" codes, so it is a warning, not an error.
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 #include "providers/kit/kit_functions.hpp"
 
 #include <cstdio>

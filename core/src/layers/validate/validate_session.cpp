@@ -1,6 +1,6 @@
-#include "layers/validate/session.hpp"
+#include "layers/validate/validate_session.hpp"
 
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 #include "ndk/registry.hpp"
 
 #include <cstdio>

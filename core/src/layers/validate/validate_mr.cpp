@@ -1,7 +1,7 @@
 // The validated MR and MW.  Their tokens are learned here, when the consumer reads them: a
 // local token belongs to the MR's PD (SGE-TOKEN), a remote token is one a ReceiveAndInvalidate
 // result may carry (RESULT-INVALIDATE-TOKEN).
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 
 namespace ndk::validate {
 

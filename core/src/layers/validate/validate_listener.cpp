@@ -1,6 +1,6 @@
 // The validated listener (its connect events deliver validated connectors) and shared
 // endpoint.
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 
 namespace ndk::validate {
 

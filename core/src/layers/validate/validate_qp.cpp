@@ -1,7 +1,7 @@
 // The validated QP: every post goes through post() below, which checks the consumer's side
 // (closed object, concurrent posts, queue depth, SGE tokens) and tracks the request until its
-// completion is retrieved (work_tracking.cpp).
-#include "layers/validate/layer.hpp"
+// completion is retrieved (validate_work_tracking.cpp).
+#include "layers/validate/validate_layer.hpp"
 
 namespace ndk::validate {
 

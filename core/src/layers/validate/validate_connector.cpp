@@ -1,6 +1,6 @@
 // The validated connector: private-data and connection-data rules (digest 1.8), the QP and
 // shared endpoint becoming its antecedents (3.1), and its disconnect events.
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 
 #include <type_traits>
 

@@ -1,5 +1,5 @@
-// The validated SRQ: its receive queue (work_tracking.cpp) and its notification.
-#include "layers/validate/layer.hpp"
+// The validated SRQ: its receive queue (validate_work_tracking.cpp) and its notification.
+#include "layers/validate/validate_layer.hpp"
 
 namespace ndk::validate {
 

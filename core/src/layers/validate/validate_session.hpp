@@ -1,5 +1,5 @@
 // One validated miniport: the wrapped provider's miniport, the violations recorded on it, and
-// (layer.hpp) the stand-ins of every object opened on it.
+// (validate_layer.hpp) the stand-ins of every object opened on it.
 #pragma once
 
 #include "ndk/provider.h"
@@ -40,7 +40,7 @@ public:
     std::vector<Violation> violations() override;
     void clear() override;
 
-    // Record a violation of `rule` (a Rule::id from rules.cpp).
+    // Record a violation of `rule` (a Rule::id from validate_rules.cpp).
     void report(const char *rule, const std::string &object, const char *call,
                 std::string message);
     std::chrono::milliseconds completion_timeout() const;

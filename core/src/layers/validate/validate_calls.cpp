@@ -2,7 +2,7 @@
 // here, so the completion rules are judged in one place.  A completion the contract forbids
 // (after an inline return, a second one, one after the close) is recorded and not delivered:
 // the consumer has already let go of what its context points to.
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 
 #include <cstdio>
 

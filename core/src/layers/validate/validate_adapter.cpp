@@ -1,6 +1,6 @@
 // Shadows (what every validated object shares) and the validated adapter with its dispatch
 // table.
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 
 #include <algorithm>
 #include <cstring>

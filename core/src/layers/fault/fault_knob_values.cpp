@@ -1,4 +1,4 @@
-#include "providers/kit/kit_test_knobs.hpp"
+#include "layers/fault/fault_knob_values.hpp"
 
 #include "ndk/status.hpp"
 #include "providers/kit/kit_functions.hpp"
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-namespace ndk::kit {
+namespace ndk::fault {
 
 std::optional<CompletionMode> parse_completion_mode(const std::string &text)
 {
@@ -38,7 +38,7 @@ std::string parse_failure(const std::string &value, FailureSpec &spec)
         words.push_back(word);
     if (words.size() < 2 || words.size() > 4)
         return "expected '<NdkFunction> <status> [inline|async] [count]'";
-    const NdkFunction *row = find_function(words[0]);
+    const kit::NdkFunction *row = kit::find_function(words[0]);
     if (row == nullptr || !row->injectable)
         return "'" + words[0] + "' is not an NDK function that returns a status";
     auto status = parse_status(words[1]);
@@ -49,7 +49,7 @@ std::string parse_failure(const std::string &value, FailureSpec &spec)
     bool async = words.size() > 2 && words[2] == "async";
     if (words.size() > 2 && words[2] != "async" && words[2] != "inline")
         return "mode must be inline or async";
-    if (async && row->returns == Returns::Inline)
+    if (async && row->returns == kit::Returns::Inline)
         return words[0] + " completes inline only, it cannot fail asynchronously";
     long count = 1;
     if (words.size() > 3) {
@@ -68,4 +68,4 @@ std::string failure_text(const std::string &function, NTSTATUS status, bool asyn
            std::to_string(remaining) + "\n";
 }
 
-} // namespace ndk::kit
+} // namespace ndk::fault

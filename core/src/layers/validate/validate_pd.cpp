@@ -1,6 +1,6 @@
 // The validated PD: the creates of its children, with the antecedents each QP gets (its CQs
 // and SRQ, digest 3.1), and the privileged token (a valid local token of this PD).
-#include "layers/validate/layer.hpp"
+#include "layers/validate/validate_layer.hpp"
 
 namespace ndk::validate {
 

@@ -1,6 +1,6 @@
-// The spelling of the test knobs that both the soft provider and the fault layer act
-// (docs/knobs.md): the completion modes and `fail`.  One parser each, so the two read a value
-// the same way and refuse it with the same reason.
+// The values of the fault layer's knobs that need more than a word (docs/knobs.md): the
+// completion modes and `fail`, parsed and printed here for its knob table
+// (fault_knob_table.cpp).
 #pragma once
 
 #include "ndk/ndkpi.h"
@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace ndk::kit {
+namespace ndk::fault {
 
 // create_mode, request_mode, close_mode.
 enum class CompletionMode { Inline, Pending, Random };
@@ -27,4 +27,4 @@ std::string parse_failure(const std::string &value, FailureSpec &spec);
 // One armed failure as a `fail` read prints it ("NdkCreatePd STATUS_... async 1").
 std::string failure_text(const std::string &function, NTSTATUS status, bool async, int remaining);
 
-} // namespace ndk::kit
+} // namespace ndk::fault
