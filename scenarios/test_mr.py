@@ -11,6 +11,7 @@ from ndk.testing import OpenAdapter
 
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_create_failed,
                           expect_created, expect_request)
+from ndk.scenario.stated import stated
 
 PAGE = 4096
 
@@ -129,13 +130,15 @@ def test_register_noncontiguous_mdl(pd: ndk.Pd, buffer: bytearray,
 def test_register_invalid_length(pd: ndk.Pd, buffer: bytearray, length: int) -> None:
     """digest 1.4 is silent on a Length of 0 or beyond the MDL chain. docs/semantics.md
     MR-LENGTH (a reference choice): INVALID_PARAMETER; the MR stays unregistered; a valid
-    register then succeeds."""
+    register then succeeds.  Stated (digest 1.4): that valid register on the MR, which holds
+    no registration, succeeds; the choice: the refusal and its status."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
     expect_request(mr.register_mr(ndk.Mdl(buffer), length=length), "i/a",
                    Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.register_mr(ndk.Mdl(buffer), length=len(buffer)), "i/a")
-    assert_registered(mr)
+    with stated("digest 1.4"):
+        expect_request(mr.register_mr(ndk.Mdl(buffer), length=len(buffer)), "i/a")
+        assert_registered(mr)
 
 
 @pytest.mark.rule("MR-REGISTER-MAX-SIZE")
@@ -144,15 +147,18 @@ def test_register_invalid_length(pd: ndk.Pd, buffer: bytearray, length: int) -> 
 def test_register_above_max_registration_size(open_adapter: OpenAdapter, buffer: bytearray) -> None:
     """digest 2.1 (MaxRegistrationSize: max bytes in one registration) does not say what
     NdkRegisterMr answers a longer one. docs/semantics.md MR-LENGTH (a reference choice, from
-    ND2 MR::Register of digest 4.2): INVALID_PARAMETER; at the maximum it registers."""
+    ND2 MR::Register of digest 4.2): INVALID_PARAMETER; at the maximum it registers.  Stated
+    (digest 2.1, 1.4: the maximum bytes of one registration): the register above it fails
+    and the one at it succeeds; the choice: the status of the refusal."""
     adapter = open_adapter(max_registration_size=8 * PAGE)
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     mr = pd.create_mr().get(timeout=TIMEOUT)
     expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE + 1), "i/a",
-                   Status.INVALID_PARAMETER)
-    assert_unregistered(mr)
-    expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE), "i/a")
-    assert_registered(mr)
+                   Status.INVALID_PARAMETER, stated_in="digest 2.1")
+    with stated("digest 2.1, 1.4"):
+        assert_unregistered(mr)
+        expect_request(mr.register_mr(ndk.Mdl(buffer), length=8 * PAGE), "i/a")
+        assert_registered(mr)
 
 
 @pytest.mark.rule("MR-REGISTER-UNKNOWN-FLAGS")
@@ -235,10 +241,12 @@ def test_deregister(open_adapter: OpenAdapter, mode: str, buffer: bytearray) -> 
 def test_deregister_unregistered(pd: ndk.Pd) -> None:
     """digest 1.4 is silent on deregistering an MR that is not registered.
     docs/semantics.md MR-STATE (a reference choice): INVALID_DEVICE_STATE; the MR can still be
-    registered."""
+    registered.  Stated (digest 1.4): that register succeeds; the choice: the deregister's
+    refusal and its status."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
     expect_request(mr.deregister_mr(), "i/a", Status.INVALID_DEVICE_STATE)
-    expect_request(mr.register(bytearray(PAGE)), "i/a")
+    with stated("digest 1.4"):
+        expect_request(mr.register(bytearray(PAGE)), "i/a")
 
 
 @pytest.mark.rule("MR-DEREGISTER-FAILURE")
@@ -295,11 +303,14 @@ def test_initialize_fast_register_too_many_pages(open_adapter: OpenAdapter) -> N
 @pytest.mark.reference("FRMR-LIMIT")
 def test_initialize_fast_register_zero_pages(pd: ndk.Pd) -> None:
     """digest 1.4 is silent on an AdapterPageCount of 0. docs/semantics.md FRMR-LIMIT (a
-    reference choice): INVALID_PARAMETER; a count of 1 then initializes."""
+    reference choice): INVALID_PARAMETER; a count of 1 then initializes.  Stated (digest
+    1.4): that initialization of one page succeeds; the choice: the refusal of 0 and its
+    status."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
     expect_request(mr.initialize_fast_register_mr(0), "i/a", Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.initialize_fast_register_mr(1), "i/a")
+    with stated("digest 1.4"):
+        expect_request(mr.initialize_fast_register_mr(1), "i/a")
 
 
 @pytest.mark.rule("MR-FRMR-INITIALIZE-TWICE")
@@ -308,9 +319,11 @@ def test_initialize_fast_register_zero_pages(pd: ndk.Pd) -> None:
 def test_initialize_fast_register_twice(pd: ndk.Pd) -> None:
     """digest 1.4 is silent on initializing a fast-register MR twice. docs/semantics.md
     MR-STATE (a reference choice): INVALID_DEVICE_STATE; the first initialization's tokens
-    are kept."""
+    are kept.  Stated (digest 1.4): the first initialization succeeds; the choice: the
+    second's refusal, its status, and the tokens kept."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
-    expect_request(mr.initialize_fast_register_mr(16), "i/a")
+    with stated("digest 1.4"):
+        expect_request(mr.initialize_fast_register_mr(16), "i/a")
     tokens = (mr.local_token, mr.remote_token)
     expect_request(mr.initialize_fast_register_mr(16), "i/a", Status.INVALID_DEVICE_STATE)
     assert (mr.local_token, mr.remote_token) == tokens
@@ -337,13 +350,15 @@ def test_register_on_fast_register_mr(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4: NdkRegisterMr only on an MR created with FastRegister = FALSE.
     It does not say what the provider answers otherwise: docs/semantics.md MR-KIND (a
     reference choice): register / register_mr / deregister on a fast-register MR ->
-    INVALID_PARAMETER. The MR can still be initialized for fast registration."""
+    INVALID_PARAMETER. The MR can still be initialized for fast registration.  Stated (digest
+    1.4): that initialization succeeds; the choice: the refusals and their status."""
     mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
     expect_request(mr.register(buffer), "i/a", Status.INVALID_PARAMETER)
     expect_request(mr.register_mr(ndk.Mdl(buffer)), "i/a", Status.INVALID_PARAMETER)
     expect_request(mr.deregister_mr(), "i/a", Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.initialize_fast_register_mr(16), "i/a")
+    with stated("digest 1.4"):
+        expect_request(mr.initialize_fast_register_mr(16), "i/a")
 
 
 @pytest.mark.rule("MR-KIND-INITIALIZE-ON-NORMAL")
@@ -352,12 +367,14 @@ def test_register_on_fast_register_mr(pd: ndk.Pd, buffer: bytearray) -> None:
 def test_initialize_on_normal_mr(pd: ndk.Pd, buffer: bytearray) -> None:
     """digest 1.4: NdkInitializeFastRegisterMr needs an MR created with FastRegister = TRUE.
     It does not say what the provider answers otherwise: docs/semantics.md MR-KIND (a
-    reference choice): INVALID_PARAMETER. The MR can still be registered."""
+    reference choice): INVALID_PARAMETER. The MR can still be registered.  Stated (digest
+    1.4): that register succeeds; the choice: the refusal and its status."""
     mr = pd.create_mr().get(timeout=TIMEOUT)
     expect_request(mr.initialize_fast_register_mr(16), "i/a", Status.INVALID_PARAMETER)
     assert_unregistered(mr)
-    expect_request(mr.register(buffer), "i/a")
-    assert_registered(mr)
+    with stated("digest 1.4"):
+        expect_request(mr.register(buffer), "i/a")
+        assert_registered(mr)
 
 
 @pytest.mark.rule("MR-TOKENS-UNIQUE")

@@ -11,6 +11,7 @@ from ndk.testing import OpenAdapter, requires
 
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain, expect_closed,
                           expect_create_failed, expect_created, post_receives, shrink_limits)
+from ndk.scenario.stated import stated
 
 # the five CreateQp sizes and the NDK_ADAPTER_INFO limit each is checked against (digest 1.2)
 QP_LIMITS = {
@@ -132,7 +133,9 @@ def test_create_qp_with_cq_of_other_adapter(open_adapter: OpenAdapter, which: st
     """digest 1.2 / 3.1 (a CQ is the antecedent of the QPs on it, under the same adapter).
     The digest does not say what a provider answers a CQ of another adapter;
     docs/semantics.md QP-OBJECTS (a reference choice): INVALID_PARAMETER (ND2
-    INVALID_PARAMETER_2/3). Nothing was created: the CQ can still be closed at once."""
+    INVALID_PARAMETER_2/3). Nothing was created: the CQ can still be closed at once.  Stated
+    (digest 1.2): a QP on the adapter's own CQ then creates; the choice: the refusal, its
+    status, and the close inline."""
     adapter, other = open_adapter(), open_adapter()
     pd = adapter.create_pd().get(timeout=TIMEOUT)
     ours = adapter.create_cq(8).get(timeout=TIMEOUT)
@@ -141,7 +144,8 @@ def test_create_qp_with_cq_of_other_adapter(open_adapter: OpenAdapter, which: st
     expect_create_failed(pd.create_qp(*cqs), Status.INVALID_PARAMETER)
     close = theirs.close()
     assert close.status == Status.SUCCESS  # no QP holds it
-    expect_created(pd.create_qp(ours, ours), "i/a")
+    with stated("digest 1.2"):
+        expect_created(pd.create_qp(ours, ours), "i/a")
 
 
 @pytest.mark.rule("QP-CREATE-CLOSED-CQ")
@@ -165,14 +169,16 @@ def test_create_qp_with_closed_cq(adapter: ndk.Adapter, pd: ndk.Pd) -> None:
 def test_create_qp_with_srq_of_other_pd(open_adapter: OpenAdapter) -> None:
     """digest 1.2 (the SRQ is a child of a PD; the QP joins the PD it is created on).
     The digest does not say what a provider answers an SRQ of another PD; docs/semantics.md
-    QP-OBJECTS (a reference choice): INVALID_PARAMETER."""
+    QP-OBJECTS (a reference choice): INVALID_PARAMETER.  Stated (digest 1.2): the QP on the
+    SRQ's own PD then creates; the choice: the refusal and its status."""
     adapter = open_adapter()
     requires(adapter, max_srq_depth=1)
     pd, other_pd = (adapter.create_pd().get(timeout=TIMEOUT) for _ in range(2))
     cq = adapter.create_cq(8).get(timeout=TIMEOUT)
     srq = other_pd.create_srq(4).get(timeout=TIMEOUT)
     expect_create_failed(pd.create_qp_with_srq(cq, cq, srq), Status.INVALID_PARAMETER)
-    expect_created(other_pd.create_qp_with_srq(cq, cq, srq), "i/a")
+    with stated("digest 1.2"):
+        expect_created(other_pd.create_qp_with_srq(cq, cq, srq), "i/a")
 
 
 @pytest.mark.rule("QP-CREATE-RESOURCES")
@@ -213,13 +219,16 @@ def test_create_qp_with_srq_insufficient_resources(open_adapter: OpenAdapter, ho
 def test_receive_beyond_depth(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
     """digest 1.7 documents only SUCCESS and "other" for NdkReceive. docs/semantics.md
     QUEUE-FULL (a reference choice, from ND2 QP::Receive of digest 4.2): a receive on a full
-    queue -> NO_MORE_ENTRIES; digest 3.4: an inline failure produces no CQE."""
+    queue -> NO_MORE_ENTRIES; digest 3.4: an inline failure produces no CQE.  Stated (digest
+    1.7): once the flush cancelled the queued receives, a receive succeeds; the choice: the
+    refusal, its status, the completions' order."""
     qp = pd.create_qp(cq, cq, receive_queue_depth=2).get(timeout=TIMEOUT)
     post_receives(qp, mr, [1, 2])
     assert qp.receive([mr.sge(0, 64)], request_context=3) == Status.NO_MORE_ENTRIES
     qp.flush()
     assert [r.request_context for r in drain(cq, 2)] == [1, 2]
-    assert qp.receive([mr.sge(0, 64)], request_context=4) == Status.SUCCESS
+    with stated("digest 1.7"):
+        assert qp.receive([mr.sge(0, 64)], request_context=4) == Status.SUCCESS
 
 
 @pytest.mark.rule("QP-RECEIVE-TOO-MANY-SGE")
@@ -228,13 +237,16 @@ def test_receive_beyond_depth(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
 def test_receive_too_many_sges(pd: ndk.Pd, cq: ndk.Cq, mr: ndk.Mr) -> None:
     """digest 1.7 documents only SUCCESS and "other" for NdkReceive. docs/semantics.md
     QUEUE-SGE (a reference choice, from ND2 QP::Receive of digest 4.2: too many SGEs):
-    DATA_OVERRUN. No CQE for the failed post (digest 3.4); the QP stays usable."""
+    DATA_OVERRUN. No CQE for the failed post (digest 3.4); the QP stays usable.  Stated
+    (digest 1.2, 1.7): a receive within the QP's SGE limit succeeds and the flush cancels it;
+    the choice: the refusal and its status."""
     qp = pd.create_qp(cq, cq, max_receive_request_sge=2).get(timeout=TIMEOUT)
     sgl = [mr.sge(i * 64, 64) for i in range(3)]
     assert qp.receive(sgl, request_context=1) == Status.DATA_OVERRUN
-    assert qp.receive(sgl[:2], request_context=2) == Status.SUCCESS
-    qp.flush()
-    assert [r.request_context for r in drain(cq, 1)] == [2]
+    with stated("digest 1.2, 1.7"):
+        assert qp.receive(sgl[:2], request_context=2) == Status.SUCCESS
+        qp.flush()
+        assert [r.request_context for r in drain(cq, 1)] == [2]
 
 
 @pytest.mark.rule("QP-RECEIVE-WITH-SRQ")

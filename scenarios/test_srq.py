@@ -10,6 +10,7 @@ from ndk.testing import OpenAdapter, requires
 
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, expect_create_failed,
                           expect_created, expect_request, post_receives, shrink_limits)
+from ndk.scenario.stated import stated
 
 
 @pytest.fixture
@@ -81,9 +82,11 @@ def test_create_srq_too_many_sges(srq_adapter: ndk.Adapter, srq_pd: ndk.Pd) -> N
 @pytest.mark.reference("ZERO-DEPTH")
 def test_create_srq_zero_depth(srq_pd: ndk.Pd) -> None:
     """digest 1.2 is silent on SrqDepth 0. docs/semantics.md ZERO-DEPTH (a reference choice):
-    INVALID_PARAMETER; a create with depth 1 then succeeds."""
+    INVALID_PARAMETER; a create with depth 1 then succeeds.  Stated (digest 1.2): that
+    create; the choice: the refusal of 0 and its status."""
     expect_create_failed(srq_pd.create_srq(0), Status.INVALID_PARAMETER)
-    expect_created(srq_pd.create_srq(1), "i/a")
+    with stated("digest 1.2"):
+        expect_created(srq_pd.create_srq(1), "i/a")
 
 
 @pytest.mark.rule("SRQ-CREATE-THRESHOLD")
@@ -92,9 +95,11 @@ def test_create_srq_zero_depth(srq_pd: ndk.Pd) -> None:
 def test_create_srq_threshold_above_depth(srq_pd: ndk.Pd) -> None:
     """digest 1.6 (a threshold arms the SRQ for "fewer than threshold queued") is silent on a
     threshold above the depth. docs/semantics.md SRQ-THRESHOLD (a reference choice):
-    notify_threshold > srq_depth -> INVALID_PARAMETER; threshold == depth is valid."""
+    notify_threshold > srq_depth -> INVALID_PARAMETER; threshold == depth is valid.  Stated
+    (digest 1.6): the create with threshold == depth; the choice: the refusal above it."""
     expect_create_failed(srq_pd.create_srq(4, notify_threshold=5), Status.INVALID_PARAMETER)
-    expect_created(srq_pd.create_srq(4, notify_threshold=4), "i/a")
+    with stated("digest 1.6"):
+        expect_created(srq_pd.create_srq(4, notify_threshold=4), "i/a")
 
 
 @pytest.mark.rule("SRQ-CREATE-AFFINITY-INVALID")
@@ -144,12 +149,15 @@ def test_create_srq_insufficient_resources(srq_adapter: ndk.Adapter, srq_pd: ndk
 def test_srq_receive_beyond_depth(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 1.6 documents only SUCCESS and "other" for NdkSrqReceive. docs/semantics.md
     QUEUE-FULL (a reference choice, from ND2 SRQ::Receive of digest 4.2): a receive on a full
-    SRQ -> NO_MORE_ENTRIES. The SRQ stays usable: after growing it the receive succeeds."""
+    SRQ -> NO_MORE_ENTRIES. The SRQ stays usable: after growing it the receive succeeds.
+    Stated (digest 1.6): the NdkModifySrq and then the receive succeed; the choice: the
+    refusal and its status."""
     srq = srq_pd.create_srq(2).get(timeout=TIMEOUT)
     post_receives(srq, srq_mr, [1, 2])
     assert srq.srq_receive([srq_mr.sge(512, 64)], request_context=3) == Status.NO_MORE_ENTRIES
-    expect_request(srq.modify_srq(srq_depth=3), "i/a")
-    assert srq.srq_receive([srq_mr.sge(512, 64)], request_context=3) == Status.SUCCESS
+    with stated("digest 1.6"):
+        expect_request(srq.modify_srq(srq_depth=3), "i/a")
+        assert srq.srq_receive([srq_mr.sge(512, 64)], request_context=3) == Status.SUCCESS
 
 
 @pytest.mark.rule("SRQ-RECEIVE-TOO-MANY-SGE")
@@ -158,11 +166,13 @@ def test_srq_receive_beyond_depth(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
 def test_srq_receive_too_many_sges(srq_pd: ndk.Pd, srq_mr: ndk.Mr) -> None:
     """digest 1.6 documents only SUCCESS and "other" for NdkSrqReceive. docs/semantics.md
     QUEUE-SGE (a reference choice, from ND2 SRQ::Receive of digest 4.2: too many SGEs):
-    DATA_OVERRUN. A receive within the SRQ's SGE limit then succeeds."""
+    DATA_OVERRUN. A receive within the SRQ's SGE limit then succeeds.  Stated (digest 1.6):
+    that receive; the choice: the refusal and its status."""
     srq = srq_pd.create_srq(4, max_receive_request_sge=2).get(timeout=TIMEOUT)
     sgl = [srq_mr.sge(i * 64, 64) for i in range(3)]
     assert srq.srq_receive(sgl, request_context=1) == Status.DATA_OVERRUN
-    assert srq.srq_receive(sgl[:2], request_context=2) == Status.SUCCESS
+    with stated("digest 1.6"):
+        assert srq.srq_receive(sgl[:2], request_context=2) == Status.SUCCESS
 
 
 # --- modify and arming -------------------------------------------------------------------

@@ -146,9 +146,11 @@ def expect_create_failed(call: ndk.Call[object], status: Status, how: str = "i/a
         raise AssertionError("Call.get() returned an object for a failed create")
 
 
-def expect_request(call: ndk.Call[object], mode: str, status: Status = Status.SUCCESS) -> None:
-    """Assert an async request (register, resize, listen, ...) ended with ``status``."""
-    expect_call(call, status, mode)
+def expect_request(call: ndk.Call[object], mode: str, status: Status = Status.SUCCESS,
+                   stated_in: str | None = None) -> None:
+    """Assert an async request (register, resize, listen, ...) ended with ``status``.
+    ``stated_in``: as for :func:`expect_call` (the request failing is stated there)."""
+    expect_call(call, status, mode, stated_in)
     assert call.object is None
 
 
