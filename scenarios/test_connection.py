@@ -771,8 +771,13 @@ def test_read_limits_seen_before_accept(open_adapter: OpenAdapter, requested: tu
     passive side sees the peer's requested limits, swapped (its outbound is the peer's
     inbound), capped by its own adapter's MaxInbound/MaxOutboundReadLimit: exactly the caps,
     not less (that they are at most the caps is CONNDATA-PASSIVE-READ-LIMITS-CAPPED).
-    Uncapped: the adapter's own limits, at least the requests; capped: set by knob."""
-    assert passive_read_limits(open_adapter, requested, server_max)[0] == seen
+    Uncapped: the adapter's own limits, at least the requests; capped: set by knob.  Stated
+    (digest 1.8): each limit written and at most both caps; the choice: exactly the caps."""
+    (inbound, outbound), maxima = passive_read_limits(open_adapter, requested, server_max)
+    with stated("digest 1.8"):
+        assert inbound <= min(maxima[0], requested[1]), "inbound read limit above a cap"
+        assert outbound <= min(maxima[1], requested[0]), "outbound read limit above a cap"
+    assert (inbound, outbound) == seen
 
 
 @pytest.mark.rule("CONNDATA-EFFECTIVE-READ-LIMITS")

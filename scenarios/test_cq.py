@@ -18,6 +18,7 @@ from ndk.testing import OpenAdapter
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, MAXULONG, quiet_period, TIMEOUT, drain,
                           expect_create_failed, expect_created, expect_request, poll,
                           post_receives, set_adapter_flags, shrink_limits)
+from ndk.scenario.stated import stated
 
 
 # --- create ------------------------------------------------------------------------------
@@ -59,9 +60,11 @@ def test_create_cq_depth_above_max(open_adapter: OpenAdapter, mode: str) -> None
 def test_create_cq_zero_depth(adapter: ndk.Adapter) -> None:
     """digest 1.1 is silent on CqDepth 0. docs/semantics.md ZERO-DEPTH (a reference choice):
     INVALID_PARAMETER (inline or through the completion); a create with depth 1 then
-    succeeds."""
+    succeeds.  Stated (digest 1.1): that create; the choice: the refusal of 0 and its
+    status."""
     expect_create_failed(adapter.create_cq(0), Status.INVALID_PARAMETER)
-    expect_created(adapter.create_cq(1), "i/a")
+    with stated("digest 1.1"):
+        expect_created(adapter.create_cq(1), "i/a")
 
 
 @pytest.mark.rule("CQ-CREATE-AFFINITY")
@@ -147,12 +150,14 @@ def test_resize_cq_without_flag(adapter: ndk.Adapter) -> None:
 
 def _resize_rejected(adapter: ndk.Adapter, depth: int) -> None:
     """A resize of a CQ of depth 4 to ``depth`` fails INVALID_PARAMETER, inline or through its
-    completion; the CQ keeps working and a valid resize (to 16) succeeds."""
+    completion; the CQ keeps working and a valid resize (to 16) succeeds (stated by digest
+    1.3 where the refusal is a reference choice)."""
     if not int(adapter.query_info().adapter_flags) & AdapterFlag.CQ_RESIZE_SUPPORTED:
         pytest.skip("adapter does not set NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED")
     cq = adapter.create_cq(4).get(timeout=TIMEOUT)
     expect_request(cq.resize_cq(depth), "i/a", Status.INVALID_PARAMETER)
-    expect_request(cq.resize_cq(16), "i/a")
+    with stated("digest 1.3"):
+        expect_request(cq.resize_cq(16), "i/a")
 
 
 @pytest.mark.rule("CQ-RESIZE-DEPTH")
@@ -175,7 +180,8 @@ def test_resize_cq_depth_above_max(open_adapter: OpenAdapter) -> None:
 def test_resize_cq_zero_depth(open_adapter: OpenAdapter) -> None:
     """digest 1.3 is silent on a resize to depth 0. docs/semantics.md ZERO-DEPTH (a reference
     choice): INVALID_PARAMETER, as for a create; the CQ keeps working and a valid resize then
-    succeeds."""
+    succeeds.  Stated (digest 1.3): that resize; the choice: the refusal of 0 and its
+    status."""
     _resize_rejected(open_adapter(), 0)
 
 
@@ -484,12 +490,14 @@ def test_after_fatal_cq_error(adapter: ndk.Adapter, pd: ndk.Pd, mr: ndk.Mr) -> N
     post on such a QP returns nor whether a later arm hears of the error again.
     docs/semantics.md CQ-OVERRUN-QP (a reference choice): a receive posted on the QP returns
     STATUS_INVALID_DEVICE_STATE inline; and CQ-ERROR-ARM: the error is reported once, so a
-    new arm gets nothing."""
+    new arm gets nothing.  Stated (digest 1.3): no further completion is reported; the
+    choice: the post's status and the arm."""
     cq, qp = _fatal_cq_error(adapter, pd, mr)
     assert qp.receive([mr.sge(0, 16)], request_context=2) == Status.INVALID_DEVICE_STATE
     cq.arm(CqNotify.ANY)
     assert cq.wait_notification(timeout=quiet_period(cq)) is None  # reported once
-    assert cq.get_results_ex(8) == []
+    with stated("digest 1.3"):
+        assert cq.get_results_ex(8) == []
 
 
 @pytest.mark.rule("CQ-NOTIFICATION-WAIT-INT-TIMEOUT")

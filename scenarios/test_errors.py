@@ -24,6 +24,8 @@ from ndk.scenario.completion import (CLIENT, quiet_period, SERVER, TIMEOUT, conn
                                      connected_pair, drain, loopback_pair, no_notification,
                                      pattern, post_receive, post_send, register, Side)
 from ndk.scenario import expect_no_completion, poll
+from ndk.scenario.stated import stated
+from ndk.scenario.work_requests import expect_refused
 
 BAD_TOKEN = 0xDEADBEEF  # a memory token no registration of these scenarios hands out
 
@@ -294,15 +296,18 @@ def test_send_with_bad_local_token(open_adapter: OpenAdapter) -> None:
     """digest 4.2 (ND2: ACCESS_VIOLATION = invalid registered memory), docs/semantics.md
     DATA-STATUS: a send whose SGE names an unknown memory token completes
     STATUS_ACCESS_VIOLATION; the connection ends: the receive waiting at the peer is flushed
-    CANCELLED (no byte arrives), the peer gets reason 3, later posts complete CANCELLED."""
+    CANCELLED (no byte arrives), the peer gets reason 3, later posts complete CANCELLED.
+    Stated (digest 1.7: an SGE's token names a registered region): the send fails and no
+    byte arrives; the choice: the statuses and the end of the connection."""
     a, b = _linked(open_adapter)
     post_receive(b, 0, 64, 0xB1)
     a.buffer[:32] = pattern(32)
     assert a.qp.send([ndk.Sge(a.mr.address, 32, BAD_TOKEN)], request_context=0xA1) \
         == Status.SUCCESS
-    _expect(drain(a.cq, 1), [(0xA1, OpType.SEND, Status.ACCESS_VIOLATION)])
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.SEND, 0xA1, "digest 1.7")
     _expect(drain(b.cq, 1), [(0xB1, OpType.RECEIVE, Status.CANCELLED)])
-    assert bytes(b.buffer[:32]) == bytes(32)
+    with stated("digest 1.7"):
+        assert bytes(b.buffer[:32]) == bytes(32)
     assert b.connector.wait_disconnect(timeout=TIMEOUT) == 3
     _assert_connection_ended(a, b)
 
@@ -314,14 +319,17 @@ def test_write_beyond_remote_region(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md DATA-STATUS (remote range outside the region: REMOTE_RESOURCES,
     ND_REMOTE_ERROR of digest 4.2): an RDMA write running 32 bytes past the end of the peer's
     registration completes STATUS_REMOTE_RESOURCES, writes nothing, and ends the connection
-    (the peer gets reason 3)."""
+    (the peer gets reason 3).  Stated (digest 1.7: remote memory outside the region is not
+    the consumer's to write): the write fails and writes nothing; the choice: its status and
+    the end of the connection."""
     a, b = _linked(open_adapter)
     end = b.mr.address + b.mr.length
     a.buffer[:64] = pattern(64)
     assert a.qp.write([a.mr.sge(0, 64)], end - 32, b.mr.remote_token,
                       request_context=0xA1) == Status.SUCCESS
-    _expect(drain(a.cq, 1), [(0xA1, OpType.WRITE, Status.REMOTE_RESOURCES)])
-    assert bytes(b.buffer[-32:]) == bytes(32)
+    expect_refused(a.cq, Status.REMOTE_RESOURCES, OpType.WRITE, 0xA1, "digest 1.7")
+    with stated("digest 1.7"):
+        assert bytes(b.buffer[-32:]) == bytes(32)
     assert b.connector.wait_disconnect(timeout=TIMEOUT) == 3
     _assert_connection_ended(a, b)
 
@@ -353,13 +361,15 @@ def test_read_beyond_remote_region(open_adapter: OpenAdapter) -> None:
 def test_rdma_with_bad_remote_token(open_adapter: OpenAdapter, op: str) -> None:
     """docs/semantics.md DATA-STATUS (remote token invalid: ACCESS_VIOLATION, ND2 table of
     digest 4.2): an RDMA write or read naming a token the peer never handed out completes
-    STATUS_ACCESS_VIOLATION and ends the connection."""
+    STATUS_ACCESS_VIOLATION and ends the connection.  Stated (digest 1.7: a remote token
+    the peer handed out): the request fails; the choice: its status and the end of the
+    connection."""
     a, b = _linked(open_adapter)
     post = a.qp.write if op == "write" else a.qp.read
     assert post([a.mr.sge(0, 16)], b.mr.address, BAD_TOKEN, request_context=0xA1) \
         == Status.SUCCESS
     expected_type = OpType.WRITE if op == "write" else OpType.READ
-    _expect(drain(a.cq, 1), [(0xA1, expected_type, Status.ACCESS_VIOLATION)])
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, expected_type, 0xA1, "digest 1.7")
     assert b.connector.wait_disconnect(timeout=TIMEOUT) == 3
     _assert_connection_ended(a, b)
 
@@ -370,14 +380,17 @@ def test_rdma_with_bad_remote_token(open_adapter: OpenAdapter, op: str) -> None:
 def test_write_to_region_without_remote_write(open_adapter: OpenAdapter) -> None:
     """docs/semantics.md DATA-STATUS (remote token without the access: ACCESS_VIOLATION): a
     write into a region the peer registered for remote read only completes
-    STATUS_ACCESS_VIOLATION; the region is unchanged."""
+    STATUS_ACCESS_VIOLATION; the region is unchanged.  Stated (digest 2.6: remote writes
+    need NDK_MR_FLAG_ALLOW_REMOTE_WRITE): the write fails and changes nothing; the choice:
+    its status."""
     a, b = _linked(open_adapter)
     read_only, memory = register(b.pd, 4096, MrFlag.ALLOW_LOCAL_WRITE | MrFlag.ALLOW_REMOTE_READ)
     a.buffer[:16] = pattern(16)
     assert a.qp.write([a.mr.sge(0, 16)], read_only.address, read_only.remote_token,
                       request_context=0xA1) == Status.SUCCESS
-    _expect(drain(a.cq, 1), [(0xA1, OpType.WRITE, Status.ACCESS_VIOLATION)])
-    assert bytes(memory[:16]) == bytes(16)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.WRITE, 0xA1, "digest 2.6")
+    with stated("digest 2.6"):
+        assert bytes(memory[:16]) == bytes(16)
 
 
 @pytest.mark.rule("ERROR-READ-SINK-FLAG")
@@ -387,7 +400,8 @@ def test_read_into_region_without_read_sink_flag(open_adapter: OpenAdapter) -> N
     """digest 1.4: NDK_MR_FLAG_RDMA_READ_SINK is required for RDMA read sinks unless the
     adapter sets NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED; docs/semantics.md DATA-STATUS:
     a read into a region registered without it completes STATUS_ACCESS_VIOLATION (a local SGE
-    problem) and leaves the sink untouched."""
+    problem) and leaves the sink untouched.  Stated (digest 1.4): the read fails and leaves
+    the sink untouched; the choice: its status."""
     a, b = _linked(open_adapter)
     if int(a.adapter.query_info().adapter_flags) & AdapterFlag.RDMA_READ_SINK_NOT_REQUIRED:
         pytest.skip("adapter sets NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED")
@@ -395,8 +409,9 @@ def test_read_into_region_without_read_sink_flag(open_adapter: OpenAdapter) -> N
     b.buffer[:32] = pattern(32)
     assert a.qp.read([sink.sge(0, 32)], b.mr.address, b.mr.remote_token,
                      request_context=0xA1) == Status.SUCCESS
-    _expect(drain(a.cq, 1), [(0xA1, OpType.READ, Status.ACCESS_VIOLATION)])
-    assert bytes(memory[:32]) == bytes(32)
+    expect_refused(a.cq, Status.ACCESS_VIOLATION, OpType.READ, 0xA1, "digest 1.4")
+    with stated("digest 1.4"):
+        assert bytes(memory[:32]) == bytes(32)
 
 
 # --- ERROR: inline failures ------------------------------------------------------------------
@@ -409,17 +424,20 @@ def test_inline_failure_has_no_completion_and_keeps_connection(open_adapter: Ope
     """digest 3.4 (an inline failure gives no CQE), 4.2 (ND2: an inline post failure leaves the
     QP usable), docs/semantics.md POST-CHECKS: a send with a flag NdkSend does not document
     (ALLOW_REMOTE_READ) fails inline with STATUS_INVALID_PARAMETER, produces no completion, and
-    the next send still moves its bytes; the peer sees no disconnect."""
+    the next send still moves its bytes; the peer sees no disconnect.  Stated (digest 3.4,
+    1.7): no completion for the inline failure, and the next send completes SUCCESS with its
+    bytes; the choice: the refusal, its status, and the connection kept."""
     a, b = _linked(open_adapter)
     post_receive(b, 0, 64, 0xB1)
     post_send(a, pattern(8), 0xA0, flags=OpFlag.ALLOW_REMOTE_READ,
               expect=Status.INVALID_PARAMETER)
-    post_send(a, pattern(24, 3), 0xA1, offset=512)
-    _expect(drain(a.cq, 1), [(0xA1, OpType.SEND, Status.SUCCESS)])
-    (received,) = drain(b.cq, 1)
-    assert (received.request_context, received.status, received.bytes_transferred) \
-        == (0xB1, Status.SUCCESS, 24)
-    assert bytes(b.buffer[:24]) == pattern(24, 3)
+    with stated("digest 3.4, 1.7"):
+        post_send(a, pattern(24, 3), 0xA1, offset=512)
+        _expect(drain(a.cq, 1), [(0xA1, OpType.SEND, Status.SUCCESS)])
+        (received,) = drain(b.cq, 1)
+        assert (received.request_context, received.status, received.bytes_transferred) \
+            == (0xB1, Status.SUCCESS, 24)
+        assert bytes(b.buffer[:24]) == pattern(24, 3)
     assert b.connector.wait_disconnect(timeout=quiet_period(b.connector)) is None
 
 

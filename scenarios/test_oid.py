@@ -22,6 +22,7 @@ from ndk.scenario.connection import adapter, adapters  # noqa: F401  (fixtures)
 from ndk.scenario.connection import (connections, counters, listening, local_endpoints,
                                      new_connector, start, transfer)
 from ndk.scenario.resources import Side, connect_sides, connected_pair
+from ndk.scenario.stated import stated
 
 NDIS_OBJECT_TYPE_DEFAULT = 0x80
 REVISION_1 = 1
@@ -115,16 +116,19 @@ def test_connections_owner(adapter: ndk.Adapter) -> None:
     UserModeOwner TRUE means an NDSPI owner), docs/semantics.md OID-OWNER: the entry of each
     end of a loopback connection made by this (NDK, not NDSPI) consumer says UserModeOwner
     FALSE and OwnerPid this process's id; the TCP entries of a mapped table carry neither
-    (FALSE, 0)."""
+    (FALSE, 0).  Stated (digest 3.7): an entry (group) per end, the TCP entries carrying
+    neither; the choice: the ND entries' owner."""
     a, b = connected_pair(adapter, adapter, listener=listening(adapter, (SERVER, 7407)))
     result = connections(adapter)
     rows = rows_per_endpoint(adapter)
-    assert result.count == 2 * rows
+    with stated("digest 3.7"):
+        assert result.count == 2 * rows
+        for i in range(0, result.count, rows):
+            for tcp in result.entries[i + 1:i + rows]:
+                assert (tcp.user_mode_owner, tcp.owner_pid) == (False, 0)
     for i in range(0, result.count, rows):
         nd = result.entries[i]
         assert (nd.user_mode_owner, nd.owner_pid) == (False, os.getpid())
-        for tcp in result.entries[i + 1:i + rows]:
-            assert (tcp.user_mode_owner, tcp.owner_pid) == (False, 0)
     assert a.connector.is_open and b.connector.is_open
 
 
@@ -287,23 +291,29 @@ def test_local_endpoints_of_listener_and_shared_endpoint(adapter: ndk.Adapter) -
     """digest 3.7 (NDIS_NDK_LOCAL_ENDPOINTS: entries {Local, UserModeOwner, Listener (FALSE:
     a shared endpoint), OwnerPid}, paired like the connections table). docs/semantics.md:
     OID-OWNER. A listener that is not listening yet is not an endpoint. (Pairs on iWARP; one
-    entry each otherwise.)"""
+    entry each otherwise.)  Stated (digest 3.7, 3.5): the table, its entries' addresses and
+    Listener flags, the TCP entries carrying no owner; the choice: the ND entries' owner."""
     host = SERVER
     idle = adapter.create_listener().get(timeout=TIMEOUT)   # not listening: not listed
-    empty = local_endpoints(adapter)
-    assert empty.header is not None
-    assert (empty.count, empty.entries, empty.header.size) == (0, [], TABLE_HEADER)
-    listener = listening(adapter, (host, 7420))
-    endpoint = adapter.create_shared_endpoint((host, 7421)).get(timeout=TIMEOUT)
-    result = local_endpoints(adapter)
-    rows = rows_per_endpoint(adapter)
-    assert result.mapped_to_tcp is (rows == 2)
-    assert result.count == 2 * rows
-    assert result.header is not None
-    assert result.header.revision == REVISION_1
-    assert result.header is not None
-    assert result.header.size == table_size(LOCAL_ENDPOINT_ENTRY, 2 * rows)
-    groups = sorted((result.entries[i:i + rows] for i in (0, rows)), key=lambda p: tuple(p[0].local))
+    with stated("digest 3.7, 3.5"):
+        empty = local_endpoints(adapter)
+        assert empty.header is not None
+        assert (empty.count, empty.entries, empty.header.size) == (0, [], TABLE_HEADER)
+        listener = listening(adapter, (host, 7420))
+        endpoint = adapter.create_shared_endpoint((host, 7421)).get(timeout=TIMEOUT)
+        result = local_endpoints(adapter)
+        rows = rows_per_endpoint(adapter)
+        assert result.mapped_to_tcp is (rows == 2)
+        assert result.count == 2 * rows
+        assert result.header is not None
+        assert result.header.revision == REVISION_1
+        assert result.header.size == table_size(LOCAL_ENDPOINT_ENTRY, 2 * rows)
+        groups = sorted((result.entries[i:i + rows] for i in (0, rows)),
+                        key=lambda p: tuple(p[0].local))
+        assert [[(e.local, e.listener) for e in group] for group in groups] == [
+            [((host, 7420), True)] * rows, [((host, 7421), False)] * rows]
+        assert all((tcp.user_mode_owner, tcp.owner_pid) == (False, 0)
+                   for group in groups for tcp in group[1:])
     pid = os.getpid()
     assert groups == [
         [ndk.LocalEndpointEntry((host, 7420), False, True, pid),

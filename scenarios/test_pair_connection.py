@@ -28,6 +28,7 @@ from ndk.scenario import quiet_period, TIMEOUT, drain, expect_no_completion, pat
 from ndk.scenario.work_requests import LOCAL_WRITE, REMOTE_ALL, Region, expect_result, region
 from ndk.scenario.connection import expect_private_data
 from ndk.scenario.resources import Side
+from ndk.scenario.stated import stated
 
 
 # A size of every kind: one byte, a page and one (two DDP segments at any MULPDU), 64 KiB and
@@ -124,7 +125,8 @@ def test_read_limits_cross_swapped(pair: Pair) -> None:
     """digest 1.8 (read-limit rule: the passive side sees the active side's requested limits,
     its outbound being the peer's inbound). docs/semantics.md: CONN-READ-LIMITS.  The active
     side asks for inbound 2, outbound 1 (both within every adapter's maxima here); before it
-    accepts, the passive side reads inbound 1, outbound 2."""
+    accepts, the passive side reads inbound 1, outbound 2.  Stated (digest 1.8): SUCCESS, and
+    each limit written and at most the peer's opposite request; the choice: exactly it."""
     a, b = pair
     for end in (a, b):
         info = end.adapter.query_info()
@@ -133,7 +135,10 @@ def test_read_limits_cross_swapped(pair: Pair) -> None:
                         f"({info.max_inbound_read_limit}, {info.max_outbound_read_limit})")
     handshake = start(a, b, inbound_read_limit=2, outbound_read_limit=1)
     data = handshake.incoming.get_connection_data()
-    assert data.status == Status.SUCCESS
+    with stated("digest 1.8"):
+        assert data.status == Status.SUCCESS
+        assert data.inbound_read_limit <= 1, "inbound read limit above the peer's outbound"
+        assert data.outbound_read_limit <= 2, "outbound read limit above the peer's inbound"
     assert (data.inbound_read_limit, data.outbound_read_limit) == (1, 2)
 
 
@@ -147,20 +152,23 @@ def test_reject_reaches_the_active_side(pair: Pair) -> None:
     """digest 1.8 (NdkReject; CONNECTION_REFUSED: the peer rejected). docs/semantics.md:
     CONN-REFUSED: NdkReject returns SUCCESS; the Connect completes CONNECTION_REFUSED, once;
     the reject's private data is readable on the active side; the pair's own connection still
-    carries a Send afterwards."""
+    carries a Send afterwards.  Stated (digest 1.8, 1.7): all but the private data read after
+    the refusal, which is the choice."""
     a, b = pair
     handshake = start(a, b)
     reason = caller_data(a, b, 13)
-    assert handshake.incoming.reject(private_data=reason) == Status.SUCCESS
-    assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
-    assert handshake.connect.completions == 1
+    with stated("digest 1.8"):
+        assert handshake.incoming.reject(private_data=reason) == Status.SUCCESS
+        assert handshake.connect.wait(timeout=TIMEOUT) == Status.CONNECTION_REFUSED
+        assert handshake.connect.completions == 1
     expect_private_data(handshake.connector, reason)
-    sink = region(b.pd, 16, flags=LOCAL_WRITE)
-    source = region(a.pd, 16, fill=pattern(16, seed=4))
-    assert b.qp.receive([sink.sge(0, 16)], request_context=0xB2) == Status.SUCCESS
-    assert a.qp.send([source.sge(0, 16)], request_context=0xA2) == Status.SUCCESS
-    expect_result(a.cq, Status.SUCCESS, OpType.SEND, 0xA2)
-    expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 0xB2)
+    with stated("digest 1.7"):
+        sink = region(b.pd, 16, flags=LOCAL_WRITE)
+        source = region(a.pd, 16, fill=pattern(16, seed=4))
+        assert b.qp.receive([sink.sge(0, 16)], request_context=0xB2) == Status.SUCCESS
+        assert a.qp.send([source.sge(0, 16)], request_context=0xA2) == Status.SUCCESS
+        expect_result(a.cq, Status.SUCCESS, OpType.SEND, 0xA2)
+        expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 0xB2)
 
 
 # --- DISCONNECT ----------------------------------------------------------------------------
@@ -185,23 +193,30 @@ def test_disconnect_from_either_side(pair: Pair, initiator: str) -> None:
     CANCELLED in order and no event; the other side gets one disconnect event, and by the
     time its own NdkDisconnect completes its receives are back CANCELLED in order (whether
     they stayed queued until then, as the digest asks, is rule DISCONNECT-PEER-NOT-FLUSHED of
-    test_connection.py, which siw does not follow)."""
+    test_connection.py, which siw does not follow).  Stated (digest 1.8, 1.7, 1.11, 3.6): the
+    Disconnects succeed, each side's receives come back CANCELLED, the peer gets one event
+    and the side that disconnected none; the choice: the reason (1 or 0) and the order of the
+    cancelled receives."""
     a, b = pair
     local, peer = (a, b) if initiator == "active" else (b, a)
     _post_receives(local, [0x10, 0x11])
     _post_receives(peer, [0x20, 0x21])
-    assert local.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
-    flushed = drain(local.cq, 2)
-    assert [(r.status, r.type, r.request_context) for r in flushed] == [
-        (Status.CANCELLED, OpType.RECEIVE, 0x10), (Status.CANCELLED, OpType.RECEIVE, 0x11)]
-    reason = peer.connector.wait_disconnect(timeout=TIMEOUT)
+    with stated("digest 1.8, 1.7, 1.11, 3.6"):
+        assert local.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
+        local_flushed = [(r.status, r.type, r.request_context) for r in drain(local.cq, 2)]
+        assert sorted(local_flushed) == [
+            (Status.CANCELLED, OpType.RECEIVE, 0x10), (Status.CANCELLED, OpType.RECEIVE, 0x11)]
+        reason = peer.connector.wait_disconnect(timeout=TIMEOUT)
+        assert reason is not None, "no disconnect event"
+        assert peer.connector.wait_disconnect(timeout=quiet_period(peer.connector)) is None
+        assert local.connector.wait_disconnect(timeout=quiet_period(local.connector)) is None
+        assert peer.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
+        peer_flushed = [(r.status, r.type, r.request_context) for r in drain(peer.cq, 2)]
+        assert sorted(peer_flushed) == [
+            (Status.CANCELLED, OpType.RECEIVE, 0x20), (Status.CANCELLED, OpType.RECEIVE, 0x21)]
     assert reason in (1, 0), f"disconnect event: {reason!r}"
-    assert peer.connector.wait_disconnect(timeout=quiet_period(peer.connector)) is None
-    assert local.connector.wait_disconnect(timeout=quiet_period(local.connector)) is None
-    assert peer.connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
-    flushed = drain(peer.cq, 2)
-    assert [(r.status, r.type, r.request_context) for r in flushed] == [
-        (Status.CANCELLED, OpType.RECEIVE, 0x20), (Status.CANCELLED, OpType.RECEIVE, 0x21)]
+    assert [context for _, _, context in local_flushed] == [0x10, 0x11]
+    assert [context for _, _, context in peer_flushed] == [0x20, 0x21]
 
 
 # --- transfers of every size ----------------------------------------------------------------

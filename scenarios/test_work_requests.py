@@ -15,8 +15,10 @@ from ndk.testing import OpenAdapter, Pair, requires
 from ndk.scenario import (CLIENT, drain, expect_no_completion, expect_request, pattern,
                           quiet_period, SERVER, Side, TIMEOUT)
 from ndk.scenario.resources import connect_sides
-from ndk.scenario.work_requests import (expect_connection_failed, expect_result, one,
-                                        Region, region, REMOTE_WRITE, unregistered_sge)
+from ndk.scenario.stated import stated
+from ndk.scenario.work_requests import (expect_connection_failed, expect_refused,
+                                        expect_result, one, Region, region, REMOTE_WRITE,
+                                        unregistered_sge)
 
 UNDEFINED_FLAG = 0x8000   # no NDK_OP_FLAG_* has this bit (digest 2.5)
 
@@ -184,19 +186,22 @@ def test_inline_send_above_inline_data_size(pair: Pair) -> None:
     """digest 1.7 (total inline bytes <= the QP's InlineDataSize), 3.4 (an inline failure
     produces no CQE). docs/semantics.md POST-CHECKS: BUFFER_OVERFLOW inline. The QP stays
     usable: a send of exactly InlineDataSize bytes then arrives in the receive the failed
-    post did not consume."""
+    post did not consume.  Stated (digest 3.4, 1.7): no CQE for the inline failure, and the
+    send of InlineDataSize bytes completes SUCCESS and arrives; the choice: the refusal and
+    its status."""
     a, b = pair
     source = bytearray(pattern(65, seed=2))
     sink = region(b.pd)
     assert b.qp.receive([sink.sge(0, 128)], request_context=1) == Status.SUCCESS
     assert a.qp.send([unregistered_sge(source, 0, 65)], flags=OpFlag.INLINE,
                      request_context=2) == Status.BUFFER_OVERFLOW
-    expect_no_completion(a.cq, b.cq)
-    assert a.qp.send([unregistered_sge(source, 0, 64)], flags=OpFlag.INLINE,
-                     request_context=3) == Status.SUCCESS
-    expect_result(a.cq, Status.SUCCESS, OpType.SEND, 3)
-    assert expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 1).bytes_transferred == 64
-    assert bytes(sink.buf[:65]) == pattern(65, seed=2)[:64] + b"\0"
+    with stated("digest 3.4, 1.7"):
+        expect_no_completion(a.cq, b.cq)
+        assert a.qp.send([unregistered_sge(source, 0, 64)], flags=OpFlag.INLINE,
+                         request_context=3) == Status.SUCCESS
+        expect_result(a.cq, Status.SUCCESS, OpType.SEND, 3)
+        assert expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 1).bytes_transferred == 64
+        assert bytes(sink.buf[:65]) == pattern(65, seed=2)[:64] + b"\0"
 
 
 @pytest.mark.rule("SEND-INLINE-SGE-COUNT")
@@ -405,15 +410,18 @@ def test_receives_consumed_in_posting_order(pair: Pair) -> None:
 def test_receive_into_read_only_region(pair: Pair) -> None:
     """digest 1.4 / 2.6 (a buffer the adapter writes needs NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
     4.2 (ND2 ACCESS_VIOLATION = invalid registered memory). docs/semantics.md DATA-STATUS:
-    the receive completes ACCESS_VIOLATION, the sender REMOTE_RESOURCES; nothing written."""
+    the receive completes ACCESS_VIOLATION, the sender REMOTE_RESOURCES; nothing written.
+    Stated (digest 2.6): the receive fails and writes nothing; the choice: the statuses, and
+    the sender's."""
     a, b = pair
     source = region(a.pd, fill=b"payload!")
     sink = region(b.pd, flags=MrFlag.ALLOW_LOCAL_READ, fill=b"\x33" * 4096)
     assert b.qp.receive([sink.sge(0, 64)], request_context=1) == Status.SUCCESS
     assert a.qp.send([source.sge(0, 8)], request_context=2) == Status.SUCCESS
+    expect_refused(b.cq, Status.ACCESS_VIOLATION, OpType.RECEIVE, 1, "digest 2.6")
+    with stated("digest 2.6"):
+        assert bytes(sink.buf) == b"\x33" * 4096
     expect_result(a.cq, Status.REMOTE_RESOURCES, OpType.SEND, 2)
-    expect_result(b.cq, Status.ACCESS_VIOLATION, OpType.RECEIVE, 1)
-    assert bytes(sink.buf) == b"\x33" * 4096
     expect_connection_failed(a, b, source, region(b.pd))
 
 
@@ -538,7 +546,9 @@ def _post(endpoint: Side, op: str, sgl: list[ndk.Sge], target: Region, flags: in
 def test_more_sges_than_max_initiator_request_sge(pair: Pair, op: str) -> None:
     """digest 1.2 (MaxInitiatorRequestSge of the QP), 4.2 (ND2 QP::Send / Write:
     DATA_OVERRUN = too many SGEs), 3.4 (no CQE for an inline failure). docs/semantics.md
-    POST-CHECKS. The QP stays usable: the same post with the allowed count succeeds."""
+    POST-CHECKS. The QP stays usable: the same post with the allowed count succeeds.  Stated
+    (digest 3.4, 1.2): no CQE for the inline failure; the post within the count completes
+    SUCCESS and its bytes arrive; the choice: the refusal and its status."""
     a, b = pair
     source = region(a.pd, fill=pattern(96))
     target = region(b.pd, flags=REMOTE_WRITE)
@@ -546,12 +556,13 @@ def test_more_sges_than_max_initiator_request_sge(pair: Pair, op: str) -> None:
     if op == "send":
         assert b.qp.receive([target.sge(0, 4096)], request_context=7) == Status.SUCCESS
     assert _post(a, op, sgl, target, context=1) == Status.DATA_OVERRUN
-    expect_no_completion(a.cq, b.cq)
-    assert _post(a, op, sgl[:2], target, context=2) == Status.SUCCESS
-    expect_result(a.cq, Status.SUCCESS, OpType.SEND if op == "send" else OpType.WRITE, 2)
-    if op == "send":
-        expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 7)
-    assert bytes(target.buf[:64]) == pattern(96)[:64]
+    with stated("digest 3.4, 1.2"):
+        expect_no_completion(a.cq, b.cq)
+        assert _post(a, op, sgl[:2], target, context=2) == Status.SUCCESS
+        expect_result(a.cq, Status.SUCCESS, OpType.SEND if op == "send" else OpType.WRITE, 2)
+        if op == "send":
+            expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 7)
+        assert bytes(target.buf[:64]) == pattern(96)[:64]
 
 
 @pytest.mark.rule("LIMITS-READ-SGE-COUNT")
@@ -561,7 +572,9 @@ def test_more_sges_than_max_initiator_request_sge(pair: Pair, op: str) -> None:
 def test_read_sges_limited_by_max_read_request_sge(pair: Pair) -> None:
     """digest 2.1 (MaxReadRequestSge overrides MaxInitiatorRequestSge for reads), 4.2 (ND2
     QP::Read: DATA_OVERRUN). docs/semantics.md POST-CHECKS. With MaxReadRequestSge 2 on a QP
-    created for 4 SGEs, a 3-SGE read is refused inline; a 3-SGE write is accepted."""
+    created for 4 SGEs, a 3-SGE read is refused inline; a 3-SGE write is accepted.  Stated
+    (digest 3.4, 2.1): no CQE for the inline failure; the 2-SGE read and the 3-SGE write
+    complete SUCCESS with their bytes; the choice: the refusal and its status."""
     a, b = pair
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK)
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_READ | MrFlag.ALLOW_REMOTE_WRITE,
@@ -569,14 +582,15 @@ def test_read_sges_limited_by_max_read_request_sge(pair: Pair) -> None:
     sgl = [sink.sge(i * 32, 32) for i in range(3)]
     assert a.qp.read(sgl, remote.address, remote.remote_token, request_context=1) == \
         Status.DATA_OVERRUN
-    expect_no_completion(a.cq)
-    assert a.qp.read(sgl[:2], remote.address, remote.remote_token, request_context=2) == \
-        Status.SUCCESS
-    expect_result(a.cq, Status.SUCCESS, OpType.READ, 2)
-    assert bytes(sink.buf[:64]) == pattern(96, seed=8)[:64]
-    assert a.qp.write(sgl, remote.address + 1024, remote.remote_token, request_context=3) == \
-        Status.SUCCESS
-    expect_result(a.cq, Status.SUCCESS, OpType.WRITE, 3)
+    with stated("digest 3.4, 2.1"):
+        expect_no_completion(a.cq)
+        assert a.qp.read(sgl[:2], remote.address, remote.remote_token,
+                         request_context=2) == Status.SUCCESS
+        expect_result(a.cq, Status.SUCCESS, OpType.READ, 2)
+        assert bytes(sink.buf[:64]) == pattern(96, seed=8)[:64]
+        assert a.qp.write(sgl, remote.address + 1024, remote.remote_token,
+                          request_context=3) == Status.SUCCESS
+        expect_result(a.cq, Status.SUCCESS, OpType.WRITE, 3)
 
 
 def _drive(adapter: ndk.Adapter) -> None:
@@ -642,7 +656,9 @@ UNDOCUMENTED_FLAGS = [
 def test_flag_the_request_does_not_document(pair: Pair, op: str, flag: int) -> None:
     """digest 1.7 (the flags each request's page allows), 2.5, 4.2 (ND2 QP::Send / Write:
     INVALID_PARAMETER for bad flags). docs/semantics.md POST-CHECKS: a flag the request does
-    not document -> INVALID_PARAMETER inline, no CQE; the QP stays usable."""
+    not document -> INVALID_PARAMETER inline, no CQE; the QP stays usable.  Stated (digest
+    3.4, 1.7): no CQE for the inline failure; the post without the flag completes SUCCESS;
+    the choice: the refusal and its status."""
     a, b = pair
     local = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK,
                    fill=pattern(32))
@@ -650,10 +666,11 @@ def test_flag_the_request_does_not_document(pair: Pair, op: str, flag: int) -> N
     assert b.qp.receive([target.sge(0, 64)], request_context=5) == Status.SUCCESS
     assert _post(a, op, [local.sge(0, 32)], target, flags=int(flag), context=1) == \
         Status.INVALID_PARAMETER
-    expect_no_completion(a.cq, b.cq)
-    assert _post(a, op, [local.sge(0, 32)], target, context=2) == Status.SUCCESS
-    kind = {"send": OpType.SEND, "write": OpType.WRITE, "read": OpType.READ}[op]
-    expect_result(a.cq, Status.SUCCESS, kind, 2)
+    with stated("digest 3.4, 1.7"):
+        expect_no_completion(a.cq, b.cq)
+        assert _post(a, op, [local.sge(0, 32)], target, context=2) == Status.SUCCESS
+        kind = {"send": OpType.SEND, "write": OpType.WRITE, "read": OpType.READ}[op]
+        expect_result(a.cq, Status.SUCCESS, kind, 2)
 
 
 @pytest.mark.rule("LIMITS-INLINE-READ")
@@ -663,18 +680,21 @@ def test_flag_the_request_does_not_document(pair: Pair, op: str, flag: int) -> N
 def test_inline_flag_on_read(pair: Pair) -> None:
     """digest 1.7 (NdkRead allows SILENT_SUCCESS, READ_FENCE, RDMA_READ_LOCAL_INVALIDATE,
     DEFER: INLINE is not among them -- a read's SGEs are a sink, nothing to copy at post).
-    docs/semantics.md POST-CHECKS: INVALID_PARAMETER inline, no CQE, the sink untouched."""
+    docs/semantics.md POST-CHECKS: INVALID_PARAMETER inline, no CQE, the sink untouched.
+    Stated (digest 3.4, 1.7): no CQE for the inline failure; the read without the flag
+    completes SUCCESS with the bytes; the choice: the refusal and its status."""
     a, b = pair
     sink = region(a.pd, flags=MrFlag.ALLOW_LOCAL_WRITE | MrFlag.RDMA_READ_SINK)
     remote = region(b.pd, flags=MrFlag.ALLOW_REMOTE_READ, fill=pattern(32))
     assert a.qp.read([sink.sge(0, 32)], remote.address, remote.remote_token,
                      flags=OpFlag.INLINE, request_context=1) == Status.INVALID_PARAMETER
-    expect_no_completion(a.cq)
-    assert bytes(sink.buf[:32]) == bytes(32)
-    assert a.qp.read([sink.sge(0, 32)], remote.address, remote.remote_token,
-                     request_context=2) == Status.SUCCESS
-    expect_result(a.cq, Status.SUCCESS, OpType.READ, 2)
-    assert bytes(sink.buf[:32]) == pattern(32)
+    with stated("digest 3.4, 1.7"):
+        expect_no_completion(a.cq)
+        assert bytes(sink.buf[:32]) == bytes(32)
+        assert a.qp.read([sink.sge(0, 32)], remote.address, remote.remote_token,
+                         request_context=2) == Status.SUCCESS
+        expect_result(a.cq, Status.SUCCESS, OpType.READ, 2)
+        assert bytes(sink.buf[:32]) == pattern(32)
 
 
 @pytest.mark.rule("LIMITS-MAX-TRANSFER-LENGTH")
@@ -684,16 +704,22 @@ def test_inline_flag_on_read(pair: Pair) -> None:
 def test_send_above_max_transfer_length(pair: Pair) -> None:
     """digest 2.1 (MaxTransferLength: max total length per send/receive/read/write), 4.2 (ND2
     QP::Send: BUFFER_OVERFLOW = too much data). docs/semantics.md POST-CHECKS: inline, no
-    CQE; exactly MaxTransferLength is sent."""
+    CQE; exactly MaxTransferLength is sent.  Stated (digest 2.1: the maximum total length
+    of a send): the send above it fails and the one at it completes SUCCESS with its bytes;
+    no CQE for the inline failure (3.4); the choice: its status, inline."""
     a, b = pair
     source, sink = region(a.pd, fill=pattern(2048)), region(b.pd)
     assert b.qp.receive([sink.sge(0, 4096)], request_context=1) == Status.SUCCESS
-    assert a.qp.send([source.sge(0, 1000), source.sge(1000, 25)], request_context=2) == \
-        Status.BUFFER_OVERFLOW
-    expect_no_completion(a.cq, b.cq)
-    assert a.qp.send([source.sge(0, 1024)], request_context=3) == Status.SUCCESS
-    expect_result(a.cq, Status.SUCCESS, OpType.SEND, 3)
-    assert expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE, 1).bytes_transferred == 1024
+    refused = a.qp.send([source.sge(0, 1000), source.sge(1000, 25)], request_context=2)
+    with stated("digest 2.1"):
+        assert refused != Status.SUCCESS, "a send above MaxTransferLength was accepted"
+    assert refused == Status.BUFFER_OVERFLOW
+    with stated("digest 3.4, 2.1"):
+        expect_no_completion(a.cq, b.cq)
+        assert a.qp.send([source.sge(0, 1024)], request_context=3) == Status.SUCCESS
+        expect_result(a.cq, Status.SUCCESS, OpType.SEND, 3)
+        assert expect_result(b.cq, Status.SUCCESS, OpType.RECEIVE,
+                             1).bytes_transferred == 1024
 
 
 # --- deferred requests (digest 3.4) --------------------------------------------------------
