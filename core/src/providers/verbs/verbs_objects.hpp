@@ -211,7 +211,6 @@ private:
     void cancel_posted();  // lock not held
     void drain_cqs();      // lock held: both CQs' device completions into their results
     void cancel_pending(); // lock held
-    bool device_in_error() const;
 };
 
 // The result of a request the provider cancels itself (VERBS-CLOSE-CANCELS,

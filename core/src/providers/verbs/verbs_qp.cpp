@@ -100,26 +100,20 @@ void VQp::flush()
     if (state == State::Idle && sends.pending.empty() && receives.pending.empty())
         return;
     // Again when already flushed: moving to the error state again flushes what was posted
-    // since (rxe flushes on every transition to IBV_QPS_ERR).
-    // siw flushes only on the transition into the error state, and the peer's end of the
-    // stream may have put it there unseen: what was posted since is cancelled here, after
-    // what the device did complete (VERBS-FLUSH-AGAIN).  rxe flushes on every transition.
-    bool flushes_nothing = adapter().device().iwarp && device_in_error();
+    // since (rxe flushes on every transition to IBV_QPS_ERR, in its tasks just after).
+    // siw flushes inside the modify, and only on the transition into the error state; the
+    // peer's end of the stream may have put the QP there unseen, and siw cannot be asked
+    // (its ibv_query_qp leaves qp_state unset).  So on iWARP, what the modify did not flush
+    // will never be: collect what the device completed, then cancel the rest, in order
+    // (VERBS-FLUSH-AGAIN).
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
     if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0) // NdkFlush is VOID: nothing to report
         in_error = true;
-    if (flushes_nothing) {
+    if (adapter().device().iwarp) {
         drain_cqs();
         cancel_pending();
     }
-}
-
-bool VQp::device_in_error() const
-{
-    ibv_qp_attr attr{};
-    ibv_qp_init_attr init{};
-    return ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0 && attr.qp_state == IBV_QPS_ERR;
 }
 
 int VQp::modify_from_cm(rdma_cm_id *id, ibv_qp_state state)
