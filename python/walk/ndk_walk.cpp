@@ -711,6 +711,8 @@ int cmd_replay(const std::string &path, Config config, bool shrink)
                        ", \"recorded_signature\": \"" + json_escape(signature) + "\"";
     if (shrink && outcome.failure.failed())
         json += report_failure(from_file, options, ops, outcome.failure, region);
+    else // the trace replayed is the raw trace: its length, as report_failure gives it
+        json += ", \"trace_ops\": " + std::to_string(ops.size());
     std::printf("%s}\n", json.c_str());
     return outcome.failure.failed() ? 1 : 0;
 }

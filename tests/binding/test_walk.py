@@ -61,6 +61,7 @@ def test_fixed_finding_replays_clean(trace, tmp_path):
     result = walk.walk(replay=trace, out=tmp_path, shrink=False)
     assert result["failure"] is None, (header["signature"], result["failure"])
     assert result["ops"] == len(ops)
+    assert result["trace_ops"] == len(ops)  # the summary says how long the replayed trace is
 
 
 def test_provider_violation_shrinks_to_a_scenario(tmp_path):
