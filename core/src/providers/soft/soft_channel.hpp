@@ -12,7 +12,7 @@
 
 #include "soft_objects.hpp"
 #include "soft_target.hpp"
-#include "soft_transfer.hpp"
+#include "soft_wire_lock.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -5,7 +5,7 @@
 
 #include "soft_channel.hpp"
 #include "soft_connector_link.hpp"
-#include "soft_transfer.hpp"
+#include "soft_qp_complete.hpp"
 #include "providers/kit/kit_connection.hpp"
 
 #include <algorithm>

@@ -51,7 +51,7 @@ NTSTATUS attach_shm_transport(Miniport &miniport, std::string &why)
         try {
             miniport.transport = make_shm_transport(miniport);
             return STATUS_SUCCESS;
-        } catch (const AddressClaimed &claimed) {
+        } catch (const AddressUnavailable &claimed) {
             why = std::string("address already owned by another process: ") + claimed.what();
             if (!miniport.knobs.addresses().empty() || attempt + 1 == kAttempts)
                 return STATUS_ADDRESS_ALREADY_EXISTS;
@@ -74,7 +74,7 @@ NTSTATUS attach_tcp_transport(Miniport &miniport, std::string &why)
     try {
         miniport.transport = make_tcp_transport(miniport);
         return STATUS_SUCCESS;
-    } catch (const AddressNotLocal &e) {
+    } catch (const AddressUnavailable &e) {
         why = std::string("transport=tcp: ") + e.what() +
               " is not an address of this host (give one with address=..., or make the soft "
               "ranges local as root: ip route add local 198.18.0.0/15 dev lo; ip -6 route add "

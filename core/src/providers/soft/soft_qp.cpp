@@ -1,6 +1,7 @@
 // Queue pair (digest 1.7): creation with its limits, flush and close.  Posting is in
 // soft_qp_post.cpp, execution in soft_transfer.cpp.
 #include "soft_channel.hpp"
+#include "soft_qp_complete.hpp"
 #include "soft_qp_post.hpp"
 #include "soft_transfer.hpp"
 #include "providers/kit/kit_create_checks.hpp"

@@ -1,6 +1,7 @@
 #include "soft_qp_post.hpp"
 
 #include "soft_memory.hpp"
+#include "soft_qp_complete.hpp"
 #include "soft_transfer.hpp"
 #include "providers/kit/kit_post_checks.hpp"
 

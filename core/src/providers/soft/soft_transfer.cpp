@@ -3,30 +3,11 @@
 #include "soft_channel.hpp"
 #include "soft_connection.hpp"
 #include "soft_memory.hpp"
+#include "soft_qp_complete.hpp"
 #include "soft_target.hpp"
 
 namespace ndk::soft {
 namespace {
-
-void complete_initiator(SoftQp &qp, WorkRequest &wr, NTSTATUS status)
-{
-    // Held since the post (soft_qp_post.cpp, hold_objects).
-    if (wr.mr != nullptr)
-        wr.mr->release_dependent();
-    if (wr.mw != nullptr)
-        wr.mw->release_dependent();
-    for (SoftMr *mr : wr.held_mrs)
-        mr->release_for_request();
-    wr.held_mrs.clear();
-    if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS))
-        return; // digest 2.5: success produces no completion, failure always does
-    NDK_RESULT_EX r{};
-    r.Status = status;
-    r.QPContext = qp.context;
-    r.RequestContext = wr.context;
-    r.Type = wr.type;
-    post_result(*qp.initiator_cq, r, false);
-}
 
 // The initiator's half of a send, write or read: its own SGL resolved, then the operation
 // handed to the connection's channel, which runs the target's half (soft_target.hpp).
@@ -180,15 +161,6 @@ Answer execute(SoftQp &qp, WorkRequest &wr)
     case NdkOperationTypeInvalidate: return execute_invalidate(wr);
     default: return {.status = STATUS_INVALID_DEVICE_REQUEST};
     }
-}
-
-void cancel_rnr_timer(SoftQp &qp)
-{
-    if (qp.rnr_timer != 0) {
-        qp.adapter().engine().cancel(qp.rnr_timer);
-        qp.rnr_timer = 0;
-    }
-    ++qp.rnr_generation; // a timer task already queued is stale from now on
 }
 
 void pump(SoftQp &qp, Hold hold);
@@ -358,22 +330,6 @@ void receive_posted(SoftQp &qp, Hold hold)
 {
     if (qp.channel)
         qp.channel->receive_posted(hold);
-}
-
-void flush_qp(SoftQp &qp)
-{
-    cancel_rnr_timer(qp);
-    qp.in_flight = 0; // their answers, if they come, find nothing to complete
-    qp.settled_behind.reset();
-    while (!qp.initiator.empty()) {
-        complete_initiator(qp, qp.initiator.front(), STATUS_CANCELLED);
-        qp.initiator.pop_front();
-    }
-    qp.released = 0;
-    while (!qp.receives.empty()) {
-        complete_receive(qp, qp.receives.front(), STATUS_CANCELLED, 0, false);
-        qp.receives.pop_front();
-    }
 }
 
 void fail_connection(SoftQp &qp)

@@ -7,10 +7,6 @@
 
 namespace ndk::soft {
 
-// How the caller holds the wire lock (soft_wire_lock.hpp): Shared on the data path (with the
-// QP's connection lock), Exclusive everywhere else.
-enum class Hold { Shared, Exclusive };
-
 // Whether a request changes memory access (Bind, FastRegister, Invalidate, SendAndInvalidate,
 // a Read that invalidates its sink): it is posted and executed only with the wire lock held
 // exclusive, since other connections read the token tables it changes.
@@ -21,10 +17,6 @@ bool changes_memory_access(const WorkRequest &wr);
 // Under Hold::Shared a request that changes memory access, and what follows it, is left for
 // the engine, which runs it exclusive.
 void kick(SoftQp &qp, Hold hold = Hold::Exclusive);
-
-// Complete every request still queued on the QP's initiator and receive queues with
-// STATUS_CANCELLED (NdkFlush, Disconnect's implicit flush, close).
-void flush_qp(SoftQp &qp);
 
 // An error completion ended the connection: both QPs go to the error state and flush, the
 // peer gets a disconnect event (ND2 QP error model, digest 4.2).

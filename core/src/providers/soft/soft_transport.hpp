@@ -10,6 +10,7 @@
 #include "soft_objects.hpp"
 
 #include <span>
+#include <stdexcept>
 
 namespace ndk::soft {
 
@@ -34,6 +35,12 @@ public:
     // rings), so that a busy-polling consumer needs no thread wake-up per message.  True when
     // it served something (poll again).  No lock held; the only call without the wire lock.
     virtual bool poll_from_consumer() { return false; }
+};
+
+// A transport cannot take an address of its miniport (what() names it and why): another
+// process holds it (shm), or it is not this host's (tcp).
+struct AddressUnavailable : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 // Both ends of every connection in this process (inproc/inproc_transport.cpp).

@@ -1,6 +1,7 @@
-// What a transport with a progress thread of its own keeps (shm, tcp): the establishments and
-// connections it owns, keyed as the progress thread reports them, and the queue of changes to
-// what that thread watches (docs/transport.md, "Progress and locks").
+// What a transport with a progress thread of its own keeps (shm, tcp): its listeners'
+// acceptors, the establishments and connections it owns, keyed as the progress thread reports
+// them, and the queue of changes to what that thread watches (docs/transport.md, "Progress and
+// locks").
 //
 // Why the queue: the progress thread runs its handler under its own mutex, and the handler
 // takes the wire lock, so a thread holding the wire lock (a listen, a connect, a close) must
@@ -12,11 +13,12 @@
 // Connection and, when they go (under the wire lock), retire it; a retired entry leaves the
 // progress thread (the queued removal holds the last reference) before it is destroyed there.
 //
-// `Progress` has add_fd / remove_fd / add(Link &) / remove(Link &); `Establishing` an `fd`;
-// `Connection` a `wire()` (its Link), `qp` (atomic) and `connector`.
+// `Progress` has add_fd / remove_fd / add and remove of an Acceptor and of a Link;
+// `Establishing` an `fd`; `Connection` a `wire()` (its Link), `qp` (atomic) and `connector`.
 #pragma once
 
 #include "providers/soft/os/unique_fd.hpp"
+#include "providers/soft/soft_fabric.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -31,7 +33,9 @@
 
 namespace ndk::soft {
 
-template <class Progress, class Link, class Establishing, class Connection>
+class SoftConnector;
+
+template <class Progress, class Acceptor, class Link, class Establishing, class Connection>
 class TransportTables {
 public:
     TransportTables() : changes_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))
@@ -78,6 +82,59 @@ public:
         }
     }
 
+    // On the progress thread, when `fd` is readable: the queued changes applied when it is
+    // changes_fd() (null then), else the establishment watched there (null when retired: its
+    // removal is queued).
+    std::shared_ptr<Establishing> ready(int fd)
+    {
+        if (fd == changes_fd()) {
+            apply_changes();
+            return nullptr;
+        }
+        return establishing_at(fd);
+    }
+
+    // ---- listeners, by their acceptor ----
+
+    // `listener` takes connect requests through `acceptor`, at `endpoint`: watched from now on
+    // (queued).
+    void listen(SoftListener &listener, std::shared_ptr<Acceptor> acceptor, const Endpoint &endpoint)
+    {
+        std::lock_guard lock(mu_);
+        acceptors_[&listener] = {acceptor, endpoint};
+        later_locked([this, acceptor] { progress_->add(*acceptor); });
+    }
+
+    // `listener` takes no more: its acceptor (null when it had none) leaves the progress
+    // thread, and is destroyed there (the queued removal holds the last reference).
+    std::shared_ptr<Acceptor> unlisten(SoftListener &listener)
+    {
+        std::lock_guard lock(mu_);
+        auto it = acceptors_.find(&listener);
+        if (it == acceptors_.end())
+            return nullptr;
+        std::shared_ptr<Acceptor> acceptor = std::move(it->second.acceptor);
+        acceptors_.erase(it);
+        later_locked([this, acceptor] { progress_->remove(*acceptor); });
+        return acceptor;
+    }
+
+    // On the progress thread: `read(listener, endpoint)` for the listener taking connect
+    // requests through `acceptor` and where it listens, under the tables' mutex (the listener
+    // cannot stop listening meanwhile, so `read` must only read); false, `read` not called,
+    // once that listener is gone.
+    template <class Read>
+    bool read_listener(const Acceptor &acceptor, Read read)
+    {
+        std::lock_guard lock(mu_);
+        for (const auto &[listener, listening] : acceptors_)
+            if (listening.acceptor.get() == &acceptor) {
+                read(*listener, listening.endpoint);
+                return true;
+            }
+        return false;
+    }
+
     // ---- establishments, by their socket ----
 
     // Watch an establishment's socket from now on (wire lock held: queued).
@@ -120,6 +177,14 @@ public:
         later_locked([this, establishing, fd] { progress_->remove_fd(fd); });
     }
 
+    // The exchange is over: retired; the connector it served, or null once that connector's
+    // link is gone.
+    SoftConnector *finish(const std::shared_ptr<Establishing> &establishing)
+    {
+        retire(establishing);
+        return establishing->connector;
+    }
+
     // The establishment watched at `fd`, or null (retired: its removal is queued).
     std::shared_ptr<Establishing> establishing_at(int fd)
     {
@@ -157,6 +222,11 @@ public:
     }
 
 private:
+    struct Listening {
+        std::shared_ptr<Acceptor> acceptor;
+        Endpoint endpoint;
+    };
+
     void later_locked(std::function<void()> change)
     {
         changes_.push_back(std::move(change));
@@ -167,6 +237,7 @@ private:
     Progress *progress_ = nullptr;
     shm::UniqueFd changes_fd_;
     std::mutex mu_;
+    std::map<SoftListener *, Listening> acceptors_;
     std::map<int, std::shared_ptr<Establishing>> establishing_;
     std::map<const Link *, std::shared_ptr<Connection>> connections_;
     std::vector<std::function<void()>> changes_;

@@ -24,6 +24,10 @@
 
 namespace ndk::soft {
 
+// How a caller holds the wire lock: Shared on the data path (with the QP's connection lock),
+// Exclusive everywhere else.
+enum class Hold { Shared, Exclusive };
+
 class WireLock { // SharedMutex: std::lock_guard / std::unique_lock / std::shared_lock
 public:
     WireLock() = default;

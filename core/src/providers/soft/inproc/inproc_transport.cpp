@@ -6,7 +6,9 @@
 #include "providers/soft/soft_channel.hpp"
 #include "providers/soft/soft_connection.hpp"
 #include "providers/soft/soft_connector_link.hpp"
+#include "providers/soft/soft_qp_complete.hpp"
 #include "providers/soft/soft_target.hpp"
+#include "providers/soft/soft_transfer.hpp"
 #include "providers/soft/soft_transport.hpp"
 
 #include <algorithm>

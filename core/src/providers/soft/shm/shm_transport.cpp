@@ -13,6 +13,7 @@
 #include "providers/soft/soft_channel.hpp"
 #include "providers/soft/soft_connection.hpp"
 #include "providers/soft/soft_connector_link.hpp"
+#include "providers/soft/soft_qp_complete.hpp"
 #include "providers/soft/soft_target.hpp"
 #include "providers/soft/soft_transfer.hpp"
 #include "providers/soft/soft_transport_link.hpp"
@@ -93,7 +94,8 @@ using Establishing = TransportEstablishing<shm::OutgoingConnection, shm::Incomin
 using Connection = TransportConnection<shm::ShmLink>;
 
 class ShmTransport;
-using ShmTables = TransportTables<shm::ShmProgress, shm::ShmLink, Establishing, Connection>;
+using ShmTables =
+    TransportTables<shm::ShmProgress, shm::ShmAcceptor, shm::ShmLink, Establishing, Connection>;
 
 // The QP's data path over a link: the initiator's requests go out as messages and are answered
 // by the target's Ack (Answer::later; answered() completes them), one at a time per QP; the
@@ -171,7 +173,7 @@ public:
             if (registry_.add({ip.to_string(), 0, self_, kAddressClaim}, &holder) !=
                 shm::AddResult::added) {
                 release_claims();
-                throw AddressClaimed(ip.to_string() + " is held by process " +
+                throw AddressUnavailable(ip.to_string() + " is held by process " +
                                      std::to_string(holder.owner.pid));
             }
             claimed_.push_back(ip);
@@ -197,13 +199,9 @@ public:
     {
         Fabric::instance().set_listener(listener.port->endpoint(), &listener);
         try {
-            auto acceptor =
-                std::make_shared<shm::ShmAcceptor>(registry_, to_shm(listener.port->endpoint()));
-            {
-                std::lock_guard lock(acceptors_mu_);
-                acceptors_[&listener] = acceptor;
-            }
-            tables_.later([this, acceptor] { progress_->add(*acceptor); });
+            const Endpoint &endpoint = listener.port->endpoint();
+            tables_.listen(listener, std::make_shared<shm::ShmAcceptor>(registry_, to_shm(endpoint)),
+                           endpoint);
         } catch (const std::exception &) {
             // The endpoint could not be published (the registry failed): connects to it are
             // refused, as to any endpoint nobody listens on.
@@ -214,17 +212,7 @@ public:
     void stop_listening(SoftListener &listener) override
     {
         Fabric::instance().set_listener(listener.port->endpoint(), nullptr);
-        std::shared_ptr<shm::ShmAcceptor> acceptor;
-        {
-            std::lock_guard lock(acceptors_mu_);
-            auto it = acceptors_.find(&listener);
-            if (it == acceptors_.end())
-                return;
-            acceptor = std::move(it->second);
-            acceptors_.erase(it);
-        }
-        // Removed, then destroyed (its registry entry with it) on the progress thread.
-        tables_.later([this, acceptor] { progress_->remove(*acceptor); });
+        tables_.unlisten(listener); // destroyed (its registry entry with it) on the progress thread
     }
 
     NTSTATUS connect(SoftConnector &c, std::span<const unsigned char> private_data) override
@@ -283,13 +271,9 @@ private:
 
     void readable(int fd) override
     {
-        if (fd == tables_.changes_fd()) {
-            tables_.apply_changes();
-            return;
-        }
-        std::shared_ptr<Establishing> establishing = tables_.establishing_at(fd);
+        std::shared_ptr<Establishing> establishing = tables_.ready(fd);
         if (!establishing)
-            return; // retired: its removal is queued
+            return;
         std::lock_guard wire(Fabric::instance().wire());
         if (establishing->outgoing)
             active_progress(establishing);
@@ -338,8 +322,7 @@ private:
             request_arrived(e);
             return;
         }
-        tables_.retire(e);
-        SoftConnector *p = e->connector;
+        SoftConnector *p = tables_.finish(e);
         if (p == nullptr)
             return;
         switch (what) {
@@ -470,8 +453,6 @@ private:
     shm::EndpointRegistry registry_;
     shm::ProcessIdentity self_;
     std::vector<IpAddress> claimed_;
-    std::mutex acceptors_mu_; // acceptors_: listen and close
-    std::map<SoftListener *, std::shared_ptr<shm::ShmAcceptor>> acceptors_;
     ShmTables tables_;
     std::vector<std::byte> buffer_; // the progress thread's message
     std::optional<shm::ShmProgress> progress_; // last: stopped first

@@ -12,17 +12,11 @@
 #include "providers/soft/soft_transport.hpp"
 
 #include <memory>
-#include <stdexcept>
 
 namespace ndk::soft {
 
-// An address of the miniport is held by another running process.
-struct AddressClaimed : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 // The transport of `miniport`, whose addresses are assigned: claims them in the registry
-// (AddressClaimed when one is taken), starts the progress thread.  std::system_error when the
+// (AddressUnavailable when another running process holds one), starts the progress thread.  std::system_error when the
 // registry cannot be used.
 std::unique_ptr<Transport> make_shm_transport(Miniport &miniport);
 

@@ -14,6 +14,7 @@
 #include "providers/soft/soft_connection.hpp"
 #include "providers/soft/soft_connector_link.hpp"
 #include "providers/soft/soft_memory.hpp"
+#include "providers/soft/soft_qp_complete.hpp"
 #include "providers/soft/soft_target.hpp"
 #include "providers/soft/soft_transfer.hpp"
 #include "providers/soft/soft_transport_link.hpp"
@@ -119,7 +120,8 @@ struct Establishing
 using Connection = TransportConnection<TcpLink, std::unique_ptr<TcpLink>>;
 
 class TcpTransport;
-using TcpTables = TransportTables<tcp::TcpProgress, TcpLink, Establishing, Connection>;
+using TcpTables =
+    TransportTables<tcp::TcpProgress, tcp::TcpAcceptor, TcpLink, Establishing, Connection>;
 
 // The QP's data path over a link.  Each request of the initiator stays in flight
 // (Answer::later) until the peer has taken it: a Read until its Read Response, a Send or Write
@@ -251,7 +253,7 @@ public:
     {
         for (const IpAddress &ip : miniport_.addresses)
             if (!address_is_local(ip))
-                throw AddressNotLocal(ip.to_string());
+                throw AddressUnavailable(ip.to_string());
         options_.free_bind = true;
         if (!request_timer_)
             throw std::system_error(errno, std::generic_category(), "timerfd_create");
@@ -276,28 +278,15 @@ public:
                                                   : STATUS_INSUFFICIENT_RESOURCES;
         }
         Fabric::instance().set_listener(listener.port->endpoint(), &listener);
-        {
-            std::lock_guard lock(acceptors_mu_);
-            acceptors_[&listener] = {acceptor, listener.port->endpoint()};
-        }
-        tables_.later([this, acceptor] { progress_->add(*acceptor); });
+        tables_.listen(listener, acceptor, listener.port->endpoint());
         return STATUS_SUCCESS;
     }
 
     void stop_listening(SoftListener &listener) override
     {
         Fabric::instance().set_listener(listener.port->endpoint(), nullptr);
-        std::shared_ptr<tcp::TcpAcceptor> acceptor;
-        {
-            std::lock_guard lock(acceptors_mu_);
-            auto it = acceptors_.find(&listener);
-            if (it == acceptors_.end())
-                return;
-            acceptor = std::move(it->second.acceptor);
-            acceptors_.erase(it);
-        }
-        acceptor->stop(); // the port is free for the next listen now, not when the thread runs
-        tables_.later([this, acceptor] { progress_->remove(*acceptor); });
+        if (std::shared_ptr<tcp::TcpAcceptor> acceptor = tables_.unlisten(listener))
+            acceptor->stop(); // the port is free for the next listen now, not when the thread runs
     }
 
     NTSTATUS connect(SoftConnector &c, std::span<const unsigned char> private_data) override
@@ -351,10 +340,6 @@ public:
     }
 
 private:
-    struct Listening {
-        std::shared_ptr<tcp::TcpAcceptor> acceptor;
-        Endpoint endpoint;
-    };
     using Clock = std::chrono::steady_clock;
     // An accepted connection whose MPA request has not come yet, and when it is dropped.
     struct AwaitingRequest {
@@ -368,14 +353,10 @@ private:
     {
         Endpoint local;
         std::chrono::milliseconds request_timeout{};
-        {
-            std::lock_guard lock(acceptors_mu_);
-            for (auto &[listener, listening] : acceptors_)
-                if (listening.acceptor.get() == &acceptor) {
-                    local = listening.endpoint;
-                    request_timeout = listener->adapter().knobs().mpa_request_timeout();
-                }
-        }
+        tables_.read_listener(acceptor, [&](SoftListener &listener, const Endpoint &endpoint) {
+            local = endpoint;
+            request_timeout = listener.adapter().knobs().mpa_request_timeout();
+        });
         for (;;) {
             std::optional<tcp::IncomingTcpConnection> connection;
             best_effort([&] { connection = acceptor.accept(); });
@@ -441,17 +422,13 @@ private:
 
     void ready(int fd) override
     {
-        if (fd == tables_.changes_fd()) {
-            tables_.apply_changes();
-            return;
-        }
         if (fd == request_timer_.get()) {
             drop_silent_peers();
             return;
         }
-        std::shared_ptr<Establishing> establishing = tables_.establishing_at(fd);
+        std::shared_ptr<Establishing> establishing = tables_.ready(fd);
         if (!establishing)
-            return; // retired: its removal is queued
+            return;
         std::lock_guard wire(Fabric::instance().wire());
         progress_of(establishing);
     }
@@ -506,8 +483,7 @@ private:
                 request_arrived(e);
             return;
         }
-        tables_.retire(e);
-        SoftConnector *p = e->connector;
+        SoftConnector *p = tables_.finish(e);
         if (p == nullptr)
             return;
         if (what == TcpEstablish::established && p->qp != nullptr &&
@@ -577,8 +553,6 @@ private:
 
     Miniport &miniport_;
     tcp::TcpEstablishOptions options_;
-    std::mutex acceptors_mu_; // acceptors_: listen and close, and the progress thread
-    std::map<SoftListener *, Listening> acceptors_;
     // The progress thread's: accepted connections awaiting their MPA request, and the timer
     // that goes off at the earliest deadline among them.
     std::vector<AwaitingRequest> awaiting_request_;

@@ -13,17 +13,12 @@
 #include "providers/soft/soft_transport.hpp"
 
 #include <memory>
-#include <stdexcept>
 
 namespace ndk::soft {
 
-// An address of the miniport is not this host's: nothing can listen there or connect from it.
-struct AddressNotLocal : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 // The transport of `miniport`, whose addresses are assigned: checks that each is local,
-// starts the progress thread.  AddressNotLocal, or std::system_error when sockets fail.
+// starts the progress thread.  AddressUnavailable when one is not this host's (nothing can
+// listen there or connect from it), std::system_error when sockets fail.
 std::unique_ptr<Transport> make_tcp_transport(Miniport &miniport);
 
 } // namespace ndk::soft
