@@ -8,6 +8,8 @@ into real scenarios of scenarios/test_connection.py, on soft:
 * DISCONNECT-AFTER-PEER: every NdkDisconnect fails.  NDK states that a Disconnect after the
   peer's succeeds (digest 3.6), so the scenario fails, naming that section, where before its
   stated part was wrapped it only differed.
+
+And the helper itself, on a create: ``expect_create_failed(..., stated_in=)``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import ndk
+import ndk.testing  # noqa: F401  (first: it has pytest rewrite ndk.scenario's assertions)
+from ndk import Status
+from ndk.scenario import expect_create_failed
+from ndk.scenario.stated import Stated
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -61,3 +69,18 @@ def test_a_failure_where_ndk_states_success_fails(scenarios: Path) -> None:
     assert summary(run) == "conformance: 0 passed, 1 failed, 0 skipped"
     assert "test_disconnect_after_peer_disconnected[soft]: ndk._stated.Stated: digest 3.6" \
         in run.stdout
+
+
+def test_a_create_ndk_states_must_fail_is_checked_as_stated() -> None:
+    """ndk.scenario.expect_create_failed with stated_in: a create that succeeds where NDK
+    states it must fail raises Stated (a failure of the provider); one that fails with another
+    status than the reference choice raises a plain AssertionError (a difference)."""
+    with ndk.open_adapter("soft") as adapter:
+        with pytest.raises(Stated, match="^digest 1.2: the call succeeded"):
+            expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES,
+                                 stated_in="digest 1.2")
+        adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES)
+        with pytest.raises(AssertionError) as failure:
+            expect_create_failed(adapter.create_pd(), Status.INVALID_PARAMETER,
+                                 stated_in="digest 1.2")
+        assert not isinstance(failure.value, Stated)
