@@ -40,6 +40,13 @@
 //   would take (raw_support.hpp, poll_yields).
 //   ndk_perf memcpy [--size N] [--iters N] [--offset N]
 //       the baseline: memcpy between two page-aligned buffers (+offset bytes), GB/s.
+//   ndk_perf cma [--size N] [--iters N]
+//       the floor of cross-memory attach on this kernel: a bare process_vm_writev loop moving
+//       --size bytes from this process into a page-aligned buffer of a child process, GB/s
+//       (what a provider pays to move a buffer its peer process cannot map).
+//   write_bw and read_bw --processes --zero-copy: the registrations in memory both processes
+//       map; refused (exit 2, "no zero-copy registration yet") until a provider has such a
+//       registration, so that bench/compare's row says so rather than print a figure.
 //   ndk_perf poll_rate [--batch N] [--count N] [--iters N]
 //       a CQ filled with `count` write completions, drained by NdkGetCqResultsEx in batches:
 //       completions per second (polling only), and post+poll per completion.
@@ -76,6 +83,12 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace ndkbench;
 using Clock = std::chrono::steady_clock;
@@ -143,6 +156,7 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
     static std::vector<Option> one_sided_bandwidth = [] { // write_bw, read_bw
         std::vector<Option> v = bandwidth;
         v.insert(v.begin() + 3, {Option::Flag, "processes"});
+        v.insert(v.begin() + 4, {Option::Flag, "zero-copy", 0, 0, "", "with --processes"});
         return v;
     }();
     static std::vector<Option> send_latency = [] {
@@ -168,6 +182,7 @@ const std::vector<std::pair<std::string, std::vector<Option>>> &test_options()
         {"memcpy",
          {size_option(uint64_t{1} << 32), iters_option(0, "0: about 4 GiB copied"),
           {Option::Number, "offset", 0, 4095}}},
+        {"cma", {size_option(), iters_option(0, "0: about 4 GiB moved")}},
         {"poll_rate",
          {{Option::Number, "batch", 1, kMaxCqDepth}, {Option::Number, "count", 1, kMaxCqDepth},
           iters_option(), knobs_option()}},
@@ -817,6 +832,11 @@ std::string bandwidth(const Args &args, const std::string &test)
     uint64_t iters = args.num("iters", 5000);
     auto inflight = static_cast<ULONG>(args.num("inflight", 64));
     bool processes = args.flag("processes");
+    if (args.flag("zero-copy"))
+        throw UsageError(processes ? "no zero-copy registration yet: no provider registers "
+                                     "memory that its peer process maps, so --zero-copy has "
+                                     "nothing to measure"
+                                   : "--zero-copy needs --processes (memory another process maps)");
     Windows w;
     if (processes) {
         // The target memory in a child process, which only waits (process_pingpong.hpp).
@@ -880,6 +900,83 @@ std::string memcpy_test(const Args &args)
         .str("test", "memcpy")
         .num("size", static_cast<double>(size))
         .num("offset", static_cast<double>(offset))
+        .num("iters", static_cast<double>(iters))
+        .num("avg_gb_s", static_cast<double>(size) * iters / total)
+        .num("peak_gb_s", static_cast<double>(size) / best)
+        .text();
+}
+
+// The floor of cross-memory attach: process_vm_writev from this process into a child's buffer,
+// the copy a provider makes for a peer buffer it cannot map, with nothing else around it.  The
+// child allocates and touches its buffer (so no page fault is timed), tells the parent the
+// address through a pipe, and waits for the pipe's other end to close.
+std::string cma_test(const Args &args)
+{
+    size_t size = args.num("size", 1 << 20);
+    uint64_t iters = args.num("iters", 0);
+    if (iters == 0)
+        iters = std::max<uint64_t>(20, (uint64_t{4} << 30) / std::max<size_t>(size, 1));
+    size_t span = (size + 4095) & ~size_t{4095};
+    int up[2], down[2]; // child -> parent: the address; parent -> child: EOF ends it
+    if (::pipe2(up, O_CLOEXEC) != 0 || ::pipe2(down, O_CLOEXEC) != 0)
+        throw std::system_error(errno, std::generic_category(), "pipe2");
+    pid_t child = ::fork();
+    if (child < 0)
+        throw std::system_error(errno, std::generic_category(), "fork");
+    if (child == 0) {
+        ::close(up[0]);
+        ::close(down[1]);
+        void *target = std::aligned_alloc(4096, span);
+        if (target)
+            std::memset(target, 2, span);
+        auto address = reinterpret_cast<uintptr_t>(target);
+        (void)!::write(up[1], &address, sizeof address);
+        char byte;
+        while (::read(down[0], &byte, 1) < 0 && errno == EINTR) {
+        }
+        ::_exit(0);
+    }
+    ::close(up[1]);
+    ::close(down[0]);
+    struct Child { // closes the pipe and reaps the child however the parent leaves
+        pid_t pid;
+        int up, down;
+        ~Child()
+        {
+            ::close(down);
+            ::close(up);
+            ::waitpid(pid, nullptr, 0);
+        }
+    } reap{child, up[0], down[1]};
+    uintptr_t address = 0;
+    if (::read(up[0], &address, sizeof address) != sizeof address || address == 0)
+        throw std::runtime_error("cma: the child did not allocate its buffer");
+    auto *src = static_cast<unsigned char *>(std::aligned_alloc(4096, span));
+    std::unique_ptr<unsigned char, decltype(&std::free)> own(src, &std::free);
+    std::memset(src, 1, span);
+    iovec local{src, size}, remote{reinterpret_cast<void *>(address), size};
+    auto write_once = [&] {
+        ssize_t n = ::process_vm_writev(child, &local, 1, &remote, 1, 0);
+        if (n < 0)
+            throw std::system_error(errno, std::generic_category(), "process_vm_writev");
+        if (static_cast<size_t>(n) != size)
+            throw std::runtime_error("process_vm_writev moved " + std::to_string(n) + " of " +
+                                     std::to_string(size) + " bytes");
+    };
+    for (uint64_t i = 0; i < iters / 10 + 1; ++i) // warm
+        write_once();
+    double best = 1e300;
+    auto start = Clock::now();
+    for (uint64_t i = 0; i < iters; ++i) {
+        auto t0 = Clock::now();
+        write_once();
+        best = std::min(best, ns_between(t0, Clock::now()));
+    }
+    double total = ns_between(start, Clock::now());
+    return Json()
+        .str("test", "cma")
+        .str("mode", "processes")
+        .num("size", static_cast<double>(size))
         .num("iters", static_cast<double>(iters))
         .num("avg_gb_s", static_cast<double>(size) * iters / total)
         .num("peak_gb_s", static_cast<double>(size) / best)
@@ -1309,6 +1406,8 @@ int main(int argc, char **argv)
             out = msg_rate(args);
         else if (t == "memcpy")
             out = memcpy_test(args);
+        else if (t == "cma")
+            out = cma_test(args);
         else if (t == "poll_rate")
             out = poll_rate(args);
         else if (t == "create_close")
