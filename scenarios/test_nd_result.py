@@ -1,6 +1,9 @@
 """The user-mode ND SPI's view of NDK completions: one scenario per row of the ND_RESULT status
 table, the seed's ten rows (digest 4.1, 4.2; core/include/ndk/nd_result.hpp and nd_status.hpp;
-docs/semantics.md "The ND equivalent of a completion status", ND-RESULT-V1-ROWS).
+docs/semantics.md "The ND equivalent of a completion status", ND-RESULT-V1-ROWS), but for
+ND_FAILURE: no provider of the harness completes a request with a status outside the other nine
+rows on demand (ND-RESULT-V1-ROWS says why), so that row is checked on the mapping, in
+tests/unit/test_nd_status.cpp and tests/binding/test_status_and_constants.py.
 
 Each scenario produces its row's condition on a connected pair (``ndk.scenario.completion.pair``),
 then checks the exact NDK_RESULT status, its ND equivalent ``nd_status`` (an ``ndk.NdStatus``,
