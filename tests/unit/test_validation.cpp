@@ -179,3 +179,36 @@ TEST(Validation, RearmingFromInsideTheNotificationIsNotAViolation)
     }
     EXPECT_EQ(errors(pair.server()), std::vector<std::string>{});
 }
+
+// NDK_FN_CREATE_COMPLETION (digest 1.0): a create that returns a status other than PENDING has
+// put the object in its out-parameter, and its completion is never called.  The fault layer's
+// misbehave out_param_missing_inline returns SUCCESS with the out-parameter left NULL.
+TEST(Validation, AnInlineSuccessWithoutTheObjectIsReported)
+{
+    RawAdapter adapter("create_mode=inline;misbehave=out_param_missing_inline", {2, 0}, "soft",
+                       true);
+    static std::atomic<int> completions{0};
+    NDK_CQ *cq = nullptr;
+    NTSTATUS status = adapter.d().NdkCreateCq(
+        adapter.get(), 8, ignore_cq_notification, nullptr, nullptr,
+        [](PVOID, NTSTATUS, NDK_OBJECT_HEADER *) { ++completions; }, nullptr, &cq);
+    EXPECT_STATUS(STATUS_SUCCESS, status);
+    EXPECT_EQ(cq, nullptr);
+    EXPECT_TRUE(reported(adapter, "CREATE-OUT-PARAM-INLINE"));
+    EXPECT_EQ(completions.load(), 0);
+}
+
+// NDK_RESULT_EX, and with it NdkGetCqResultsEx, begins at NDKPI 1.2 (digest 2.3, 2.7): a
+// consumer that calls it on an adapter opened at 1.1 is told; NdkGetCqResults (1.0) is not.
+TEST(Validation, ResultsExOnAnAdapterOpenedAt11IsReported)
+{
+    RawAdapter adapter("provider_version=1.1", {1, 0}, "soft", true);
+    NDK_CQ *cq = adapter.cq(8);
+    NDK_RESULT plain[1];
+    EXPECT_EQ(cq->Dispatch->NdkGetCqResults(cq, plain, 1), 0u);
+    EXPECT_FALSE(reported(adapter, "CQ-RESULTS-EX-VERSION"));
+    NDK_RESULT_EX ex[1];
+    EXPECT_EQ(cq->Dispatch->NdkGetCqResultsEx(cq, ex, 1), 0u);
+    EXPECT_TRUE(reported(adapter, "CQ-RESULTS-EX-VERSION"));
+    adapter.close_now(cq);
+}
