@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 const Endpoint kListen = ipv4(1, 7100);
 
 // The owner: accepts one connection through the progress thread's events, then checks the
-// numbered stream it receives and counts peer_gone() reports.
+// numbered stream it receives and counts link_ended() reports.
 class Owner : public ProgressHandler {
 public:
     ShmProgress *progress = nullptr;
@@ -40,7 +40,7 @@ public:
         }
     }
 
-    void readable(int fd) override
+    void ready(int fd) override
     {
         switch (incoming_->poll()) {
         case Establish::waiting:
@@ -60,7 +60,7 @@ public:
         }
     }
 
-    void messages(ShmLink &link) override
+    void readable(ShmLink &link) override
     {
         std::lock_guard lock(mutex_);
         std::size_t length = 0;
@@ -73,7 +73,7 @@ public:
         changed_.notify_all();
     }
 
-    void peer_gone(ShmLink &link) override
+    void link_ended(ShmLink &link) override
     {
         std::lock_guard lock(mutex_);
         ++gone_reports_;
@@ -201,9 +201,9 @@ public:
     std::atomic<std::uint64_t> received{0};
 
     void incoming(ShmAcceptor &) override { ++calls_after_remove; }
-    void readable(int) override { ++calls_after_remove; }
-    void peer_gone(ShmLink &) override { ++calls_after_remove; }
-    void messages(ShmLink &link) override
+    void ready(int) override { ++calls_after_remove; }
+    void link_ended(ShmLink &) override { ++calls_after_remove; }
+    void readable(ShmLink &link) override
     {
         if (removed)
             ++calls_after_remove;
@@ -333,11 +333,11 @@ TEST_F(ShmProgressInProcess, APollFromInsideTheHandlerServesNothing)
     struct Reentering : Counting {
         ShmProgress *progress = nullptr;
         std::atomic<int> nested_served{0};
-        void messages(ShmLink &link) override
+        void readable(ShmLink &link) override
         {
             if (progress->poll_from_consumer())
                 ++nested_served;
-            Counting::messages(link);
+            Counting::readable(link);
         }
     } handler;
     ShmProgress progress(handler);

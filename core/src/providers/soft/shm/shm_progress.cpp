@@ -28,80 +28,54 @@ private:
 } // namespace
 
 ShmProgress::ShmProgress(ProgressHandler &handler, Options options)
-    : handler_(handler), options_(options)
+    : TransportProgress(handler), options_(options)
 {
     start();
 }
 
 ShmProgress::~ShmProgress() { stop(); }
 
-std::uint64_t ShmProgress::insert(Entry entry)
-{
-    const std::uint64_t id = next_id_++;
-    entries_.emplace(id, entry);
-    return id;
-}
-
 void ShmProgress::watch(int fd, std::uint64_t id, Source source, std::uint32_t events)
 {
     ProgressLoop::watch(fd, data_of(id, source), events);
 }
 
-void ShmProgress::add(ShmAcceptor &acceptor)
+void ShmProgress::watch_entry(std::uint64_t id, Entry &entry)
 {
-    std::lock_guard lock(mutex_);
-    watch(acceptor.fd(), insert({Kind::acceptor, &acceptor}), Source::primary, EPOLLIN);
-}
-
-void ShmProgress::add(ShmLink &link)
-{
-    std::lock_guard lock(mutex_);
-    const std::uint64_t id = insert({Kind::link, &link});
+    if (entry.kind != Kind::link) {
+        watch(entry.fd, id, Source::primary, EPOLLIN);
+        return;
+    }
+    // Not armed yet: the thread looks at its ring (messages may be there already) before it
+    // sleeps again.
+    ShmLink &link = entry.link();
     watch(link.doorbell_fd(), id, Source::primary, EPOLLIN);
     watch(link.peer_fd(), id, Source::pidfd, EPOLLIN);
     watch(link.control_fd(), id, Source::control, EPOLLIN | EPOLLRDHUP);
-    // Not armed yet: the thread must look at its ring (messages may be there already) before
-    // it sleeps again.
-    wake();
 }
 
-void ShmProgress::add_fd(int fd)
+void ShmProgress::unwatch_entry(const Entry &entry)
 {
-    std::lock_guard lock(mutex_);
-    watch(fd, insert({Kind::fd, nullptr, fd}), Source::primary, EPOLLIN);
+    if (entry.kind == Kind::link)
+        unwatch_link(entry.link());
+    else
+        unwatch(entry.fd);
 }
 
-void ShmProgress::erase(Kind kind, const void *object, int fd)
+// Unwatching a descriptor already unwatched (a gone link's) is harmless.
+void ShmProgress::unwatch_link(ShmLink &link)
 {
-    std::lock_guard lock(mutex_);
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->second.kind != kind || it->second.object != object || it->second.fd != fd)
-            continue;
-        // Unwatching a descriptor already unwatched (a gone link's) is harmless.
-        if (kind == Kind::link) {
-            auto *link = static_cast<ShmLink *>(it->second.object);
-            unwatch(link->doorbell_fd());
-            unwatch(link->peer_fd());
-            unwatch(link->control_fd());
-        } else {
-            unwatch(kind == Kind::acceptor ? static_cast<ShmAcceptor *>(it->second.object)->fd()
-                                           : fd);
-        }
-        entries_.erase(it);
-        return;
-    }
+    unwatch(link.doorbell_fd());
+    unwatch(link.peer_fd());
+    unwatch(link.control_fd());
 }
-
-void ShmProgress::remove(ShmAcceptor &acceptor) { erase(Kind::acceptor, &acceptor, -1); }
-void ShmProgress::remove(ShmLink &link) { erase(Kind::link, &link, -1); }
-void ShmProgress::remove_fd(int fd) { erase(Kind::fd, nullptr, fd); }
 
 ShmLink *ShmProgress::link_of(std::uint64_t id)
 {
     const auto it = entries_.find(id);
-    if (it == entries_.end() || it->second.kind != Kind::link || it->second.gone)
+    if (it == entries_.end() || it->second.kind != Kind::link || it->second.state.gone)
         return nullptr;
-    return static_cast<ShmLink *>(it->second.object);
+    return &it->second.link();
 }
 
 bool ShmProgress::poll_from_consumer()
@@ -115,14 +89,14 @@ bool ShmProgress::poll_from_consumer()
     Serving serving(this);
     polled_links_.clear();
     for (const auto &[id, entry] : entries_)
-        if (entry.kind == Kind::link && !entry.gone)
+        if (entry.kind == Kind::link && !entry.state.gone)
             polled_links_.push_back(id);
     bool served = false;
     // By index: the handler may add or remove entries (and so links) while it runs.
     for (std::size_t i = 0; i < polled_links_.size(); ++i) {
         ShmLink *link = link_of(polled_links_[i]);
         if (link != nullptr && link->has_messages()) {
-            handler_.messages(*link);
+            handler_.readable(*link);
             served = true;
         }
     }
@@ -169,14 +143,14 @@ bool ShmProgress::serve_ready_links()
     // Collected first: the handler may add or remove entries while it runs.
     std::vector<std::uint64_t> awake;
     for (const auto &[id, entry] : entries_)
-        if (entry.kind == Kind::link && !entry.armed && !entry.gone)
+        if (entry.kind == Kind::link && !entry.state.armed && !entry.state.gone)
             awake.push_back(id);
     bool served = false;
     for (unsigned round = 0; round <= options_.spin; ++round) {
         for (const std::uint64_t id : awake) {
             ShmLink *link = link_of(id);
             if (link != nullptr && link->has_messages()) {
-                handler_.messages(*link);
+                handler_.readable(*link);
                 served = true;
             }
         }
@@ -192,7 +166,7 @@ bool ShmProgress::serve_ready_links()
         if (link == nullptr)
             continue;
         if (link->arm_doorbell())
-            entries_.at(id).armed = true;
+            entries_.at(id).state.armed = true;
         else
             ready = true;
     }
@@ -206,16 +180,13 @@ void ShmProgress::report_gone(std::uint64_t id)
         return;
     // What the peer published before it went is delivered first.
     if (link->has_messages())
-        handler_.messages(*link);
+        handler_.readable(*link);
     link = link_of(id); // the handler may have removed it
     if (link == nullptr)
         return;
-    Entry &entry = entries_.at(id);
-    entry.gone = true;
-    unwatch(link->doorbell_fd());
-    unwatch(link->peer_fd());
-    unwatch(link->control_fd());
-    handler_.peer_gone(*link);
+    entries_.at(id).state.gone = true;
+    unwatch_link(*link);
+    handler_.link_ended(*link);
 }
 
 void ShmProgress::on_event(std::uint64_t data, std::uint32_t)
@@ -229,18 +200,18 @@ void ShmProgress::on_event(std::uint64_t data, std::uint32_t)
     Entry &entry = it->second;
     switch (entry.kind) {
     case Kind::acceptor:
-        handler_.incoming(*static_cast<ShmAcceptor *>(entry.object));
+        handler_.incoming(entry.acceptor());
         return;
     case Kind::fd:
-        handler_.readable(entry.fd);
+        handler_.ready(entry.fd);
         return;
     case Kind::link:
         if ((data & 3) != Source::primary) {
             report_gone(id);
-        } else if (!entry.gone) {
+        } else if (!entry.state.gone) {
             // Rung: awake now; serve_ready_links() takes its messages before the next sleep.
-            entry.armed = false;
-            static_cast<ShmLink *>(entry.object)->doorbell_woken();
+            entry.state.armed = false;
+            entry.link().doorbell_woken();
         }
         return;
     }

@@ -27,36 +27,31 @@
 // consumer that polls once a millisecond would leave messages waiting for its next poll, so
 // for it the thread arms the doorbells and sleeps until rung, as when nobody polls.
 //
-// add() and remove() may be called from any thread, including from the handler.  After
-// remove() returns (on another thread) the handler is not called for that object again, so
-// the owner may destroy it; objects must not move while registered.  stop() (and the
-// destructor) joins the thread.
+// add() and remove() may be called from any thread, including from the handler
+// (soft_transport_progress.hpp).  stop() (and the destructor) joins the thread.
 #pragma once
 
-#include "providers/soft/os/progress_loop.hpp"
 #include "providers/soft/shm/shm_link.hpp"
+#include "providers/soft/soft_transport_progress.hpp"
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <vector>
 
 namespace ndk::soft::shm {
 
-class ProgressHandler {
-public:
-    virtual ~ProgressHandler() = default;
-    // A connection waits: call acceptor.accept() until it returns nothing.
-    virtual void incoming(ShmAcceptor &acceptor) = 0;
-    // Messages wait: receive until the ring is empty (else this is called again at once).
-    virtual void messages(ShmLink &link) = 0;
-    // The peer exited or closed the link.  Once per link.
-    virtual void peer_gone(ShmLink &link) = 0;
-    // A descriptor given to add_fd() is readable (an establishment's answer, typically).
-    virtual void readable(int fd) = 0;
+// incoming: a connection waits on an acceptor; readable: messages wait in a link's ring
+// (receive until it is empty, else this is called again at once); link_ended: the peer exited
+// or closed the link; ready: a descriptor given to add_fd() is readable (an establishment's
+// answer, typically).
+using ProgressHandler = soft::ProgressHandler<ShmAcceptor, ShmLink>;
+
+struct ShmEntryState {
+    bool armed = false; // a link's doorbell is armed
+    bool gone = false;  // a link's link_ended() was called
 };
 
-class ShmProgress final : public os::ProgressLoop {
+class ShmProgress final : public TransportProgress<ShmAcceptor, ShmLink, ShmEntryState> {
 public:
     struct Options {
         unsigned spin = 0; // rounds over the links' rings before arming their doorbells
@@ -66,13 +61,8 @@ public:
     ShmProgress(ProgressHandler &handler, Options options);
     ~ShmProgress();
 
-    void add(ShmAcceptor &acceptor);
-    void remove(ShmAcceptor &acceptor);
-    void add(ShmLink &link);
-    void remove(ShmLink &link);
-    // Watched level-triggered until removed: the handler must consume what makes it readable.
-    void add_fd(int fd);
-    void remove_fd(int fd);
+    // A descriptor given to add_fd() is watched level-triggered until removed: the handler
+    // must consume what makes it readable.
 
     // Serve the links whose rings hold messages, on the calling thread (the handler runs
     // here); false when the progress thread is serving (try again at the next poll), when
@@ -88,21 +78,13 @@ public:
     static constexpr int kConsumerCheckMicroseconds = 2000;
 
 private:
-    enum class Kind { acceptor, link, fd };
     // Which of a link's descriptors an epoll event is for (the low bits of its data).
     enum Source : std::uint64_t { primary = 0, pidfd = 1, control = 2 };
 
-    struct Entry {
-        Kind kind;
-        void *object = nullptr; // ShmAcceptor or ShmLink
-        int fd = -1;            // for Kind::fd
-        bool armed = false;     // a link's doorbell is armed
-        bool gone = false;      // a link's peer_gone() was called
-    };
-
-    std::uint64_t insert(Entry entry);
-    void erase(Kind kind, const void *object, int fd);
+    void watch_entry(std::uint64_t id, Entry &entry) override;
+    void unwatch_entry(const Entry &entry) override;
     void watch(int fd, std::uint64_t id, Source source, std::uint32_t events);
+    void unwatch_link(ShmLink &link);
     // The links with messages served; then armed, the thread sleeps until something is rung;
     // unarmed while consumers poll, a short nap, after which the thread looks at the rings
     // and at whether anybody still polls.
@@ -120,12 +102,7 @@ private:
     void report_gone(std::uint64_t id);
     ShmLink *link_of(std::uint64_t id);
 
-    ProgressHandler &handler_;
     Options options_;
-    // Under mutex_, which the handler runs under (so remove() on another thread waits for the
-    // call in progress to end) and which lets it call add() or remove() itself.
-    std::map<std::uint64_t, Entry> entries_;
-    std::uint64_t next_id_ = 1;
     std::atomic<std::int64_t> last_poll_ns_{0}; // steady clock, by note_consumer_poll
     std::atomic<bool> consumer_spins_{false};
     bool consumers_polling_ = false;           // the thread's view: nap unarmed

@@ -100,16 +100,14 @@ using ShmTables =
 // The QP's data path over a link: the initiator's requests go out as messages and are answered
 // by the target's Ack (Answer::later; answered() completes them), one at a time per QP; the
 // target side of the peer's requests runs on the progress thread (ShmTransport::on_message).
-class ShmChannel final : public Channel {
+class ShmChannel final : public TransportChannel<ShmTransport, Connection> {
 public:
     ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp);
-    ~ShmChannel() override;
 
     Answer send(SoftQp &qp, const Spans &source, bool solicited,
                 std::optional<UINT32> invalidate) override;
     Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
     Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
-    void receive_posted(Hold hold) override;
     void fail_peer() override;
 
     // The target side of the peer's Send, Write or Read Request, on the progress thread.
@@ -126,41 +124,22 @@ private:
     // A Send that found no receive: held until one is posted or the initiator's RNR timeout.
     void hold_send(std::span<const std::byte> raw, std::uint64_t sequence,
                    std::uint32_t rnr_timeout_ms);
-    void retry_held(Hold hold);
+    bool holding_send() const override { return !held_.empty(); }
+    // A Send with Invalidate changes memory access: the engine goes on from it, exclusive.
+    bool retry_from_engine(Hold hold) override;
+    void retry_held(Hold hold) override;
     void drop_held();
 
-    ShmTransport &transport_;
-    std::shared_ptr<Connection> connection_;
-    SoftQp &qp_;
     std::uint64_t next_sequence_ = 1;
     std::uint64_t in_flight_ = 0;          // the sequence of our request the peer holds
     std::vector<shm::WireVector> list_;    // its vectors, when they did not fit the slot
     SlotRoom send_room_, write_room_, read_room_; // what a slot carries, fixed by the link
     std::vector<std::byte> held_;          // a Send of the peer waiting for a receive
-    std::uint64_t held_timer_ = 0;
-    std::uint64_t held_generation_ = 0;
 };
 
 // The connector's line to the other process: establishment through the exchange's objects,
 // then Disconnect messages on the link.
-class ShmConnectorLink final
-    : public TransportConnectorLink<ShmTransport, Establishing, Connection> {
-public:
-    using TransportConnectorLink::TransportConnectorLink;
-
-    void reply(std::span<const unsigned char> private_data, ULONG inbound_read_limit,
-               ULONG outbound_read_limit) override;
-    bool reject(std::optional<std::span<const unsigned char>> private_data) override;
-    bool ready_to_use() override;
-    bool refuse_reply() override;
-    void disconnect(ULONG reason) override;
-
-private:
-    std::unique_ptr<Channel> make_channel() override;
-    // Looks at the exchange now: false when the other side gave up or went (what the progress
-    // thread would tell the connector next).
-    bool peer_still_there();
-};
+using ShmConnectorLink = TransportConnectorLink<ShmTransport, Establishing, Connection>;
 
 class ShmTransport final : public Transport, private shm::ProgressHandler {
 public:
@@ -244,6 +223,57 @@ public:
 
     ShmTables &tables() { return tables_; }
 
+    // ---- the connector's events on the wire (ShmConnectorLink), wire lock held ----
+
+    // A link that goes before the end only retires its exchange: the exchange closes once the
+    // progress thread no longer watches it, and the peer learns from that.
+    static constexpr bool kAbandonAtClose = false;
+
+    void send_reply(SoftConnector &, const std::shared_ptr<Establishing> &e,
+                    std::span<const unsigned char> private_data, ULONG inbound_read_limit,
+                    ULONG outbound_read_limit)
+    {
+        best_effort([&] {
+            e->incoming->accept(
+                shm::Reply{inbound_read_limit, outbound_read_limit, as_bytes(private_data)});
+        });
+    }
+
+    // Looks at the exchange now: false when the other side gave up or went (what the progress
+    // thread would tell the connector next).
+    bool peer_waiting(Establishing &e)
+    {
+        shm::Establish what = shm::Establish::waiting;
+        best_effort([&] { what = e.outgoing ? e.outgoing->poll() : e.incoming->poll(); });
+        return what != shm::Establish::abandoned && what != shm::Establish::failed;
+    }
+
+    void send_reject(Establishing &e, std::optional<std::span<const unsigned char>> private_data)
+    {
+        if (private_data)
+            e.incoming->reject(as_bytes(*private_data));
+        else
+            e.incoming->reject(std::nullopt);
+    }
+
+    std::shared_ptr<Connection> complete(Establishing &e)
+    {
+        std::optional<shm::ShmLink> link = e.outgoing->complete();
+        return link ? std::make_shared<Connection>(std::move(*link)) : nullptr;
+    }
+
+    // A full ring means the peer stopped reading: it learns by its own end.
+    void send_disconnect(Connection &connection, ULONG reason)
+    {
+        (void)connection.link.send(shm::Disconnect{wire_reason(reason)});
+    }
+
+    std::unique_ptr<Channel> make_channel(std::shared_ptr<Connection> connection,
+                                          SoftConnector &self)
+    {
+        return std::make_unique<ShmChannel>(*this, std::move(connection), *self.qp);
+    }
+
 private:
     void release_claims()
     {
@@ -269,7 +299,7 @@ private:
         }
     }
 
-    void readable(int fd) override
+    void ready(int fd) override
     {
         std::shared_ptr<Establishing> establishing = tables_.ready(fd);
         if (!establishing)
@@ -363,7 +393,7 @@ private:
         deliver_connect_event(p);
     }
 
-    void messages(shm::ShmLink &link) override
+    void readable(shm::ShmLink &link) override
     {
         std::shared_ptr<Connection> connection = tables_.connection_of(link);
         if (buffer_.size() < link.max_message())
@@ -434,7 +464,7 @@ private:
             fail_connection(*qp);
     }
 
-    void peer_gone(shm::ShmLink &link) override
+    void link_ended(shm::ShmLink &link) override
     {
         std::shared_ptr<Connection> connection = tables_.connection_of(link);
         if (!connection)
@@ -458,89 +488,17 @@ private:
     std::optional<shm::ShmProgress> progress_; // last: stopped first
 };
 
-// ---- ShmConnectorLink ---------------------------------------------------------------------
-
-void ShmConnectorLink::reply(std::span<const unsigned char> private_data,
-                             ULONG inbound_read_limit, ULONG outbound_read_limit)
-{
-    best_effort([&] {
-        establishing_->incoming->accept(
-            shm::Reply{inbound_read_limit, outbound_read_limit, as_bytes(private_data)});
-    });
-}
-
-bool ShmConnectorLink::reject(std::optional<std::span<const unsigned char>> private_data)
-{
-    if (!peer_still_there())
-        return false;
-    best_effort([&] {
-        if (private_data)
-            establishing_->incoming->reject(as_bytes(*private_data));
-        else
-            establishing_->incoming->reject(std::nullopt);
-    });
-    return true;
-}
-
-bool ShmConnectorLink::ready_to_use()
-{
-    std::optional<shm::ShmLink> link;
-    best_effort([&] { link = establishing_->outgoing->complete(); });
-    if (!link)
-        return false; // the passive side went meanwhile
-    connected(std::make_shared<Connection>(std::move(*link)));
-    return true;
-}
-
-std::unique_ptr<Channel> ShmConnectorLink::make_channel()
-{
-    return std::make_unique<ShmChannel>(transport_, connection_, *self_.qp);
-}
-
-bool ShmConnectorLink::refuse_reply()
-{
-    if (!peer_still_there())
-        return false;
-    best_effort([&] { establishing_->outgoing->refuse(); });
-    return true;
-}
-
-bool ShmConnectorLink::peer_still_there()
-{
-    if (!establishing_)
-        return false;
-    shm::Establish what = shm::Establish::waiting;
-    best_effort([&] {
-        what = establishing_->outgoing ? establishing_->outgoing->poll()
-                                       : establishing_->incoming->poll();
-    });
-    return what != shm::Establish::abandoned && what != shm::Establish::failed;
-}
-
-void ShmConnectorLink::disconnect(ULONG reason)
-{
-    if (connection_) // a full ring means the peer stopped reading: it learns by its own end
-        (void)connection_->link.send(shm::Disconnect{wire_reason(reason)});
-}
-
 // ---- ShmChannel ---------------------------------------------------------------------------
 
 ShmChannel::ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection,
                        SoftQp &qp)
-    : transport_(transport), connection_(std::move(connection)), qp_(qp)
+    : TransportChannel(transport, std::move(connection), qp)
 {
     std::size_t room = connection_->link.max_message();
     send_room_ = {shm::max_inline_send(room), shm::max_slot_vectors(room, shm::MessageType::send)};
     write_room_ = {shm::max_inline_write(room),
                    shm::max_slot_vectors(room, shm::MessageType::write)};
     read_room_ = {0, shm::max_slot_vectors(room, shm::MessageType::read_request)};
-}
-
-ShmChannel::~ShmChannel()
-{
-    drop_held();
-    connection_->qp.store(nullptr);
-    transport_.tables().retire_if_unused(connection_);
 }
 
 Answer ShmChannel::transmit(const shm::Message &message)
@@ -667,48 +625,29 @@ void ShmChannel::hold_send(std::span<const std::byte> raw, std::uint64_t sequenc
         return;
     }
     held_.assign(raw.begin(), raw.end());
-    SoftAdapter &adapter = qp_.adapter();
-    std::uint64_t mine = ++held_generation_;
-    held_timer_ = adapter.engine().post_after(
-        std::chrono::milliseconds(rnr_timeout_ms),
-        [&adapter, qp = &qp_, channel = this, mine, sequence] {
-            std::lock_guard lock(adapter.mu());
-            if (!adapter.exists(qp) || qp->channel.get() != channel ||
-                channel->held_generation_ != mine || channel->held_.empty())
-                return;
-            channel->held_timer_ = 0;
-            channel->held_.clear();
-            channel->answer(sequence, STATUS_IO_TIMEOUT); // receiver not ready
-        });
+    start_rnr_wait(std::chrono::milliseconds(rnr_timeout_ms), [this, sequence] {
+        held_.clear();
+        answer(sequence, STATUS_IO_TIMEOUT); // receiver not ready
+    });
 }
 
 void ShmChannel::drop_held()
 {
-    if (held_timer_ != 0)
-        qp_.adapter().engine().cancel(held_timer_);
-    held_timer_ = 0;
-    ++held_generation_;
+    end_rnr_wait();
     held_.clear();
 }
 
-void ShmChannel::receive_posted(Hold hold) { retry_held(hold); }
+bool ShmChannel::retry_from_engine(Hold hold)
+{
+    return hold == Hold::Shared && std::get<shm::Send>(shm::decode(held_)).invalidate;
+}
 
-void ShmChannel::retry_held(Hold hold)
+void ShmChannel::retry_held(Hold)
 {
     if (held_.empty())
         return;
     shm::Message message = shm::decode(held_); // spans into held_: kept until answered
     const auto &send = std::get<shm::Send>(message);
-    if (send.invalidate && hold == Hold::Shared) {
-        // It changes memory access: the engine goes on from it, exclusive.
-        SoftAdapter &adapter = qp_.adapter();
-        adapter.deliver([&adapter, qp = &qp_, channel = this] {
-            std::lock_guard lock(adapter.mu());
-            if (adapter.exists(qp) && qp->channel.get() == channel)
-                channel->retry_held(Hold::Exclusive);
-        });
-        return;
-    }
     std::optional<Answer> a = take_send(send);
     if (!a) {
         drop_held();

@@ -16,64 +16,40 @@ constexpr std::chrono::milliseconds kFirstPause{10}, kLongestPause{1000};
 
 } // namespace
 
-TcpProgress::TcpProgress(TcpProgressHandler &handler) : handler_(handler) { start(); }
+TcpProgress::TcpProgress(TcpProgressHandler &handler) : TransportProgress(handler) { start(); }
 
 TcpProgress::~TcpProgress() { stop(); }
 
-void TcpProgress::insert(Entry entry, std::uint32_t events)
+void TcpProgress::watch_entry(std::uint64_t id, Entry &entry)
 {
-    std::lock_guard lock(mutex_);
-    const std::uint64_t id = next_id_++;
-    watch(entry.fd, id, events);
-    entries_.emplace(id, entry);
-    if (entry.kick)
-        wake();
-}
-
-void TcpProgress::add(TcpAcceptor &acceptor)
-{
-    insert({Kind::acceptor, &acceptor, acceptor.fd()}, EPOLLIN);
-}
-
-void TcpProgress::add(TcpLink &link)
-{
-    // Served once at once: the establishment may have read its first FPDUs already.
-    insert({Kind::link, &link, link.fd(), true}, kStreamEvents);
-}
-
-void TcpProgress::add_fd(int fd) { insert({Kind::fd, nullptr, fd}, kStreamEvents); }
-
-void TcpProgress::erase(Kind kind, const void *object, int fd)
-{
-    std::lock_guard lock(mutex_);
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->second.kind == kind && it->second.object == object &&
-            (object != nullptr || it->second.fd == fd)) {
-            unwatch(it->second.fd);
-            entries_.erase(it);
-            return;
-        }
+    switch (entry.kind) {
+    case Kind::acceptor: watch(entry.fd, id, EPOLLIN); return;
+    case Kind::fd: watch(entry.fd, id, kStreamEvents); return;
+    case Kind::link:
+        // Served once at once: the establishment may have read its first FPDUs already.
+        entry.fd = entry.link().fd();
+        entry.state.kick = true;
+        watch(entry.fd, id, kStreamEvents);
+        return;
     }
 }
 
-void TcpProgress::remove(TcpAcceptor &acceptor) { erase(Kind::acceptor, &acceptor, -1); }
-void TcpProgress::remove(TcpLink &link) { erase(Kind::link, &link, -1); }
-void TcpProgress::remove_fd(int fd) { erase(Kind::fd, nullptr, fd); }
+void TcpProgress::unwatch_entry(const Entry &entry) { unwatch(entry.fd); }
 
 void TcpProgress::serve_link(std::uint64_t id, bool readable, bool writable)
 {
     auto it = entries_.find(id);
-    auto *link = static_cast<TcpLink *>(it->second.object);
+    TcpLink *link = &it->second.link();
     if (writable)
         link->flush();
-    if (readable && !it->second.ended) {
+    if (readable && !it->second.state.ended) {
         handler_.readable(*link);
         it = entries_.find(id); // the handler may have removed it
         if (it == entries_.end())
             return;
     }
-    if (!it->second.ended && link->state() != TcpLinkState::open) {
-        it->second.ended = true;
+    if (!it->second.state.ended && link->state() != TcpLinkState::open) {
+        it->second.state.ended = true;
         handler_.link_ended(*link);
     }
 }
@@ -84,8 +60,8 @@ os::ProgressLoop::Sleep TcpProgress::before_sleep()
     // Collected first: the handler may add or remove entries while it runs.
     std::vector<std::uint64_t> kicked;
     for (auto &[id, entry] : entries_)
-        if (entry.kick) {
-            entry.kick = false;
+        if (entry.state.kick) {
+            entry.state.kick = false;
             kicked.push_back(id);
         }
     for (const std::uint64_t id : kicked)
@@ -96,7 +72,7 @@ os::ProgressLoop::Sleep TcpProgress::before_sleep()
 
 void TcpProgress::serve_acceptor(std::uint64_t id)
 {
-    auto *acceptor = static_cast<TcpAcceptor *>(entries_.at(id).object);
+    TcpAcceptor *acceptor = &entries_.at(id).acceptor();
     handler_.incoming(*acceptor);
     const auto it = entries_.find(id); // the handler may have removed it
     if (it == entries_.end())
@@ -104,7 +80,7 @@ void TcpProgress::serve_acceptor(std::uint64_t id)
     if (acceptor->starved())
         pause(it->second);
     else
-        it->second.backoff = {};
+        it->second.state.backoff = {};
 }
 
 void TcpProgress::pause(Entry &acceptor)
@@ -112,10 +88,10 @@ void TcpProgress::pause(Entry &acceptor)
     // Out of the epoll set rather than watched for nothing: a shut-down listening socket
     // reports EPOLLHUP whatever it is watched for.
     unwatch(acceptor.fd);
-    acceptor.paused = true;
-    acceptor.backoff = acceptor.backoff.count() == 0 ? kFirstPause
-                                                     : std::min(acceptor.backoff * 2, kLongestPause);
-    acceptor.resume_at = Clock::now() + acceptor.backoff;
+    TcpEntryState &s = acceptor.state;
+    s.paused = true;
+    s.backoff = s.backoff.count() == 0 ? kFirstPause : std::min(s.backoff * 2, kLongestPause);
+    s.resume_at = Clock::now() + s.backoff;
 }
 
 os::ProgressLoop::Sleep TcpProgress::resume_paused()
@@ -123,18 +99,19 @@ os::ProgressLoop::Sleep TcpProgress::resume_paused()
     const Clock::time_point now = Clock::now();
     std::optional<Clock::duration> sleep;
     for (auto &[id, entry] : entries_) {
-        if (!entry.paused)
+        TcpEntryState &s = entry.state;
+        if (!s.paused)
             continue;
-        if (entry.resume_at <= now) {
+        if (s.resume_at <= now) {
             try {
                 watch(entry.fd, id, EPOLLIN); // level-triggered: a waiting connection reports
-                entry.paused = false;
+                s.paused = false;
                 continue;
             } catch (const std::system_error &) {
-                entry.resume_at = now + kLongestPause; // epoll refused it: later
+                s.resume_at = now + kLongestPause; // epoll refused it: later
             }
         }
-        sleep = std::min(sleep.value_or(Clock::duration::max()), entry.resume_at - now);
+        sleep = std::min(sleep.value_or(Clock::duration::max()), s.resume_at - now);
     }
     if (!sleep)
         return {};

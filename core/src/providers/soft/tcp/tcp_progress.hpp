@@ -21,63 +21,45 @@
 // meanwhile, and are taken once a descriptor frees (a silent peer dropped, docs/semantics.md
 // TCP-LISTENER).
 //
-// add() and remove() may be called from any thread, and from the handler.  After remove()
-// returns the handler is not called for that object again, so the owner may destroy it;
-// objects must not move while registered.  stop() (and the destructor) joins the thread.
+// add() and remove() may be called from any thread, and from the handler
+// (soft_transport_progress.hpp).  stop() (and the destructor) joins the thread.
 #pragma once
 
-#include "providers/soft/os/progress_loop.hpp"
+#include "providers/soft/soft_transport_progress.hpp"
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 
 namespace ndk::soft::tcp {
 
-class TcpProgressHandler {
-public:
-    virtual ~TcpProgressHandler() = default;
-    // A connection waits: acceptor.accept() until it returns nothing.
-    virtual void incoming(TcpAcceptor &acceptor) = 0;
-    // Bytes arrived (or the peer closed): link.receive(sink).
-    virtual void readable(TcpLink &link) = 0;
-    // The link has ended (link.state() says how).  Once per link.
-    virtual void link_ended(TcpLink &link) = 0;
-    // A descriptor given to add_fd() became readable or writable: the establishment's poll().
-    virtual void ready(int fd) = 0;
+// incoming: a connection waits on an acceptor; readable: bytes arrived on a link, or the
+// peer closed (link.receive(sink)); link_ended: the link has ended (link.state() says how);
+// ready: a descriptor given to add_fd() became readable or writable (the establishment's
+// poll()).
+using TcpProgressHandler = ProgressHandler<TcpAcceptor, TcpLink>;
+
+struct TcpEntryState {
+    using Clock = std::chrono::steady_clock;
+    bool kick = false;  // a link to serve before the next sleep
+    bool ended = false; // link_ended() was called
+    // An acceptor out of descriptors: not watched until resume_at (pause()).
+    bool paused = false;
+    std::chrono::milliseconds backoff{0};
+    Clock::time_point resume_at{};
 };
 
-class TcpProgress final : public os::ProgressLoop {
+class TcpProgress final : public TransportProgress<TcpAcceptor, TcpLink, TcpEntryState> {
 public:
     explicit TcpProgress(TcpProgressHandler &handler);
     ~TcpProgress();
 
-    void add(TcpAcceptor &acceptor);
-    void remove(TcpAcceptor &acceptor);
-    void add(TcpLink &link);
-    void remove(TcpLink &link);
-    void add_fd(int fd);
-    void remove_fd(int fd);
-
 private:
-    using Clock = std::chrono::steady_clock;
-    enum class Kind { acceptor, link, fd };
-    struct Entry {
-        Kind kind;
-        void *object = nullptr; // TcpAcceptor or TcpLink
-        int fd = -1;
-        bool kick = false;  // a link to serve before the next sleep
-        bool ended = false; // link_ended() was called
-        // An acceptor out of descriptors: not watched until resume_at (pause()).
-        bool paused = false;
-        std::chrono::milliseconds backoff{0};
-        Clock::time_point resume_at{};
-    };
+    using Clock = TcpEntryState::Clock;
 
-    void insert(Entry entry, std::uint32_t events);
-    void erase(Kind kind, const void *object, int fd);
+    void watch_entry(std::uint64_t id, Entry &entry) override;
+    void unwatch_entry(const Entry &entry) override;
     // The links added with bytes to serve (kick), served, and the paused acceptors whose
     // pause is over watched again; then sleep until an event or the next pause's end.
     Sleep before_sleep() override;
@@ -88,12 +70,6 @@ private:
     // Watch again the acceptors whose pause is over; how long to sleep until the next one's
     // is (none paused: until woken).
     Sleep resume_paused();
-
-    TcpProgressHandler &handler_;
-    // Under mutex_, which the handler runs under (so remove() on another thread waits for the
-    // call in progress to end) and which lets it call add() or remove() itself.
-    std::map<std::uint64_t, Entry> entries_;
-    std::uint64_t next_id_ = 1; // 0 is the loop's wake eventfd's
 };
 
 } // namespace ndk::soft::tcp

@@ -135,21 +135,20 @@ using TcpTables =
 // with the error the peer found, so the initiator's statuses are the in-process fabric's
 // (docs/semantics.md, TCP-*).
 // The peer's segments arrive through segment(), on the progress thread, wire lock exclusive.
-class TcpChannel final : public Channel, public tcp::SegmentSink {
+class TcpChannel final : public TransportChannel<TcpTransport, Connection>,
+                         public tcp::SegmentSink {
 public:
     TcpChannel(TcpTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp,
                ULONG outbound_read_limit)
-        : transport_(transport), connection_(std::move(connection)), qp_(qp),
+        : TransportChannel(transport, std::move(connection), qp),
           depth_(std::clamp<std::size_t>(outbound_read_limit, 1, kMaxPipelined))
     {
     }
-    ~TcpChannel() override;
 
     Answer send(SoftQp &qp, const Spans &source, bool solicited,
                 std::optional<UINT32> invalidate) override;
     Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
     Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
-    void receive_posted(Hold hold) override;
     void fail_peer() override;
     std::size_t pipeline_depth() const override { return depth_; }
 
@@ -188,12 +187,14 @@ private:
     // it, until a receive comes or this adapter's rnr_timeout_ms ends it.
     void hold(const InboundSegment &s);
     void keep(const InboundSegment &s);
-    void retry_held();
+    bool holding_send() const override { return holding_; }
+    // The held Send, and what waited behind it, go on from the engine with the wire lock
+    // exclusive whatever the poster held: they may invalidate, end the connection, or
+    // complete a Read.
+    bool retry_from_engine(Hold) override { return true; }
+    void retry_held(Hold) override;
     void drop_held();
 
-    TcpTransport &transport_;
-    std::shared_ptr<Connection> connection_;
-    SoftQp &qp_;
     std::vector<std::byte> incoming_send_; // the peer's Send, reassembled
     std::vector<std::byte> response_;      // a Read Response gathered at the target
     TerminateReason failing_ = TerminateReason::rdmap_local_catastrophic; // fail_peer's reason
@@ -218,27 +219,9 @@ private:
     std::vector<Waiting> waiting_;
     std::size_t waiting_bytes_ = 0;
     bool holding_ = false;
-    std::uint64_t held_timer_ = 0, held_generation_ = 0;
 };
 
-class TcpConnectorLink final
-    : public TransportConnectorLink<TcpTransport, Establishing, Connection> {
-public:
-    using TransportConnectorLink::TransportConnectorLink;
-    // The exchange in flight is abandoned at once (its stream ends), not when the progress
-    // thread lets it go.
-    ~TcpConnectorLink() override { abandon(); }
-
-    void reply(std::span<const unsigned char> private_data, ULONG inbound_read_limit,
-               ULONG outbound_read_limit) override;
-    bool reject(std::optional<std::span<const unsigned char>> private_data) override;
-    bool ready_to_use() override;
-    bool refuse_reply() override;
-    void disconnect(ULONG reason) override;
-
-private:
-    std::unique_ptr<Channel> make_channel() override;
-};
+using TcpConnectorLink = TransportConnectorLink<TcpTransport, Establishing, Connection>;
 
 // A segment for a connection nobody uses any more: read and dropped.
 class DiscardSink final : public tcp::SegmentSink {
@@ -265,6 +248,74 @@ public:
     ~TcpTransport() override { progress_.reset(); }
 
     TcpTables &tables() { return tables_; }
+
+    // ---- the connector's events on the wire (TcpConnectorLink), wire lock held ----
+
+    // A link that goes before the end abandons its exchange at once (the stream ends), not
+    // when the progress thread lets it go.
+    static constexpr bool kAbandonAtClose = true;
+
+    void send_reply(SoftConnector &self, const std::shared_ptr<Establishing> &e,
+                    std::span<const unsigned char> private_data, ULONG inbound_read_limit,
+                    ULONG outbound_read_limit)
+    {
+        TcpEstablish what = TcpEstablish::failed;
+        best_effort([&] {
+            what = e->incoming->accept(
+                mpa_settings(self.adapter(), inbound_read_limit, outbound_read_limit),
+                as_bytes(private_data));
+        });
+        if (what != TcpEstablish::waiting)
+            revisit(e); // established at once (no RTR), or failed
+    }
+
+    // The other side has not closed or reset the exchange's socket, and a passive side's
+    // request still waits for its answer.
+    bool peer_waiting(Establishing &e)
+    {
+        if (e.incoming) {
+            TcpEstablish what = TcpEstablish::failed;
+            best_effort([&] { what = e.incoming->poll(); });
+            if (what != TcpEstablish::request)
+                return false;
+        }
+        return !peer_gone(e.fd);
+    }
+
+    // A close before Accept just ends the stream.
+    void send_reject(Establishing &e, std::optional<std::span<const unsigned char>> private_data)
+    {
+        if (private_data)
+            e.incoming->reject(as_bytes(*private_data));
+        else
+            e.incoming->abandon();
+    }
+
+    // Null when the passive side closed, or timed out, after its reply.
+    std::shared_ptr<Connection> complete(Establishing &e)
+    {
+        if (peer_gone(e.fd))
+            return nullptr;
+        std::unique_ptr<TcpLink> link = e.outgoing->complete();
+        return link ? std::make_shared<Connection>(std::move(link)) : nullptr;
+    }
+
+    void send_disconnect(Connection &connection, ULONG reason)
+    {
+        TcpLink &link = *connection.link;
+        switch (reason) {
+        case kDisconnectGraceful: link.close(); break;  // FIN after what is queued
+        case kDisconnectAbortive: link.abort(); break;  // a reset
+        default: link.terminate(TerminateReason::rdmap_local_catastrophic); break;
+        }
+    }
+
+    std::unique_ptr<Channel> make_channel(std::shared_ptr<Connection> connection,
+                                          SoftConnector &self)
+    {
+        return std::make_unique<TcpChannel>(*this, std::move(connection), *self.qp,
+                                            self.outbound_read_limit);
+    }
 
     NTSTATUS start_listening(SoftListener &listener) override
     {
@@ -562,87 +613,10 @@ private:
     std::optional<tcp::TcpProgress> progress_; // last: stopped first
 };
 
-// ---- TcpConnectorLink ---------------------------------------------------------------------
-
-void TcpConnectorLink::reply(std::span<const unsigned char> private_data,
-                             ULONG inbound_read_limit, ULONG outbound_read_limit)
-{
-    TcpEstablish what = TcpEstablish::failed;
-    best_effort([&] {
-        what = establishing_->incoming->accept(
-            mpa_settings(self_.adapter(), inbound_read_limit, outbound_read_limit),
-            as_bytes(private_data));
-    });
-    if (what != TcpEstablish::waiting)
-        transport_.revisit(establishing_); // established at once (no RTR), or failed
-}
-
-bool TcpConnectorLink::reject(std::optional<std::span<const unsigned char>> private_data)
-{
-    if (!establishing_)
-        return false;
-    TcpEstablish what = TcpEstablish::failed;
-    best_effort([&] { what = establishing_->incoming->poll(); });
-    if (what != TcpEstablish::request || peer_gone(establishing_->fd))
-        return false; // the active side closed or reset meanwhile
-    best_effort([&] {
-        if (private_data)
-            establishing_->incoming->reject(as_bytes(*private_data));
-        else
-            establishing_->incoming->abandon(); // a close before Accept: the stream just ends
-    });
-    return true;
-}
-
-bool TcpConnectorLink::ready_to_use()
-{
-    if (peer_gone(establishing_->fd))
-        return false; // the passive side closed, or timed out, after its reply
-    std::unique_ptr<TcpLink> link;
-    best_effort([&] { link = establishing_->outgoing->complete(); });
-    if (!link)
-        return false;
-    connected(std::make_shared<Connection>(std::move(link)));
-    return true;
-}
-
-std::unique_ptr<Channel> TcpConnectorLink::make_channel()
-{
-    return std::make_unique<TcpChannel>(transport_, connection_, *self_.qp,
-                                        self_.outbound_read_limit);
-}
-
-bool TcpConnectorLink::refuse_reply()
-{
-    if (!establishing_ || peer_gone(establishing_->fd))
-        return false;
-    best_effort([&] { establishing_->outgoing->refuse(); });
-    return true;
-}
-
-void TcpConnectorLink::disconnect(ULONG reason)
-{
-    if (!connection_)
-        return;
-    TcpLink &link = *connection_->link;
-    switch (reason) {
-    case kDisconnectGraceful: link.close(); break;  // FIN after what is queued
-    case kDisconnectAbortive: link.abort(); break;  // a reset
-    default: link.terminate(TerminateReason::rdmap_local_catastrophic); break;
-    }
-}
-
 // ---- TcpChannel ---------------------------------------------------------------------------
 
 // The most a held Send may keep waiting behind it before the stream is given up.
 constexpr std::size_t kMaxWaitingBytes = 16u << 20;
-
-TcpChannel::~TcpChannel()
-{
-    drop_held();
-    connection_->qp.store(nullptr);
-    transport_.tables().retire_if_unused(connection_);
-}
 
 std::vector<std::span<const std::byte>> TcpChannel::pieces_of(const Spans &spans)
 {
@@ -994,17 +968,9 @@ void TcpChannel::hold(const InboundSegment &s)
     holding_ = true;
     waiting_.push_back({{s.ulpdu.begin(), s.ulpdu.end()}, true}); // the Send's last segment
     waiting_bytes_ = s.ulpdu.size();
-    SoftAdapter &adapter = qp_.adapter();
-    const auto timeout = adapter.knobs().rnr_timeout();
-    const std::uint64_t mine = ++held_generation_;
-    held_timer_ = adapter.engine().post_after(timeout, [&adapter, qp = &qp_, channel = this, mine] {
-        std::lock_guard lock(adapter.mu());
-        if (!adapter.exists(qp) || qp->channel.get() != channel ||
-            channel->held_generation_ != mine || !channel->holding_)
-            return;
-        channel->held_timer_ = 0;
-        std::vector<std::byte> ulpdu = channel->waiting_.front().ulpdu;
-        channel->fail(TerminateReason::ddp_untagged_msn_no_buffer, ulpdu); // receiver not ready
+    start_rnr_wait(qp_.adapter().knobs().rnr_timeout(), [this] {
+        std::vector<std::byte> ulpdu = waiting_.front().ulpdu;
+        fail(TerminateReason::ddp_untagged_msn_no_buffer, ulpdu); // receiver not ready
     });
 }
 
@@ -1019,21 +985,7 @@ void TcpChannel::keep(const InboundSegment &s)
     waiting_.push_back({{s.ulpdu.begin(), s.ulpdu.end()}, s.message_complete});
 }
 
-void TcpChannel::receive_posted(Hold)
-{
-    if (!holding_)
-        return;
-    // The held Send, and what waited behind it, go on from the engine with the wire lock
-    // exclusive: they may invalidate, end the connection, or complete a Read.
-    SoftAdapter &adapter = qp_.adapter();
-    adapter.deliver([&adapter, qp = &qp_, channel = this] {
-        std::lock_guard lock(adapter.mu());
-        if (adapter.exists(qp) && qp->channel.get() == channel)
-            channel->retry_held();
-    });
-}
-
-void TcpChannel::retry_held()
+void TcpChannel::retry_held(Hold)
 {
     if (!holding_)
         return;
@@ -1041,10 +993,7 @@ void TcpChannel::retry_held()
     waiting_.clear();
     waiting_bytes_ = 0;
     holding_ = false;
-    if (held_timer_ != 0)
-        qp_.adapter().engine().cancel(held_timer_);
-    held_timer_ = 0;
-    ++held_generation_;
+    end_rnr_wait();
     // The held Send first (its payload is still in incoming_send_), then the rest in order;
     // one that finds no receive holds again, and what follows it waits once more.
     std::size_t i = 0;
@@ -1077,10 +1026,7 @@ void TcpChannel::retry_held()
 
 void TcpChannel::drop_held()
 {
-    if (held_timer_ != 0)
-        qp_.adapter().engine().cancel(held_timer_);
-    held_timer_ = 0;
-    ++held_generation_;
+    end_rnr_wait();
     holding_ = false;
     waiting_.clear();
     waiting_bytes_ = 0;
