@@ -52,7 +52,7 @@ Establish next_step(Connection &connection)
 
 // The parent's side: the child's connection on `acceptor` (the child's pidfd ends the wait
 // if it exits first), its request read.
-inline IncomingConnection incoming_from(ShmAcceptor &acceptor, const PeerWatch &child)
+inline IncomingConnection incoming_from(ShmAcceptor &acceptor, const os::PeerWatch &child)
 {
     const auto deadline = std::chrono::steady_clock::now() + kStepLimit;
     for (;;) {
@@ -69,7 +69,7 @@ inline IncomingConnection incoming_from(ShmAcceptor &acceptor, const PeerWatch &
 }
 
 // The whole passive side: accept with `reply`, wait for ReadyToUse.
-inline ShmLink accept_link(ShmAcceptor &acceptor, const PeerWatch &child, const Reply &reply,
+inline ShmLink accept_link(ShmAcceptor &acceptor, const os::PeerWatch &child, const Reply &reply,
                            ReceivedRequest *request = nullptr, LinkGeometry geometry = {})
 {
     IncomingConnection incoming = incoming_from(acceptor, child);

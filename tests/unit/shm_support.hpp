@@ -90,8 +90,8 @@ private:
 };
 
 struct Pipe {
-    UniqueFd read_end;
-    UniqueFd write_end;
+    os::UniqueFd read_end;
+    os::UniqueFd write_end;
 
     Pipe()
     {
@@ -121,10 +121,10 @@ struct Pipe {
 };
 
 // A watch on our own child: it cannot be reaped behind our back, so its pid is its own.
-inline PeerWatch watch_child(const Child &child)
+inline os::PeerWatch watch_child(const Child &child)
 {
-    const auto identity = identify(child.pid());
-    auto watch = identity ? PeerWatch::open(*identity) : std::nullopt;
+    const auto identity = os::identify(child.pid());
+    auto watch = identity ? os::PeerWatch::open(*identity) : std::nullopt;
     if (!watch)
         throw std::runtime_error("child exited before it was watched");
     return std::move(*watch);
@@ -132,7 +132,7 @@ inline PeerWatch watch_child(const Child &child)
 
 // The connection the watched child makes to `listener`; throws if the child exits without
 // connecting, where a plain accept() would wait forever.
-inline UniqueFd accept_while_alive(int listener, const PeerWatch &child)
+inline os::UniqueFd accept_while_alive(int listener, const os::PeerWatch &child)
 {
     pollfd fds[2] = {{listener, POLLIN, 0}, {child.fd(), POLLIN, 0}};
     while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
@@ -145,7 +145,7 @@ inline UniqueFd accept_while_alive(int listener, const PeerWatch &child)
 // Pop one message, or false once the ring is empty and its producer has exited: the
 // transport's "connection error", never a hang.  After seeing the exit, one more look: the
 // producer's last messages may have landed after the previous pop.
-inline bool pop_while_alive(RingConsumer &ring, const PeerWatch &producer,
+inline bool pop_while_alive(RingConsumer &ring, const os::PeerWatch &producer,
                             std::span<std::byte> out, std::size_t &length)
 {
     for (;;) {

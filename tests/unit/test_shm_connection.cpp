@@ -22,6 +22,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
+using namespace ndk::soft::os;
 using namespace ndk::soft::shm::test_support;
 namespace fs = std::filesystem;
 

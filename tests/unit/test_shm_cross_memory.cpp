@@ -20,6 +20,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
+using namespace ndk::soft::os;
 using namespace ndk::soft::shm::test_support;
 
 constexpr std::size_t kBuffer = 64 * 1024;

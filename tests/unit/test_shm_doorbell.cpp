@@ -17,6 +17,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
+using namespace ndk::soft::os;
 using namespace std::chrono_literals;
 
 constexpr std::uint32_t kSlots = 64;

@@ -19,6 +19,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
+using namespace ndk::soft::os;
 using namespace ndk::soft::shm::test_support;
 using ShmLinkTest = ShmRegistryDirTest;
 

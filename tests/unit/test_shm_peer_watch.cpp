@@ -15,6 +15,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
+using namespace ndk::soft::os;
 using namespace ndk::soft::shm::test_support;
 using namespace std::chrono_literals;
 

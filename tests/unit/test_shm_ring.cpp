@@ -21,6 +21,7 @@
 namespace {
 
 using namespace ndk::soft::shm;
+using namespace ndk::soft::os;
 using namespace ndk::soft::shm::test_support;
 
 constexpr std::uint32_t kSlots = 4;

@@ -235,7 +235,7 @@ private:
     }
 
     Progress *progress_ = nullptr;
-    shm::UniqueFd changes_fd_;
+    os::UniqueFd changes_fd_;
     std::mutex mu_;
     std::map<SoftListener *, Listening> acceptors_;
     std::map<int, std::shared_ptr<Establishing>> establishing_;

@@ -7,7 +7,7 @@
 #include <climits>
 #include <fstream>
 
-namespace ndk::soft::shm {
+namespace ndk::soft::os {
 
 namespace {
 
@@ -174,4 +174,4 @@ bool allow_peer_access(pid_t peer)
     return ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(peer), 0, 0, 0) == 0;
 }
 
-} // namespace ndk::soft::shm
+} // namespace ndk::soft::os

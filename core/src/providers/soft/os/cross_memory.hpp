@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <span>
 
-namespace ndk::soft::shm {
+namespace ndk::soft::os {
 
 enum class CopyStatus {
     ok,
@@ -60,4 +60,4 @@ PtracePolicy ptrace_policy();
 // (no Yama: nothing is needed) or was refused.
 bool allow_peer_access(pid_t peer);
 
-} // namespace ndk::soft::shm
+} // namespace ndk::soft::os

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <system_error>
 
-namespace ndk::soft::shm {
+namespace ndk::soft::os {
 
 std::optional<PeerWatch> PeerWatch::open(const ProcessIdentity &peer)
 {
@@ -43,4 +43,4 @@ bool PeerWatch::wait_for_exit(std::chrono::milliseconds limit) const
     }
 }
 
-} // namespace ndk::soft::shm
+} // namespace ndk::soft::os

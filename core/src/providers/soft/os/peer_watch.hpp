@@ -11,7 +11,7 @@
 #include <chrono>
 #include <optional>
 
-namespace ndk::soft::shm {
+namespace ndk::soft::os {
 
 class PeerWatch {
 public:
@@ -38,4 +38,4 @@ private:
     pid_t pid_;
 };
 
-} // namespace ndk::soft::shm
+} // namespace ndk::soft::os

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace ndk::soft::shm {
+namespace ndk::soft::os {
 
 std::optional<ProcessIdentity> identify(pid_t pid)
 {
@@ -52,4 +52,4 @@ bool is_running(const ProcessIdentity &who)
     return now && *now == who;
 }
 
-} // namespace ndk::soft::shm
+} // namespace ndk::soft::os

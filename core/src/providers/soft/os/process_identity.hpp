@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace ndk::soft::shm {
+namespace ndk::soft::os {
 
 struct ProcessIdentity {
     pid_t pid = 0;
@@ -28,4 +28,4 @@ ProcessIdentity self_identity();
 // True when `who` still runs: its pid is alive and has the same start time.
 bool is_running(const ProcessIdentity &who);
 
-} // namespace ndk::soft::shm
+} // namespace ndk::soft::os

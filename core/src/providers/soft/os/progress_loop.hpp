@@ -59,8 +59,8 @@ protected:
 private:
     void run();
 
-    shm::UniqueFd epoll_;
-    shm::UniqueFd wake_;
+    UniqueFd epoll_;
+    UniqueFd wake_;
     std::atomic<bool> stopping_{false};
     std::thread thread_;
 };

@@ -7,7 +7,7 @@
 
 #include <utility>
 
-namespace ndk::soft::shm {
+namespace ndk::soft::os {
 
 class UniqueFd {
 public:
@@ -39,4 +39,4 @@ private:
     int fd_ = -1;
 };
 
-} // namespace ndk::soft::shm
+} // namespace ndk::soft::os

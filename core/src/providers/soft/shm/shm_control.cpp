@@ -51,9 +51,9 @@ PacketStatus send_packet(int socket, std::span<const std::byte> payload, std::sp
     throw std::system_error(errno, std::generic_category(), "sendmsg on a control socket");
 }
 
-std::vector<UniqueFd> take_rights(msghdr &message)
+std::vector<os::UniqueFd> take_rights(msghdr &message)
 {
-    std::vector<UniqueFd> received;
+    std::vector<os::UniqueFd> received;
     for (cmsghdr *c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
             continue;
@@ -67,7 +67,7 @@ std::vector<UniqueFd> take_rights(msghdr &message)
     return received;
 }
 
-ReceivedPacket receive_packet(int socket, std::span<std::byte> payload, std::span<UniqueFd> fds)
+ReceivedPacket receive_packet(int socket, std::span<std::byte> payload, std::span<os::UniqueFd> fds)
 {
     iovec data{payload.data(), payload.size()};
     alignas(cmsghdr) char control[CMSG_SPACE(kMaxFds * sizeof(int))] = {};
@@ -90,7 +90,7 @@ ReceivedPacket receive_packet(int socket, std::span<std::byte> payload, std::spa
         }
         throw std::system_error(errno, std::generic_category(), "recvmsg on a control socket");
     }
-    std::vector<UniqueFd> received = take_rights(message);
+    std::vector<os::UniqueFd> received = take_rights(message);
     if (got == 0) {
         result.status = PacketStatus::closed;
         return result;

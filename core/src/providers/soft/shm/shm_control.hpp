@@ -39,9 +39,9 @@ struct ReceivedPacket {
 // blocks.  Throws std::system_error for failures other than those above.
 // Every descriptor a received message brought (SCM_RIGHTS), owned at once so that none leaks
 // whatever the caller decides next: a peer may send more than was asked for.
-std::vector<UniqueFd> take_rights(msghdr &message);
+std::vector<os::UniqueFd> take_rights(msghdr &message);
 
-ReceivedPacket receive_packet(int socket, std::span<std::byte> payload, std::span<UniqueFd> fds);
+ReceivedPacket receive_packet(int socket, std::span<std::byte> payload, std::span<os::UniqueFd> fds);
 
 // Has the peer closed its end?  Looks without consuming (a packet waiting is not an EOF).
 bool at_eof(int socket);

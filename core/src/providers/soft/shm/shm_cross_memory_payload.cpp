@@ -27,14 +27,14 @@ const std::vector<iovec> &CrossMemoryPayload::local_vectors(const Spans &spans)
 
 bool CrossMemoryPayload::copy_to(const Spans &sink)
 {
-    last_ = shm::read_from(peer_, local_vectors(sink), vectors_);
-    return last_.status == shm::CopyStatus::ok && last_.bytes == length_;
+    last_ = os::read_from(peer_, local_vectors(sink), vectors_);
+    return last_.status == os::CopyStatus::ok && last_.bytes == length_;
 }
 
 bool CrossMemoryPayload::copy_from(const Spans &source)
 {
-    last_ = shm::write_to(peer_, local_vectors(source), vectors_);
-    return last_.status == shm::CopyStatus::ok && last_.bytes == length_;
+    last_ = os::write_to(peer_, local_vectors(source), vectors_);
+    return last_.status == os::CopyStatus::ok && last_.bytes == length_;
 }
 
 } // namespace ndk::soft

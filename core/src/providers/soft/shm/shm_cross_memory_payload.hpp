@@ -26,7 +26,7 @@ public:
     // unmapped, ptrace rules).
     bool copy_to(const Spans &sink) override;
     bool copy_from(const Spans &source) override;
-    const shm::CopyResult &last_copy() const { return last_; }
+    const os::CopyResult &last_copy() const { return last_; }
 
 private:
     // `spans` as local vectors covering at most length() bytes.
@@ -36,7 +36,7 @@ private:
     std::span<const iovec> vectors_;
     size_t length_ = 0;
     std::vector<iovec> local_; // scratch, reused by each copy
-    shm::CopyResult last_;
+    os::CopyResult last_;
 };
 
 } // namespace ndk::soft

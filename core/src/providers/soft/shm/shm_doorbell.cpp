@@ -9,9 +9,9 @@
 
 namespace ndk::soft::shm {
 
-UniqueFd make_doorbell_fd()
+os::UniqueFd make_doorbell_fd()
 {
-    UniqueFd fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    os::UniqueFd fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (!fd)
         throw std::system_error(errno, std::generic_category(), "eventfd");
     return fd;

@@ -61,13 +61,13 @@ inline void doorbell_fence()
 }
 
 // A non-blocking, close-on-exec eventfd for one direction.  Throws std::system_error.
-UniqueFd make_doorbell_fd();
+os::UniqueFd make_doorbell_fd();
 
 // The producer's half.
 class DoorbellRinger {
 public:
     DoorbellRinger() = default;
-    DoorbellRinger(DoorbellWord *word, UniqueFd eventfd) : word_(word), fd_(std::move(eventfd)) {}
+    DoorbellRinger(DoorbellWord *word, os::UniqueFd eventfd) : word_(word), fd_(std::move(eventfd)) {}
 
     // Call after each publish (the ring's release store of its tail).  A system call only when
     // the consumer said it sleeps; true when it made one.
@@ -92,7 +92,7 @@ private:
     void ring() const;
 
     DoorbellWord *word_ = nullptr;
-    UniqueFd fd_;
+    os::UniqueFd fd_;
 };
 
 // The consumer's half.  Either its own wait(), or the steps for an outside poll loop (the
@@ -104,7 +104,7 @@ public:
     static constexpr unsigned kDefaultSpin = 200;
 
     DoorbellSleeper() = default;
-    DoorbellSleeper(DoorbellWord *word, UniqueFd eventfd) : word_(word), fd_(std::move(eventfd))
+    DoorbellSleeper(DoorbellWord *word, os::UniqueFd eventfd) : word_(word), fd_(std::move(eventfd))
     {
     }
 
@@ -181,7 +181,7 @@ private:
     }
 
     DoorbellWord *word_ = nullptr;
-    UniqueFd fd_;
+    os::UniqueFd fd_;
     std::uint64_t sleeps_ = 0;
 };
 

@@ -32,10 +32,10 @@ socklen_t abstract_address(std::string_view name, sockaddr_un &address)
 }
 
 // A socket on which `op` (bind or connect) was done with the abstract address `name`.
-UniqueFd socket_at(std::string_view name, int (*op)(int, const sockaddr *, socklen_t),
+os::UniqueFd socket_at(std::string_view name, int (*op)(int, const sockaddr *, socklen_t),
                    const char *what)
 {
-    UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    os::UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
     if (!fd)
         fail(errno, "socket(AF_UNIX)");
     sockaddr_un address;
@@ -47,15 +47,15 @@ UniqueFd socket_at(std::string_view name, int (*op)(int, const sockaddr *, sockl
 
 } // namespace
 
-UniqueFd listen_abstract(std::string_view name)
+os::UniqueFd listen_abstract(std::string_view name)
 {
-    UniqueFd fd = socket_at(name, &::bind, "bind of an abstract socket");
+    os::UniqueFd fd = socket_at(name, &::bind, "bind of an abstract socket");
     if (::listen(fd.get(), SOMAXCONN) != 0)
         fail(errno, "listen");
     return fd;
 }
 
-UniqueFd accept_connection(int listener)
+os::UniqueFd accept_connection(int listener)
 {
     int fd;
     do
@@ -63,10 +63,10 @@ UniqueFd accept_connection(int listener)
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         fail(errno, "accept");
-    return UniqueFd(fd);
+    return os::UniqueFd(fd);
 }
 
-UniqueFd connect_abstract(std::string_view name)
+os::UniqueFd connect_abstract(std::string_view name)
 {
     return socket_at(name, &::connect, "connect to an abstract socket");
 }
@@ -105,7 +105,7 @@ void send_fd(int connection, int fd, std::span<const std::byte> payload)
         fail(errno, "sendmsg with SCM_RIGHTS");
 }
 
-UniqueFd receive_fd(int connection, std::span<std::byte> payload, std::size_t &received)
+os::UniqueFd receive_fd(int connection, std::span<std::byte> payload, std::size_t &received)
 {
     iovec data{payload.data(), payload.size()};
     // Room for a few descriptors, so that a peer sending too many is seen (and they are
@@ -122,12 +122,12 @@ UniqueFd receive_fd(int connection, std::span<std::byte> payload, std::size_t &r
     while (got < 0 && errno == EINTR);
     if (got < 0)
         fail(errno, "recvmsg with SCM_RIGHTS");
-    std::vector<UniqueFd> fds = take_rights(message); // closed unless exactly one came
+    std::vector<os::UniqueFd> fds = take_rights(message); // closed unless exactly one came
     if (got == 0)
         fail(ECONNRESET, "peer closed before sending its segment");
     if (fds.size() != 1 || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0)
         fail(EPROTO, "handoff message without exactly one descriptor");
-    UniqueFd fd = std::move(fds.front());
+    os::UniqueFd fd = std::move(fds.front());
     received = static_cast<std::size_t>(got);
     return fd;
 }

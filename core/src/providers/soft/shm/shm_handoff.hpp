@@ -21,10 +21,10 @@ namespace ndk::soft::shm {
 // SOCK_SEQPACKET: connection-oriented like a stream (an EOF when the peer goes) and keeping
 // message boundaries, so a descriptor and the bytes that describe it arrive together.
 // Throws std::system_error; EADDRINUSE when another socket holds the name.
-UniqueFd listen_abstract(std::string_view name);
-UniqueFd accept_connection(int listener);
+os::UniqueFd listen_abstract(std::string_view name);
+os::UniqueFd accept_connection(int listener);
 // ECONNREFUSED when nobody listens on the name.
-UniqueFd connect_abstract(std::string_view name);
+os::UniqueFd connect_abstract(std::string_view name);
 
 struct PeerCredentials {
     pid_t pid;
@@ -43,6 +43,6 @@ void send_fd(int connection, int fd, std::span<const std::byte> payload);
 // close-on-exec.  `received` is the payload's length.  Throws std::system_error: ECONNRESET
 // for an EOF (the peer went before sending), EPROTO for a message without exactly one
 // descriptor or longer than `payload` (any descriptor that came with it is closed).
-UniqueFd receive_fd(int connection, std::span<std::byte> payload, std::size_t &received);
+os::UniqueFd receive_fd(int connection, std::span<std::byte> payload, std::size_t &received);
 
 } // namespace ndk::soft::shm

@@ -163,8 +163,8 @@ std::string address_text(const Endpoint &endpoint)
 
 // ---- ShmLink ------------------------------------------------------------------------------
 
-ShmLink::ShmLink(LinkSide side, ShmSegment segment, UniqueFd control, PeerWatch watch,
-                 ProcessIdentity peer, UniqueFd to_active, UniqueFd to_passive, ReadLimits local,
+ShmLink::ShmLink(LinkSide side, ShmSegment segment, os::UniqueFd control, os::PeerWatch watch,
+                 os::ProcessIdentity peer, os::UniqueFd to_active, os::UniqueFd to_passive, ReadLimits local,
                  ReadLimits peer_limits)
     : side_(side), segment_(std::move(segment)), control_(std::move(control)),
       watch_(std::move(watch)), peer_(peer), geometry_(checked_geometry(segment_)),
@@ -174,8 +174,8 @@ ShmLink::ShmLink(LinkSide side, ShmSegment segment, UniqueFd control, PeerWatch 
       scratch_(outbound_.max_message()), local_limits_(local), peer_limits_(peer_limits)
 {
     const LinkSide other = side == LinkSide::active ? LinkSide::passive : LinkSide::active;
-    UniqueFd &mine = side == LinkSide::active ? to_active : to_passive;
-    UniqueFd &theirs = side == LinkSide::active ? to_passive : to_active;
+    os::UniqueFd &mine = side == LinkSide::active ? to_active : to_passive;
+    os::UniqueFd &theirs = side == LinkSide::active ? to_passive : to_active;
     sleeper_ = DoorbellSleeper(bell(segment_, side), std::move(mine));
     ringer_ = DoorbellRinger(bell(segment_, other), std::move(theirs));
 }
@@ -262,7 +262,7 @@ bool ShmLink::peer_gone() const { return watch_.exited() || at_eof(control_.get(
 // ---- the passive side ---------------------------------------------------------------------
 
 ShmAcceptor::ShmAcceptor(EndpointRegistry registry, const Endpoint &endpoint)
-    : registry_(std::move(registry)), endpoint_(endpoint), self_(self_identity())
+    : registry_(std::move(registry)), endpoint_(endpoint), self_(os::self_identity())
 {
     const std::string name = socket_name_for(endpoint);
     listener_ = listen_abstract(name);
@@ -296,7 +296,7 @@ std::optional<IncomingConnection> ShmAcceptor::accept()
                 return std::nullopt;
             fail(errno, "accept on a shm listener");
         }
-        UniqueFd connection(fd);
+        os::UniqueFd connection(fd);
         const PeerCredentials credentials = peer_credentials(connection.get());
         if (credentials.uid != ::geteuid())
             continue; // closed: another user's process never reaches our memory
@@ -304,7 +304,7 @@ std::optional<IncomingConnection> ShmAcceptor::accept()
     }
 }
 
-IncomingConnection::IncomingConnection(UniqueFd control, PeerCredentials credentials)
+IncomingConnection::IncomingConnection(os::UniqueFd control, PeerCredentials credentials)
     : control_(std::move(control)), credentials_(credentials)
 {
 }
@@ -348,7 +348,7 @@ Establish IncomingConnection::read_request()
     // cannot have its peer watch a third one.
     if (request == nullptr || request->sender.pid != credentials_.pid)
         return Establish::failed;
-    watch_ = PeerWatch::open(request->sender);
+    watch_ = os::PeerWatch::open(request->sender);
     if (!watch_)
         return Establish::failed;
     request_ = {request->source, request->destination,
@@ -425,10 +425,10 @@ OutgoingConnection OutgoingConnection::connect(const EndpointRegistry &registry,
                                      parameters.destination.port);
     if (!entry)
         fail(ECONNREFUSED, "no shm listener at the destination");
-    auto watch = PeerWatch::open(entry->owner);
+    auto watch = os::PeerWatch::open(entry->owner);
     if (!watch)
         fail(ECONNREFUSED, "the shm listener exited");
-    UniqueFd control = connect_abstract(entry->socket_name);
+    os::UniqueFd control = connect_abstract(entry->socket_name);
     // The name is only as good as the registry entry: make sure the registered owner, and a
     // process of ours, is what answered.
     const PeerCredentials credentials = peer_credentials(control.get());
@@ -438,7 +438,7 @@ OutgoingConnection OutgoingConnection::connect(const EndpointRegistry &registry,
         fail(EPERM, "the shm listener runs as another user");
     const ConnectRequest request{parameters.source,          parameters.destination,
                                  parameters.limits.inbound,  parameters.limits.outbound,
-                                 self_identity(),            parameters.private_data};
+                                 os::self_identity(),            parameters.private_data};
     if (send_control(control.get(), request) != PacketStatus::ok)
         fail(ECONNREFUSED, "the shm listener closed the connection");
     return OutgoingConnection(std::move(control), std::move(*watch), entry->owner,
@@ -450,7 +450,7 @@ Establish OutgoingConnection::poll()
     if (outcome_ != Establish::waiting)
         return outcome_;
     auto buffer = control_buffer();
-    std::array<UniqueFd, 3> fds;
+    std::array<os::UniqueFd, 3> fds;
     const ReceivedPacket packet = receive_packet(control_.get(), buffer, fds);
     if (packet.status == PacketStatus::would_block)
         return Establish::waiting;

@@ -78,7 +78,7 @@ public:
     ShmLink &operator=(ShmLink &&) noexcept = default;
 
     LinkSide side() const { return side_; }
-    const ProcessIdentity &peer() const { return peer_; }
+    const os::ProcessIdentity &peer() const { return peer_; }
     // The read limits each side announced in the exchange.
     const ReadLimits &local_limits() const { return local_limits_; }
     const ReadLimits &peer_limits() const { return peer_limits_; }
@@ -126,15 +126,15 @@ public:
 private:
     friend class IncomingConnection;
     friend class OutgoingConnection;
-    ShmLink(LinkSide side, ShmSegment segment, UniqueFd control, PeerWatch watch,
-            ProcessIdentity peer, UniqueFd to_active, UniqueFd to_passive, ReadLimits local,
+    ShmLink(LinkSide side, ShmSegment segment, os::UniqueFd control, os::PeerWatch watch,
+            os::ProcessIdentity peer, os::UniqueFd to_active, os::UniqueFd to_passive, ReadLimits local,
             ReadLimits peer_limits);
 
     LinkSide side_;
     ShmSegment segment_;
-    UniqueFd control_;
-    PeerWatch watch_;
-    ProcessIdentity peer_;
+    os::UniqueFd control_;
+    os::PeerWatch watch_;
+    os::ProcessIdentity peer_;
     LinkGeometry geometry_; // a private copy, checked once
     RingProducer outbound_;
     LinkConsumer inbound_;
@@ -163,7 +163,7 @@ struct ReceivedRequest {
     Endpoint source;
     Endpoint destination;
     ReadLimits limits; // the active side's
-    ProcessIdentity sender;
+    os::ProcessIdentity sender;
     std::vector<std::byte> private_data;
 };
 
@@ -203,7 +203,7 @@ public:
 
 private:
     friend class ShmAcceptor;
-    IncomingConnection(UniqueFd control, PeerCredentials credentials);
+    IncomingConnection(os::UniqueFd control, PeerCredentials credentials);
 
     Establish read_request();
     Establish read_unanswered();
@@ -215,16 +215,16 @@ private:
                (outcome_ == Establish::request || outcome_ == Establish::waiting);
     }
 
-    UniqueFd control_;
+    os::UniqueFd control_;
     PeerCredentials credentials_;
     Establish outcome_ = Establish::waiting;
     bool requested_ = false; // the request was read
     bool answered_ = false;  // accept() sent the Reply
     ReceivedRequest request_;
-    std::optional<PeerWatch> watch_;
+    std::optional<os::PeerWatch> watch_;
     std::optional<ShmSegment> segment_;
-    UniqueFd to_active_;
-    UniqueFd to_passive_;
+    os::UniqueFd to_active_;
+    os::UniqueFd to_passive_;
     ReadLimits local_limits_; // the Reply's
 };
 
@@ -249,8 +249,8 @@ public:
 private:
     EndpointRegistry registry_;
     Endpoint endpoint_;
-    ProcessIdentity self_;
-    UniqueFd listener_;
+    os::ProcessIdentity self_;
+    os::UniqueFd listener_;
 };
 
 struct ConnectParameters {
@@ -269,7 +269,7 @@ public:
                                       const ConnectParameters &parameters);
 
     int fd() const { return control_.get(); }
-    const ProcessIdentity &peer() const { return peer_; }
+    const os::ProcessIdentity &peer() const { return peer_; }
 
     // `replied`, `rejected`, `abandoned` or `failed` once the answer is there.
     Establish poll();
@@ -284,20 +284,20 @@ public:
     void abandon();
 
 private:
-    OutgoingConnection(UniqueFd control, PeerWatch watch, ProcessIdentity peer, ReadLimits local)
+    OutgoingConnection(os::UniqueFd control, os::PeerWatch watch, os::ProcessIdentity peer, ReadLimits local)
         : control_(std::move(control)), watch_(std::move(watch)), peer_(peer), local_limits_(local)
     {
     }
 
-    UniqueFd control_;
-    PeerWatch watch_;
-    ProcessIdentity peer_;
+    os::UniqueFd control_;
+    os::PeerWatch watch_;
+    os::ProcessIdentity peer_;
     ReadLimits local_limits_;
     Establish outcome_ = Establish::waiting;
     ReceivedAnswer answer_;
     std::optional<ShmSegment> segment_;
-    UniqueFd to_active_;
-    UniqueFd to_passive_;
+    os::UniqueFd to_active_;
+    os::UniqueFd to_passive_;
 };
 
 // The registry's text for an endpoint's address (inet_ntop).

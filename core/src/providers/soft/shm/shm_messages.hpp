@@ -204,7 +204,7 @@ struct ConnectRequest {
     Endpoint destination;
     std::uint32_t inbound_read_limit = 0; // reads the sender accepts at once (IRD)
     std::uint32_t outbound_read_limit = 0; // reads the sender issues at once (ORD)
-    ProcessIdentity sender;
+    os::ProcessIdentity sender;
     std::span<const std::byte> private_data;
 };
 struct Reply {

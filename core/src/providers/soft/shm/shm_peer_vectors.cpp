@@ -36,8 +36,8 @@ PeerVectors peer_vectors(pid_t peer, const Payload &payload, std::vector<iovec> 
         const iovec local{list.data(), list.size() * sizeof(WireVector)};
         const iovec remote{reinterpret_cast<void *>(static_cast<std::uintptr_t>(payload.list_address)),
                            local.iov_len};
-        result.copy = read_from(peer, {&local, 1}, {&remote, 1});
-        if (result.copy.status != CopyStatus::ok) {
+        result.copy = os::read_from(peer, {&local, 1}, {&remote, 1});
+        if (result.copy.status != os::CopyStatus::ok) {
             result.status = PeerVectorsStatus::copy_failed;
             return result;
         }

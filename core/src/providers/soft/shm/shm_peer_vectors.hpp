@@ -22,7 +22,7 @@ enum class PeerVectorsStatus {
 
 struct PeerVectors {
     PeerVectorsStatus status = PeerVectorsStatus::ok;
-    CopyResult copy; // of the list itself, for vector_list
+    os::CopyResult copy; // of the list itself, for vector_list
 };
 
 // The vectors of `payload` (form vectors or vector_list; inline has none) in `peer`'s address

@@ -103,7 +103,7 @@ std::optional<EndpointEntry> read_entry(const fs::path &path)
 
 // A temporary file's name says who wrote it, so a sweep can tell a dead writer's leftover
 // from a live writer's file in progress.
-std::string temp_name(const ProcessIdentity &self)
+std::string temp_name(const os::ProcessIdentity &self)
 {
     static std::atomic<unsigned> serial{0};
     return std::string(kTempPrefix) + std::to_string(self.pid) + '-' +
@@ -112,11 +112,11 @@ std::string temp_name(const ProcessIdentity &self)
 
 bool temp_writer_running(const std::string &name)
 {
-    ProcessIdentity writer;
+    os::ProcessIdentity writer;
     if (std::sscanf(name.c_str() + std::char_traits<char>::length(kTempPrefix), "%d-%" SCNu64,
                     &writer.pid, &writer.start_time) != 2)
         return false;
-    return is_running(writer);
+    return os::is_running(writer);
 }
 
 // An existing directory must be ours, a real directory and closed to others: another user
@@ -168,11 +168,11 @@ fs::path EndpointRegistry::fabric_directory(const fs::path &base, const std::str
     return base / (kFabricPrefix + name);
 }
 
-UniqueFd EndpointRegistry::lock() const
+os::UniqueFd EndpointRegistry::lock() const
 {
     const fs::path path = directory_ / kLockName;
     for (;;) {
-        UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+        os::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
         if (!fd) {
             if (errno != ENOENT)
                 fail(errno, "opening " + path.string());
@@ -205,9 +205,9 @@ fs::path EndpointRegistry::entry_path(const std::string &address, std::uint16_t 
 void EndpointRegistry::publish(const EndpointEntry &entry)
 {
     const fs::path target = entry_path(entry.address, entry.port);
-    const fs::path temp = directory_ / temp_name(self_identity());
+    const fs::path temp = directory_ / temp_name(os::self_identity());
     {
-        UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+        os::UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
         if (!fd)
             fail(errno, "creating " + temp.string());
         const std::string text = serialize(entry);
@@ -229,8 +229,8 @@ AddResult EndpointRegistry::add(const EndpointEntry &entry, EndpointEntry *holde
 {
     const fs::path path = entry_path(entry.address, entry.port);
     check_socket_name(entry.socket_name);
-    const UniqueFd held = lock();
-    if (const auto existing = read_entry(path); existing && is_running(existing->owner)) {
+    const os::UniqueFd held = lock();
+    if (const auto existing = read_entry(path); existing && os::is_running(existing->owner)) {
         if (holder != nullptr)
             *holder = *existing;
         return AddResult::in_use;
@@ -243,20 +243,20 @@ std::optional<EndpointEntry> EndpointRegistry::find(const std::string &address,
                                                     std::uint16_t port) const
 {
     auto entry = read_entry(entry_path(address, port));
-    if (!entry || !is_running(entry->owner))
+    if (!entry || !os::is_running(entry->owner))
         return std::nullopt;
     return entry;
 }
 
 bool EndpointRegistry::remove(const std::string &address, std::uint16_t port,
-                              const ProcessIdentity &owner)
+                              const os::ProcessIdentity &owner)
 {
     const fs::path path = entry_path(address, port);
     // Not ours (or gone with the directory): nothing to lock for, and lock() would make the
     // directory again.
     if (const auto existing = read_entry(path); !existing || existing->owner != owner)
         return false;
-    const UniqueFd held = lock();
+    const os::UniqueFd held = lock();
     const auto existing = read_entry(path);
     if (!existing || existing->owner != owner)
         return false;
@@ -271,7 +271,7 @@ std::vector<EndpointEntry> EndpointRegistry::list() const
          it.increment(error)) {
         if (it->path().filename().string().front() == '.')
             continue;
-        if (auto entry = read_entry(it->path()); entry && is_running(entry->owner))
+        if (auto entry = read_entry(it->path()); entry && os::is_running(entry->owner))
             entries.push_back(std::move(*entry));
     }
     return entries;
@@ -279,7 +279,7 @@ std::vector<EndpointEntry> EndpointRegistry::list() const
 
 std::size_t EndpointRegistry::reclaim_stale()
 {
-    const UniqueFd held = lock();
+    const os::UniqueFd held = lock();
     bool live = false;
     return reclaim_stale_locked(&live);
 }
@@ -304,7 +304,7 @@ std::size_t EndpointRegistry::reclaim_stale_locked(bool *live)
             continue;
         }
         const auto entry = read_entry(file.path());
-        if (!entry || !is_running(entry->owner)) {
+        if (!entry || !os::is_running(entry->owner)) {
             doomed.push_back(file.path());
             ++reclaimed;
         } else {
@@ -318,7 +318,7 @@ std::size_t EndpointRegistry::reclaim_stale_locked(bool *live)
 
 bool EndpointRegistry::remove_if_unused()
 {
-    const UniqueFd held = lock();
+    const os::UniqueFd held = lock();
     bool live = false;
     reclaim_stale_locked(&live);
     if (live)

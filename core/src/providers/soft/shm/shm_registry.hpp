@@ -36,7 +36,7 @@ namespace ndk::soft::shm {
 struct EndpointEntry {
     std::string address; // the soft address as text: IPv4 dotted quad or IPv6
     std::uint16_t port = 0;
-    ProcessIdentity owner;
+    os::ProcessIdentity owner;
     std::string socket_name; // abstract socket on which the owner accepts connections
 
     bool operator==(const EndpointEntry &) const = default;
@@ -64,7 +64,7 @@ public:
 
     // Remove the endpoint if `owner` holds it; false otherwise (a process may only drop its
     // own registrations, never one a later owner made after reclaiming).
-    bool remove(const std::string &address, std::uint16_t port, const ProcessIdentity &owner);
+    bool remove(const std::string &address, std::uint16_t port, const os::ProcessIdentity &owner);
 
     // Entries of running owners (for OID_NDK_LOCAL_ENDPOINTS-style listings).
     std::vector<EndpointEntry> list() const;
@@ -91,7 +91,7 @@ private:
     // flock() of the directory's lock file, made (with the directory) when missing; retried
     // until the file locked is the one the directory holds, since remove_if_unused() may
     // unlink it under a waiter.
-    UniqueFd lock() const;
+    os::UniqueFd lock() const;
     // Make the directory (and its parent, the user's default directory) when missing, and
     // check that both are private directories of this user.  Throws std::system_error.
     void make_directory() const;

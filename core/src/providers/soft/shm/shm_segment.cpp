@@ -44,7 +44,7 @@ ShmSegment ShmSegment::create(const std::string &debug_name, std::size_t size)
         fail(EINVAL, "shm segment of size 0");
     size = round_to_pages(size);
     // CLOEXEC: a child the consumer execs must not inherit its connections' memory.
-    UniqueFd fd(::memfd_create(debug_name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    os::UniqueFd fd(::memfd_create(debug_name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (!fd)
         fail(errno, "memfd_create");
     if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0)
@@ -55,7 +55,7 @@ ShmSegment ShmSegment::create(const std::string &debug_name, std::size_t size)
     return ShmSegment(std::move(fd), base, size);
 }
 
-ShmSegment ShmSegment::adopt(UniqueFd fd)
+ShmSegment ShmSegment::adopt(os::UniqueFd fd)
 {
     const int seals = ::fcntl(fd.get(), F_GET_SEALS);
     if (seals < 0 || (seals & kRequiredSeals) != kRequiredSeals)
@@ -70,7 +70,7 @@ ShmSegment ShmSegment::adopt(UniqueFd fd)
     return ShmSegment(std::move(fd), base, size);
 }
 
-ShmSegment::ShmSegment(UniqueFd fd, std::byte *base, std::size_t size)
+ShmSegment::ShmSegment(os::UniqueFd fd, std::byte *base, std::size_t size)
     : fd_(std::move(fd)), base_(base), size_(size)
 {
 }

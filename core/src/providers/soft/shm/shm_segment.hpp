@@ -25,7 +25,7 @@ public:
     // claims, and it must carry the seals create() puts on it: a peer could otherwise hand
     // over a file it can still truncate.  Takes the descriptor whether or not it succeeds;
     // throws std::system_error (EINVAL for a descriptor that is not such a segment).
-    static ShmSegment adopt(UniqueFd fd);
+    static ShmSegment adopt(os::UniqueFd fd);
 
     ShmSegment() = default;
     ShmSegment(ShmSegment &&other) noexcept;
@@ -41,10 +41,10 @@ public:
     int fd() const { return fd_.get(); }
 
 private:
-    ShmSegment(UniqueFd fd, std::byte *base, std::size_t size);
+    ShmSegment(os::UniqueFd fd, std::byte *base, std::size_t size);
     void unmap();
 
-    UniqueFd fd_;
+    os::UniqueFd fd_;
     std::byte *base_ = nullptr;
     std::size_t size_ = 0;
 };

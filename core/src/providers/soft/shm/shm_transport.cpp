@@ -145,7 +145,7 @@ class ShmTransport final : public Transport, private shm::ProgressHandler {
 public:
     explicit ShmTransport(Miniport &miniport)
         : miniport_(miniport), registry_(registry_directory(miniport.knobs.shm_fabric())),
-          self_(shm::self_identity())
+          self_(os::self_identity())
     {
         for (const IpAddress &ip : miniport_.addresses) {
             shm::EndpointEntry holder;
@@ -481,7 +481,7 @@ private:
 
     Miniport &miniport_;
     shm::EndpointRegistry registry_;
-    shm::ProcessIdentity self_;
+    os::ProcessIdentity self_;
     std::vector<IpAddress> claimed_;
     ShmTables tables_;
     std::vector<std::byte> buffer_; // the progress thread's message

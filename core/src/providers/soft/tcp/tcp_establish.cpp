@@ -20,9 +20,9 @@ using iwarp::RdmapOpcode;
 
 namespace {
 
-UniqueFd new_socket(int family, const TcpEstablishOptions &options)
+os::UniqueFd new_socket(int family, const TcpEstablishOptions &options)
 {
-    UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    os::UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd)
         throw std::system_error(errno, std::generic_category(), "socket");
     // FPDUs are written whole; Nagle would hold a small one (an RTR, a Read Request) back
@@ -156,7 +156,7 @@ TcpAcceptor::TcpAcceptor(const TcpAddress &address, TcpEstablishOptions options)
 std::optional<IncomingTcpConnection> TcpAcceptor::accept()
 {
     for (;;) {
-        UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        os::UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
         starved_ = !fd && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM);
         if (fd) {
             const int one = 1;
@@ -312,7 +312,7 @@ OutgoingTcpConnection::OutgoingTcpConnection(TcpStream stream,
 
 OutgoingTcpConnection OutgoingTcpConnection::connect(const TcpConnectParameters &parameters)
 {
-    UniqueFd fd = new_socket(parameters.destination.family(), parameters.options);
+    os::UniqueFd fd = new_socket(parameters.destination.family(), parameters.options);
     const int one = 1;
     if (parameters.source)
         ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);

@@ -159,7 +159,7 @@ public:
     void stop();
 
 private:
-    UniqueFd listener_;
+    os::UniqueFd listener_;
     TcpEstablishOptions options_;
     bool starved_ = false;
 };

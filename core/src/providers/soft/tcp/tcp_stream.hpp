@@ -17,8 +17,6 @@
 
 namespace ndk::soft::tcp {
 
-using shm::UniqueFd;
-
 enum class StreamStatus {
     ok,     // everything was written, or the read drained the socket
     queued, // the socket took part: the rest waits in the queue for flush()
@@ -29,7 +27,7 @@ enum class StreamStatus {
 
 class TcpStream {
 public:
-    explicit TcpStream(UniqueFd fd) : fd_(std::move(fd)) {}
+    explicit TcpStream(os::UniqueFd fd) : fd_(std::move(fd)) {}
 
     int fd() const { return fd_.get(); }
     // The errno of a `broken` write, and of a `broken` read (the send and receive sides may
@@ -60,7 +58,7 @@ private:
     StreamStatus write_now(std::vector<iovec> &pieces, std::size_t &first);
     void enqueue(std::span<const iovec> pieces, std::size_t first);
 
-    UniqueFd fd_;
+    os::UniqueFd fd_;
     std::vector<std::byte> queue_;
     std::size_t head_ = 0; // first byte of queue_ not yet written
     int write_error_ = 0;

@@ -608,7 +608,7 @@ private:
     // that goes off at the earliest deadline among them.
     std::vector<AwaitingRequest> awaiting_request_;
     Clock::time_point next_request_deadline_{};
-    shm::UniqueFd request_timer_{::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)};
+    os::UniqueFd request_timer_{::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)};
     TcpTables tables_;
     std::optional<tcp::TcpProgress> progress_; // last: stopped first
 };
