@@ -331,6 +331,24 @@ docs/semantics.md ND-RESULT-V1-ROWS, ND-RESULT-BYTES).)doc")
         .def_property_readonly("notifications",
                                [](Cq &cq) { return cq.events().notifications.delivered(); },
                                "How many notification callbacks the provider made.")
+        .def_property_readonly(
+            "affinity",
+            [](Cq &cq) -> pyb::object {
+                const auto &a = cq.events().affinity;
+                if (!a)
+                    return pyb::none();
+                return pyb::make_tuple(a->Mask, a->Group);
+            },
+            "NdkCreateCq's Affinity (GROUP_AFFINITY) as (Mask, Group), or None when the CQ "
+            "was created without one: the processors its notification callbacks prefer.")
+        .def_property_readonly(
+            "notification_cpu",
+            [](Cq &cq) -> pyb::object {
+                int cpu = cq.events().notification_cpu.load();
+                return cpu < 0 ? pyb::object(pyb::none()) : pyb::object(pyb::int_(cpu));
+            },
+            "The processor (sched_getcpu) the latest NdkCqNotificationCallback ran on, or None "
+            "before the first: whether the provider honored the affinity.")
         .def("poll_into", &poll_into, pyb::arg("out"), pyb::arg("min_results") = 0,
              pyb::arg("timeout") = 1.0, pyb::arg("offset") = 0,
              R"doc(Poll NdkGetCqResultsEx straight into `out` -> the number of results written.

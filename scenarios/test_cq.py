@@ -15,6 +15,7 @@ import ndk
 from ndk import AdapterFlag, CqNotify, OpType, Status
 from ndk.testing import OpenAdapter
 
+from ndk.scenario.stated import stated
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, MAXULONG, quiet_period, TIMEOUT, drain,
                           expect_create_failed, expect_created, expect_request, poll,
                           post_receives, set_adapter_flags, shrink_limits)
@@ -93,6 +94,49 @@ def test_create_cq_invalid_affinity(adapter: ndk.Adapter, affinity: int | tuple[
     0, mask 0, or mask bits beyond the machine's CPUs -> INVALID_PARAMETER; nothing created."""
     expect_create_failed(adapter.create_cq(16, affinity=affinity), Status.INVALID_PARAMETER)
     expect_created(adapter.create_cq(16, affinity=1), "i/a")
+
+
+def _usable_cpus() -> list[Any]:
+    """The processors this process may run on (os.sched_getaffinity), those a GROUP_AFFINITY
+    of group 0 can name (bits 0-63)."""
+    return [pytest.param(cpu, id=f"cpu{cpu}") for cpu in sorted(os.sched_getaffinity(0))
+            if cpu < 64]
+
+
+@pytest.mark.rule("CQ-NOTIFICATION-AFFINITY")
+@pytest.mark.digest("1.1")
+@pytest.mark.reference("CQ-AFFINITY")
+@pytest.mark.parametrize("cpu", _usable_cpus())
+def test_notification_runs_on_affinity_cpu(adapter: ndk.Adapter, cpu: int) -> None:
+    """digest 1.1 (NdkCreateCq's optional GROUP_AFFINITY; its page: "preferred processors that
+    the consumer would choose to run the NdkCqNotificationCallback callbacks", which providers
+    "should honor ... if the underlying hardware allows", while consumers "can't assume" it),
+    3.2 (one callback per arm).  docs/semantics.md CQ-AFFINITY (a reference choice): a CQ
+    created with the mask 1 << cpu, for each processor this process may use, has its
+    notification callback run on that processor (sched_getcpu in the consumer's callback,
+    ``Cq.notification_cpu``); the CQ reports the affinity it was created with (``Cq.affinity``)
+    and after the callback still delivers the flushed receive, CANCELLED, and no second
+    notification."""
+    cq = expect_created(adapter.create_cq(16, affinity=1 << cpu), "i/a")
+    assert cq.affinity == (1 << cpu, 0)
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    buffer = bytearray(4096)
+    mr = pd.create_mr().get(timeout=TIMEOUT)
+    assert mr.register(buffer, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(timeout=TIMEOUT) \
+        == Status.SUCCESS
+    qp = pd.create_qp(cq, cq, qp_context=0x51, receive_queue_depth=4,
+                      initiator_queue_depth=4).get(timeout=TIMEOUT)
+    post_receives(qp, mr, [0xC1])
+    cq.arm(CqNotify.ANY)
+    qp.flush()
+    with stated("digest 3.2, 1.7: one callback per arm, STATUS_SUCCESS; the flushed receive "
+                "completes CANCELLED"):
+        assert cq.wait_notification(timeout=TIMEOUT) == Status.SUCCESS
+        (result,) = drain(cq, 1)
+        assert (result.status, result.request_context) == (Status.CANCELLED, 0xC1)
+        assert cq.wait_notification(timeout=quiet_period(cq)) is None
+        assert cq.notifications == 1
+    assert cq.notification_cpu == cpu  # the choice: CQ-AFFINITY
 
 
 @pytest.mark.rule("CQ-CREATE-RESOURCES")

@@ -4,11 +4,14 @@
 #include "providers/kit/kit_cq_arm.hpp"
 #include "providers/kit/kit_create_checks.hpp"
 #include "providers/kit/kit_functions.hpp"
+#include "providers/kit/kit_notification_cpus.hpp"
 #include "providers/kit/kit_oid.hpp"
 #include "providers/kit/kit_post_checks.hpp"
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
 #include <vector>
 
 namespace {
@@ -203,6 +206,32 @@ TEST(ProviderKit, OidRequestsFollowTheNdisConventions)
     auto *table = reinterpret_cast<const NDIS_NDK_CONNECTIONS *>(buffer.data());
     EXPECT_EQ(table->Count, 2u);
     EXPECT_TRUE(table->NDConnectionsMappedtoTCPConnections);
+}
+
+// docs/semantics.md CQ-AFFINITY: inside OnNotificationCpus the thread runs on the processors
+// of the CQ's mask (the kernel moves it before pthread_setaffinity_np returns), and afterwards
+// on its own set again; no preference moves nothing.
+TEST(ProviderKit, NotificationCpusMoveTheThreadForTheCallbackOnly)
+{
+    cpu_set_t own;
+    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof own, &own), 0);
+    for (int cpu = 0; cpu < 64; ++cpu) {
+        if (!CPU_ISSET(cpu, &own))
+            continue;
+        GROUP_AFFINITY affinity{};
+        affinity.Mask = uint64_t{1} << cpu;
+        {
+            OnNotificationCpus on{NotificationCpus(&affinity)};
+            EXPECT_EQ(sched_getcpu(), cpu);
+        }
+        cpu_set_t after;
+        ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+        EXPECT_TRUE(CPU_EQUAL(&after, &own)) << cpu;
+    }
+    OnNotificationCpus none{NotificationCpus()};
+    cpu_set_t unchanged;
+    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof unchanged, &unchanged), 0);
+    EXPECT_TRUE(CPU_EQUAL(&unchanged, &own));
 }
 
 } // namespace

@@ -273,6 +273,11 @@ private:
 struct CqEvents {
     EventQueue<NTSTATUS> notifications;
     CallbackGate gate;
+    // NdkCreateCq's Affinity as the consumer passed it (nullopt: none), and the processor the
+    // latest notification callback ran on (sched_getcpu; -1 before the first): where the
+    // provider honored the preference (docs/semantics.md CQ-AFFINITY).
+    std::optional<GROUP_AFFINITY> affinity;
+    std::atomic<int> notification_cpu{-1};
 };
 
 // Arm and the result getters are serialized per CQ here, as the consumer must (digest 3.2),

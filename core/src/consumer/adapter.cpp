@@ -416,6 +416,8 @@ Call Adapter::create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity)
 {
     auto in_call = enter();
     auto events = std::make_shared<CqEvents>();
+    if (affinity)
+        events->affinity = *affinity;
     void *events_context = event_context(events);
     Call call = Call::begin(wrapper<Cq>(shared_from_this(), events, events_context));
     release_on_failure(call, events_context);

@@ -1,5 +1,7 @@
 #include "ndk/objects.hpp"
 
+#include <sched.h>
+
 namespace ndk {
 
 Cq::Cq(std::shared_ptr<Adapter> adapter, NDK_CQ *cq, std::shared_ptr<CqEvents> events,
@@ -16,6 +18,7 @@ void Cq::notification(PVOID context, NTSTATUS status)
     if (!events)
         return; // after the CQ's close completed, or a context that is not a CQ's
     events->gate.pass();
+    events->notification_cpu.store(sched_getcpu()); // before the push a waiter wakes on
     events->notifications.push(status);
 }
 

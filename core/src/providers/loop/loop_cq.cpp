@@ -37,6 +37,7 @@ void LCq::notify_if_owed()
             if (!a.exists(cq))
                 return;
         }
+        kit::OnNotificationCpus on(cq->notify_cpus); // a processor the CQ prefers
         cq->notify(cq->notify_context, status); // the CQ is freed on this thread only
     });
 }
@@ -54,6 +55,7 @@ NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
     cq->depth = CqDepth;
     cq->notify = CqNotification;
     cq->notify_context = CqNotificationContext;
+    cq->notify_cpus = kit::NotificationCpus(Affinity);
     return adapter->created(cq, ppNdkCq);
 }
 

@@ -8,6 +8,7 @@
 #include "loop_fabric.hpp"
 #include "providers/kit/kit_cq_arm.hpp"
 #include "providers/kit/kit_create_checks.hpp"
+#include "providers/kit/kit_notification_cpus.hpp"
 #include "providers/kit/kit_lifetime.hpp"
 #include "providers/kit/kit_object_header.hpp"
 #include "providers/kit/kit_object_registry.hpp"
@@ -110,6 +111,7 @@ struct LCq : NdkObject<NDK_CQ> {
     ULONG depth = 0;
     NDK_FN_CQ_NOTIFICATION_CALLBACK notify = nullptr;
     PVOID notify_context = nullptr;
+    kit::NotificationCpus notify_cpus; // NdkCreateCq's Affinity: where the callback runs
     kit::CqArm arm;
     NTSTATUS error = STATUS_SUCCESS; // an overrun: no further completions (digest 1.3)
     std::deque<NDK_RESULT_EX> results;

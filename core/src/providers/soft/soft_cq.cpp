@@ -3,6 +3,7 @@
 #include "soft_objects.hpp"
 #include "soft_transport.hpp"
 #include "providers/kit/kit_create_checks.hpp"
+#include "providers/kit/kit_notification_cpus.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -24,6 +25,7 @@ NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
         cq->depth = CqDepth;
         cq->notify = CqNotification;
         cq->notify_context = CqNotificationContext;
+        cq->notify_cpus = kit::NotificationCpus(Affinity);
         return cq;
     });
 }
@@ -32,13 +34,15 @@ namespace {
 
 void satisfy_arm(SoftCq &cq, bool moderation_expired = false);
 
-// Call the notification callback from the engine (digest 3.2).  Lock held.
+// Call the notification callback from the engine (digest 3.2), on a processor of the CQ's
+// affinity when it asked for one (CQ-AFFINITY).  Lock held.
 void notify_consumer(SoftCq &cq, NTSTATUS status)
 {
     auto notify = cq.notify;
     auto context = cq.notify_context;
     Misbehave mode = cq.adapter().misbehave(); // concurrent_cq_callbacks
-    deliver_event(cq, [notify, context, status, mode] {
+    deliver_event(cq, [notify, context, status, mode, cpus = cq.notify_cpus] {
+        kit::OnNotificationCpus on(cpus);
         call_cq_notification(mode, notify, context, status);
     });
 }

@@ -12,6 +12,7 @@
 #include "providers/kit/kit_cq_arm.hpp"
 #include "providers/kit/kit_create_checks.hpp"
 #include "providers/kit/kit_mr_checks.hpp"
+#include "providers/kit/kit_notification_cpus.hpp"
 
 #include <atomic>
 #include <deque>
@@ -60,6 +61,7 @@ public:
     ULONG depth = 0;
     NDK_FN_CQ_NOTIFICATION_CALLBACK notify = nullptr;
     PVOID notify_context = nullptr;
+    kit::NotificationCpus notify_cpus; // NdkCreateCq's Affinity: where the callback runs
     ULONG moderation_interval = 0;
     ULONG moderation_count = 0;
     CqRing results; // completions waiting to be polled (its own lock: soft_cq_ring.hpp)

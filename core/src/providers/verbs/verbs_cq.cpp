@@ -41,6 +41,7 @@ NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
     cq->depth = CqDepth;
     cq->notify = CqNotification;
     cq->notify_context = CqNotificationContext;
+    cq->notify_cpus = kit::NotificationCpus(Affinity);
     int vector = 0;
     if (Affinity != nullptr) // the completion vector nearest the first CPU asked for
         vector = __builtin_ctzll(Affinity->Mask) % std::max(1, adapter->context()->num_comp_vectors);
@@ -56,9 +57,11 @@ NTSTATUS create_cq(NDK_ADAPTER *ndk_adapter, ULONG CqDepth,
 
 namespace {
 
-// Call the consumer's callback for a satisfied arm (engine thread, no lock).
+// Call the consumer's callback for a satisfied arm (engine thread, no lock), on a processor
+// of the CQ's affinity (the completion vector above only steers the device's interrupt).
 void notify_now(VCq &cq, NTSTATUS status)
 {
+    kit::OnNotificationCpus on(cq.notify_cpus);
     cq.notify(cq.notify_context, status);
 }
 

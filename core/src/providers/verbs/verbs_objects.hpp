@@ -5,6 +5,7 @@
 #include "verbs_adapter.hpp"
 #include "providers/kit/kit_cq_arm.hpp"
 #include "providers/kit/kit_create_checks.hpp"
+#include "providers/kit/kit_notification_cpus.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -29,6 +30,7 @@ struct VCq : NdkObject<NDK_CQ> {
     ULONG depth = 0;
     NDK_FN_CQ_NOTIFICATION_CALLBACK notify = nullptr;
     PVOID notify_context = nullptr;
+    kit::NotificationCpus notify_cpus; // NdkCreateCq's Affinity: where the callback runs
     kit::CqArm arm; // the arm, and what arrived since the last callback (digest 3.2)
     NTSTATUS error = STATUS_SUCCESS; // CQ error (async event): no more completions
     std::deque<NDK_RESULT_EX> polled; // taken from the device at arm time, not yet returned
