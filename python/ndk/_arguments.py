@@ -51,3 +51,10 @@ def new_file(text: str) -> str:
     if not folder.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r}: the folder {str(folder)!r} does not exist")
     return text
+
+
+def existing_folder(text: str) -> str:
+    """An argparse type: a folder that exists (none is created)."""
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a folder that exists")
+    return text

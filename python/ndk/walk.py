@@ -764,7 +764,7 @@ def add_arguments(parser) -> None:
     """The ``ndk walk`` arguments (cli.py adds the subcommand)."""
     import argparse
 
-    from ._arguments import seconds, whole_number
+    from ._arguments import existing_folder, seconds, whole_number
 
     parser.add_argument("--provider", default="soft", metavar="P",
                         help="provider name or library path (default soft)")
@@ -777,8 +777,9 @@ def add_arguments(parser) -> None:
                              f"({THREADS_RANGE[0]}..{THREADS_RANGE[1]})")
     parser.add_argument("--ops", type=whole_number(OPS_RANGE), metavar="N",
                         help="stop after N operations")
-    parser.add_argument("--out", default=".", metavar="DIR",
-                        help="where a failure's traces and scenario go (default .)")
+    parser.add_argument("--out", type=existing_folder, default=".", metavar="DIR",
+                        help="the folder, which must exist, where a failure's traces and "
+                             "scenario go (default .)")
     parser.add_argument("--shrink-seconds", type=seconds(MAX_SECONDS), default=120.0,
                         metavar="N", help="time limit of the shrinker (default 120)")
     parser.add_argument("--no-shrink", action="store_true", help="keep the raw trace only")
@@ -798,8 +799,10 @@ def add_arguments(parser) -> None:
 def walk(provider="soft", seconds=10.0, seed=None, threads=1, ops=None, out=".",
          shrink_seconds=120.0, shrink=True, inject_failure_at=None, misbehave=None,
          create_mode=None, replay=None) -> dict[str, Any]:
-    """Run the walker (or a replay); its result, with the scenario's path after a failure."""
-    Path(out).mkdir(parents=True, exist_ok=True)
+    """Run the walker (or a replay); its result, with the scenario's path after a failure.
+    ``out`` is a folder that exists (FileNotFoundError otherwise: none is made)."""
+    if not Path(out).is_dir():
+        raise FileNotFoundError(f"ndk.walk: {str(out)!r} is not a folder that exists")
     if replay:
         arguments = ["shrink" if shrink else "replay", str(replay), "--out", str(out),
                      "--shrink-seconds", str(shrink_seconds)]

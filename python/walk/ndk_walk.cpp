@@ -27,6 +27,7 @@
 
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -533,6 +534,15 @@ double seconds(const std::string &option, const std::string &text)
     return s;
 }
 
+// A folder that exists, else invalid_argument: a failure's traces go there, and none is made.
+std::string existing_folder(const std::string &option, const std::string &text)
+{
+    struct stat st {};
+    if (text.empty() || ::stat(text.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw std::invalid_argument(option + " " + text + ": not a folder that exists");
+    return text;
+}
+
 bool parse(int argc, char **argv, Parsed &p)
 {
     for (int i = 2; i < argc; ++i) {
@@ -554,7 +564,7 @@ bool parse(int argc, char **argv, Parsed &p)
             else if (a == "--threads")
                 p.config.threads = static_cast<int>(whole(a, value(), 1, kMaxThreads));
             else if (a == "--out")
-                p.config.out_dir = value();
+                p.config.out_dir = existing_folder(a, value());
             else if (a == "--no-shrink")
                 p.config.shrink = false;
             else if (a == "--shrink-seconds")

@@ -77,6 +77,30 @@ def test_ndk_walk_of_a_provider_that_does_not_load_is_an_environment_error(tmp_p
     assert list(tmp_path.iterdir()) == []  # no trace, no scenario
 
 
+def test_ndk_walk_out_into_a_folder_that_does_not_exist_is_refused(tmp_path):
+    missing = tmp_path / "nonexistent" / "dir"
+    code, out, err = ndk("walk", "--ops", "10", "--out", str(missing), cwd=tmp_path)
+    assert code == 2 and out == ""
+    assert "argument --out:" in err and "not a folder that exists" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no folder made, nothing written
+
+
+def test_ndk_walk_function_refuses_a_folder_that_does_not_exist(tmp_path):
+    missing = tmp_path / "nonexistent"
+    with pytest.raises(FileNotFoundError, match="not a folder that exists"):
+        walk.walk(ops=10, out=missing)
+    assert not missing.exists()
+
+
+def test_ndk_walk_helper_refuses_an_out_folder_that_does_not_exist(tmp_path):
+    missing = tmp_path / "nonexistent"
+    code, out, err = run([walk.find_helper(), "run", "--ops", "10", "--out", str(missing)])
+    assert code == 2 and out == ""
+    assert err.startswith(f"ndk_walk: --out {missing}: not a folder that exists")
+    assert list(tmp_path.iterdir()) == []
+
+
 HELPER_REFUSED = [
     (["--ops", "-5"], "--ops -5"),
     (["--ops", "0"], "--ops 0"),
