@@ -9,6 +9,7 @@
 
 #include "ndk/status.hpp"
 
+#include <atomic>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -348,8 +349,14 @@ BUFFER_TOO_SMALL (address_length updated); other.)doc")
             "next_connection",
             [](Listener &l, pyb::object timeout) {
                 std::shared_ptr<Connector> connector;
+                std::atomic<bool> woken{false}; // the close wakes the wait (WAIT-CLOSED)
+                auto watches = l.watch_close([&] {
+                    woken.store(true);
+                    l.wake_waits();
+                });
                 wait_interruptibly(timeout_of(timeout), [&](std::chrono::duration<double> slice) {
-                    connector = l.next_connection(slice);
+                    woken.store(false); // before next_connection's check of the listener
+                    connector = l.next_connection(slice, &woken);
                     return connector != nullptr;
                 });
                 return connector;

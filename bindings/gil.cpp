@@ -3,6 +3,7 @@
 #include "ndk/fault.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <utility>
 #include <thread>
@@ -24,6 +25,8 @@ bool finalizing()
     for (;;)
         std::this_thread::sleep_for(std::chrono::hours(1));
 }
+
+std::atomic<double> slice_seconds{0.05};
 
 unsigned long main_thread_ident = 0;
 
@@ -50,6 +53,16 @@ bool held_call_interrupted()
 }
 
 } // namespace
+
+std::chrono::duration<double> wait_slice()
+{
+    return std::chrono::duration<double>(slice_seconds.load());
+}
+
+std::chrono::duration<double> set_wait_slice(std::chrono::duration<double> slice)
+{
+    return std::chrono::duration<double>(slice_seconds.exchange(slice.count()));
+}
 
 void hear_signals_in_held_calls()
 {
@@ -93,7 +106,7 @@ bool wait_interruptibly(std::optional<std::chrono::duration<double>> timeout,
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
     for (;;) {
-        std::chrono::duration<double> slice = kSlice;
+        std::chrono::duration<double> slice = wait_slice();
         if (timeout) {
             std::chrono::duration<double> left = *timeout - (Clock::now() - start);
             slice = std::clamp(left, std::chrono::duration<double>::zero(), slice);

@@ -1,8 +1,9 @@
 // The GIL around calls that may block in the provider or wait for it, in one place:
 //  - released, so other Python threads run meanwhile (a call held inside the provider must not
 //    freeze the interpreter, and another thread must be able to release or close it);
-//  - waits in slices, so Ctrl-C (KeyboardInterrupt) is noticed within kSlice whatever the
-//    timeout, leaving the awaited call or queue as it was;
+//  - waits in slices, so Ctrl-C (KeyboardInterrupt) is noticed within a slice (50 ms) whatever
+//    the timeout, leaving the awaited call or queue as it was.  The slices are for signals
+//    only: a close wakes the waits on what it closes at once (ndk/close_signal.hpp);
 //  - a call held inside the provider (the fault layer's knob `hold`) hears Ctrl-C too: the held
 //    main thread runs the pending signal handlers every ~50 ms (hear_signals_in_held_calls);
 //    an exception one raised ends the hold and is raised when the call returns;
@@ -21,7 +22,10 @@
 
 namespace ndk::py {
 
-inline constexpr std::chrono::milliseconds kSlice{50};
+// How long a wait sleeps between its checks for signals: 50 ms.  set_wait_slice changes it,
+// for the tests that show a close wakes a wait by itself (ndk._core._set_wait_slice).
+std::chrono::duration<double> wait_slice();
+std::chrono::duration<double> set_wait_slice(std::chrono::duration<double> slice);
 
 class ReleasedGil {
 public:
@@ -50,7 +54,7 @@ decltype(auto) released(F &&f)
 }
 
 // Call step(slice) with the GIL released until it returns true, each call waiting at most
-// `slice` (<= kSlice), for at most `timeout` in all (nullopt: no limit).  Between slices the
+// `slice` (<= wait_slice()), for at most `timeout` in all (nullopt: no limit).  Between slices the
 // GIL is taken and pending signals run their handlers: KeyboardInterrupt propagates as
 // pybind11::error_already_set.  Returns false when the timeout passed first.
 bool wait_interruptibly(std::optional<std::chrono::duration<double>> timeout,

@@ -19,6 +19,17 @@ PYBIND11_MODULE(_core, m)
     m.attr("_LEAF_MODULES") = std::vector<std::string>(std::begin(ndk::py::kPackageLeafModules),
                                                        std::end(ndk::py::kPackageLeafModules));
     ndk::py::hear_signals_in_held_calls();
+    m.def(
+        "_set_wait_slice",
+        [](double seconds) {
+            if (!(seconds > 0))
+                throw pybind11::value_error("_set_wait_slice: seconds must be > 0");
+            return ndk::py::set_wait_slice(std::chrono::duration<double>(seconds)).count();
+        },
+        pybind11::arg("seconds"),
+        "For tests: how long a wait sleeps between its checks for signals (default 0.05 s); "
+        "returns the previous value.  A close wakes a wait without it (docs/semantics.md, "
+        "WAIT-CLOSED).");
     ndk::py::bind_constants(m);
     ndk::py::bind_call(m);
     ndk::py::bind_validation(m);

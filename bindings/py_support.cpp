@@ -3,8 +3,10 @@
 #include "ndk/call.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -558,48 +560,74 @@ void let_go_now()
 
 namespace {
 
-// What an ndk.Call's `_owner` holds: throws ClosedError once the call can no longer complete.
-using OwnerCheck = std::function<void(const std::string &function)>;
+// What an ndk.Call's `_owner` holds: what the call was issued on, weakly (a pending Call keeps
+// neither its object nor its adapter alive).
+struct CallOwner {
+    // Throws ClosedError once the call can no longer complete.
+    std::function<void(const std::string &function)> check;
+    // Registers `wake` with the closes that change what check() answers (WAIT-CLOSED).
+    std::function<std::vector<CloseSignal::Watch>(const CloseSignal::Wake &wake)> watch;
+};
 
-OwnerCheck owner_check_of(pyb::handle self)
+void check_adapter(const std::shared_ptr<Adapter> &adapter, const std::string &function)
 {
-    if (pyb::isinstance<Adapter>(self)) {
-        std::weak_ptr<Adapter> weak = self.cast<std::shared_ptr<Adapter>>();
-        return [weak](const std::string &function) {
-            auto adapter = weak.lock();
-            if (adapter && adapter->inherited())
-                adapter->check_open(); // InheritedError
-            if (!adapter || !adapter->accepts_closes())
-                throw ClosedError(function + " will not complete: its adapter is closed");
-        };
-    }
+    if (adapter && adapter->inherited())
+        adapter->check_open(); // InheritedError
+    if (!adapter || !adapter->accepts_closes())
+        throw ClosedError(function + " will not complete: its adapter is closed");
+}
+
+CallOwner adapter_owner(std::weak_ptr<Adapter> weak)
+{
+    return CallOwner{
+        [weak](const std::string &function) { check_adapter(weak.lock(), function); },
+        [weak](const CloseSignal::Wake &wake) {
+            std::vector<CloseSignal::Watch> watches;
+            if (auto adapter = weak.lock())
+                watches.push_back(adapter->watch_close(wake));
+            return watches;
+        }};
+}
+
+// `function` is the NDK function of the Call (NdkCloseCq for a CQ's close).
+std::optional<CallOwner> call_owner_of(pyb::handle self, const std::string &function)
+{
+    if (pyb::isinstance<Adapter>(self))
+        return adapter_owner(self.cast<std::shared_ptr<Adapter>>());
+    // An object's own close ends with its completion (which marks the object closed just
+    // before the Call is done): only its adapter's teardown ends that wait otherwise.
+    if (pyb::isinstance<Object>(self) && function.rfind("NdkClose", 0) == 0)
+        return adapter_owner(self.cast<std::shared_ptr<Object>>()->adapter());
     if (pyb::isinstance<Object>(self)) {
         auto object = self.cast<std::shared_ptr<Object>>();
         std::weak_ptr<Object> weak = object;
         std::weak_ptr<Adapter> weak_adapter = object->adapter();
         std::string type = object_type_name(object->type());
-        return [weak, weak_adapter, type](const std::string &function) {
-            auto adapter = weak_adapter.lock();
-            if (adapter && adapter->inherited())
-                adapter->check_open(); // InheritedError
-            if (!adapter || !adapter->accepts_closes())
-                throw ClosedError(function + " will not complete: its adapter is closed");
-            if (auto object = weak.lock(); object && object->close_completed())
-                throw ClosedError(function + " will not complete: its " + type + " is closed");
-        };
+        return CallOwner{
+            [weak, weak_adapter, type](const std::string &function) {
+                check_adapter(weak_adapter.lock(), function);
+                if (auto object = weak.lock(); object && object->close_completed())
+                    throw ClosedError(function + " will not complete: its " + type +
+                                      " is closed");
+            },
+            [weak, adapter = adapter_owner(weak_adapter)](const CloseSignal::Wake &wake) {
+                if (auto object = weak.lock())
+                    return object->watch_close(wake);
+                return adapter.watch(wake);
+            }};
     }
-    return {};
+    return std::nullopt;
 }
 
 } // namespace
 
 void remember_owner(pyb::handle call, pyb::handle self)
 {
-    OwnerCheck check = owner_check_of(self);
-    if (!check)
+    auto found = call_owner_of(self, call_function(call));
+    if (!found)
         return;
-    pyb::capsule owner(new OwnerCheck(std::move(check)),
-                       [](void *p) { delete static_cast<OwnerCheck *>(p); });
+    pyb::capsule owner(new CallOwner(std::move(*found)),
+                       [](void *p) { delete static_cast<CallOwner *>(p); });
     if (PyObject_SetAttrString(call.ptr(), "_owner", owner.ptr()) != 0)
         PyErr_Clear();
 }
@@ -609,20 +637,27 @@ bool wait_released(pyb::handle self, const Call &call, double seconds)
     std::optional<std::chrono::duration<double>> timeout;
     if (seconds >= 0)
         timeout = Call::Seconds(seconds);
-    const OwnerCheck *owner = nullptr;
+    const CallOwner *owner = nullptr;
     pyb::object capsule; // keeps *owner alive for the wait
     if (self && pyb::hasattr(self, "_owner")) {
         capsule = self.attr("_owner");
         if (PyCapsule_CheckExact(capsule.ptr()))
-            owner = capsule.cast<pyb::capsule>().get_pointer<OwnerCheck>();
+            owner = capsule.cast<pyb::capsule>().get_pointer<CallOwner>();
     }
     const std::string function = owner ? call_function(self) : std::string();
+    // A close of the owner wakes the wait at once; the slices are for Ctrl-C.
+    std::atomic<bool> woken{false};
+    std::vector<CloseSignal::Watch> watches;
+    if (owner != nullptr)
+        watches = owner->watch([&] {
+            woken.store(true);
+            call.wake();
+        });
     return wait_interruptibly(timeout, [&](std::chrono::duration<double> slice) {
-        if (call.wait(slice))
-            return true;
+        woken.store(false); // before the check: a close after it wakes the wait below
         if (owner != nullptr && !call.done())
-            (*owner)(function);
-        return false;
+            owner->check(function);
+        return call.wait(slice, &woken);
     });
 }
 

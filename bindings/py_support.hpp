@@ -12,6 +12,7 @@
 #include "gil.hpp"
 #include "package_types.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -71,18 +72,25 @@ std::chrono::duration<double> timeout_of(const pyb::object &timeout);
 
 // The next event of `queue`, waiting at most `timeout` with the GIL released (gil.hpp:
 // Ctrl-C interrupts it).  An event already queued is returned even after `owner` closed; a
-// wait for one more ends with ClosedError (ndk.ObjectClosedError) within a slice of the close
-// of `owner` or of its adapter: no event follows a close (digest 3.1).
+// wait for one more ends with ClosedError (ndk.ObjectClosedError) as soon as `owner` or its
+// adapter closes, which wakes it (Object::watch_close): no event follows a close (digest 3.1).
 template <class T>
 std::optional<T> pop_released(const Object &owner, EventQueue<T> &queue,
                               const pyb::object &timeout)
 {
+    // The close wakes the wait at once (WAIT-CLOSED); the slices are for Ctrl-C.
+    std::atomic<bool> woken{false};
+    auto watches = owner.watch_close([&] {
+        woken.store(true);
+        queue.wake();
+    });
     std::optional<T> event;
     wait_interruptibly(timeout_of(timeout), [&](std::chrono::duration<double> slice) {
+        woken.store(false); // before the check: a close after it wakes the pop below
         event = queue.pop();
         if (!event) {
             owner.check_open();
-            event = queue.pop(slice);
+            event = queue.pop(slice, &woken);
         }
         return event.has_value();
     });

@@ -8,6 +8,15 @@ provider by the fault layer's knob `hold` returns once its adapter closes, and a
 hold.  A parent's close that does not close the object (a PD's
 close pends while its SRQ is open, digest 3.1) leaves the wait as it is: it is not in the table.
 
+A close wakes the waits on what it closes itself (ndk/close_signal.hpp); the waits' 50 ms
+slices are for Ctrl-C only.  test_a_close_wakes_the_waiter_without_its_slices shows it: with
+the slices made an hour long (ndk._core._set_wait_slice), every close still ends every wait.
+
+The close of an object also ends the holds of calls on it (CLOSE-HELD): OBJECT_HELD is each
+kind of call the knob `hold` can keep inside the provider on an object (a create on a PD, a
+request, a post, a CQ's poll and arm, a connect, and a call that only takes the object as an
+argument), with the close of that object.
+
 Each case runs in a child interpreter with a timeout: a waiter that is never woken fails the
 test there instead of hanging the suite.  No timing is asserted: the child's waits have no
 timeout of their own, so only a wake-up can end them.
@@ -68,11 +77,50 @@ WAITS: dict[str, tuple[str, str, dict[str, str]]] = {
 }
 
 # A call held in the provider (knob hold) on the adapter and on a CQ: the adapter's close ends
-# the hold (an object's close pends on it, CLOSE-IN-FLIGHT).
+# the hold.
 HELD = {
     "NdkCreateCq": ("ad.knobs.hold = 'NdkCreateCq'", "ad.create_cq(8)"),
     "NdkArmCq": ("cq = ad.create_cq(8).get(); ad.knobs.hold = 'NdkArmCq'",
                  "cq.arm(ndk.CqNotify.ANY)"),
+}
+
+
+# A call held on an object (knob hold), and the close of that object, which ends the hold: the
+# call goes on into the provider and returns as it would have (the close pends on it until then,
+# CLOSE-IN-FLIGHT), and the close is then issued and completes.  `after` closes what the call
+# made or tied to the object, which the object's close waits for (digest 3.1).
+OBJECT_HELD: dict[str, tuple[str, str, str, str]] = {
+    "NdkCreateMr on a PD": (
+        "pd = ad.create_pd().get(); ad.knobs.hold = 'NdkCreateMr'",
+        "pd.create_mr().get()", "pd", "made[0].close()"),
+    "NdkRegisterMr on an MR": (
+        "mr = ad.create_pd().get().create_mr().get(); buf = bytearray(4096)\n"
+        "ad.knobs.hold = 'NdkRegisterMr'",
+        "mr.register(buf).get()", "mr", ""),
+    "NdkSend on a QP": (
+        "cq = ad.create_cq(8).get(); pd = ad.create_pd().get()\n"
+        "qp = pd.create_qp(cq, cq, receive_queue_depth=4, initiator_queue_depth=4).get()\n"
+        "ad.knobs.hold = 'NdkSend'",
+        "qp.send([])", "qp", ""),
+    "NdkGetCqResults on a CQ": (
+        "cq = ad.create_cq(8).get(); ad.knobs.hold = 'NdkGetCqResults'",
+        "cq.get_results(4)", "cq", ""),
+    "NdkArmCq on a CQ": (
+        "cq = ad.create_cq(8).get(); ad.knobs.hold = 'NdkArmCq'",
+        "cq.arm(ndk.CqNotify.ANY)", "cq", ""),
+    "NdkListen on a listener": (
+        "listener = ad.create_listener().get(); ad.knobs.hold = 'NdkListen'",
+        "listener.listen(('0.0.0.0', 0)).get()", "listener", ""),
+    "NdkConnect on a connector": (
+        "cq = ad.create_cq(8).get(); pd = ad.create_pd().get()\n"
+        "qp = pd.create_qp(cq, cq, receive_queue_depth=4, initiator_queue_depth=4).get()\n"
+        "connector = ad.create_connector().get(); ad.knobs.hold = 'NdkConnect'",
+        "connector.connect(qp, ('192.0.2.250', 9)).wait(30)", "connector", ""),
+    "NdkConnect, the QP it takes closed": (
+        "cq = ad.create_cq(8).get(); pd = ad.create_pd().get()\n"
+        "qp = pd.create_qp(cq, cq, receive_queue_depth=4, initiator_queue_depth=4).get()\n"
+        "connector = ad.create_connector().get(); ad.knobs.hold = 'NdkConnect'",
+        "connector.connect(qp, ('192.0.2.250', 9)).wait(30)", "qp", "connector.close()"),
 }
 
 
@@ -93,10 +141,10 @@ def child(setup: str, body: str) -> str:
 CLOSE_CASES = [(wait, close) for wait, (_, _, closes) in WAITS.items() for close in closes]
 
 
-@pytest.mark.parametrize("wait, close", CLOSE_CASES)
-def test_a_close_wakes_the_waiter_with_object_closed_error(wait: str, close: str) -> None:
+def close_a_waited_object(wait: str, close: str, before: str = "") -> str:
+    """What a waiter of ``wait`` got when another thread did ``close`` while it waited."""
     setup, call, closes = WAITS[wait]
-    out = child(setup, f"""
+    return child(before + setup, f"""
     outcome = []
     def waiter():
         try:
@@ -112,7 +160,49 @@ def test_a_close_wakes_the_waiter_with_object_closed_error(wait: str, close: str
     thread.join()
     print(outcome)
     """)
+
+
+@pytest.mark.parametrize("wait, close", CLOSE_CASES)
+def test_a_close_wakes_the_waiter_with_object_closed_error(wait: str, close: str) -> None:
+    out = close_a_waited_object(wait, close)
     assert "('closed'," in out, out
+
+
+@pytest.mark.parametrize("wait, close", CLOSE_CASES)
+def test_a_close_wakes_the_waiter_without_its_slices(wait: str, close: str) -> None:
+    """The close's own wake-up ends the wait: the waiter's slices (its checks for Ctrl-C) are
+    an hour long here, so a wait that only noticed the close at its next check would outlast
+    the child's timeout."""
+    out = close_a_waited_object(wait, close,
+                                before="from ndk import _core\n_core._set_wait_slice(3600)\n")
+    assert "('closed'," in out, out
+
+
+@pytest.mark.parametrize("held", sorted(OBJECT_HELD))
+def test_an_objects_close_ends_a_call_held_on_it(held: str) -> None:
+    """docs/semantics.md CLOSE-HELD: the close of the object a held call is on (or takes as an
+    argument) ends the hold; the call returns what the provider answers (an NdkError is an
+    answer), and the close, issued after it, completes with SUCCESS."""
+    arm, call, closed, after = OBJECT_HELD[held]
+    out = child("ad = ndk.open_adapter('soft')\n" + arm, f"""
+    made, failed = [], []
+    def caller():
+        try:
+            made.append({call})
+        except ndk.NdkError as e:
+            made.append(e.status)
+        except BaseException as e:
+            failed.append(repr(e))
+    thread = threading.Thread(target=caller, daemon=True)
+    thread.start()
+    while int(ad.knobs.held) != 1:
+        time.sleep(0.005)
+    close = {closed}.close()
+    thread.join()
+    {after or "pass"}
+    print("returned", len(made), failed, "held", ad.knobs.held, "close", close.wait(timeout=30).name)
+    """)
+    assert out.strip() == "returned 1 [] held 0 close SUCCESS", out
 
 
 @pytest.mark.parametrize("wait", sorted(WAITS))

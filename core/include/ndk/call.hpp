@@ -6,6 +6,7 @@
 
 #include "ndk/ndkpi.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -107,8 +108,12 @@ public:
     int completions() const;
     std::optional<NTSTATUS> completion_status() const;
     bool done() const;
-    // Wait until done; false on timeout.  No timeout: wait forever.
-    bool wait(std::optional<Seconds> timeout = std::nullopt) const;
+    // Wait until done; false on timeout.  No timeout: wait forever.  A set `stop` ends the wait
+    // too (false) when wake() is called after it was set: a close (ndk/close_signal.hpp).
+    bool wait(std::optional<Seconds> timeout = std::nullopt,
+              const std::atomic<bool> *stop = nullptr) const;
+    // Wake the waits in wait() to check their `stop`.
+    void wake() const;
     // The final status: the inline status, or the completion's after STATUS_PENDING.
     // Throws std::logic_error if the call is not done.
     NTSTATUS result() const;

@@ -3,6 +3,7 @@
 // it never runs consumer code beyond that (ARCHITECTURE, "Python").
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -24,17 +25,28 @@ public:
         cv_.notify_all();
     }
 
-    // The next event, waiting at most `timeout` (nullopt: do not wait).
-    std::optional<T> pop(std::optional<std::chrono::duration<double>> timeout = std::nullopt)
+    // The next event, waiting at most `timeout` (nullopt: do not wait), or until `stop` is
+    // set and wake() called (a close, ndk/close_signal.hpp).
+    std::optional<T> pop(std::optional<std::chrono::duration<double>> timeout = std::nullopt,
+                         const std::atomic<bool> *stop = nullptr)
     {
         std::unique_lock lock(mu_);
         if (timeout)
-            cv_.wait_for(lock, *timeout, [this] { return !events_.empty(); });
+            cv_.wait_for(lock, *timeout, [this, stop] {
+                return !events_.empty() || (stop != nullptr && stop->load());
+            });
         if (events_.empty())
             return std::nullopt;
         T value = std::move(events_.front());
         events_.pop_front();
         return value;
+    }
+
+    // Wake the waits in pop() to check their `stop`, which the caller set before.
+    void wake()
+    {
+        { std::lock_guard lock(mu_); } // a pop between its check of `stop` and its wait is in
+        cv_.notify_all();              // the wait once this lock was had: it hears the notify
     }
 
     // How many events were delivered in all (popped or not).

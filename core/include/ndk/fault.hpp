@@ -7,6 +7,7 @@
 #include "ndk/provider.h"
 #include "ndk/registry.hpp"
 
+#include <atomic>
 #include <memory>
 
 namespace ndk::fault {
@@ -22,6 +23,15 @@ std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner);
 // `release` or by its adapter's close.
 using HoldInterrupted = bool (*)();
 void set_hold_interrupted(HoldInterrupted check);
+
+// What a call in progress on this thread is on, for the holds: the consumer marks each
+// object and adapter it enters a call on (ndk::InCall) by the flag its close sets, and a call
+// the knob `hold` holds ends as soon as one of its flags is set and wake_holds() is called
+// (docs/semantics.md, CLOSE-HELD): the close of an object ends the holds of the calls on it.
+void enter_closable(const std::atomic<bool> *closing);
+void leave_closable(const std::atomic<bool> *closing);
+// Wake every held call of the process to check its flags (a close just set one).
+void wake_holds();
 
 } // namespace ndk::fault
 

@@ -9,6 +9,7 @@
 
 #include "ndk/address.hpp"
 #include "ndk/call.hpp"
+#include "ndk/close_signal.hpp"
 #include "ndk/events.hpp"
 #include "ndk/private_data.hpp"
 #include "ndk/registry.hpp"
@@ -84,6 +85,10 @@ public:
     bool close_completed() const;
     // Throws ClosedError when closed or when the adapter is closed.
     void check_open() const;
+    // Run `wake` (on the closing thread) whenever a close changes what check_open or
+    // close_completed answer: this object's close, its completion, its adapter's close and
+    // teardown.  For as long as the watches live (docs/semantics.md, WAIT-CLOSED).
+    std::vector<CloseSignal::Watch> watch_close(const CloseSignal::Wake &wake) const;
     // Enter a call into the provider on this object: ClosedError when closed (InCall).
     InCall enter() const;
     // Keep `antecedent` alive as long as this handle: a successor made so by a call rather
@@ -115,6 +120,12 @@ private:
     std::vector<std::shared_ptr<Object>> holds_;
     mutable std::mutex mu_;
     Call close_call_;
+    // Set as close() begins: ends the fault layer's holds of the calls on this object
+    // (fault::enter_closable, docs/semantics.md CLOSE-HELD).
+    std::atomic<bool> closing_{false};
+    std::shared_ptr<CloseSignal> close_signal_ = std::make_shared<CloseSignal>();
+    // Set as the provider completes the close (shared: the completion may outlive the handle).
+    std::shared_ptr<std::atomic<bool>> close_done_ = std::make_shared<std::atomic<bool>>(false);
     mutable int calls_in_flight_ = 0;
     mutable bool close_deferred_ = false; // close() met calls in flight: the last one issues it
 };
@@ -140,6 +151,9 @@ public:
     // (InheritedError) nor closes them (close() and the destructors leave them as they are).
     bool inherited() const;
     void check_open() const;
+    // Run `wake` (on the closing thread) as the adapter's close begins and as it tears the
+    // provider's adapter down (is_open, accepts_closes), for as long as the watch lives.
+    CloseSignal::Watch watch_close(const CloseSignal::Wake &wake) const;
     // Enter a call into the provider on the adapter: ClosedError once closing (InCall).
     InCall enter();
     // Close every object still open (successors first), then the adapter.  Blocking, unless
@@ -148,7 +162,8 @@ public:
     // the close.  Knobs stay usable until then (a `hold` can still be released).
     void close();
     // End every call the fault layer holds on this adapter (knob `hold`, docs/knobs.md) and
-    // disarm its hold: the adapter's close does (not an object's: CLOSE-IN-FLIGHT, CLOSE-HELD).
+    // disarm its hold: the adapter's close does (an object's close ends the holds of the calls
+    // on that object: CLOSE-HELD).
     void end_holds();
     // True until the provider's adapter is closed: objects may still issue their closes.
     bool accepts_closes() const;
@@ -239,6 +254,8 @@ private:
     mutable std::mutex mu_;
     bool open_ = true;      // false once close() began
     bool torn_down_ = false; // the provider's adapter and miniport are gone
+    std::atomic<bool> closing_{false}; // open_, for the fault layer's holds (CLOSE-HELD)
+    std::shared_ptr<CloseSignal> close_signal_ = std::make_shared<CloseSignal>();
     int calls_in_flight_ = 0;
     int closes_in_flight_ = 0; // objects' closes inside the provider (begin_close)
     std::condition_variable closes_done_;
@@ -527,8 +544,12 @@ public:
     NTSTATUS get_local_address(SocketAddress &address);
     void control_connect_events(bool pause);
     // The next connector a connect event delivered, as a handle (tracked by the adapter, holding
-    // this listener: its antecedent), or nullptr after `timeout` (nullopt: do not wait).
-    std::shared_ptr<Connector> next_connection(std::optional<Call::Seconds> timeout);
+    // this listener: its antecedent), or nullptr after `timeout` (nullopt: do not wait) or once
+    // `stop` is set and wake_waits() called.
+    std::shared_ptr<Connector> next_connection(std::optional<Call::Seconds> timeout,
+                                               const std::atomic<bool> *stop = nullptr);
+    // Wake the waits in next_connection to check their `stop` (a close, watch_close).
+    void wake_waits() const { events_->connections.wake(); }
     static void connect_event(PVOID context, NDK_CONNECTOR *connector);
 
 protected:

@@ -172,6 +172,11 @@ bool Adapter::accepts_closes() const
     return !torn_down_;
 }
 
+CloseSignal::Watch Adapter::watch_close(const CloseSignal::Wake &wake) const
+{
+    return CloseSignal::watch(close_signal_, wake);
+}
+
 void Adapter::check_open() const
 {
     if (inherited())
@@ -188,6 +193,7 @@ void Adapter::enter_call()
     if (!open_)
         throw ClosedError("adapter is closed");
     ++calls_in_flight_;
+    fault::enter_closable(&closing_);
 }
 
 InCall Adapter::enter()
@@ -198,6 +204,7 @@ InCall Adapter::enter()
 
 void Adapter::leave()
 {
+    fault::leave_closable(&closing_);
     std::vector<Call> closes;
     {
         std::lock_guard lock(mu_);
@@ -240,7 +247,9 @@ void Adapter::close()
         if (!open_)
             return;
         open_ = false; // no new call enters from here on
+        closing_.store(true);
     }
+    close_signal_->notify(); // the waits on the adapter and its objects end (WAIT-CLOSED)
     // A provider under manual progress (the soft provider's knob progress=manual,
     // docs/knobs.md) runs no completion until stepped, and nobody steps an adapter being
     // closed: the closes below would never complete.  Hand progress back to the provider.
@@ -279,6 +288,7 @@ void Adapter::finish_close(std::vector<Call> closes)
         children_.clear();
         closes_done_.wait(lock, [this] { return closes_in_flight_ == 0; });
     }
+    close_signal_->notify(); // nothing issued on the adapter completes any more
     // Blocking: on return no callback of any descendant can run (digest 3.1).
     provider_->entry().Characteristics.CloseNDKAdapterHandler(miniport_, ndk_);
     provider_->entry().DestroyMiniport(miniport_);

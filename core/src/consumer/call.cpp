@@ -206,7 +206,7 @@ bool Call::done() const
            state_->completions > 0;
 }
 
-bool Call::wait(std::optional<Seconds> timeout) const
+bool Call::wait(std::optional<Seconds> timeout, const std::atomic<bool> *stop) const
 {
     release_parked();
     std::unique_lock lock(state_->mu);
@@ -214,11 +214,18 @@ bool Call::wait(std::optional<Seconds> timeout) const
         return (state_->returned && state_->inline_status != STATUS_PENDING) ||
                state_->completions > 0;
     };
-    if (!timeout) {
-        state_->cv.wait(lock, ready);
-        return true;
-    }
-    return state_->cv.wait_for(lock, *timeout, ready);
+    auto woken = [&] { return ready() || (stop != nullptr && stop->load()); };
+    if (!timeout)
+        state_->cv.wait(lock, woken);
+    else
+        state_->cv.wait_for(lock, *timeout, woken);
+    return ready();
+}
+
+void Call::wake() const
+{
+    { std::lock_guard lock(state_->mu); } // as EventQueue::wake: no wait misses it
+    state_->cv.notify_all();
 }
 
 NTSTATUS Call::result() const

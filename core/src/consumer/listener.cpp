@@ -63,10 +63,11 @@ void Listener::closing()
         close_unwanted(connector); // outside the lock: the provider is called
 }
 
-std::shared_ptr<Connector> Listener::next_connection(std::optional<Call::Seconds> timeout)
+std::shared_ptr<Connector> Listener::next_connection(std::optional<Call::Seconds> timeout,
+                                                    const std::atomic<bool> *stop)
 {
     check_open(); // a wait on the event queue, not a call into the provider
-    auto connector = events_->connections.pop(timeout);
+    auto connector = events_->connections.pop(timeout, stop);
     if (!connector)
         return nullptr;
     auto self = std::static_pointer_cast<Listener>(shared_from_this());

@@ -1,5 +1,7 @@
 #include "ndk/objects.hpp"
 
+#include "ndk/fault.hpp"
+
 #include <iterator>
 
 namespace ndk {
@@ -58,10 +60,15 @@ bool Object::is_open() const
 
 bool Object::close_completed() const
 {
-    if (!adapter_->accepts_closes())
-        return true;
-    std::lock_guard lock(mu_);
-    return close_call_.valid() && close_call_.done();
+    return !adapter_->accepts_closes() || close_done_->load();
+}
+
+std::vector<CloseSignal::Watch> Object::watch_close(const CloseSignal::Wake &wake) const
+{
+    std::vector<CloseSignal::Watch> watches;
+    watches.push_back(CloseSignal::watch(close_signal_, wake));
+    watches.push_back(adapter_->watch_close(wake));
+    return watches;
 }
 
 void Object::check_open() const
@@ -81,11 +88,13 @@ InCall Object::enter() const
         throw ClosedError(std::string(object_type_name(type_)) + " is closed");
     ++calls_in_flight_;
     in_call.object_ = const_cast<Object *>(this);
+    fault::enter_closable(&closing_);
     return in_call;
 }
 
 void Object::leave() const
 {
+    fault::leave_closable(&closing_);
     Call deferred;
     {
         std::lock_guard lock(mu_);
@@ -114,20 +123,28 @@ Call Object::close()
     std::unique_lock lock(mu_);
     if (close_call_.valid())
         return close_call_;
+    closing_.store(true);
     if (!adapter_->begin_close()) {
         close_call_ = Call::inline_result(STATUS_SUCCESS); // closed with its adapter
+        close_done_->store(true);
+        lock.unlock();
+        close_signal_->notify();
         return close_call_;
     }
     close_call_ = Call::begin();
     Call call = close_call_;
     if (calls_in_flight_ > 0) {
         // The call still inside the provider issues it on its way out, before it lets the
-        // adapter's close go on.
+        // adapter's close go on.  A call the fault layer holds goes on now (CLOSE-HELD).
         close_deferred_ = true;
+        lock.unlock();
+        close_signal_->notify();
+        fault::wake_holds();
         adapter_->end_close();
         return call;
     }
     lock.unlock();
+    close_signal_->notify();
     issue_close(call);
     adapter_->end_close();
     return call;
@@ -143,6 +160,11 @@ void Object::issue_close(Call call)
             [context = event_context_](NTSTATUS) { Adapter::forget_event_context(context); });
     if (auto held = held_until_closed()) // dropped as the close completes, on its thread
         call.on_complete([held = std::move(held)](NTSTATUS) mutable { held.reset(); });
+    // Nothing issued on the object completes any more: the waits for it end (WAIT-CLOSED).
+    call.on_complete([done = close_done_, signal = close_signal_](NTSTATUS) {
+        done->store(true);
+        signal->notify();
+    });
     closing();
     void *context = call.context(*adapter());
     NTSTATUS status = close_function_(header_, Call::close_completion, context);

@@ -39,9 +39,55 @@ const MisbehaveName kMisbehaves[] = {
 // set_hold_interrupted's check, for every miniport of the process.
 std::atomic<HoldInterrupted> hold_interrupted{nullptr};
 
+// The closing flags of what this thread's calls in progress are on (enter_closable).
+thread_local std::vector<const std::atomic<bool> *> closables;
+
+// Every Injection of the process, for wake_holds().
+std::mutex injections_mu;
+std::set<Injection *> &injections()
+{
+    static std::set<Injection *> all;
+    return all;
+}
+
 } // namespace
 
 std::span<const MisbehaveName> misbehave_table() { return kMisbehaves; }
+
+void enter_closable(const std::atomic<bool> *closing) { closables.push_back(closing); }
+
+void leave_closable(const std::atomic<bool> *closing)
+{
+    auto at = std::find(closables.rbegin(), closables.rend(), closing);
+    if (at != closables.rend())
+        closables.erase(std::next(at).base());
+}
+
+void wake_holds()
+{
+    std::lock_guard lock(injections_mu);
+    for (Injection *injection : injections())
+        injection->wake();
+}
+
+Injection::Injection()
+{
+    std::lock_guard lock(injections_mu);
+    injections().insert(this);
+}
+
+Injection::~Injection()
+{
+    std::lock_guard lock(injections_mu);
+    injections().erase(this);
+}
+
+void Injection::wake()
+{
+    { std::lock_guard lock(mu_); } // a held call between its check and its wait hears this
+    cv_.notify_all();
+}
+
 
 bool Injection::is_misbehave(const std::string &name)
 {
@@ -131,8 +177,11 @@ bool Injection::enter(const FaultAdapter *adapter, std::string_view function)
     caught_.insert(adapter);
     update_active();
     const uint64_t generation = release_generation_;
+    // The objects the call is on stay alive until it returns: the consumer holds them.
+    const std::vector<const std::atomic<bool> *> on = closables;
     auto released = [&] {
-        return release_generation_ != generation || closing_.count(adapter) != 0;
+        return release_generation_ != generation || closing_.count(adapter) != 0 ||
+               std::any_of(on.begin(), on.end(), [](auto *closing) { return closing->load(); });
     };
     ++held_;
     while (!released()) {

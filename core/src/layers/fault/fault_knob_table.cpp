@@ -196,8 +196,9 @@ const Injection::Knob Injection::kKnobTable[] = {
                "`NdkSend`, ... any NDK dispatch function); set `release` (any value); read `held`",
      .effect =
          "the next call of that function, on any adapter of this miniport, blocks in the "
-         "layer, before it reaches the provider, until `release` is set or its adapter is "
-         "closed, which sets `release` (docs/semantics.md, CLOSE-HELD), or, in Python on the "
+         "layer, before it reaches the provider, until `release` is set, its adapter is "
+         "closed (which sets `release`), or an object the call is on or takes as an argument "
+         "is closed (docs/semantics.md, CLOSE-HELD), or, in Python on the "
          "main thread, until a signal's handler raises (Ctrl-C: KeyboardInterrupt, raised when "
          "the call returns; HOLD-SIGINT); the hold is consumed by that one call. `release` also "
          "disarms a hold that caught "

@@ -144,6 +144,12 @@ struct ArmedFailure {
 // anything is armed, so a call with nothing armed pays one atomic load.
 class Injection {
 public:
+    Injection();  // registered for wake_holds()
+    ~Injection();
+    Injection(const Injection &) = delete;
+    Injection &operator=(const Injection &) = delete;
+    // Wake the held calls to check whether what they are on closes (fault::wake_holds).
+    void wake();
     // One row of the layer's knob table (fault_knob_table.cpp): the knobs it covers, what
     // docs/knobs.md says of them, and how the layer sets and reads them (under the lock).  The
     // table is the one place a knob of the layer is spelt: set(), get(), is_knob, the `knobs`
@@ -182,7 +188,8 @@ public:
     bool should_pend(Kind kind);
 
     // `hold`: at the start of `function` on `adapter`: if the hold is armed for it, consume it
-    // and block until `release` or the adapter's close; true when it caught the call, which
+    // and block until `release`, the adapter's close, or the close of an object the call is
+    // on (fault::enter_closable); true when it caught the call, which
     // then reports returned() once it has returned.
     bool enter(const FaultAdapter *adapter, std::string_view function);
     void returned(const FaultAdapter *adapter);
