@@ -210,6 +210,26 @@ Status set_oid(Adapter &a, NDIS_OID oid, const pyb::buffer &data)
                             static_cast<ULONG>(bytes.size()))};
 }
 
+// QueryNdkCapabilities (ndk/provider.h) -> ndk.NdkCapabilities, None when the provider does
+// not report them; a failure raises ndk.NdkError.
+pyb::object query_ndk_capabilities(Adapter &a)
+{
+    NDIS_NDK_CAPABILITIES c{};
+    NDIS_STATUS status = released([&] { return a.query_ndk_capabilities(c); });
+    if (status == NDIS_STATUS_NOT_SUPPORTED)
+        return pyb::none();
+    if (status != NDIS_STATUS_SUCCESS)
+        throw Error(status, "QueryNdkCapabilities");
+    using namespace pyb::literals;
+    return package_attr("ndk._capabilities", "NdkCapabilities")(
+        "header"_a = pyb::make_tuple(c.Header.Type, c.Header.Revision, c.Header.Size),
+        "flags"_a = c.Flags, "max_qp_count"_a = c.MaxQpCount, "max_cq_count"_a = c.MaxCqCount,
+        "max_mr_count"_a = c.MaxMrCount, "max_pd_count"_a = c.MaxPdCount,
+        "max_inbound_read_limit"_a = c.MaxInboundReadLimit,
+        "max_outbound_read_limit"_a = c.MaxOutboundReadLimit, "max_mw_count"_a = c.MaxMwCount,
+        "max_srq_count"_a = c.MaxSrqCount, "missing_counter_mask"_a = c.MissingCounterMask);
+}
+
 } // namespace
 
 void declare_adapter(pyb::module_ &m)
@@ -368,6 +388,12 @@ answers NDIS_STATUS_BUFFER_TOO_SHORT with BytesNeeded, then a query of that size
 is the second's).  An int makes exactly one query with a buffer of that size (0: NULL), so
 the BUFFER_TOO_SHORT answer itself can be checked.  Documented: SUCCESS; BUFFER_TOO_SHORT
 (bytes_needed set); INVALID_OID (not supported, also when the provider takes no OIDs).)doc")
+        .def("query_ndk_capabilities", &query_ndk_capabilities,
+             R"doc(The miniport's NDIS_NDK_CAPABILITIES (digest 3.7) -> ndk.NdkCapabilities, or None.
+
+None: the provider does not report them (its entry has no QueryNdkCapabilities,
+core/include/ndk/provider.h).  A count of MAXULONG says the provider keeps no count of its own
+for that kind; MaxSrqCount 0 says it has no SRQ.  A failure raises ndk.NdkError.)doc")
         .def("set_oid", &set_oid, pyb::arg("oid"), pyb::arg("data"),
              R"doc(An OID set (MiniportOidRequest, digest 3.7) with `data` (bytes-like; empty: NULL) -> ndk.Status.
 

@@ -22,6 +22,7 @@ inline constexpr const char *kPackageLeafModules[] = {
     "ndk._knobs",      // Knobs (adapter.knobs), set_knob / get_knob
     "ndk._oid",        // OidResult and the OID answer parsers
     "ndk._connection", // ConnectionData, AddressResult
+    "ndk._capabilities", // NdkCapabilities (adapter.query_ndk_capabilities)
     "ndk._display",    // how the values show in IPython and notebooks (bind_display.cpp)
 };
 

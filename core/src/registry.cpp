@@ -12,6 +12,19 @@
 
 namespace ndk {
 
+namespace {
+
+// An entry of a revision this harness knows (ndk/provider.h), at least as long as that
+// revision: version 2 (no QueryNdkCapabilities) still loads.
+bool loadable_revision(const NDK_HARNESS_PROVIDER &entry)
+{
+    if (entry.Version == NDK_HARNESS_PROVIDER_VERSION_2)
+        return entry.Size >= NDK_SIZEOF_HARNESS_PROVIDER_VERSION_2;
+    return entry.Version == NDK_HARNESS_PROVIDER_VERSION_3 &&
+           entry.Size >= sizeof(NDK_HARNESS_PROVIDER);
+}
+
+} // namespace
 
 std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
 {
@@ -46,8 +59,7 @@ std::shared_ptr<Provider> Provider::load(const std::string &name_or_path)
     auto get = reinterpret_cast<NDK_HARNESS_GET_PROVIDER>(
         dlsym(library, NDK_HARNESS_PROVIDER_SYMBOL));
     const NDK_HARNESS_PROVIDER *entry = get ? get() : nullptr;
-    if (entry == nullptr || entry->Size < sizeof(NDK_HARNESS_PROVIDER) ||
-        entry->Version != NDK_HARNESS_PROVIDER_VERSION ||
+    if (entry == nullptr || !loadable_revision(*entry) ||
         entry->Characteristics.OpenNDKAdapterHandler == nullptr ||
         entry->Characteristics.CloseNDKAdapterHandler == nullptr ||
         entry->CreateMiniport == nullptr || entry->DestroyMiniport == nullptr) {

@@ -22,6 +22,7 @@ from typing import Callable as _Callable
 from typing import Optional as _Optional
 
 from . import _knobs
+from ._capabilities import NdkCapabilities
 from ._connection import AddressResult, ConnectionData
 from ._constants import (AdapterFlag, CqNotify, MrFlag, NdResult, NdResultStatus, NdStatus,
                          ObjectType, Oid, OpFlag, OpType, RdmaTechnology)
@@ -55,7 +56,7 @@ __all__ = [
     "Adapter", "AdapterFlag", "AdapterInfo", "AdapterInfoQuery", "AddressResult", "Call",
     "ConnectionData", "ConnectionEntry", "Connector", "Cq", "CqNotify", "InheritedAdapterError", "Knobs",
     "KnobsNotSupported", "KnobValueError", "Lam", "LamCall", "Listener", "LocalEndpointEntry",
-    "Mdl", "Mr", "MrFlag", "Mw", "NdkError", "NdResult", "NdResultStatus", "NdStatus", "Object", "ObjectClosedError", "ObjectType", "Oid",
+    "Mdl", "Mr", "MrFlag", "Mw", "NdkCapabilities", "NdkError", "NdResult", "NdResultStatus", "NdStatus", "Object", "ObjectClosedError", "ObjectType", "Oid",
     "OidHeader", "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result",
     "ResultEx", "Rule", "Sge", "SharedEndpoint", "Srq", "Status", "ValidationRequired",
     "ValidationSession", "Violation", "open_adapter", "providers", "rules",

@@ -12,6 +12,7 @@ import builtins
 from types import ModuleType
 from typing import Any, ClassVar, Generic, Literal, Optional, TypeVar, Union, overload
 
+from ._capabilities import NdkCapabilities
 from ._connection import AddressResult, ConnectionData
 from ._constants import AdapterFlag, NdResult, NdStatus, ObjectType, OpType, RdmaTechnology
 from ._knobs import Knobs
@@ -215,6 +216,7 @@ class Adapter(metaclass=_pybind11_type):
     def build_lam(self, buffer: Union[_Buffer, Mdl], length: Optional[int] = None,
                   lam_size: Optional[int] = None) -> LamCall: ...
     def query_oid(self, oid: int, buffer_length: Optional[int] = None) -> OidResult: ...
+    def query_ndk_capabilities(self) -> Optional[NdkCapabilities]: ...
     def set_oid(self, oid: int, data: _Buffer) -> Status: ...
 
 class Sge(metaclass=_pybind11_type):

@@ -62,6 +62,7 @@ def examples():
                                        "CqDepth 0", "1.4", "consumer", "error"),
             "OidResult": ad.query_oid(ndk.Oid.NDK_LOCAL_ENDPOINTS),
             "OidHeader": ndk.OidHeader(1, 1, 16),
+            "NdkCapabilities": ad.query_ndk_capabilities(),
             "ConnectionEntry": ndk.ConnectionEntry(("192.0.2.1", 1), ("192.0.2.2", 2), False, 1),
             "LocalEndpointEntry": ndk.LocalEndpointEntry(("192.0.2.1", 1), False, True, 1),
             "ConnectionData": ndk.ConnectionData(Status.SUCCESS, 1, 1, b"hi", 2),

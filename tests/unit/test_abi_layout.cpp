@@ -45,6 +45,23 @@ TEST(AbiLayout, ObjectHeaderAndEveryObjectIsHeaderThenDispatch)
 #undef EXPECT_OBJECT
 }
 
+// NDIS_NDK_CAPABILITIES (digest 3.7), which QueryNdkCapabilities fills (ndk/provider.h), and
+// the provider entry's revisions: version 2 ends with OidRequest, version 3 adds
+// QueryNdkCapabilities after it.
+TEST(AbiLayout, NdkCapabilitiesAndTheProviderEntryRevisions)
+{
+    EXPECT_EQ(offsetof(NDIS_NDK_CAPABILITIES, Flags), 4u);
+    EXPECT_EQ(offsetof(NDIS_NDK_CAPABILITIES, MaxQpCount), 8u);
+    EXPECT_EQ(offsetof(NDIS_NDK_CAPABILITIES, MaxSrqCount), 36u);
+    EXPECT_EQ(offsetof(NDIS_NDK_CAPABILITIES, MissingCounterMask), 40u);
+    EXPECT_EQ(offsetof(NDIS_NDK_CAPABILITIES, NdkInfo), 48u);
+    EXPECT_EQ(sizeof(NDIS_NDK_CAPABILITIES), 56u);
+    EXPECT_EQ(NDK_SIZEOF_HARNESS_PROVIDER_VERSION_2,
+              offsetof(NDK_HARNESS_PROVIDER, QueryNdkCapabilities));
+    EXPECT_EQ(sizeof(NDK_HARNESS_PROVIDER), NDK_SIZEOF_HARNESS_PROVIDER_VERSION_2 + kPtr);
+    EXPECT_EQ(NDK_HARNESS_PROVIDER_VERSION, NDK_HARNESS_PROVIDER_VERSION_3);
+}
+
 TEST(AbiLayout, ResultAndResultEx)
 {
     EXPECT_EQ(offsetof(NDK_RESULT, Status), 0u);

@@ -184,6 +184,10 @@ public:
     NDIS_STATUS query_oid(NDIS_OID oid, void *buffer, ULONG length, ULONG *written,
                           ULONG *needed);
     NDIS_STATUS set_oid(NDIS_OID oid, const void *buffer, ULONG length);
+    // The miniport's NDIS_NDK_CAPABILITIES (digest 3.7), through the provider entry's
+    // QueryNdkCapabilities; NDIS_STATUS_NOT_SUPPORTED when the provider does not report them
+    // (NdkHarnessReportsCapabilities).  NdkInfo is left NULL.
+    NDIS_STATUS query_ndk_capabilities(NDIS_NDK_CAPABILITIES &capabilities);
 
     Call create_cq(ULONG cq_depth, const GROUP_AFFINITY *affinity = nullptr);
     Call create_pd();

@@ -22,7 +22,11 @@ extern "C" {
 #endif
 
 #define NDK_HARNESS_PROVIDER_SYMBOL "NdkHarnessGetProvider"
-#define NDK_HARNESS_PROVIDER_VERSION 2 /* 2: OidRequest */
+/* The entry's revisions; each adds members at the end, and the harness loads every one of
+ * them (an entry of an older revision is shorter: its Size says so). */
+#define NDK_HARNESS_PROVIDER_VERSION_2 2 /* OidRequest */
+#define NDK_HARNESS_PROVIDER_VERSION_3 3 /* QueryNdkCapabilities */
+#define NDK_HARNESS_PROVIDER_VERSION NDK_HARNESS_PROVIDER_VERSION_3
 
 typedef struct _NDK_HARNESS_PROVIDER {
     ULONG Size;    /* sizeof(NDK_HARNESS_PROVIDER) */
@@ -49,9 +53,32 @@ typedef struct _NDK_HARNESS_PROVIDER {
     NDIS_STATUS (*OidRequest)(NDIS_HANDLE MiniportAdapterContext, NDIS_OID Oid, BOOLEAN Set,
                               PVOID Buffer, ULONG BufferLength, ULONG *BytesWritten,
                               ULONG *BytesNeeded);
+    /* Version 3.  The miniport's NDIS_NDK_CAPABILITIES, which NDIS has from MiniportInitializeEx
+     * (digest 3.7): fill *Capabilities whole - Header {NDIS_OBJECT_TYPE_DEFAULT,
+     * NDIS_NDK_CAPABILITIES_REVISION_1, sizeof(NDIS_NDK_CAPABILITIES)}, Flags 0, the
+     * Max*Count of each object kind the miniport can hold at once across all its adapters
+     * (MAXULONG: no count of its own), MaxSrqCount 0 without SRQs, the read limits (0: none
+     * adapter-wide), MissingCounterMask, and NdkInfo NULL (the adapter's NDK_ADAPTER_INFO is
+     * NdkQueryAdapterInfo's).  Returns NDIS_STATUS_SUCCESS or the failure.  May be NULL: the
+     * provider does not report them, and scenarios about the counts are skipped.
+     * docs/providers.md. */
+    NDIS_STATUS (*QueryNdkCapabilities)(NDIS_HANDLE MiniportAdapterContext,
+                                        NDIS_NDK_CAPABILITIES *Capabilities);
 } NDK_HARNESS_PROVIDER;
 
+/* The size of an entry of revision 2 (without QueryNdkCapabilities), which still loads. */
+#define NDK_SIZEOF_HARNESS_PROVIDER_VERSION_2 \
+    (offsetof(NDK_HARNESS_PROVIDER, OidRequest) + sizeof(((NDK_HARNESS_PROVIDER *)0)->OidRequest))
+
 typedef const NDK_HARNESS_PROVIDER *(*NDK_HARNESS_GET_PROVIDER)(void);
+
+/* Whether an entry has QueryNdkCapabilities (version 3, long enough, not NULL): a layer or a
+ * consumer reads the member only then, since an entry of version 2 ends before it. */
+static inline BOOLEAN NdkHarnessReportsCapabilities(const NDK_HARNESS_PROVIDER *Entry)
+{
+    return Entry->Version == NDK_HARNESS_PROVIDER_VERSION_3 &&
+           Entry->Size >= sizeof(NDK_HARNESS_PROVIDER) && Entry->QueryNdkCapabilities != NULL;
+}
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,5 +1,6 @@
 // NDIS OID requests on an adapter's miniport (digest 3.7), through the provider entry's
-// OidRequest (core/include/ndk/provider.h).
+// OidRequest, and the miniport's NDIS_NDK_CAPABILITIES through QueryNdkCapabilities
+// (core/include/ndk/provider.h).
 #include "ndk/objects.hpp"
 
 #include <vector>
@@ -36,6 +37,17 @@ NDIS_STATUS Adapter::set_oid(NDIS_OID oid, const void *buffer, ULONG length)
     return provider_->entry().OidRequest(miniport_, oid, TRUE,
                                          bytes != nullptr ? copy.data() : nullptr, length,
                                          &written, &needed);
+}
+
+NDIS_STATUS Adapter::query_ndk_capabilities(NDIS_NDK_CAPABILITIES &capabilities)
+{
+    auto in_call = enter();
+    capabilities = NDIS_NDK_CAPABILITIES{};
+    if (!NdkHarnessReportsCapabilities(&provider_->entry()))
+        return NDIS_STATUS_NOT_SUPPORTED;
+    NDIS_STATUS status = provider_->entry().QueryNdkCapabilities(miniport_, &capabilities);
+    capabilities.NdkInfo = nullptr; // the provider's pointer, not the consumer's to follow
+    return status;
 }
 
 } // namespace ndk

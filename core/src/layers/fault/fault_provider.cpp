@@ -293,6 +293,12 @@ NDIS_STATUS oid_request(MiniportHandle &handle, NDIS_OID oid, bool set, void *bu
                                     written, needed);
 }
 
+NDIS_STATUS ndk_capabilities(MiniportHandle &handle, NDIS_NDK_CAPABILITIES &capabilities)
+{
+    FaultMiniport &m = *handle.miniport;
+    return kit::forward_ndk_capabilities(m.inner->entry(), m.inner_handle, capabilities);
+}
+
 NDIS_STATUS open_adapter(NDIS_HANDLE handle, PNDIS_OPEN_NDK_ADAPTER_PARAMETERS parameters,
                          NDK_ADAPTER **adapter)
 {
@@ -324,8 +330,10 @@ VOID close_adapter(NDIS_HANDLE handle, NDK_ADAPTER *adapter)
         m.inner_handle, reinterpret_cast<NDK_ADAPTER *>(face->inner));
 }
 
-const NDK_HARNESS_PROVIDER kFaultEntry = kit::make_provider<MiniportHandle, oid_request>(
-    "fault", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
+const NDK_HARNESS_PROVIDER kFaultEntry =
+    kit::make_provider<MiniportHandle, oid_request, ndk_capabilities>(
+        "fault", open_adapter, close_adapter, create_miniport, destroy_miniport,
+        control_miniport);
 
 } // namespace
 

@@ -92,8 +92,16 @@ NDIS_STATUS oid_request(ValidatedMiniport &miniport, NDIS_OID oid, bool set, voi
                                     buffer, length, written, needed);
 }
 
-const NDK_HARNESS_PROVIDER kLayerEntry = kit::make_provider<ValidatedMiniport, oid_request>(
-    "validate", open_adapter, close_adapter, create_miniport, destroy_miniport, control_miniport);
+NDIS_STATUS ndk_capabilities(ValidatedMiniport &miniport, NDIS_NDK_CAPABILITIES &capabilities)
+{
+    return kit::forward_ndk_capabilities(miniport.inner_entry(), miniport.inner_handle(),
+                                         capabilities);
+}
+
+const NDK_HARNESS_PROVIDER kLayerEntry =
+    kit::make_provider<ValidatedMiniport, oid_request, ndk_capabilities>(
+        "validate", open_adapter, close_adapter, create_miniport, destroy_miniport,
+        control_miniport);
 
 } // namespace
 

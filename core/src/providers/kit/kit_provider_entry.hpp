@@ -28,6 +28,38 @@ NDIS_STATUS oid_request_entry(NDIS_HANDLE context, NDIS_OID Oid, BOOLEAN Set, PV
                    BytesWritten, BytesNeeded);
 }
 
+template <class Miniport>
+using CapabilitiesFn = NDIS_STATUS (*)(Miniport &, NDIS_NDK_CAPABILITIES &);
+
+// NDK_HARNESS_PROVIDER::QueryNdkCapabilities for a provider whose miniport context is a
+// `Miniport`: the header and NdkInfo are filled here, the counts by `Query`.
+template <class Miniport, CapabilitiesFn<Miniport> Query>
+NDIS_STATUS capabilities_entry(NDIS_HANDLE context, NDIS_NDK_CAPABILITIES *capabilities)
+{
+    if (context == nullptr || capabilities == nullptr)
+        return STATUS_INVALID_PARAMETER;
+    *capabilities = NDIS_NDK_CAPABILITIES{};
+    capabilities->Header = {NDIS_OBJECT_TYPE_DEFAULT, NDIS_NDK_CAPABILITIES_REVISION_1,
+                            sizeof(NDIS_NDK_CAPABILITIES)};
+    NDIS_STATUS status = Query(*static_cast<Miniport *>(context), *capabilities);
+    capabilities->NdkInfo = nullptr;
+    return status;
+}
+
+// The entry's QueryNdkCapabilities: capabilities_entry, or NULL without a `Query`.
+template <class Miniport, CapabilitiesFn<Miniport> Query>
+constexpr decltype(NDK_HARNESS_PROVIDER::QueryNdkCapabilities) capabilities_entry_or_none()
+{
+    if constexpr (Query == nullptr)
+        return nullptr;
+    else
+        return capabilities_entry<Miniport, Query>;
+}
+
+// A count of NDIS_NDK_CAPABILITIES from a provider's own cap, where 0 means "no cap": MAXULONG
+// (nothing the provider counts) in place of 0, which would say "none at all".
+constexpr ULONG capability_count(ULONG cap) { return cap == 0 ? MAXULONG : cap; }
+
 // OPEN_NDK_ADAPTER_HANDLER's version negotiation (digest 1.1): a major the provider does not
 // implement (`highest` empty: the provider's highest minor of the requested major) fails with
 // NDIS_STATUS_BAD_VERSION, so does a requested minor above the provider's highest; otherwise
@@ -102,7 +134,9 @@ inline std::vector<std::pair<std::string, std::string>> parse_options(const char
 
 // A provider's entry: what it supplies, and what every entry shares (the sizes, the version,
 // the characteristics header).  Each function has its own type, so a swap does not compile.
-template <class Miniport, OidRequestFn<Miniport> Request>
+// `Capabilities` (nullptr: the provider does not report them) answers QueryNdkCapabilities.
+template <class Miniport, OidRequestFn<Miniport> Request,
+          CapabilitiesFn<Miniport> Capabilities = nullptr>
 constexpr NDK_HARNESS_PROVIDER make_provider(
     const char *name, OPEN_NDK_ADAPTER_HANDLER open_adapter,
     CLOSE_NDK_ADAPTER_HANDLER close_adapter,
@@ -127,6 +161,7 @@ constexpr NDK_HARNESS_PROVIDER make_provider(
         .DestroyMiniport = destroy_miniport,
         .ControlMiniport = control_miniport,
         .OidRequest = oid_request_entry<Miniport, Request>,
+        .QueryNdkCapabilities = capabilities_entry_or_none<Miniport, Capabilities>(),
     };
 }
 
@@ -139,6 +174,17 @@ inline NDIS_STATUS forward_oid_request(const NDK_HARNESS_PROVIDER &inner, NDIS_H
     if (inner.OidRequest == nullptr)
         return NDIS_STATUS_INVALID_OID;
     return inner.OidRequest(inner_handle, oid, set ? TRUE : FALSE, buffer, length, written, needed);
+}
+
+// A layer's QueryNdkCapabilities: the wrapped provider answers, or NDIS_STATUS_NOT_SUPPORTED
+// when it does not report them (its entry is older, or has none).
+inline NDIS_STATUS forward_ndk_capabilities(const NDK_HARNESS_PROVIDER &inner,
+                                            NDIS_HANDLE inner_handle,
+                                            NDIS_NDK_CAPABILITIES &capabilities)
+{
+    if (!NdkHarnessReportsCapabilities(&inner))
+        return NDIS_STATUS_NOT_SUPPORTED;
+    return inner.QueryNdkCapabilities(inner_handle, &capabilities);
 }
 
 } // namespace ndk::kit

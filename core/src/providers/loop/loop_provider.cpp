@@ -146,9 +146,24 @@ NDIS_STATUS oid_request(Miniport &miniport, NDIS_OID oid, bool set, void *buffer
     return kit::oid_request(answers, oid, set, buffer, length, written, needed);
 }
 
-constexpr NDK_HARNESS_PROVIDER kLoopProvider = kit::make_provider<Miniport, oid_request>(
-    "loop", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter, create_miniport,
-    destroy_miniport, kit::control_entry<Miniport, control_miniport>);
+// NDIS_NDK_CAPABILITIES (digest 3.7): loop keeps no count of QPs, CQs, MRs or PDs of its own
+// (MAXULONG), has neither memory windows nor SRQs (0: LoopAdapter::info's MaxWindowSize and
+// MaxSrqDepth are 0), no adapter-wide read limits (0), and keeps every counter.
+NDIS_STATUS ndk_capabilities(Miniport &, NDIS_NDK_CAPABILITIES &capabilities)
+{
+    capabilities.MaxQpCount = MAXULONG;
+    capabilities.MaxCqCount = MAXULONG;
+    capabilities.MaxMrCount = MAXULONG;
+    capabilities.MaxPdCount = MAXULONG;
+    capabilities.MaxMwCount = 0;
+    capabilities.MaxSrqCount = 0;
+    return NDIS_STATUS_SUCCESS;
+}
+
+constexpr NDK_HARNESS_PROVIDER kLoopProvider =
+    kit::make_provider<Miniport, oid_request, ndk_capabilities>(
+        "loop", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter,
+        create_miniport, destroy_miniport, kit::control_entry<Miniport, control_miniport>);
 
 } // namespace
 } // namespace ndk::loop

@@ -80,7 +80,7 @@ bool SoftAdapter::at_cap(NDK_OBJECT_TYPE type) const
     case NdkObjectTypeSrq: cap = caps.max_srq; break;
     default: break;
     }
-    return cap != 0 && counts_[type] >= cap;
+    return cap != 0 && miniport_.object_counts[type] >= cap;
 }
 
 void SoftAdapter::adopt(std::unique_ptr<SoftObject> object)
@@ -89,14 +89,14 @@ void SoftAdapter::adopt(std::unique_ptr<SoftObject> object)
     objects_.push_back(std::move(object));
     raw->self_ = std::prev(objects_.end());
     registry_.add(*raw);
-    ++counts_[raw->type()];
+    ++miniport_.object_counts[raw->type()];
 }
 
 void SoftAdapter::destroy(SoftObject &object)
 {
     object.on_destroy();
     object.release_all_antecedents();
-    --counts_[object.type()];
+    --miniport_.object_counts[object.type()];
     registry_.remove(object);
     objects_.erase(object.self_);
 }

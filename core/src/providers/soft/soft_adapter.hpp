@@ -126,7 +126,6 @@ private:
     WireLock &mu_; // the fabric's wire lock (soft_fabric.hpp, soft_wire_lock.hpp)
     std::list<std::unique_ptr<SoftObject>> objects_; // creation order
     kit::ObjectRegistry<SoftObject> registry_;
-    std::array<ULONG, NdkObjectTypeMax> counts_{};
     UINT32 next_token_ = 0x100;
     LamTable lams_;
     std::unordered_map<UINT32, TokenEntry> tokens_;

@@ -370,8 +370,9 @@ const KnobSpec kKnobTable[] = {
      .by = KnobBy::Provider,
      .title = nullptr,
      .values = "integer, 0 = no cap",
-     .effect = "object caps (NDIS_NDK_CAPABILITIES); a create beyond the cap returns "
-               "STATUS_INSUFFICIENT_RESOURCES",
+     .effect = "object caps: the miniport's NDIS_NDK_CAPABILITIES counts (QueryNdkCapabilities "
+               "reports them; MAXULONG for 0), across all its adapters; a create beyond the cap "
+               "returns STATUS_INSUFFICIENT_RESOURCES",
      .set = set_cap,
      .get = get_cap},
     {.names = "provider_version",

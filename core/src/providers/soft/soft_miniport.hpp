@@ -6,6 +6,7 @@
 #include "soft_fabric.hpp"
 #include "soft_knobs.hpp"
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -22,6 +23,10 @@ public:
     // Wire lock held (exclusive) for `adapters`, and for reading `counters`.
     std::vector<SoftAdapter *> adapters;
     NDIS_NDK_PERFORMANCE_COUNTERS counters{};
+    // The objects of each kind its adapters hold (wire lock held): the caps a create is held to,
+    // knobs max_*_count, are the miniport's NDIS_NDK_CAPABILITIES counts, which count across
+    // all its adapters (digest 3.7).
+    std::array<ULONG, NdkObjectTypeMax> object_counts{};
     // What carries its connections when it is not the in-process fabric (knob transport=shm);
     // made once the addresses are known, gone before they are released.
     std::unique_ptr<Transport> transport;

@@ -3,6 +3,7 @@
 #include "soft_provider.h"
 
 #include "soft_adapter.hpp"
+#include "soft_capabilities.hpp"
 #include "soft_objects.hpp"
 #include "soft_oid.hpp"
 #include "providers/kit/kit_provider_entry.hpp"
@@ -291,9 +292,10 @@ NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char 
     return status;
 }
 
-constexpr NDK_HARNESS_PROVIDER kSoftProvider = kit::make_provider<Miniport, oid_request>(
-    "soft", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter, create_miniport,
-    destroy_miniport, kit::control_entry<Miniport, control_miniport>);
+constexpr NDK_HARNESS_PROVIDER kSoftProvider =
+    kit::make_provider<Miniport, oid_request, ndk_capabilities>(
+        "soft", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter,
+        create_miniport, destroy_miniport, kit::control_entry<Miniport, control_miniport>);
 
 } // namespace
 } // namespace ndk::soft
