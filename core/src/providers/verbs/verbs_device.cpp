@@ -269,4 +269,23 @@ NDK_ADAPTER_INFO Device::info(NDK_VERSION version) const
     return info;
 }
 
+void Device::ndk_capabilities(NDIS_NDK_CAPABILITIES &capabilities) const
+{
+    auto count = [](int v) { return v > 0 ? static_cast<ULONG>(v) : ULONG{0}; };
+    capabilities.MaxQpCount = count(attr.max_qp);
+    capabilities.MaxCqCount = count(attr.max_cq);
+    capabilities.MaxMrCount = count(attr.max_mr);
+    capabilities.MaxPdCount = count(attr.max_pd);
+    capabilities.MaxMwCount = memory_windows ? count(attr.max_mw) : 0;
+    capabilities.MaxSrqCount = count(attr.max_srq); // 0: no SRQ, as MaxSrqDepth says
+    // The read limits are per QP (max_qp_rd_atom, in NDK_ADAPTER_INFO); none adapter-wide.
+    capabilities.MaxInboundReadLimit = 0;
+    capabilities.MaxOutboundReadLimit = 0;
+    // The octets and frames are the device's, which the miniport does not count (verbs_oid.cpp).
+    capabilities.MissingCounterMask = NDIS_NDK_PERFORMANCE_COUNTER_MASK(RDMAInOctets) |
+                                      NDIS_NDK_PERFORMANCE_COUNTER_MASK(RDMAOutOctets) |
+                                      NDIS_NDK_PERFORMANCE_COUNTER_MASK(RDMAInFrames) |
+                                      NDIS_NDK_PERFORMANCE_COUNTER_MASK(RDMAOutFrames);
+}
+
 } // namespace ndk::verbs

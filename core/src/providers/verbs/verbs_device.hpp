@@ -1,5 +1,5 @@
 // The RDMA device behind a verbs miniport: which one (by name or by an IP address it owns),
-// its addresses, and the NDK_ADAPTER_INFO its limits give.
+// its addresses, and the NDK_ADAPTER_INFO and NDIS_NDK_CAPABILITIES its limits give.
 #pragma once
 
 #include "ndk/ndkpi.h"
@@ -23,6 +23,10 @@ struct Device {
 
     // The adapter information for a negotiated version (digest 2.1).
     NDK_ADAPTER_INFO info(NDK_VERSION version) const;
+    // The counts of NDIS_NDK_CAPABILITIES (digest 3.7) from ibv_query_device: max_qp, max_cq,
+    // max_mr, max_pd, max_srq, and max_mw where windows exist (0 otherwise); the header is
+    // the caller's.
+    void ndk_capabilities(NDIS_NDK_CAPABILITIES &capabilities) const;
     std::string address_text() const; // "a,b" as the `address` knob reads
 };
 

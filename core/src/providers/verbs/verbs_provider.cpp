@@ -104,9 +104,16 @@ NTSTATUS control_miniport(Miniport &miniport, const char *key, const char *value
     return STATUS_SUCCESS;
 }
 
-constexpr NDK_HARNESS_PROVIDER kVerbsProvider = kit::make_provider<Miniport, oid_request>(
-    "verbs", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter, create_miniport,
-    destroy_miniport, kit::control_entry<Miniport, control_miniport>);
+NDIS_STATUS ndk_capabilities(Miniport &miniport, NDIS_NDK_CAPABILITIES &capabilities)
+{
+    miniport.device.ndk_capabilities(capabilities);
+    return NDIS_STATUS_SUCCESS;
+}
+
+constexpr NDK_HARNESS_PROVIDER kVerbsProvider =
+    kit::make_provider<Miniport, oid_request, ndk_capabilities>(
+        "verbs", kit::open_adapter_entry<Miniport, open_adapter>, close_adapter,
+        create_miniport, destroy_miniport, kit::control_entry<Miniport, control_miniport>);
 
 } // namespace
 } // namespace ndk::verbs
