@@ -5,11 +5,9 @@ from __future__ import annotations
 import pytest
 
 import ndk
-from ndk import Status
 from ndk.testing import OpenAdapter
 
-from ndk.scenario import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_closed,
-                          expect_create_failed, expect_created)
+from ndk.scenario import (CREATE_MODES, TIMEOUT, expect_closed, expect_created)
 
 
 @pytest.mark.rule("CONNECTOR-CREATE")
@@ -21,17 +19,6 @@ def test_create_connector(open_adapter: OpenAdapter, mode: str) -> None:
     adapter = open_adapter(create_mode=mode)
     connector = expect_created(adapter.create_connector(), mode)
     assert connector.object_type == ndk.ObjectType.CONNECTOR
-
-
-@pytest.mark.rule("CONNECTOR-CREATE-RESOURCES")
-@pytest.mark.digest("1.1")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_connector_insufficient_resources(adapter: ndk.Adapter, how: str) -> None:
-    """digest 1.1: NdkCreateConnector fails with INSUFFICIENT_RESOURCES inline or
-    asynchronously; no connector; the next create succeeds."""
-    adapter.knobs.fail("NdkCreateConnector", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_create_failed(adapter.create_connector(), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(adapter.create_connector(), "i/a")
 
 
 @pytest.mark.rule("CONNECTOR-CLOSE-IDLE")

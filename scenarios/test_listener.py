@@ -9,9 +9,8 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from ndk.scenario import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, UNOWNED, TIMEOUT, V4, V4_OTHER,
-                          V6, expect_closed, expect_create_failed, expect_created, expect_request,
-                          listening)
+from ndk.scenario import (CREATE_MODES, EPHEMERAL, UNOWNED, TIMEOUT, V4, V4_OTHER, V6,
+                          expect_closed, expect_created, expect_request, listening)
 
 ADDRESSES = f"{V4},{V6}"
 
@@ -35,17 +34,6 @@ def test_create_listener(open_adapter: OpenAdapter, mode: str) -> None:
     adapter = open_adapter(create_mode=mode)
     listener = expect_created(adapter.create_listener(), mode)
     assert listener.object_type == ndk.ObjectType.LISTENER
-
-
-@pytest.mark.rule("LISTENER-CREATE-RESOURCES")
-@pytest.mark.digest("1.1")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_listener_insufficient_resources(adapter: ndk.Adapter, how: str) -> None:
-    """digest 1.1: NdkCreateListener fails with INSUFFICIENT_RESOURCES inline or
-    asynchronously; no listener; the next create succeeds."""
-    adapter.knobs.fail("NdkCreateListener", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_create_failed(adapter.create_listener(), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(adapter.create_listener(), "i/a")
 
 
 @pytest.mark.rule("LISTENER-LISTEN")
@@ -210,20 +198,6 @@ def test_local_address_before_listen(addressed: ndk.Adapter) -> None:
     with pytest.raises(ndk.NdkError) as failure:
         listener.get_local_address()
     assert failure.value.status == Status.INVALID_DEVICE_STATE
-
-
-@pytest.mark.rule("LISTENER-LISTEN-RESOURCES")
-@pytest.mark.digest("1.9")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_listen_insufficient_resources(addressed: ndk.Adapter, how: str) -> None:
-    """digest 1.9: NdkListen fails with INSUFFICIENT_RESOURCES inline or asynchronously. A
-    failed listen leaves the port free: another listener can listen on it.  (What
-    NdkGetLocalAddress then answers is LISTENER-ADDRESS-BEFORE-LISTEN's.)"""
-    listener = new_listener(addressed)
-    addressed.knobs.fail("NdkListen", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_request(listener.listen((V4, 6011)), how, Status.INSUFFICIENT_RESOURCES)
-    other = new_listener(addressed)
-    expect_request(other.listen((V4, 6011)), "i/a")
 
 
 @pytest.mark.rule("LISTENER-LISTEN-ASYNC-FAILURES")

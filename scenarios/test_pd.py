@@ -9,8 +9,8 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from ndk.scenario import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_closed,
-                          expect_create_failed, expect_created)
+from ndk.scenario import (CREATE_MODES, TIMEOUT, expect_closed, expect_created)
+from ndk.scenario.counts import expect_count_enforced, reported_count
 
 
 @pytest.mark.rule("PD-CREATE")
@@ -26,14 +26,15 @@ def test_create_pd(open_adapter: OpenAdapter, mode: str) -> None:
 
 
 @pytest.mark.rule("PD-CREATE-RESOURCES")
-@pytest.mark.digest("1.1")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_pd_insufficient_resources(adapter: ndk.Adapter, how: str) -> None:
-    """digest 1.1: NdkCreatePd fails with INSUFFICIENT_RESOURCES inline or asynchronously
-    (i/a): no PD is returned; the next create succeeds."""
-    adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(adapter.create_pd(), "i/a")
+@pytest.mark.digest("3.7")
+@pytest.mark.reference("CAPS")
+def test_create_pd_beyond_max_pd_count(open_adapter: OpenAdapter) -> None:
+    """digest 3.7 (NDIS_NDK_CAPABILITIES MaxPdCount: the PDs the miniport holds) and 1.1
+    (NdkCreatePd: INSUFFICIENT_RESOURCES, i/a). docs/semantics.md CAPS (a reference choice):
+    MaxPdCount creates succeed (stated); the next fails and gives no object (stated), with
+    INSUFFICIENT_RESOURCES; after a close, a create succeeds again."""
+    adapter = open_adapter()
+    expect_count_enforced(reported_count(adapter, "max_pd_count"), adapter.create_pd)
 
 
 @pytest.mark.rule("PD-PRIVILEGED-TOKEN")

@@ -9,8 +9,9 @@ import ndk
 from ndk import CqNotify, OpType, Status
 from ndk.testing import OpenAdapter, requires
 
-from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, drain, expect_closed,
-                          expect_create_failed, expect_created, post_receives, shrink_limits)
+from ndk.scenario import (CREATE_MODES, quiet_period, TIMEOUT, drain, expect_create_failed,
+                          expect_created, post_receives, shrink_limits)
+from ndk.scenario.counts import expect_count_enforced, reported_count
 from ndk.scenario.stated import stated
 
 # the five CreateQp sizes and the NDK_ADAPTER_INFO limit each is checked against (digest 1.2)
@@ -182,31 +183,37 @@ def test_create_qp_with_srq_of_other_pd(open_adapter: OpenAdapter) -> None:
 
 
 @pytest.mark.rule("QP-CREATE-RESOURCES")
-@pytest.mark.digest("1.2")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_qp_insufficient_resources(adapter: ndk.Adapter, pd: ndk.Pd, cq: ndk.Cq, how: str) -> None:
-    """digest 1.2: NdkCreateQp fails with INSUFFICIENT_RESOURCES inline or asynchronously;
-    no QP (the CQ closes at once, nothing holds it); the next create succeeds."""
-    adapter.knobs.fail("NdkCreateQp", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_create_failed(pd.create_qp(cq, cq), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(pd.create_qp(cq, cq), "i/a")
+@pytest.mark.digest("3.7")
+@pytest.mark.reference("CAPS")
+def test_create_qp_beyond_max_qp_count(open_adapter: OpenAdapter) -> None:
+    """digest 3.7 (NDIS_NDK_CAPABILITIES MaxQpCount: the QPs the miniport holds) and 1.2
+    (NdkCreateQp: INSUFFICIENT_RESOURCES, i/a). docs/semantics.md CAPS (a reference choice):
+    MaxQpCount creates succeed (stated); the next fails and gives no object (stated), with
+    INSUFFICIENT_RESOURCES; after a close, a create succeeds again."""
+    adapter = open_adapter()
+    count = reported_count(adapter, "max_qp_count")
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(2).get(timeout=TIMEOUT)
+    expect_count_enforced(count, lambda: pd.create_qp(cq, cq, receive_queue_depth=1,
+                                                      initiator_queue_depth=1))
 
 
 @pytest.mark.rule("QP-CREATE-WITH-SRQ-RESOURCES")
-@pytest.mark.digest("1.2")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_qp_with_srq_insufficient_resources(open_adapter: OpenAdapter, how: str) -> None:
-    """digest 1.2: NdkCreateQpWithSrq fails with INSUFFICIENT_RESOURCES inline or
-    asynchronously; nothing holds the SRQ afterwards (its close succeeds: inline, or pending
-    with its one completion, which a close the SRQ still held would never get)."""
+@pytest.mark.digest("3.7")
+@pytest.mark.reference("CAPS")
+def test_create_qp_with_srq_beyond_max_qp_count(open_adapter: OpenAdapter) -> None:
+    """digest 3.7 (NDIS_NDK_CAPABILITIES MaxQpCount: the QPs the miniport holds) and 1.2
+    (NdkCreateQpWithSrq: INSUFFICIENT_RESOURCES, i/a). docs/semantics.md CAPS (a reference
+    choice): MaxQpCount creates succeed (stated); the next fails and gives no object (stated),
+    with INSUFFICIENT_RESOURCES; after a close, a create succeeds again."""
     adapter = open_adapter()
     requires(adapter, max_srq_depth=1)
+    count = reported_count(adapter, "max_qp_count")
     pd = adapter.create_pd().get(timeout=TIMEOUT)
-    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
-    srq = pd.create_srq(4).get(timeout=TIMEOUT)
-    adapter.knobs.fail("NdkCreateQpWithSrq", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_create_failed(pd.create_qp_with_srq(cq, cq, srq), Status.INSUFFICIENT_RESOURCES, how)
-    expect_closed(srq.close())
+    cq = adapter.create_cq(2).get(timeout=TIMEOUT)
+    srq = pd.create_srq(1).get(timeout=TIMEOUT)
+    expect_count_enforced(count, lambda: pd.create_qp_with_srq(cq, cq, srq,
+                                                               initiator_queue_depth=1))
 
 
 # --- posting -----------------------------------------------------------------------------

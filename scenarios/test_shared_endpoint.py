@@ -9,8 +9,8 @@ import ndk
 from ndk import Status
 from ndk.testing import OpenAdapter
 
-from ndk.scenario import (CREATE_MODES, EPHEMERAL, FAILURE_MODES, UNOWNED, TIMEOUT, V4, V4_OTHER,
-                          V6, expect_closed, expect_create_failed, expect_created, listening)
+from ndk.scenario import (CREATE_MODES, EPHEMERAL, UNOWNED, TIMEOUT, V4, V4_OTHER, V6,
+                          expect_closed, expect_create_failed, expect_created, listening)
 
 ADDRESSES = f"{V4},{V6}"
 
@@ -33,18 +33,6 @@ def test_create_shared_endpoint(open_adapter: OpenAdapter, mode: str, host: str)
     endpoint = expect_created(adapter.create_shared_endpoint((host, 7000)), mode)
     assert endpoint.object_type == ndk.ObjectType.SHARED_ENDPOINT
     assert endpoint.get_local_address() == (host, 7000)
-
-
-@pytest.mark.rule("SE-CREATE-RESOURCES")
-@pytest.mark.digest("1.1")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_shared_endpoint_insufficient_resources(addressed: ndk.Adapter, how: str) -> None:
-    """digest 1.1: INSUFFICIENT_RESOURCES inline or asynchronously; no endpoint, and its
-    port is not held: the next create on the same port succeeds."""
-    addressed.knobs.fail("NdkCreateSharedEndpoint", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_create_failed(addressed.create_shared_endpoint((V4, 7001)),
-                         Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(addressed.create_shared_endpoint((V4, 7001)), "i/a")
 
 
 @pytest.mark.rule("SE-CREATE-INVALID-ADDRESS")

@@ -10,6 +10,7 @@ from ndk.testing import OpenAdapter, requires
 
 from ndk.scenario import (CREATE_MODES, FAILURE_MODES, quiet_period, TIMEOUT, expect_create_failed,
                           expect_created, expect_request, post_receives, shrink_limits)
+from ndk.scenario.counts import expect_count_enforced, reported_count
 from ndk.scenario.stated import stated
 
 
@@ -129,14 +130,18 @@ def test_create_srq_when_unsupported(open_adapter: OpenAdapter) -> None:
 
 
 @pytest.mark.rule("SRQ-CREATE-RESOURCES")
-@pytest.mark.digest("1.2")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_create_srq_insufficient_resources(srq_adapter: ndk.Adapter, srq_pd: ndk.Pd, how: str) -> None:
-    """digest 1.2: NdkCreateSrq fails with INSUFFICIENT_RESOURCES inline or asynchronously;
-    no SRQ; the next create succeeds."""
-    srq_adapter.knobs.fail("NdkCreateSrq", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_create_failed(srq_pd.create_srq(8), Status.INSUFFICIENT_RESOURCES, how)
-    expect_created(srq_pd.create_srq(8), "i/a")
+@pytest.mark.digest("3.7")
+@pytest.mark.reference("CAPS")
+def test_create_srq_beyond_max_srq_count(open_adapter: OpenAdapter) -> None:
+    """digest 3.7 (NDIS_NDK_CAPABILITIES MaxSrqCount: the SRQs the miniport holds) and 1.2
+    (NdkCreateSrq: INSUFFICIENT_RESOURCES, i/a). docs/semantics.md CAPS (a reference choice):
+    MaxSrqCount creates succeed (stated); the next fails and gives no object (stated), with
+    INSUFFICIENT_RESOURCES; after a close, a create succeeds again."""
+    adapter = open_adapter()
+    requires(adapter, max_srq_depth=1)
+    count = reported_count(adapter, "max_srq_count")
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    expect_count_enforced(count, lambda: pd.create_srq(1))
 
 
 # --- receive -----------------------------------------------------------------------------

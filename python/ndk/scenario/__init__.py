@@ -10,6 +10,8 @@ runs from any folder (public ``ndk`` API only).
   ``adapters`` fixtures of the connection scenarios;
 * ``ndk.scenario.completion``: connected pairs with registered buffers, posts and waits;
 * ``ndk.scenario.work_requests``: registered regions, fast registration, result checks;
+* ``ndk.scenario.counts``: the object counts a miniport reports (NDIS_NDK_CAPABILITIES) and
+  the check that a create beyond one fails;
 * ``ndk.scenario.stated``: ``stated``, what NDK states inside a reference-choice scenario (a
   failure there is a failure, not a difference).
 

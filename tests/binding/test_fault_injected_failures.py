@@ -1,0 +1,98 @@
+"""Failures the fault layer injects (``adapter.knobs.fail``, docs/knobs.md) as the binding
+reports them: INSUFFICIENT_RESOURCES, inline or asynchronously, for every create and request
+that documents it (digest 1.1 - 1.4, 1.9), with no object and no effect, and the next call
+reaching the provider and succeeding.
+
+These were the scenarios of the ``*-RESOURCES`` rules.  An injected failure never reaches the
+provider (core/src/layers/fault/fault_forward.hpp returns it in the provider's place), so they
+passed for every provider and judged none: what they check is the fault layer and the binding,
+which is this suite's.  The scenarios of the same rules now judge the provider by the counts
+it reports (NDIS_NDK_CAPABILITIES, ndk.scenario.counts; docs/semantics.md CAPS)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import ndk
+from ndk import Status
+# ndk.testing first: it registers ndk.scenario for pytest's assertion rewriting, which must
+# come before ndk.scenario is imported.
+from ndk.testing import new_buffer
+from ndk.scenario import TIMEOUT, V4, expect_create_failed, expect_created, expect_request
+
+HOW = ["inline", "async"]
+
+
+def _parents(adapter: ndk.Adapter) -> dict[str, Any]:
+    pd = adapter.create_pd().get(timeout=TIMEOUT)
+    cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+    return {"pd": pd, "cq": cq, "srq": pd.create_srq(4).get(timeout=TIMEOUT)}
+
+
+# Function name -> one call of it, given the adapter and its parents.
+CREATES: dict[str, Callable[[ndk.Adapter, dict[str, Any]], ndk.Call[Any]]] = {
+    "NdkCreatePd": lambda a, p: a.create_pd(),
+    "NdkCreateCq": lambda a, p: a.create_cq(4),
+    "NdkCreateConnector": lambda a, p: a.create_connector(),
+    "NdkCreateListener": lambda a, p: a.create_listener(),
+    "NdkCreateSharedEndpoint": lambda a, p: a.create_shared_endpoint((V4, 7001)),
+    "NdkCreateMr": lambda a, p: p["pd"].create_mr(),
+    "NdkCreateMw": lambda a, p: p["pd"].create_mw(),
+    "NdkCreateSrq": lambda a, p: p["pd"].create_srq(8),
+    "NdkCreateQp": lambda a, p: p["pd"].create_qp(p["cq"], p["cq"]),
+    "NdkCreateQpWithSrq": lambda a, p: p["pd"].create_qp_with_srq(p["cq"], p["cq"], p["srq"]),
+}
+
+
+@pytest.mark.parametrize("how", HOW)
+@pytest.mark.parametrize("function", sorted(CREATES))
+def test_injected_create_failure(function: str, how: str) -> None:
+    with ndk.open_adapter("soft", address=V4) as adapter:
+        parents = _parents(adapter)
+        adapter.knobs.fail(function, Status.INSUFFICIENT_RESOURCES, mode=how)
+        expect_create_failed(CREATES[function](adapter, parents), Status.INSUFFICIENT_RESOURCES,
+                             how)
+        expect_created(CREATES[function](adapter, parents), "i/a")
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_injected_listen_failure_leaves_the_port_free(how: str) -> None:
+    with ndk.open_adapter("soft", address=V4) as adapter:
+        listener = adapter.create_listener().get(timeout=TIMEOUT)
+        adapter.knobs.fail("NdkListen", Status.INSUFFICIENT_RESOURCES, mode=how)
+        expect_request(listener.listen((V4, 6011)), how, Status.INSUFFICIENT_RESOURCES)
+        other = adapter.create_listener().get(timeout=TIMEOUT)
+        expect_request(other.listen((V4, 6011)), "i/a")
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_injected_register_failure_leaves_the_mr_unregistered(how: str) -> None:
+    with ndk.open_adapter("soft") as adapter:
+        mr = adapter.create_pd().get(timeout=TIMEOUT).create_mr().get(timeout=TIMEOUT)
+        buffer = new_buffer(adapter, 4096)
+        adapter.knobs.fail("NdkRegisterMr", Status.INSUFFICIENT_RESOURCES, mode=how)
+        expect_request(mr.register(buffer), how, Status.INSUFFICIENT_RESOURCES)
+        assert mr.length == 0
+        expect_request(mr.register(buffer), "i/a")
+        assert mr.length == 4096
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_injected_resize_failure_leaves_the_cq_usable(how: str) -> None:
+    with ndk.open_adapter("soft") as adapter:
+        cq = adapter.create_cq(4).get(timeout=TIMEOUT)
+        adapter.knobs.fail("NdkResizeCq", Status.INSUFFICIENT_RESOURCES, mode=how)
+        expect_request(cq.resize_cq(8), how, Status.INSUFFICIENT_RESOURCES)
+        expect_request(cq.resize_cq(8), "i/a")
+
+
+def test_injected_moderation_failure_is_inline() -> None:
+    """NdkControlCqInterruptModeration has no completion: the failure is inline."""
+    with ndk.open_adapter("soft") as adapter:
+        cq = adapter.create_cq(8).get(timeout=TIMEOUT)
+        adapter.knobs.fail("NdkControlCqInterruptModeration", Status.INSUFFICIENT_RESOURCES)
+        assert cq.control_cq_interrupt_moderation(10, 2) == Status.INSUFFICIENT_RESOURCES
+        assert cq.control_cq_interrupt_moderation(10, 2) == Status.SUCCESS
