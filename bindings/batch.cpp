@@ -55,13 +55,26 @@ pyb::object numpy_dtype(const char *which)
     return np.attr("dtype")(fields);
 }
 
+namespace {
+
+bool numpy_installed()
+{
+    return !pyb::module_::import("importlib.util").attr("find_spec")("numpy").is_none();
+}
+
+} // namespace
+
 pyb::object new_array(const char *which, size_t n)
 {
     try {
         pyb::module_ np = pyb::module_::import("numpy");
         return np.attr("zeros")(n, numpy_dtype(which));
     } catch (const pyb::error_already_set &e) {
-        if (!e.matches(PyExc_ImportError))
+        // Bytes stand in only for a numpy that is not installed.  An installed one that fails
+        // to import is the caller's to see: a Ctrl-C during numpy's first import comes out of
+        // it as ImportError ("numpy.core.multiarray failed to import", the KeyboardInterrupt
+        // printed and gone), and going on with bytes would leave a later wait deaf to it.
+        if (!e.matches(PyExc_ImportError) || numpy_installed())
             throw;
         return pyb::bytearray(std::string(n * 40, '\0'));
     }

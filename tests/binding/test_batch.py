@@ -5,6 +5,9 @@ bench/, never asserted here.
 """
 
 import struct
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -38,6 +41,44 @@ def test_layouts_are_40_byte_records():
     assert ndk.Cq.result_dtype().names[:4] == ("status", "bytes_transferred", "qp_context",
                                                "request_context")
     assert isinstance(ndk.Cq.result_array(3), np.ndarray) and len(ndk.Cq.result_array(3)) == 3
+
+
+# A finder that says numpy is there and fails to load it, as numpy's own import does when a
+# Ctrl-C lands in it (it prints the KeyboardInterrupt and raises ImportError).
+_BROKEN_NUMPY = """
+    import importlib.abc, importlib.machinery, sys
+    class Broken(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path=None, target=None):
+            return importlib.machinery.ModuleSpec(name, self) if name == "numpy" else None
+        def create_module(self, spec):
+            return None
+        def exec_module(self, module):
+            raise ImportError("numpy.core.multiarray failed to import")
+    sys.modules.pop("numpy", None)
+    sys.meta_path.insert(0, Broken())
+"""
+
+
+@pytest.mark.parametrize("numpy, expected", [
+    ("sys.modules['numpy'] = None", "bytearray 160"),  # not installed: bytes stand in
+    (_BROKEN_NUMPY, "ImportError numpy.core.multiarray failed to import"),  # installed, failing
+])
+def test_result_array_stands_in_bytes_only_for_a_numpy_not_installed(numpy, expected):
+    """An installed numpy that fails to import is raised, never replaced by bytes: a wait given
+    the bytes would not hear the Ctrl-C that numpy's import swallowed (batch.cpp, new_array)."""
+    code = "import sys\n" + textwrap.dedent(numpy) + textwrap.dedent("""
+        import ndk
+        try:
+            array = ndk.Cq.result_array(4)
+        except ImportError as error:
+            print("ImportError", error)
+        else:
+            print(type(array).__name__, len(array))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected
 
 
 def test_receives_and_sends_from_numpy_arrays_into_a_numpy_result_array(pair):
