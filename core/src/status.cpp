@@ -1,7 +1,5 @@
 #include "ndk/status.hpp"
 
-#include "ndk/call.hpp"
-
 #include <charconv>
 #include <cstdio>
 
@@ -120,9 +118,6 @@ std::optional<NTSTATUS> parse_status(std::string_view text)
     return static_cast<NTSTATUS>(value);
 }
 
-// ndk::Error (ndk/call.hpp) is defined here, beside describe_status, so that every library
-// that throws it (the registry, the layers, the consumer API) finds it in the kit, which they
-// all link last.
 Error::Error(NTSTATUS status, const std::string &context)
     : std::runtime_error(context.empty() ? describe_status(status)
                                          : context + ": " + describe_status(status)),

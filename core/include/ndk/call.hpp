@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ndk/ndkpi.h"
+#include "ndk/status.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -19,16 +20,6 @@
 namespace ndk {
 
 class Adapter;
-
-// An NDK call failed; status() is the NTSTATUS.
-class Error : public std::runtime_error {
-public:
-    explicit Error(NTSTATUS status, const std::string &context = {});
-    NTSTATUS status() const { return status_; }
-
-private:
-    NTSTATUS status_;
-};
 
 // A provider refused a knob: it has no knobs, or not this one.
 class KnobError : public Error {
