@@ -142,6 +142,15 @@ void bind_constants(pyb::module_ &m)
         },
         "Name/value tables of the NDK enumerations and flags.");
     m.def("providers", &ndk::Provider::available, "Providers that can be opened by name here.");
+    m.def(
+        "run_scoped_knobs",
+        [](const std::string &provider, const std::string &options) {
+            return ndk::Provider::load(provider)->run_scoped_knobs(options);
+        },
+        pybind11::arg("provider"), pybind11::arg("options"),
+        "The knobs a run sets to a name of its own for an adapter of `provider` with `options` "
+        "(\"key=value\" lines), as the provider declares them: shm_fabric for soft with "
+        "transport=shm when the options name none.");
 }
 
 } // namespace ndk::py

@@ -19,6 +19,7 @@ lists what it checks.
 import typing as _typing
 from typing import Any as _Any
 from typing import Callable as _Callable
+from typing import Mapping as _Mapping
 from typing import Optional as _Optional
 
 from . import _knobs
@@ -76,6 +77,15 @@ _open_hooks: list[_Callable[["Adapter"], None]] = []
 def providers() -> list[str]:
     """Names of the providers that can be opened here (others load by .so path)."""
     return list(_compiled().providers())
+
+
+def _run_scoped_knobs(provider: str, options: _Mapping[str, object]) -> list[str]:
+    """The knobs a run sets to a name of its own for an adapter of ``provider`` with
+    ``options``, as the provider declares them (the soft provider: shm_fabric with
+    transport=shm, or soft:shm, when the options name none).  NdkError when the provider does
+    not load."""
+    text = "".join(f"{key}={value}\n" for key, value in options.items())
+    return list(_compiled().run_scoped_knobs(provider, text))
 
 
 def rules() -> list["Rule"]:

@@ -82,6 +82,9 @@ def open_problem(provider: str, options: Mapping[str, Any] | None = None) -> str
     except ImportError as exc:
         return (f"cannot import the ndk extension ({exc}): reinstall ndk-harness for this "
                 "Python, or set PYTHONPATH to a build's python/ folder")
+    from ._pairs import with_run_knobs
+
+    options = with_run_knobs(provider, options)
     try:
         ndk.open_adapter(provider, validate=False, **options).close()
     except ndk.KnobsNotSupported as exc:

@@ -96,19 +96,25 @@ def peer_spec(config: pytest.Config) -> PeerSpec:
 
 
 def run_options(config: pytest.Config) -> dict[str, str]:
-    """The ``--ndk-option`` knobs, for every adapter the fixtures open.  With transport=shm and
-    no shm_fabric, the fabric of this test process (docs/transport.md, "Addresses and
-    fabrics"): the scenarios' fixed addresses are claimed host-wide within a fabric, so two
-    xdist workers, or two runs, must not share one; a peer the process starts gets the same
-    options, so it joins the same fabric."""
-    return _with_fabric(parse_options(config.getoption(OPTIONS_DEST, default=None),
-                                      "--ndk-option"))
+    """The ``--ndk-option`` knobs, for every adapter the fixtures open (each provider's
+    run-scoped knobs added at open: :func:`with_run_knobs`)."""
+    return parse_options(config.getoption(OPTIONS_DEST, default=None), "--ndk-option")
 
 
-def _with_fabric(options: dict[str, str]) -> dict[str, str]:
-    if options.get("transport") == "shm" and "shm_fabric" not in options:
-        options["shm_fabric"] = f"run-{os.getpid()}"
-    return options
+def with_run_knobs(provider: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` and the knobs ``provider`` declares a run sets to a name of its own, named
+    for this test process (the soft provider's shm_fabric with transport=shm: the scenarios'
+    fixed addresses are claimed host-wide within a fabric, so two xdist workers, or two runs,
+    must not share one; docs/transport.md, "Addresses and fabrics").  A peer the process
+    starts gets the same options, so it joins the same fabric.  A provider that does not load
+    gets none: its open says why."""
+    import ndk
+
+    try:
+        needed = ndk._run_scoped_knobs(provider, options)
+    except ndk.NdkError:
+        return dict(options)
+    return {**options, **{knob: f"run-{os.getpid()}" for knob in needed}}
 
 
 def _reaching(provider: str, options: dict[str, str], spec: PeerSpec) -> dict[str, str]:
@@ -118,8 +124,8 @@ def _reaching(provider: str, options: dict[str, str], spec: PeerSpec) -> dict[st
     transport = picked_transport(provider, options, spec)
     if transport is None:
         return {}
-    return {key: value for key, value in _with_fabric({**options, "transport": transport}).items()
-            if key not in options}
+    picked = with_run_knobs(provider, {**options, "transport": transport})
+    return {key: value for key, value in picked.items() if key not in options}
 
 
 def peer_provider(config: pytest.Config, provider: str) -> str:
@@ -324,8 +330,9 @@ def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callabl
     options, server_options = run_options(config), peer_options(config, provider)
     # A peer the default transport cannot reach gets one that can (soft, popen: shm).
     client_picked = _reaching(provider, options, spec)
-    options = {**options, **client_picked}
-    server_options = {**server_options, **_reaching(server_provider, server_options, spec)}
+    options = with_run_knobs(provider, {**options, **client_picked})
+    server_options = with_run_knobs(server_provider, {
+        **server_options, **_reaching(server_provider, server_options, spec)})
     # Noted first: a pair skipped as unreachable is reported with the place it could not reach.
     request.node.user_properties.append((PEER_PROPERTY, str(spec)))
     reason = unreachable(provider, options, server_provider, server_options, spec)

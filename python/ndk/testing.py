@@ -563,7 +563,7 @@ class _Opener:
     def open(self, provider: str, **knobs: Any) -> Any:
         import ndk
 
-        knobs = {**self.options, **knobs}
+        knobs = _pairs.with_run_knobs(provider, {**self.options, **knobs})
         validate = knobs.get("validate")
         if not (ndk.validate_default() if validate is None else validate):
             # The layer's own options mean nothing without it (--ndk-no-validate).

@@ -3,6 +3,8 @@ providers' errors: tests/binding/test_environment_errors.py)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ndk import _environment
@@ -77,4 +79,6 @@ def test_the_runner_reads_the_plugins_options_from_the_pytest_arguments(opens):
     assert _environment.args_problem(["soft"], ["-x", "--ndk-option", "transport=shm",
                                                 "--ndk-pair-addresses", "10.0.0.1,10.0.0.2",
                                                 "--ndk-peer", "popen"]) is None
-    assert calls == [("soft", {"transport": "shm", "address": "10.0.0.1"})]
+    # opened as the run opens it: in the run's own shm fabric, which soft declares it needs
+    assert calls == [("soft", {"transport": "shm", "address": "10.0.0.1",
+                               "shm_fabric": f"run-{os.getpid()}"})]

@@ -16,19 +16,31 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(FaultLayerEntry, NeedsTheProviderItWraps)
+// The layer stacks itself over the Provider object it is handed, and carries its name; its
+// entry alone has no provider beneath it, and its CreateMiniport says so.
+TEST(FaultLayerEntry, StacksOverTheProviderItIsHanded)
 {
-    const NDK_HARNESS_PROVIDER *layer = ndk_fault_layer();
-    ASSERT_NE(layer, nullptr);
-    EXPECT_STREQ(layer->Name, "fault");
+    auto wrapped = ndk::fault::wrap(ndk::Provider::load("soft:tcp"));
+    EXPECT_EQ(wrapped->name(), "soft:tcp");
+    const NDK_HARNESS_PROVIDER &layer = wrapped->entry();
+    EXPECT_STREQ(layer.Name, "fault");
     char error[256] = {};
     NDIS_HANDLE miniport = nullptr;
-    EXPECT_STATUS(STATUS_INVALID_PARAMETER, layer->CreateMiniport(nullptr, error, sizeof error, &miniport));
-    EXPECT_NE(std::string(error).find("fault_provider"), std::string::npos) << error;
-    EXPECT_STATUS(STATUS_NOT_SUPPORTED,
-                  layer->CreateMiniport("fault_provider=/nonexistent/libndk_provider.so\n", error,
-                                        sizeof error, &miniport));
+    EXPECT_STATUS(STATUS_INVALID_PARAMETER, layer.CreateMiniport(nullptr, error, sizeof error, &miniport));
+    EXPECT_NE(std::string(error).find("ndk::fault::wrap"), std::string::npos) << error;
     EXPECT_EQ(miniport, nullptr);
+
+    // transport=tcp needs an address of this host
+    ASSERT_STATUS(NDIS_STATUS_SUCCESS, wrapped->create_miniport("seed=7\naddress=127.0.0.1\n", error,
+                                                                sizeof error, &miniport))
+        << error;
+    char reply[64] = {};
+    ASSERT_STATUS(STATUS_SUCCESS, layer.ControlMiniport(miniport, "seed", nullptr, reply, sizeof reply));
+    EXPECT_STREQ(reply, "7"); // the layer's knob
+    ASSERT_STATUS(STATUS_SUCCESS,
+                  layer.ControlMiniport(miniport, "transport", nullptr, reply, sizeof reply));
+    EXPECT_STREQ(reply, "tcp"); // the provider's, with soft:tcp's option beneath the layer
+    layer.DestroyMiniport(miniport);
 }
 
 // Objects opened here go through the layer acting its own knobs.

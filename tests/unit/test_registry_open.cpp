@@ -239,37 +239,57 @@ TEST(ObjectHeaders, EveryObjectCarriesTheReportedVersionAndItsType)
     }
 }
 
-// The validation layer's C entry wraps whatever validate_provider= names, here the soft
-// provider loaded from its .so, with nothing in the registry knowing of it (issue: the layer as
-// its own target).  Without the option, or naming nothing loadable, CreateMiniport fails with
-// the status and a text saying why.
-TEST(ValidationLayerEntry, WrapsTheProviderItsOptionsName)
+// The validation layer stacks itself over the Provider object it is handed, here the soft
+// provider loaded from its .so, with nothing in the registry knowing of the layer.  The
+// layer's entry alone has no provider beneath it: its CreateMiniport says so.
+TEST(ValidationLayer, WrapsTheProviderItIsHanded)
 {
-    const NDK_HARNESS_PROVIDER *layer = ndk_validation_layer();
-    ASSERT_NE(layer, nullptr);
-    EXPECT_STREQ(layer->Name, "validate");
+    auto wrapped = ndk::validate::wrap(ndk::Provider::load(NDK_SOFT_PROVIDER_LIBRARY));
+    EXPECT_EQ(wrapped->name(), NDK_SOFT_PROVIDER_LIBRARY);
+    const NDK_HARNESS_PROVIDER &layer = wrapped->entry();
+    EXPECT_STREQ(layer.Name, "validate");
     char error[256] = {};
     NDIS_HANDLE miniport = nullptr;
     EXPECT_STATUS(STATUS_INVALID_PARAMETER,
-                  layer->CreateMiniport("max_cq_depth=100\n", error, sizeof error, &miniport));
-    EXPECT_NE(std::string(error).find("validate_provider"), std::string::npos) << error;
-    EXPECT_STATUS(STATUS_NOT_SUPPORTED,
-                  layer->CreateMiniport("validate_provider=/nonexistent/libndk_provider.so\n",
-                                        error, sizeof error, &miniport));
+                  layer.CreateMiniport("max_cq_depth=100\n", error, sizeof error, &miniport));
+    EXPECT_NE(std::string(error).find("ndk::validate::wrap"), std::string::npos) << error;
     EXPECT_EQ(miniport, nullptr);
 
-    ndk::Provider wrapped(layer, nullptr, "soft over the layer",
-                          std::string("validate_provider=") + NDK_SOFT_PROVIDER_LIBRARY + "\n");
     ASSERT_STATUS(NDIS_STATUS_SUCCESS,
-                  wrapped.create_miniport("max_cq_depth=100\n", error, sizeof error, &miniport));
+                  wrapped->create_miniport("max_cq_depth=100\n", error, sizeof error, &miniport));
     ASSERT_NE(miniport, nullptr);
-    ASSERT_NE(ndk::validate::session_of(wrapped, miniport), nullptr);
+    ASSERT_NE(ndk::validate::session_of(*wrapped, miniport), nullptr);
     // The soft provider's own knob reached it through the layer, and reads back through it.
     char reply[64] = {};
     ASSERT_STATUS(STATUS_SUCCESS,
-                  layer->ControlMiniport(miniport, "max_cq_depth", nullptr, reply, sizeof reply));
+                  layer.ControlMiniport(miniport, "max_cq_depth", nullptr, reply, sizeof reply));
     EXPECT_STREQ(reply, "100");
-    layer->DestroyMiniport(miniport);
+    layer.DestroyMiniport(miniport);
+}
+
+// "NAME:QUALIFIER" is what the provider declares it to mean (its BuiltinProvider): soft:tcp is
+// soft with transport=tcp; loop takes no qualifier.  A run's own shm fabric is the soft
+// provider's need with transport=shm, however the run spells the transport.
+TEST(Registry, QualifiersAndRunScopedKnobsAreTheProvidersOwn)
+{
+    auto tcp = ndk::Provider::load("soft:tcp");
+    EXPECT_EQ(tcp->name(), "soft:tcp");
+    EXPECT_EQ(tcp->options(), "transport=tcp\n");
+    EXPECT_EQ(&tcp->entry(), &ndk::Provider::load("soft")->entry());
+    EXPECT_THROW(ndk::Provider::load("loop:x"), ndk::Error);
+    EXPECT_THROW(ndk::Provider::load("soft:"), ndk::Error);
+
+    const std::vector<std::string> fabric{"shm_fabric"};
+    EXPECT_EQ(ndk::Provider::load("soft:shm")->run_scoped_knobs(""), fabric);
+    EXPECT_EQ(ndk::Provider::load("soft")->run_scoped_knobs("transport=shm"), fabric);
+    EXPECT_EQ(ndk::Provider::load("soft")->run_scoped_knobs("transport=shm;shm_fabric=mine"),
+              std::vector<std::string>{});
+    EXPECT_EQ(ndk::Provider::load("soft")->run_scoped_knobs("transport=tcp"),
+              std::vector<std::string>{});
+    EXPECT_EQ(ndk::Provider::load("loop")->run_scoped_knobs("transport=shm"),
+              std::vector<std::string>{});
+    EXPECT_EQ(ndk::Provider::load(NDK_SOFT_PROVIDER_LIBRARY)->run_scoped_knobs("transport=shm"),
+              std::vector<std::string>{}); // by path: a provider the harness knows nothing of
 }
 
 } // namespace

@@ -12,8 +12,8 @@
 
 namespace ndk::fault {
 
-// `inner` behind the fault layer: the layer's entry with fault_provider=<inner>.  Its name is
-// the inner provider's.
+// `inner` behind the fault layer: a miniport of the result is the layer's over one of
+// `inner`'s, created with the options the layer does not act.  Its name is `inner`'s.
 std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner);
 
 // A call held by the knob `hold` asks `check` at least every 50 ms while it waits; when it
@@ -34,8 +34,3 @@ void leave_closable(const std::atomic<bool> *closing);
 void wake_holds();
 
 } // namespace ndk::fault
-
-// The fault layer's provider entry, for any harness: CreateMiniport takes
-// fault_provider=NAME (a built-in provider or the path of one) and the layer's knobs, and
-// passes the rest to that provider.
-extern "C" const NDK_HARNESS_PROVIDER *ndk_fault_layer(void);

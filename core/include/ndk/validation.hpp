@@ -64,16 +64,11 @@ public:
 };
 
 // Wrap `inner` in the validation layer: the result opens adapters whose every object is a
-// validated stand-in for the provider's.  Its name is the inner provider's.  (It is the
-// layer's entry, ndk_validation_layer(), with validate_provider=<inner's name>.)
+// validated stand-in for the provider's, over a miniport of `inner` created with the options
+// that are not the layer's own validate_*.  Its name is the inner provider's.
 std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner);
 
 // The session behind a miniport created by a wrapped provider; nullptr for any other.
 std::shared_ptr<Session> session_of(const Provider &provider, NDIS_HANDLE miniport);
 
 } // namespace ndk::validate
-
-// The validation layer's provider entry, for any harness: CreateMiniport takes
-// validate_provider=NAME (a built-in provider or the path of one), the layer's validate_*
-// options, and passes the rest to that provider.
-extern "C" const NDK_HARNESS_PROVIDER *ndk_validation_layer(void);

@@ -1,4 +1,5 @@
-// The fault layer: an NDK_HARNESS_PROVIDER (ndk_fault_layer) that wraps any provider and acts,
+// The fault layer: an NDK_HARNESS_PROVIDER stacked over the Provider it is handed
+// (ndk::fault::wrap, fault_provider.cpp) that acts,
 // at the ABI edge, the test knobs no provider implements itself: `fail`, `hold`, the
 // create/request/close completion modes and the `misbehave` names visible at the edge
 // (docs/knobs.md, docs/architecture.md).  Every

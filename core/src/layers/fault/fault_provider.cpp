@@ -1,11 +1,11 @@
-// The fault layer as a provider: ndk_fault_layer(), whose CreateMiniport loads the provider
-// named by fault_provider= and whose adapters are faces over that provider's (fault_layer.hpp).
+// The fault layer as a provider stacked over the one it is handed (ndk::fault::wrap): its
+// miniport is one over that provider's, its adapters are faces over that provider's
+// (fault_layer.hpp).
 // The layer acts its knobs itself in front of every provider; every other knob, and the
 // `misbehave` names that need a provider's internals, go to the provider.
 #include "layers/fault/fault_layer.hpp"
 
 #include "ndk/fault.hpp"
-#include "ndk/call.hpp"
 #include "ndk/status.hpp"
 #include "providers/kit/kit_provider_entry.hpp"
 
@@ -196,23 +196,17 @@ bool completes_inline(const FaultMiniport &m, const std::string &mode_knob)
     return false;
 }
 
-// Options: fault_provider=NAME and knobs ("key=value" lines or ';'-separated pairs).  The
-// layer's knobs are taken out and applied once the provider's miniport exists; the provider
-// gets the rest.
-NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
-                            NDIS_HANDLE *handle)
+// Options: knobs ("key=value" lines or ';'-separated pairs).  The layer's knobs are taken out
+// and applied once the provider's miniport exists; the provider gets the rest.
+NDIS_STATUS create_miniport(const std::shared_ptr<Provider> &inner, const char *options,
+                            char *error, ULONG error_length, NDIS_HANDLE *handle)
 {
-    const std::string kProvider = "fault_provider=";
     std::string normalized = options ? options : "";
     std::replace(normalized.begin(), normalized.end(), ';', '\n');
-    std::string inner_name, theirs;
+    std::string theirs;
     std::vector<std::pair<std::string, std::string>> knobs; // the layer's
     std::istringstream lines(normalized);
     for (std::string line; std::getline(lines, line);) {
-        if (line.rfind(kProvider, 0) == 0) {
-            inner_name = line.substr(kProvider.size());
-            continue;
-        }
         if (line.empty())
             continue;
         size_t eq = line.find('=');
@@ -221,19 +215,8 @@ NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length
         else
             theirs += line + "\n";
     }
-    if (inner_name.empty()) {
-        write_text(error, error_length, "the fault layer needs fault_provider=NAME");
-        return STATUS_INVALID_PARAMETER;
-    }
-    std::shared_ptr<Provider> inner;
-    try {
-        inner = Provider::load(inner_name);
-    } catch (const Error &failure) {
-        write_text(error, error_length, failure.what());
-        return failure.status();
-    }
     if (inner->entry().ControlMiniport == nullptr && !theirs.empty()) {
-        write_text(error, error_length, "provider '" + inner_name + "' has no knobs");
+        write_text(error, error_length, "provider '" + inner->name() + "' has no knobs");
         return STATUS_NOT_SUPPORTED;
     }
     NDIS_HANDLE inner_handle = nullptr;
@@ -330,20 +313,25 @@ VOID close_adapter(NDIS_HANDLE handle, NDK_ADAPTER *adapter)
         m.inner_handle, reinterpret_cast<NDK_ADAPTER *>(face->inner));
 }
 
+// The layer's CreateMiniport is wrap()'s, over the provider it is handed; the entry's own has
+// no provider beneath it.
+NDIS_STATUS create_unstacked(const char *, char *error, ULONG error_length, NDIS_HANDLE *)
+{
+    write_text(error, error_length,
+               "the fault layer is stacked over a provider with ndk::fault::wrap");
+    return STATUS_INVALID_PARAMETER;
+}
+
 const NDK_HARNESS_PROVIDER kFaultEntry =
     kit::make_provider<MiniportHandle, oid_request, ndk_capabilities>(
-        "fault", open_adapter, close_adapter, create_miniport, destroy_miniport,
+        "fault", open_adapter, close_adapter, create_unstacked, destroy_miniport,
         control_miniport);
 
 } // namespace
 
 std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner)
 {
-    std::string options = "fault_provider=" + inner->load_name() + "\n" + inner->options();
-    return std::make_shared<Provider>(&kFaultEntry, nullptr, inner->name(), std::move(options),
-                                      "fault");
+    return std::make_shared<Provider>(&kFaultEntry, std::move(inner), create_miniport);
 }
 
 } // namespace ndk::fault
-
-extern "C" const NDK_HARNESS_PROVIDER *ndk_fault_layer(void) { return &ndk::fault::kFaultEntry; }

@@ -1,10 +1,9 @@
-// The validation layer as a provider: an NDK_HARNESS_PROVIDER (ndk_validation_layer) whose
-// CreateMiniport loads the provider named by validate_provider= and whose every entry then
-// forwards to it, with a ValidatedMiniport (validate_session.hpp) as its miniport context.  Any harness
-// can stack it over any provider through its options; ndk::validate::wrap does so.
+// The validation layer as a provider stacked over the one it is handed (ndk::validate::wrap):
+// its miniport is a ValidatedMiniport (validate_session.hpp) over one of that provider's, and
+// its every entry forwards to that provider's.
 #include "layers/validate/validate_session.hpp"
 
-#include "ndk/call.hpp"
+#include "ndk/status.hpp"
 #include "ndk/registry.hpp"
 #include "providers/kit/kit_provider_entry.hpp"
 
@@ -28,35 +27,18 @@ VOID close_adapter(NDIS_HANDLE handle, NDK_ADAPTER *adapter)
     miniport_of(handle).close_adapter(adapter);
 }
 
-// Options: validate_provider=NAME names the provider to wrap (a built-in name or a path, as
-// ndk::Provider::load takes it); the other validate_* lines are the layer's own
-// (ValidatedMiniport::configure); the rest go to the wrapped provider.
-NDIS_STATUS create_miniport(const char *options, char *error, ULONG error_length,
-                            NDIS_HANDLE *handle)
+// Options: the validate_* lines are the layer's own (ValidatedMiniport::configure); the rest go
+// to the provider beneath.
+NDIS_STATUS create_miniport(const std::shared_ptr<Provider> &inner, const char *options,
+                            char *error, ULONG error_length, NDIS_HANDLE *handle)
 {
-    const std::string kProvider = "validate_provider=";
-    std::string own, theirs, inner_name;
+    std::string own, theirs;
     std::istringstream lines(options ? options : "");
-    for (std::string line; std::getline(lines, line);) {
-        if (line.rfind(kProvider, 0) == 0)
-            inner_name = line.substr(kProvider.size());
-        else
-            (line.rfind("validate_", 0) == 0 ? own : theirs) += line + "\n";
-    }
-    if (inner_name.empty()) {
-        std::snprintf(error, error_length, "the validation layer needs validate_provider=NAME");
-        return STATUS_INVALID_PARAMETER;
-    }
-    std::shared_ptr<Provider> inner;
-    try {
-        inner = Provider::load(inner_name);
-    } catch (const Error &failure) {
-        std::snprintf(error, error_length, "%s", failure.what());
-        return failure.status();
-    }
+    for (std::string line; std::getline(lines, line);)
+        (line.rfind("validate_", 0) == 0 ? own : theirs) += line + "\n";
     const NDK_HARNESS_PROVIDER &entry = inner->entry();
     if (!theirs.empty() && entry.ControlMiniport == nullptr) {
-        std::snprintf(error, error_length, "provider '%s' has no knobs", inner_name.c_str());
+        std::snprintf(error, error_length, "provider '%s' has no knobs", inner->name().c_str());
         return STATUS_NOT_SUPPORTED;
     }
     auto miniport = std::make_shared<ValidatedMiniport>(inner);
@@ -98,19 +80,25 @@ NDIS_STATUS ndk_capabilities(ValidatedMiniport &miniport, NDIS_NDK_CAPABILITIES 
                                          capabilities);
 }
 
+// The layer's CreateMiniport is wrap()'s, over the provider it is handed; the entry's own has
+// no provider beneath it.
+NDIS_STATUS create_unstacked(const char *, char *error, ULONG error_length, NDIS_HANDLE *)
+{
+    std::snprintf(error, error_length,
+                  "the validation layer is stacked over a provider with ndk::validate::wrap");
+    return STATUS_INVALID_PARAMETER;
+}
+
 const NDK_HARNESS_PROVIDER kLayerEntry =
     kit::make_provider<ValidatedMiniport, oid_request, ndk_capabilities>(
-        "validate", open_adapter, close_adapter, create_miniport, destroy_miniport,
+        "validate", open_adapter, close_adapter, create_unstacked, destroy_miniport,
         control_miniport);
 
 } // namespace
 
 std::shared_ptr<Provider> wrap(std::shared_ptr<Provider> inner)
 {
-    return std::make_shared<Provider>(&kLayerEntry, nullptr, inner->name(),
-                                      "validate_provider=" + inner->load_name() + "\n" +
-                                          inner->options(),
-                                      "validate");
+    return std::make_shared<Provider>(&kLayerEntry, std::move(inner), create_miniport);
 }
 
 std::shared_ptr<Session> session_of(const Provider &provider, NDIS_HANDLE miniport)
@@ -121,8 +109,3 @@ std::shared_ptr<Session> session_of(const Provider &provider, NDIS_HANDLE minipo
 }
 
 } // namespace ndk::validate
-
-extern "C" const NDK_HARNESS_PROVIDER *ndk_validation_layer(void)
-{
-    return &ndk::validate::kLayerEntry;
-}

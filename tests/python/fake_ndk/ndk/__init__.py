@@ -186,6 +186,16 @@ class Adapter(_Object):
         return _Call(CompletionQueue(self, cq_depth))
 
 
+def _run_scoped_knobs(provider, options):
+    """What the soft provider declares (core/src/providers/soft/soft_builtin.cpp): shm_fabric
+    with transport=shm (or soft:shm) when the options name none."""
+    base, _, qualifier = provider.partition(":")
+    if base not in _ACCEPTS_KNOBS:
+        raise NdkError(f"no provider named {provider!r}")
+    transport = options.get("transport", qualifier)
+    return ["shm_fabric"] if base == "soft" and transport == "shm" and "shm_fabric" not in options else []
+
+
 def providers():
     return list(_ACCEPTS_KNOBS)
 
