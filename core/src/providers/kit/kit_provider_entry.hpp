@@ -46,16 +46,6 @@ NDIS_STATUS capabilities_entry(NDIS_HANDLE context, NDIS_NDK_CAPABILITIES *capab
     return status;
 }
 
-// The entry's QueryNdkCapabilities: capabilities_entry, or NULL without a `Query`.
-template <class Miniport, CapabilitiesFn<Miniport> Query>
-constexpr decltype(NDK_HARNESS_PROVIDER::QueryNdkCapabilities) capabilities_entry_or_none()
-{
-    if constexpr (Query == nullptr)
-        return nullptr;
-    else
-        return capabilities_entry<Miniport, Query>;
-}
-
 // A count of NDIS_NDK_CAPABILITIES from a provider's own cap, where 0 means "no cap": MAXULONG
 // (nothing the provider counts) in place of 0, which would say "none at all".
 constexpr ULONG capability_count(ULONG cap) { return cap == 0 ? MAXULONG : cap; }
@@ -135,8 +125,7 @@ inline std::vector<std::pair<std::string, std::string>> parse_options(const char
 // A provider's entry: what it supplies, and what every entry shares (the sizes, the version,
 // the characteristics header).  Each function has its own type, so a swap does not compile.
 // `Capabilities` (nullptr: the provider does not report them) answers QueryNdkCapabilities.
-template <class Miniport, OidRequestFn<Miniport> Request,
-          CapabilitiesFn<Miniport> Capabilities = nullptr>
+template <class Miniport, OidRequestFn<Miniport> Request, CapabilitiesFn<Miniport> Capabilities>
 constexpr NDK_HARNESS_PROVIDER make_provider(
     const char *name, OPEN_NDK_ADAPTER_HANDLER open_adapter,
     CLOSE_NDK_ADAPTER_HANDLER close_adapter,
@@ -161,7 +150,7 @@ constexpr NDK_HARNESS_PROVIDER make_provider(
         .DestroyMiniport = destroy_miniport,
         .ControlMiniport = control_miniport,
         .OidRequest = oid_request_entry<Miniport, Request>,
-        .QueryNdkCapabilities = capabilities_entry_or_none<Miniport, Capabilities>(),
+        .QueryNdkCapabilities = capabilities_entry<Miniport, Capabilities>,
     };
 }
 
