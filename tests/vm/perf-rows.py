@@ -121,9 +121,12 @@ def main(devices: list[str]) -> int:
                 continue
             unit = "us" if test.endswith("_lat") else "Mpps"
             how = " ".join(options) or ("busy-polling both ends" if test == "write_lat" else "")
+            # perftest prints its figures to six decimals: a stalled run in the TCG guest can
+            # print 0 (seen: ib_write_bw on siw0, MsgRate 0.000000), which has no ratio.
+            ratio = f"{ours / theirs:.3g}" if theirs > 0 else f"none ({binary} printed 0)"
             print(f"perf verbs:{device} {test} {size} B x {iters}: {column} ndk {ours:.4g} {unit}, "
                   f"{binary}{f' ({how})' if how else ''} {theirs:.4g} {unit}, "
-                  f"ndk/perftest {ours / theirs:.3g}")
+                  f"ndk/perftest {ratio}")
     return 1 if failed else 0
 
 

@@ -63,6 +63,7 @@ echo "run-verbs: $((SECONDS - start)) s for ${providers[*]}"
 # The walker's fixed findings on the verbs provider (tests/walk/findings/verbs, docs/walk.md):
 # each trace replayed on every device must run clean, or the lane fails.
 start=$SECONDS
+mkdir -p "$results/walk" # ndk walk --out takes a folder that exists
 for dev in $devices; do
   for trace in tests/walk/findings/verbs/*.jsonl; do
     sed "1s/\"provider\": \"[^\"]*\"/\"provider\": \"verbs:$dev\"/" "$trace" >"$results/replay.jsonl"
@@ -99,6 +100,7 @@ if [[ $walk_seconds != 0 ]]; then
   for dev in $devices; do
     echo "run-verbs: ndk walk --provider verbs:$dev --seconds $walk_seconds"
     start=$SECONDS
+    mkdir -p "$results/walk/$dev"
     walk_rc=0
     timeout -k 10 $((walk_seconds + shrink_seconds + 60)) \
       /usr/bin/python3 -m ndk walk --provider "verbs:$dev" --seconds "$walk_seconds" \
