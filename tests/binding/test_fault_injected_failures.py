@@ -96,3 +96,18 @@ def test_injected_moderation_failure_is_inline() -> None:
         adapter.knobs.fail("NdkControlCqInterruptModeration", Status.INSUFFICIENT_RESOURCES)
         assert cq.control_cq_interrupt_moderation(10, 2) == Status.INSUFFICIENT_RESOURCES
         assert cq.control_cq_interrupt_moderation(10, 2) == Status.SUCCESS
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_injected_fast_register_initialize_failure_leaves_the_mr_uninitialized(how: str) -> None:
+    """What scenario MR-FRMR-INITIALIZE-FAILURE checked: NDK states no AdapterPageCount that
+    every provider refuses (docs/semantics.md FRMR-LIMIT), so the refusal a scenario can
+    produce is soft's choice, MR-FRMR-PAGE-LIMIT's."""
+    with ndk.open_adapter("soft") as adapter:
+        pd = adapter.create_pd().get(timeout=TIMEOUT)
+        mr = pd.create_mr(fast_register=True).get(timeout=TIMEOUT)
+        adapter.knobs.fail("NdkInitializeFastRegisterMr", Status.IMPLEMENTATION_LIMIT, mode=how)
+        expect_request(mr.initialize_fast_register_mr(16), how, Status.IMPLEMENTATION_LIMIT)
+        assert (mr.local_token, mr.remote_token) == (0, 0)
+        expect_request(mr.initialize_fast_register_mr(16), "i/a")
+        assert mr.local_token != 0
