@@ -44,9 +44,11 @@
 //       the floor of cross-memory attach on this kernel: a bare process_vm_writev loop moving
 //       --size bytes from this process into a page-aligned buffer of a child process, GB/s
 //       (what a provider pays to move a buffer its peer process cannot map).
-//   write_bw and read_bw --processes --zero-copy: the registrations in memory both processes
-//       map; refused (exit 2, "no zero-copy registration yet") until a provider has such a
-//       registration, so that bench/compare's row says so rather than print a figure.
+//   write_bw and read_bw --processes --zero-copy: both processes' registered buffers in memory
+//       the other process can map (ndk/shared_memory.hpp, `ndk.alloc` in Python); soft's shm
+//       transport then copies through a mapping with memcpy instead of cross-memory attach
+//       (docs/transport.md, "Zero-copy").  A provider that does not map them moves the bytes
+//       as it moves any others.
 //   ndk_perf poll_rate [--batch N] [--count N] [--iters N]
 //       a CQ filled with `count` write completions, drained by NdkGetCqResultsEx in batches:
 //       completions per second (polling only), and post+poll per completion.
@@ -832,15 +834,14 @@ std::string bandwidth(const Args &args, const std::string &test)
     uint64_t iters = args.num("iters", 5000);
     auto inflight = static_cast<ULONG>(args.num("inflight", 64));
     bool processes = args.flag("processes");
-    if (args.flag("zero-copy"))
-        throw UsageError(processes ? "no zero-copy registration yet: no provider registers "
-                                     "memory that its peer process maps, so --zero-copy has "
-                                     "nothing to measure"
-                                   : "--zero-copy needs --processes (memory another process maps)");
+    bool zero_copy = args.flag("zero-copy");
+    if (zero_copy && !processes)
+        throw UsageError("--zero-copy needs --processes (memory another process maps)");
     Windows w;
     if (processes) {
         // The target memory in a child process, which only waits (process_pingpong.hpp).
-        ProcessPeer target(process_options(args), size, ProcessPeer::Role::target);
+        ProcessPeer target(process_options(args), size, ProcessPeer::Role::target,
+                           zero_copy ? Memory::shared : Memory::heap);
         target.run([&](ProcessPeer::Connected &c) {
             w = bandwidth_windows(test, iters, inflight, c.qp, c.cq, c.send.sge(0, size),
                                   c.remote_address, c.remote_token);
@@ -859,6 +860,7 @@ std::string bandwidth(const Args &args, const std::string &test)
         .num("iters", w.msgs)
         .num("inflight", inflight)
         .str("mode", processes ? "processes" : "one_thread")
+        .str("memory", zero_copy ? "shared" : "heap")
         .str("poll", args.str("poll", "spin"))
         .str("provider", args.str("provider", "soft"))
         .str("options", args.str("options", ""))

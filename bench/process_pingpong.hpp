@@ -58,8 +58,10 @@ public:
 
     // `options`: the provider and the knob lines both adapters open with (made before the
     // fork, so a generated shm_fabric is the same on both sides), and their addresses.
-    ProcessPeer(const AdapterOptions &options, ULONG size, Role role)
-        : options_(options), size_(size), role_(role)
+    // `memory`: where both sides' registered buffers come from (Memory::shared: --zero-copy).
+    ProcessPeer(const AdapterOptions &options, ULONG size, Role role,
+                Memory memory = Memory::heap)
+        : options_(options), size_(size), role_(role), memory_(memory)
     {
     }
 
@@ -200,7 +202,7 @@ private:
         RawAdapter server(options_.open_options(kPong), options_.provider);
         Side b;
         make_side(server, b);
-        Region memory(server, b.pd, size_), rb(server, b.pd, size_);
+        Region memory(server, b.pd, size_, memory_), rb(server, b.pd, size_, memory_);
         NDK_SGE r_b = rb.sge(0, size_);
         accept_one(server, b, r_b, Hello{0, memory.address(), memory.remote, {}}, port_fd);
         NDK_RESULT_EX r{};
@@ -223,7 +225,7 @@ private:
         std::string ping_ip = own_address(client, options_.address(kPing));
         Side a;
         make_side(client, a);
-        Region sa(client, a.pd, size_), ra(client, a.pd, size_);
+        Region sa(client, a.pd, size_, memory_), ra(client, a.pd, size_, memory_);
         NDK_SGE r_a = ra.sge(0, size_);
         receive(a.qp, r_a);
         a.connector = client.connector();
@@ -264,6 +266,7 @@ private:
     AdapterOptions options_;
     ULONG size_;
     Role role_;
+    Memory memory_;
 };
 
 } // namespace ndkbench

@@ -14,6 +14,7 @@
 #include "ndk/provider.h"
 #include "ndk/raw_adapter.hpp"
 #include "ndk/registry.hpp"
+#include "ndk/shared_memory.hpp"
 #include "ndk/validation.hpp"
 #include "ndk/status.hpp"
 
@@ -177,17 +178,27 @@ private:
 
 // Page-aligned memory registered with one MR (local write, remote read and write, and a
 // read sink).
+// Where a Region's bytes come from: the heap, or memory another process can map
+// (ndk/shared_memory.hpp: a provider that maps it, soft's shm transport, copies with memcpy).
+enum class Memory { heap, shared };
+
 struct Region {
     unsigned char *bytes = nullptr;
     size_t size = 0;
     NDK_MR *mr = nullptr;
     UINT32 local = 0, remote = 0;
     MDL mdl{};
+    std::unique_ptr<ndk::SharedMemory> shared;
 
-    Region(RawAdapter &a, NDK_PD *pd, size_t n) : size(n)
+    Region(RawAdapter &a, NDK_PD *pd, size_t n, Memory memory = Memory::heap) : size(n)
     {
         size_t rounded = (std::max<size_t>(n, 1) + 4095) & ~size_t{4095};
-        bytes = static_cast<unsigned char *>(std::aligned_alloc(4096, rounded));
+        if (memory == Memory::shared) {
+            shared = std::make_unique<ndk::SharedMemory>(rounded);
+            bytes = static_cast<unsigned char *>(shared->data());
+        } else {
+            bytes = static_cast<unsigned char *>(std::aligned_alloc(4096, rounded));
+        }
         std::memset(bytes, 0x5a, rounded); // touched: no page faults in the timed loop
         mr = a.mr(pd);
         NdkInitializeMdl(&mdl, bytes, static_cast<ULONG>(n));
@@ -204,7 +215,11 @@ struct Region {
         local = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
         remote = mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
     }
-    ~Region() { std::free(bytes); } // the MR goes with the adapter's close
+    ~Region() // the MR goes with the adapter's close
+    {
+        if (!shared)
+            std::free(bytes);
+    }
     Region(const Region &) = delete;
     Region &operator=(const Region &) = delete;
 

@@ -38,6 +38,7 @@ PYBIND11_MODULE(_core, m)
     ndk::py::bind_cq(m);
     ndk::py::bind_objects(m);
     ndk::py::bind_lam(m);
+    ndk::py::bind_shared_memory(m);
     ndk::py::bind_qp(m);
     ndk::py::bind_connector(m);
     ndk::py::bind_adapter(m);

@@ -132,6 +132,7 @@ void bind_object_base(pyb::module_ &m); // Object, Sge, Mdl
 void bind_cq(pyb::module_ &m);          // Cq, Result, ResultEx
 void bind_objects(pyb::module_ &m);     // Pd, Mr, Mw, Srq, SharedEndpoint
 void bind_lam(pyb::module_ &m);         // Lam, LamCall
+void bind_shared_memory(pyb::module_ &m); // SharedBuffer
 void bind_qp(pyb::module_ &m);
 void bind_connector(pyb::module_ &m);   // Connector, Listener
 void bind_adapter(pyb::module_ &m);     // AdapterInfo, AdapterInfoQuery, every Adapter method

@@ -40,13 +40,13 @@ from ._status import Status
 # extension does not load (a newer Python, a broken build).
 _COMPILED = ("Adapter", "AdapterInfo", "AdapterInfoQuery", "Call", "Connector", "Cq", "Lam",
              "LamCall", "Listener", "Mdl", "Mr", "Mw", "Object", "Pd", "Qp", "Result", "ResultEx",
-             "Rule", "Sge", "SharedEndpoint", "Srq", "ValidationSession", "Violation")
+             "Rule", "Sge", "SharedBuffer", "SharedEndpoint", "Srq", "ValidationSession", "Violation")
 
 if _typing.TYPE_CHECKING:
     from . import testing as testing
     from ._core import (Adapter, AdapterInfo, AdapterInfoQuery, Call, Connector, Cq, Lam,
                         LamCall, Listener, Mdl, Mr, Mw, Object, Pd, Qp, Result, ResultEx, Rule,
-                        Sge, SharedEndpoint, Srq, ValidationSession, Violation)
+                        Sge, SharedBuffer, SharedEndpoint, Srq, ValidationSession, Violation)
 
 try:  # written by CMake, in the build tree and in the installed package
     from ._build_info import VERSION as __version__
@@ -59,8 +59,8 @@ __all__ = [
     "KnobsNotSupported", "KnobValueError", "Lam", "LamCall", "Listener", "LocalEndpointEntry",
     "Mdl", "Mr", "MrFlag", "Mw", "NdkCapabilities", "NdkError", "NdResult", "NdResultStatus", "NdStatus", "Object", "ObjectClosedError", "ObjectType", "Oid",
     "OidHeader", "OidResult", "OpFlag", "OpType", "Pd", "Qp", "RdmaTechnology", "Result",
-    "ResultEx", "Rule", "Sge", "SharedEndpoint", "Srq", "Status", "ValidationRequired",
-    "ValidationSession", "Violation", "open_adapter", "providers", "rules",
+    "ResultEx", "Rule", "Sge", "SharedBuffer", "SharedEndpoint", "Srq", "Status",
+    "ValidationRequired", "ValidationSession", "Violation", "alloc", "open_adapter", "providers", "rules",
     "set_validate_default", "validate_default",
 ]
 
@@ -143,6 +143,14 @@ def open_adapter(provider: str = "soft", *, version: tuple[int, int] = (2, 0),
     for hook in list(_open_hooks):
         hook(adapter)
     return adapter
+
+
+def alloc(size: int) -> "SharedBuffer":
+    """`size` bytes, zero-filled, that a peer process can map (ndk.SharedBuffer: a sealed
+    memfd).  Registered as any buffer; over soft's shm transport a Send, Write or Read from or
+    into it is copied with memcpy through the peer's mapping instead of process_vm_readv/writev
+    (docs/transport.md, "Zero-copy").  ValueError for 0, OSError when the kernel refuses."""
+    return _compiled().SharedBuffer(size)
 
 
 def _compiled() -> _Any:

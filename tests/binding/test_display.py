@@ -55,7 +55,7 @@ def examples():
             "Mw": pd.create_mw().get(timeout=5), "Object": pd, "Pd": pd, "Qp": qp,
             "Result": results[0], "ResultEx": results[1], "NdResult": results[1].nd_result(),
             "Rule": ndk.rules()[0],
-            "Sge": ndk.Sge(0x1000, 64, 0x1234),
+            "Sge": ndk.Sge(0x1000, 64, 0x1234), "SharedBuffer": ndk.alloc(4096),
             "SharedEndpoint": ad.create_shared_endpoint(("192.0.2.61", 0)).get(timeout=5),
             "Srq": pd.create_srq(srq_depth=4).get(timeout=5), "ValidationSession": ad.validation,
             "Violation": ndk.Violation("CQ-CREATE-DEPTH", "cq#1", "NdkCreateCq",

@@ -62,12 +62,14 @@ class Child:
 
 
 def connect_to_child(knobs: dict[str, Any], client: str, child_knobs: dict[str, Any],
-                     server: str) -> Iterator[tuple[dict, Child, dict]]:
+                     server: str, child_options: Optional[dict[str, Any]] = None
+                     ) -> Iterator[tuple[dict, Child, dict]]:
     """(side, child, peer): this process's adapter (``knobs`` on ``client``) connected to the
     child's (``child_knobs`` on ``server``) with private data; ``side`` holds the adapter, PD,
     QP, CQ, a registered 1 MiB buffer and the connector, ``peer`` what the child said of its
-    memory and connection.  For a fixture: closes both at the end."""
-    child = Child(child_knobs, server)
+    memory and connection (``child_options``: the child's, Child).  For a fixture: closes both
+    at the end."""
+    child = Child(child_knobs, server, child_options)
     ad = ndk.open_adapter("soft", address=client, **knobs)
     try:
         port = child.read()["port"]

@@ -7,6 +7,8 @@ commands (lines on stdin):
   echo N      post a receive of N bytes, wait for it, send back the bytes received, reversed
   hold        post nothing more and wait (a Send of the parent finds no receive)
   disconnect  NdkDisconnect, then wait
+  deregister  deregister the buffer's MR, say the status
+  maps        say the inodes of the shared allocations (ndk.alloc) mapped in this process
   exit        close everything and exit 0
 """
 
@@ -40,10 +42,18 @@ def one_result(cq: ndk.Cq) -> ndk.ResultEx:
     raise AssertionError("no completion within the timeout")
 
 
+def shared_allocation_inodes() -> list[int]:
+    """The inodes of the ndk.alloc memfds mapped in this process: its own and its peer's
+    (ndk/shared_memory.hpp names each memfd ndk-harness-alloc)."""
+    with open("/proc/self/maps") as maps:
+        return sorted({int(line.split()[4]) for line in maps if "/memfd:ndk-harness-alloc" in line})
+
+
 def main() -> int:
     knobs, address = json.loads(sys.argv[1]), sys.argv[2]
     # Optional: {"nofile": N} this process's RLIMIT_NOFILE, {"wait": S} how long it waits for
-    # the connect request (the listener under descriptor exhaustion, test_tcp_transport.py).
+    # the connect request (the listener under descriptor exhaustion, test_tcp_transport.py),
+    # {"shared": true} its buffer from ndk.alloc (test_shm_zero_copy.py).
     options = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
     if "nofile" in options:
         resource.setrlimit(resource.RLIMIT_NOFILE, (options["nofile"], options["nofile"]))
@@ -55,7 +65,8 @@ def main() -> int:
         cq = ad.create_cq(cq_depth=64).get(timeout=TIMEOUT)
         qp = pd.create_qp(cq, cq, receive_queue_depth=16, initiator_queue_depth=16,
                           max_receive_request_sge=4, max_initiator_request_sge=4).get(timeout=TIMEOUT)
-        buffer = bytearray(1 << 20)
+        buffer = ndk.alloc(1 << 20) if options.get("shared") else bytearray(1 << 20)
+        view = memoryview(buffer)
         mr = pd.create_mr().get(timeout=TIMEOUT)
         assert mr.register(buffer, flags=ALL).wait(timeout=TIMEOUT) == Status.SUCCESS
         say(port=port)
@@ -71,8 +82,8 @@ def main() -> int:
                 n = int(command[1])
                 assert qp.receive([mr.sge(0, n)], request_context=1) == Status.SUCCESS
                 r = one_result(cq)
-                data = bytes(buffer[:r.bytes_transferred])[::-1]
-                buffer[:len(data)] = data
+                data = bytes(view[:r.bytes_transferred])[::-1]
+                view[:len(data)] = data
                 sgl = [mr.sge(0, len(data))] if data else []
                 assert qp.send(sgl, request_context=2) == Status.SUCCESS
                 s = one_result(cq)
@@ -82,6 +93,10 @@ def main() -> int:
             elif command[0] == "disconnect":
                 assert connector.disconnect().wait(timeout=TIMEOUT) == Status.SUCCESS
                 say(disconnected=True)
+            elif command[0] == "deregister":
+                say(deregistered=int(mr.deregister_mr().wait(timeout=TIMEOUT)))
+            elif command[0] == "maps":
+                say(alloc_inodes=shared_allocation_inodes())
             elif command[0] == "exit":
                 break
     return 0

@@ -3,6 +3,7 @@
 // the target side as a source (a Send) or a sink (a Read); this process plays both sides, as
 // two adapters of one process do on the shm transport.
 #include "providers/soft/shm/shm_payloads.hpp"
+#include "shm_payload_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +17,8 @@ namespace {
 
 using namespace ndk::soft;
 
-constexpr std::size_t kMaxMessage = 508; // a 512-byte slot less its length word
+using shm::test_support::kMaxMessage;
+using shm::test_support::through_slot;
 
 SlotRoom send_room()
 {
@@ -41,15 +43,6 @@ std::vector<unsigned char> pattern(std::size_t size, unsigned seed)
     return bytes;
 }
 
-// A message through a slot: encoded, then decoded from the slot's bytes (kept in `slot`).
-shm::Message through_slot(const shm::Message &message, std::vector<std::byte> &slot)
-{
-    slot.assign(kMaxMessage, std::byte{0});
-    std::size_t length = shm::encode(message, slot);
-    EXPECT_GT(length, 0u) << "the message did not fit the slot";
-    slot.resize(length);
-    return shm::decode(slot);
-}
 
 struct SendCase {
     std::size_t size, piece;
@@ -70,8 +63,9 @@ TEST_P(SoftShmSendPayload, ReachesTheReceiveBuffersByteExact)
         through_slot(shm::Send{.sequence = 1, .payload = payload}, slot);
     ASSERT_TRUE(std::holds_alternative<shm::Send>(received));
 
+    shm::PeerMappings mappings;
     IncomingPayload incoming;
-    ASSERT_TRUE(incoming.open(::getpid(), std::get<shm::Send>(received).payload));
+    ASSERT_TRUE(incoming.open(::getpid(), std::get<shm::Send>(received).payload, mappings));
     ASSERT_EQ(incoming.length(), c.size);
     std::vector<unsigned char> receive(c.size + 64, 0xee); // a larger posted receive
     ASSERT_TRUE(incoming.copy_to(cut(receive, 1000)));
@@ -97,14 +91,11 @@ TEST(SoftShmReadPayload, TheResponseIsPushedIntoTheInitiatorsSink)
         list);
     ASSERT_NE(payload.form, shm::PayloadForm::inline_bytes);
     std::vector<std::byte> slot;
-    shm::Message received = through_slot(
-        shm::ReadRequest{.sequence = 2, .remote_address = 0x1000, .remote_token = 9,
-                         .sink = payload},
-        slot);
-    ASSERT_TRUE(std::holds_alternative<shm::ReadRequest>(received));
+    shm::Payload sink_at_target = shm::test_support::read_sink_through_slot(payload, slot);
 
+    shm::PeerMappings mappings;
     IncomingPayload incoming;
-    ASSERT_TRUE(incoming.open(::getpid(), std::get<shm::ReadRequest>(received).sink));
+    ASSERT_TRUE(incoming.open(::getpid(), sink_at_target, mappings));
     std::vector<unsigned char> region = pattern(sink.size(), 5); // the target's registered memory
     ASSERT_TRUE(incoming.copy_from(cut(region, 4096)));
     EXPECT_EQ(sink, region);
@@ -117,8 +108,9 @@ TEST(SoftShmPayload, VectorsThatDoNotAddUpToTheTotalAreRefused)
     shm::Payload payload = outgoing_payload(cut(source, 10), send_room(), list);
     ASSERT_EQ(payload.form, shm::PayloadForm::vectors);
     payload.total_length += 1; // what a buggy or hostile initiator might announce
+    shm::PeerMappings mappings;
     IncomingPayload incoming;
-    EXPECT_FALSE(incoming.open(::getpid(), payload));
+    EXPECT_FALSE(incoming.open(::getpid(), payload, mappings));
     EXPECT_EQ(incoming.status(), shm::PeerVectorsStatus::malformed);
     EXPECT_FALSE(incoming.copy_from(cut(source, 10))) << "no vectors: nothing to push into";
 }

@@ -73,6 +73,7 @@ WirePayload wire_payload(const Payload &payload, std::span<const std::byte> &tra
         trailer = payload.bytes;
         return wire;
     case PayloadForm::vectors:
+    case PayloadForm::shared_vectors: // its WireRegion is written by encode_with_payload
         if (payload.bytes.size() % sizeof(WireVector) != 0)
             throw std::invalid_argument("vector payload bytes");
         wire.count = static_cast<std::uint32_t>(payload.vector_count());
@@ -96,6 +97,8 @@ std::size_t encode_with_payload(Writer &writer, Wire wire, const Payload &payloa
     WireVector list{};
     wire.payload = wire_payload(payload, trailer, list);
     writer.fixed(wire);
+    if (payload.form == PayloadForm::shared_vectors)
+        writer.fixed(payload.region);
     writer.raw(trailer);
     return writer.length();
 }
@@ -151,6 +154,12 @@ bool valid_endpoint(const WireEndpoint &wire, Endpoint &out)
     return true;
 }
 
+bool region_holds(const WireRegion &region, const WireVector &v)
+{
+    return v.address >= region.base && v.address - region.base <= region.size &&
+           v.length <= region.size - (v.address - region.base);
+}
+
 // The payload descriptor and its trailer (the rest of the message); nullptr when valid, else
 // the violation.  `sink`: a Read Request's, which cannot be inline.
 const char *decode_payload(const WirePayload &wire, Reader &reader, Payload &out, bool sink)
@@ -170,17 +179,27 @@ const char *decode_payload(const WirePayload &wire, Reader &reader, Payload &out
         out.form = PayloadForm::inline_bytes;
         out.bytes = trailer;
         return nullptr;
+    case static_cast<std::uint16_t>(PayloadForm::shared_vectors):
+        if (!reader.fixed(out.region))
+            return "shared region too short";
+        if (out.region.reserved != 0 || out.region.fd < 0 || out.region.size == 0 ||
+            out.region.base > UINT64_MAX - out.region.size)
+            return "shared region fields";
+        [[fallthrough]];
     case static_cast<std::uint16_t>(PayloadForm::vectors): {
         if (!reader.rest(std::uint64_t{wire.count} * sizeof(WireVector), trailer))
             return "vector bytes differ from their count";
-        out.form = PayloadForm::vectors;
+        out.form = static_cast<PayloadForm>(wire.form);
         out.bytes = trailer;
+        const bool shared = out.form == PayloadForm::shared_vectors;
         std::uint64_t sum = 0;
         for (std::size_t i = 0; i < out.vector_count(); ++i) {
-            const std::uint64_t length = out.vector(i).length;
-            if (length > UINT64_MAX - sum)
+            const WireVector v = out.vector(i);
+            if (v.length > UINT64_MAX - sum)
                 return "vector lengths overflow";
-            sum += length;
+            sum += v.length;
+            if (shared && !region_holds(out.region, v))
+                return "shared vector outside its region";
         }
         return sum == wire.total_length ? nullptr : "vector lengths differ from the total";
     }
@@ -359,6 +378,15 @@ Payload Payload::vectors_of(std::span<const WireVector> vectors)
     return payload;
 }
 
+Payload Payload::shared_vectors_of(const WireRegion &region,
+                                   std::span<const WireVector> vectors)
+{
+    Payload payload = vectors_of(vectors);
+    payload.form = PayloadForm::shared_vectors;
+    payload.region = region;
+    return payload;
+}
+
 Payload Payload::remote_list(std::span<const WireVector> list_in_this_process,
                              std::uint64_t total_length)
 {
@@ -533,6 +561,12 @@ std::size_t max_slot_vectors(std::size_t max_message, MessageType type)
 {
     const std::size_t fixed = type == MessageType::send ? sizeof(WireSend) : sizeof(WireTagged);
     return max_inline(max_message, fixed) / sizeof(WireVector);
+}
+
+std::size_t max_slot_shared_vectors(std::size_t max_message, MessageType type)
+{
+    const std::size_t fixed = type == MessageType::send ? sizeof(WireSend) : sizeof(WireTagged);
+    return max_inline(max_message, fixed + sizeof(WireRegion)) / sizeof(WireVector);
 }
 
 } // namespace ndk::soft::shm

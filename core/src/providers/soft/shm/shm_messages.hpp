@@ -110,6 +110,19 @@ struct WireVector {
     std::uint64_t address; // in the address space of the side that wrote it
     std::uint64_t length;
 };
+// The sender's shared allocation (ndk/shared_memory.hpp) that every vector of a
+// shared_vectors payload lies in: a sealed memfd the receiver may map and copy through instead
+// of cross-memory attach.  Named by the sender's descriptor number, which the receiver opens
+// as /proc/<pid>/fd/<fd> and accepts only if it is this file (device, inode), sealed, and at
+// least `size` bytes; otherwise it copies by cross-memory attach as for form vectors.
+struct WireRegion {
+    std::uint64_t base; // where the allocation starts in the sender's address space
+    std::uint64_t size;
+    std::uint64_t device;
+    std::uint64_t inode;
+    std::int32_t fd;
+    std::uint32_t reserved;
+};
 struct WirePayload {
     std::uint64_t total_length;
     std::uint16_t form; // PayloadForm
@@ -151,6 +164,7 @@ static_assert(sizeof(WireReject) == 16);
 static_assert(sizeof(WireDisconnect) == 16);
 static_assert(sizeof(WireVector) == 16);
 static_assert(sizeof(WirePayload) == 16);
+static_assert(sizeof(WireRegion) == 40);
 static_assert(sizeof(WireSend) == 40 && offsetof(WireSend, payload) == 24);
 static_assert(sizeof(WireTagged) == 48 && offsetof(WireTagged, payload) == 32);
 static_assert(sizeof(WireStatus) == 24);
@@ -179,23 +193,29 @@ enum class PayloadForm : std::uint16_t {
     inline_bytes = 1, // in the slot
     vectors = 2,      // (address, length) vectors in the slot, in the sender's memory
     vector_list = 3,  // the vector list itself in the sender's memory: its address and count
+    shared_vectors = 4, // a WireRegion, then vectors as for `vectors`, all inside the region
 };
 
 struct Payload {
     PayloadForm form = PayloadForm::inline_bytes;
     std::uint64_t total_length = 0;
-    // inline_bytes: the bytes; vectors: the WireVectors as raw bytes (vector() reads one).
+    // inline_bytes: the bytes; vectors and shared_vectors: the WireVectors as raw bytes
+    // (vector() reads one).
     std::span<const std::byte> bytes;
+    // shared_vectors: the sender's allocation the vectors lie in.
+    WireRegion region{};
     // vector_list: where the list is, and how many vectors it holds.
     std::uint64_t list_address = 0;
     std::uint32_t list_count = 0;
 
     static Payload inline_data(std::span<const std::byte> data);
     static Payload vectors_of(std::span<const WireVector> vectors); // total: their sum
+    static Payload shared_vectors_of(const WireRegion &region,
+                                     std::span<const WireVector> vectors);
     static Payload remote_list(std::span<const WireVector> list_in_this_process,
                                std::uint64_t total_length);
 
-    std::size_t vector_count() const; // vectors in the slot (form vectors)
+    std::size_t vector_count() const; // vectors in the slot (forms vectors, shared_vectors)
     WireVector vector(std::size_t i) const;
 };
 
@@ -273,5 +293,7 @@ Message decode(std::span<const std::byte> bytes);
 std::size_t max_inline_send(std::size_t max_message);
 std::size_t max_inline_write(std::size_t max_message);
 std::size_t max_slot_vectors(std::size_t max_message, MessageType type);
+// The most vectors a shared_vectors payload carries (its WireRegion takes slot room).
+std::size_t max_slot_shared_vectors(std::size_t max_message, MessageType type);
 
 } // namespace ndk::soft::shm

@@ -1,10 +1,29 @@
 #include "providers/soft/shm/shm_payloads.hpp"
 
 #include "providers/soft/soft_memory.hpp"
+#include "ndk/shared_memory.hpp"
 
 #include <cstring>
 
 namespace ndk::soft {
+namespace {
+
+// The one shared allocation of this process that holds every vector, if there is one.
+std::optional<shm::WireRegion> shared_region(std::span<const shm::WireVector> list)
+{
+    std::optional<SharedRange> range =
+        find_shared_memory(reinterpret_cast<const void *>(list.front().address),
+                           list.front().length);
+    if (!range)
+        return std::nullopt;
+    for (const shm::WireVector &v : list.subspan(1))
+        if (v.address < range->base || v.address - range->base > range->size ||
+            v.length > range->size - (v.address - range->base))
+            return std::nullopt;
+    return shm::WireRegion{range->base, range->size, range->device, range->inode, range->fd, 0};
+}
+
+} // namespace
 
 shm::Payload outgoing_payload(const Spans &spans, SlotRoom room,
                               std::vector<shm::WireVector> &list)
@@ -22,18 +41,36 @@ shm::Payload outgoing_payload(const Spans &spans, SlotRoom room,
     for (const Span &s : spans)
         if (s.length > 0)
             list.push_back({reinterpret_cast<std::uintptr_t>(s.host), s.length});
+    if (list.size() <= room.shared_vectors)
+        if (std::optional<shm::WireRegion> region = shared_region(list))
+            return shm::Payload::shared_vectors_of(*region, list);
     if (list.size() <= room.vectors)
         return shm::Payload::vectors_of(list);
     return shm::Payload::remote_list(list, total);
 }
 
-bool IncomingPayload::open(pid_t peer, const shm::Payload &payload)
+bool IncomingPayload::open(pid_t peer, const shm::Payload &payload, shm::PeerMappings &mappings)
 {
     remote_.reset();
+    mapping_.reset();
     inline_bytes_ = {};
     if (payload.form == shm::PayloadForm::inline_bytes) {
         inline_bytes_ = payload.bytes;
         length_ = payload.bytes.size();
+        status_ = shm::PeerVectorsStatus::ok;
+        return true;
+    }
+    if (payload.form == shm::PayloadForm::shared_vectors &&
+        (mapping_ = mappings.map(peer, payload.region))) {
+        // decode() checked every vector to lie inside the region and to add up to the total.
+        mapped_.clear();
+        for (std::size_t i = 0; i < payload.vector_count(); ++i) {
+            const shm::WireVector v = payload.vector(i);
+            mapped_.push_back({reinterpret_cast<unsigned char *>(
+                                   mapping_->local(payload.region, v.address)),
+                               static_cast<size_t>(v.length)});
+        }
+        length_ = payload.total_length;
         status_ = shm::PeerVectorsStatus::ok;
         return true;
     }
@@ -47,6 +84,8 @@ bool IncomingPayload::open(pid_t peer, const shm::Payload &payload)
 
 bool IncomingPayload::copy_to(const Spans &sink)
 {
+    if (mapping_)
+        return copy_spans(sink, mapped_) == length_;
     if (remote_)
         return remote_->copy_to(sink);
     // Only read from: Span has no const form.
@@ -59,6 +98,8 @@ bool IncomingPayload::copy_to(const Spans &sink)
 
 bool IncomingPayload::copy_from(const Spans &source)
 {
+    if (mapping_)
+        return copy_spans(mapped_, source) == length_;
     return remote_ && remote_->copy_from(source); // inline bytes are never a sink
 }
 

@@ -1,14 +1,18 @@
 // The soft data path's bytes in shm messages (shm_messages.hpp), both ways:
 //  - the initiator describes its resolved spans as a message payload: the bytes themselves when
-//    they fit the slot (no copy by the target at all), else their vectors in the slot, else a
-//    list of vectors the target pulls first (kept alive by the initiator until the answer);
+//    they fit the slot (no copy by the target at all); else their vectors in the slot, with the
+//    shared allocation they all lie in when there is one (ndk/shared_memory.hpp), which the
+//    target maps; else a list of vectors the target pulls first (kept alive by the initiator
+//    until the answer);
 //  - the target sees a received payload as the PayloadSource or PayloadSink its target side
-//    takes (soft_target.hpp): the inline bytes, or the initiator's memory by cross-memory copy.
-// docs/transport.md, "The shm transport in the soft provider".
+//    takes (soft_target.hpp): the inline bytes, the initiator's allocation mapped here
+//    (memcpy), or the initiator's memory by cross-memory copy.
+// docs/transport.md, "The shm transport in the soft provider" and "Zero-copy".
 #pragma once
 
 #include "providers/soft/shm/shm_cross_memory_payload.hpp"
 #include "providers/soft/shm/shm_messages.hpp"
+#include "providers/soft/shm/shm_peer_mappings.hpp"
 #include "providers/soft/shm/shm_peer_vectors.hpp"
 #include "providers/soft/soft_target.hpp"
 
@@ -21,6 +25,7 @@ namespace ndk::soft {
 struct SlotRoom {
     size_t inline_bytes = 0; // 0: the bytes never go inline (a Read's sink)
     size_t vectors = 0;
+    size_t shared_vectors = 0; // beside the shared allocation's WireRegion
 };
 
 // The payload describing `spans` (this process's memory).  `list` holds the vectors when they
@@ -32,8 +37,10 @@ shm::Payload outgoing_payload(const Spans &spans, SlotRoom room,
 class IncomingPayload final : public PayloadSource, public PayloadSink {
 public:
     // False (and status() says why) when the payload's vectors cannot be had: malformed, or
-    // the list could not be pulled from `peer`.
-    bool open(pid_t peer, const shm::Payload &payload);
+    // the list could not be pulled from `peer`.  A shared_vectors payload is copied through
+    // the allocation `mappings` maps, or by cross-memory attach when it cannot be mapped.
+    bool open(pid_t peer, const shm::Payload &payload, shm::PeerMappings &mappings);
+    bool mapped() const { return mapping_ != nullptr; } // the memcpy path
     shm::PeerVectorsStatus status() const { return status_; }
 
     size_t length() const override { return length_; }
@@ -45,6 +52,8 @@ private:
     std::span<const std::byte> inline_bytes_;
     std::vector<iovec> vectors_;
     std::optional<CrossMemoryPayload> remote_;
+    std::shared_ptr<const shm::PeerMapping> mapping_; // kept while the copy may run
+    Spans mapped_;                                    // the vectors, as this process sees them
     size_t length_ = 0;
 };
 

@@ -25,7 +25,7 @@ PeerVectors peer_vectors(pid_t peer, const Payload &payload, std::vector<iovec> 
     out.clear();
     std::uint64_t sum = 0;
     PeerVectors result;
-    if (payload.form == PayloadForm::vectors) {
+    if (payload.form == PayloadForm::vectors || payload.form == PayloadForm::shared_vectors) {
         out.reserve(payload.vector_count());
         for (std::size_t i = 0; i < payload.vector_count(); ++i)
             if (!add(payload.vector(i), sum, out))

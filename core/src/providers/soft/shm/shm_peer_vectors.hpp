@@ -25,7 +25,7 @@ struct PeerVectors {
     os::CopyResult copy; // of the list itself, for vector_list
 };
 
-// The vectors of `payload` (form vectors or vector_list; inline has none) in `peer`'s address
+// The vectors of `payload` (form vectors, shared_vectors or vector_list; inline has none) in `peer`'s address
 // space, into `out` (replaced).
 PeerVectors peer_vectors(pid_t peer, const Payload &payload, std::vector<iovec> &out);
 

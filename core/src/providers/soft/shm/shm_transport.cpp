@@ -135,6 +135,7 @@ private:
     std::vector<shm::WireVector> list_;    // its vectors, when they did not fit the slot
     SlotRoom send_room_, write_room_, read_room_; // what a slot carries, fixed by the link
     std::vector<std::byte> held_;          // a Send of the peer waiting for a receive
+    shm::PeerMappings mappings_;           // the peer's shared allocations mapped here
 };
 
 // The connector's line to the other process: establishment through the exchange's objects,
@@ -495,10 +496,16 @@ ShmChannel::ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> conn
     : TransportChannel(transport, std::move(connection), qp)
 {
     std::size_t room = connection_->link.max_message();
-    send_room_ = {shm::max_inline_send(room), shm::max_slot_vectors(room, shm::MessageType::send)};
-    write_room_ = {shm::max_inline_write(room),
-                   shm::max_slot_vectors(room, shm::MessageType::write)};
-    read_room_ = {0, shm::max_slot_vectors(room, shm::MessageType::read_request)};
+    auto vectors = [room](shm::MessageType type) {
+        return std::pair{shm::max_slot_vectors(room, type),
+                         shm::max_slot_shared_vectors(room, type)};
+    };
+    auto [send_vectors, send_shared] = vectors(shm::MessageType::send);
+    auto [write_vectors, write_shared] = vectors(shm::MessageType::write);
+    auto [read_vectors, read_shared] = vectors(shm::MessageType::read_request);
+    send_room_ = {shm::max_inline_send(room), send_vectors, send_shared};
+    write_room_ = {shm::max_inline_write(room), write_vectors, write_shared};
+    read_room_ = {0, read_vectors, read_shared};
 }
 
 Answer ShmChannel::transmit(const shm::Message &message)
@@ -576,7 +583,7 @@ void ShmChannel::acknowledged(const shm::Ack &ack, Hold hold)
 std::optional<Answer> ShmChannel::take_send(const shm::Send &send)
 {
     IncomingPayload payload;
-    if (!payload.open(connection_->link.peer().pid, send.payload))
+    if (!payload.open(connection_->link.peer().pid, send.payload, mappings_))
         return std::nullopt;
     std::optional<UINT32> invalidate;
     if (send.invalidate)
@@ -601,14 +608,14 @@ void ShmChannel::arrived(std::span<const std::byte> raw, const shm::Message &mes
         return;
     }
     if (auto *write = std::get_if<shm::Write>(&message)) {
-        NTSTATUS s = payload.open(peer, write->payload)
+        NTSTATUS s = payload.open(peer, write->payload, mappings_)
                          ? arrive_write(qp_, write->remote_token, write->remote_address, payload)
                          : STATUS_ACCESS_VIOLATION;
         answer(write->sequence, s);
         return;
     }
     if (auto *read = std::get_if<shm::ReadRequest>(&message)) {
-        NTSTATUS s = payload.open(peer, read->sink)
+        NTSTATUS s = payload.open(peer, read->sink, mappings_)
                          ? arrive_read(qp_, read->remote_token, read->remote_address, payload)
                          : STATUS_ACCESS_VIOLATION;
         answer(read->sequence, s);
