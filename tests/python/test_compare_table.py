@@ -29,7 +29,9 @@ ISSUE_29_ROWS = [
     ("  its tail: p99 against its median", "ours"),
     ("64 B half RTT, one thread (median)", None),
     ("1 MiB Write into another process, shm, buffers the peer cannot map", "cma"),
-    ("1 MiB Write into another process, shm, zero-copy registration", None),
+    ("1 MiB Read from another process, shm, buffers the peer cannot map", "cma"),
+    ("1 MiB Write into another process, shm, zero-copy registration", "memcpy"),
+    ("1 MiB Read from another process, shm, zero-copy registration", "memcpy"),
     ("soft:tcp 64 B half RTT, two processes (median)", "fi_pingpong"),
     ("soft:tcp 1 MiB Write, two processes", "iperf3"),
     ("message rate, 2 connections on 2 threads vs 1 on 1", "ours"),
@@ -88,14 +90,16 @@ def test_compared_figures_are_medians_of_alternating_runs(tiny_run):
             assert row["baseline"] == pytest.approx(sum(baseline) / 2), row
 
 
-def test_the_zero_copy_row_is_ndk_perfs_word_until_a_provider_has_one(tiny_run):
+def test_the_zero_copy_rows_are_measured_against_memcpy(tiny_run):
+    """soft:shm maps ndk.alloc's buffers (docs/transport.md, "Zero-copy"): both rows have
+    figures, compared with memcpy's runs of the same rounds."""
     _, figures = tiny_run
-    row = issue_29_rows(figures)[8]
-    if "not_measured" in row:
-        assert row["not_measured"].startswith("ndk_perf write_bw: "), row
-        assert figures["write_bw_zero_copy"] is None
-    else:
+    rows = {r["target"]: r for r in issue_29_rows(figures)}
+    for what in ("Write into", "Read from"):
+        row = rows[f"1 MiB {what} another process, shm, zero-copy registration"]
+        assert "not_measured" not in row, row
         assert row["baseline_what"] == "GB/s memcpy 1 MiB aligned", row
+        assert "--zero-copy" in row["note"], row
 
 
 def test_the_printed_table_shows_rows_spreads_and_load(tiny_run):
