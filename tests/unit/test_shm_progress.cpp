@@ -356,4 +356,59 @@ TEST_F(ShmProgressInProcess, APollFromInsideTheHandlerServesNothing)
     EXPECT_EQ(handler.nested_served, 0);
 }
 
+// What the soft provider's knob `quiescent` looks at, it looks at with the progress thread's
+// mutex held (hold_if_idle): never while a handler runs, which holds the mutex, and never from
+// inside a handler (the mutex is recursive); once the handler returns it is held again.
+TEST_F(ShmProgressInProcess, ItIsHeldIdleOnlyWhileNoHandlerRuns)
+{
+    auto [active, passive] = link_pair_in_process(dir_, kListen);
+    struct Blocking : Counting {
+        ShmProgress *progress = nullptr;
+        std::mutex mu;
+        std::condition_variable changed;
+        bool entered = false, release = false;
+        std::atomic<bool> held_inside{false};
+        void readable(ShmLink &link) override
+        {
+            if (progress->hold_if_idle().owns_lock())
+                held_inside = true;
+            {
+                std::unique_lock lock(mu);
+                entered = true;
+                changed.notify_all();
+                changed.wait(lock, [&] { return release; });
+            }
+            Counting::readable(link);
+        }
+    } handler;
+    ShmProgress progress(handler);
+    handler.progress = &progress;
+    // Held once the thread sleeps (it takes the mutex for a moment before each sleep).
+    auto held_within_limit = [&] {
+        const auto deadline = Clock::now() + kStepLimit;
+        while (Clock::now() < deadline)
+            if (progress.hold_if_idle().owns_lock())
+                return true;
+        return false;
+    };
+    EXPECT_TRUE(held_within_limit());
+    progress.add(passive);
+    const std::byte message[16] = {};
+    ASSERT_EQ(active.send_bytes(message), RingStatus::ok);
+    {
+        std::unique_lock lock(handler.mu);
+        ASSERT_TRUE(handler.changed.wait_for(lock, kStepLimit, [&] { return handler.entered; }));
+    }
+    EXPECT_FALSE(progress.hold_if_idle().owns_lock()); // the handler runs: never waited for
+    {
+        std::lock_guard lock(handler.mu);
+        handler.release = true;
+    }
+    handler.changed.notify_all();
+    EXPECT_TRUE(held_within_limit());
+    EXPECT_EQ(handler.received, 1u);
+    EXPECT_FALSE(handler.held_inside);
+    progress.stop();
+}
+
 } // namespace

@@ -177,6 +177,28 @@ TEST(TcpLink, ATerminateEndsBothSides)
     EXPECT_EQ(sink.messages[1].terminate_code, 2);
 }
 
+// The knob `quiescent` compares one end's writes with the other end's reads (tcp_stream.hpp,
+// StreamTally): counted from the handshake on, they meet once the receiver has read what was
+// sent, the FIN included, and not before.
+TEST(TcpLink, EachSidesWritesMeetThePeersReadsOnceItHasReadThem)
+{
+    LinkPair pair = establish_pair("127.0.0.1");
+    const std::uint64_t before = pair.active->tally().written;
+    ASSERT_EQ(pair.active->send(RdmapOpcode::send, pattern(1000, 1)), LinkSendStatus::sent);
+    EXPECT_GT(pair.active->tally().written, before);
+    EXPECT_LT(pair.passive->tally().read, pair.active->tally().written); // not read yet
+    MessageSink sink;
+    receive_until(*pair.passive, sink, [&] { return sink.messages.size() == 1; });
+    EXPECT_EQ(pair.passive->tally().read, pair.active->tally().written);
+    EXPECT_FALSE(pair.passive->tally().eof);
+
+    pair.active->close(); // the FIN, after what is queued (nothing)
+    EXPECT_TRUE(pair.active->tally().shut_down);
+    EXPECT_EQ(receive_until(*pair.passive, sink, [] { return false; }), TcpLinkState::closed);
+    EXPECT_TRUE(pair.passive->tally().eof);
+    EXPECT_EQ(pair.passive->tally().read, pair.active->tally().written);
+}
+
 // What a provider does when placement fails (an STag it does not know): terminate() from the
 // sink with the segment; the peer's Terminate names it by its DDP header (RFC 5040 4.8).
 TEST(TcpLink, ASinkTerminatesNamingTheSegmentInError)

@@ -50,6 +50,7 @@ __all__ = [
 
 TIMEOUT = 5.0   # seconds, bounding every wait (float: see CQ-NOTIFICATION-WAIT-INT-TIMEOUT)
 QUIET = 0.2     # seconds to wait for something that must NOT happen (a notification, a callback)
+QUIET_LOOK = 0.001  # seconds between two looks at the provider's `quiescent` within QUIET
 
 CREATE_MODES = ("inline", "pending")   # values of the create_mode / request_mode knobs
 FAILURE_MODES = ("inline", "async")    # values of knobs.fail(..., mode=)
@@ -281,24 +282,37 @@ def pattern(length: int, seed: int = 1) -> bytes:
 
 
 def quiet_period(*objects: Any) -> float:
-    """How long to wait for something that must NOT happen: QUIET, or no time at all when the
-    provider says nothing can happen in this process until a call (the soft provider's
-    read-only knob ``quiescent``: every soft adapter on the in-process fabric, every engine
-    with nothing queued, nothing running and no timer set, nothing held by the fault layer;
-    docs/knobs.md).  Then everything the scenario's calls caused has happened already, and a
-    look now sees what a wait would.  ``objects``: adapters, or this process's objects (their
-    ``adapter``); a provider without the knob, or a peer's object in another process, waits the
-    whole QUIET."""
+    """How long to wait for something that must NOT happen: QUIET, less the time the provider
+    took to say that nothing can happen in this process until a call (the soft provider's
+    read-only knob ``quiescent``: every engine with nothing queued, nothing running and no
+    timer set, every transport with nothing in flight and each connection's other end in this
+    process, nothing held by the fault layer; docs/knobs.md).  Then everything the scenario's
+    calls caused has happened already, and a look now sees what a wait would: the knob is
+    asked again every millisecond while something is still in flight (a message on its way
+    over shm or tcp), and once it says so the wait ends at once.  The events looked for are
+    kept until read (a CQ's results, notifications, connect and disconnect events), so a wait
+    cut short here still sees what came meanwhile.  ``objects``: adapters, or this process's
+    objects (their ``adapter``); a provider without the knob, or a peer's object in another
+    process, waits the whole QUIET."""
+    adapters = []
     for obj in objects:
         adapter = obj if isinstance(obj, ndk.Adapter) else getattr(obj, "adapter", None)
         if not isinstance(adapter, ndk.Adapter):
             return QUIET  # a peer's proxy: its process is not ours to judge
+        adapters.append(adapter)
+    if not adapters:
+        return QUIET
+    deadline = time.monotonic() + QUIET
+    while True:
         try:
-            if int(adapter.knobs.quiescent) != 1:
-                return QUIET
+            if all(int(adapter.knobs.quiescent) == 1 for adapter in adapters):
+                return 0.0
         except (ndk.KnobsNotSupported, AttributeError):
-            return QUIET  # a provider without the knob
-    return 0.0 if objects else QUIET
+            return max(0.0, deadline - time.monotonic())  # a provider without the knob
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return 0.0  # QUIET has passed here: what came meanwhile is there to see
+        time.sleep(min(QUIET_LOOK, left))
 
 
 def expect_no_completion(*cqs: ndk.Cq) -> None:

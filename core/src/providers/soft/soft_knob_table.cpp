@@ -455,10 +455,13 @@ const KnobSpec kKnobTable[] = {
      .values = "read only: `1` or `0`",
      .effect =
          "`1` when nothing can happen in this process until a consumer calls: every soft "
-         "adapter on the in-process fabric, its engine with nothing queued, nothing running and "
-         "no timer set, and nothing the fault layer holds. The scenarios' waits for something "
-         "that must not happen end at once then (ndk.scenario.quiet_period); any other "
-         "provider, or `0`, waits the full period",
+         "adapter's engine with nothing queued, nothing running and no timer set; over shm and "
+         "tcp, each transport's progress thread idle, nothing queued for it, no establishment "
+         "in flight, nothing waiting to be read, and the other end of every open connection an "
+         "adapter of this process that has taken in all it was sent (a peer in another process "
+         "may send at any time: `0`); and nothing the fault layer holds. The scenarios' waits "
+         "for something that must not happen ask it every millisecond and end once it says `1` "
+         "(ndk.scenario.quiet_period); any other provider waits the full period",
      .set = nullptr,
      .get = nullptr},
     {.names = "fatal_cq_error",

@@ -220,22 +220,27 @@ NTSTATUS step(Miniport &miniport, const char *value, char *reply, ULONG reply_le
 }
 
 // Knob "quiescent" (read only): "1" when no soft adapter of this process can make anything
-// happen until a consumer calls it: every miniport on the in-process fabric (a peer in another
-// process may send at any time), every adapter's engine with nothing queued, nothing running
-// and no timer set.  Data moves inproc on the posting thread, and everything else (callbacks,
-// completions of pended calls, continued transfers, timers) is an engine task, so a scenario
-// that waits for something that must not happen may stop waiting at once (docs/knobs.md).
+// happen until a consumer calls: every adapter's engine with nothing queued, nothing running
+// and no timer set, and every transport with nothing in flight and every connection's other
+// end in this process (soft_quiet.hpp; a peer in another process may send at any time).  Data
+// moves inproc on the posting thread, and everything else (callbacks, completions of pended
+// calls, continued transfers, timers) is an engine task or, over shm and tcp, the transport's
+// progress, so a scenario that waits for something that must not happen may stop waiting at
+// once (docs/knobs.md).  The wire lock, held exclusive throughout, keeps every handler and
+// engine task that would change anything out while the transports are looked at, and each
+// transport's progress thread stays held from its look to the answer.
 std::string quiescent()
 {
     std::lock_guard wire(Fabric::instance().wire());
+    QuietLedger ledger;
     for (Miniport *miniport : Fabric::instance().miniports()) {
-        if (miniport->transport)
+        if (miniport->transport && !miniport->transport->quiescent(ledger))
             return "0";
         for (SoftAdapter *adapter : miniport->adapters)
             if (!adapter->engine().idle())
                 return "0";
     }
-    return "1";
+    return ledger.ends_meet() ? "1" : "0";
 }
 
 NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char *reply,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "soft_objects.hpp"
+#include "soft_quiet.hpp"
 
 #include <span>
 #include <stdexcept>
@@ -35,6 +36,14 @@ public:
     // rings), so that a busy-polling consumer needs no thread wake-up per message.  True when
     // it served something (poll again).  No lock held; the only call without the wire lock.
     virtual bool poll_from_consumer() { return false; }
+
+    // The knob `quiescent` (soft_quiet.hpp): whether nothing this transport holds can make
+    // anything happen until a consumer calls.  True only when its progress thread is idle (its
+    // mutex then held in `ledger` until the answer is made), nothing is queued for that thread,
+    // no establishment is in flight, nothing waits to be read or to reach the peer on any
+    // connection, and every open connection's end is named in `ledger` with the end it talks
+    // to.  A transport that cannot tell says false.  Wire lock held (exclusive).
+    virtual bool quiescent(QuietLedger & /*ledger*/) { return false; }
 };
 
 // A transport cannot take an address of its miniport (what() names it and why): another

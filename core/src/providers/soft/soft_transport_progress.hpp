@@ -56,7 +56,6 @@ public:
     void add_fd(int fd) { insert({Kind::fd, nullptr, fd}); }
     void remove_fd(int fd) { erase(Kind::fd, nullptr, fd); }
 
-protected:
     enum class Kind { acceptor, link, fd };
     struct Entry {
         Kind kind;
@@ -68,7 +67,26 @@ protected:
         Link &link() const { return *static_cast<Link *>(object); }
     };
 
+    // The thread's mutex if nobody holds it right now (the thread serves nothing, no
+    // consumer's poll serves a link, nothing is being added or removed), else an empty lock.
+    // Never waited for, so that a caller holding the wire lock, which handlers take inside
+    // this mutex, cannot deadlock; never inside a handler call (the mutex is recursive).
+    // What the transport's knob `quiescent` looks at is looked at under it (watched()).
+    std::unique_lock<std::recursive_mutex> hold_if_idle()
+    {
+        if (serving_here())
+            return {};
+        return std::unique_lock(mutex_, std::try_to_lock);
+    }
+    // What is watched, under their ids: only with hold_if_idle()'s lock held.
+    const std::map<std::uint64_t, Entry> &watched() const { return entries_; }
+
+protected:
     explicit TransportProgress(Handler &handler) : handler_(handler) {}
+
+    // The calling thread is inside a handler call: the loop's own thread, or (shm) a
+    // consumer's poll that serves the rings.
+    virtual bool serving_here() const { return on_loop_thread(); }
 
     // Put `entry`'s descriptors into the epoll set, their events carrying `id`
     // (std::system_error when epoll refuses one); take them out again (one not watched, or

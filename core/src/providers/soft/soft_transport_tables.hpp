@@ -19,6 +19,7 @@
 
 #include "providers/soft/os/unique_fd.hpp"
 #include "providers/soft/soft_fabric.hpp"
+#include "providers/soft/soft_quiet.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -219,6 +220,29 @@ public:
         std::lock_guard lock(mu_);
         auto it = connections_.find(&link);
         return it == connections_.end() ? nullptr : it->second;
+    }
+
+    // The frame of a transport's quiescent() (soft_transport.hpp): the progress thread held
+    // if it is idle, nothing queued for it and no establishment in flight (either would still
+    // make something happen), then `quiet(entry)` for every object it watches, with what it
+    // says of the connection's ends written into `ledger`.  The thread stays held in `ledger`
+    // when everything is quiet.  Wire lock held (exclusive).
+    template <class Quiet>
+    bool quiescent(QuietLedger &ledger, Quiet quiet)
+    {
+        auto held = progress_->hold_if_idle();
+        if (!held.owns_lock())
+            return false;
+        {
+            std::lock_guard lock(mu_);
+            if (!changes_.empty() || !establishing_.empty())
+                return false;
+        }
+        for (const auto &[id, entry] : progress_->watched())
+            if (!quiet(entry))
+                return false;
+        ledger.hold(std::move(held));
+        return true;
     }
 
 private:

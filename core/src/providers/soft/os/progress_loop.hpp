@@ -28,6 +28,9 @@ public:
     // Joins the thread; again, nothing.  After it returns no hook is called.
     void stop();
 
+    // The calling thread is the loop's own.
+    bool on_loop_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+
 protected:
     // How long the thread sleeps after before_sleep().
     struct Sleep {

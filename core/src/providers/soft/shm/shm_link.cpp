@@ -257,6 +257,25 @@ ShmLink::Wait ShmLink::wait_for_messages(std::chrono::milliseconds limit, unsign
     return has_messages() ? Wait::ready : Wait::peer_gone;
 }
 
+namespace {
+
+std::string end_of(const ShmSegment &segment, LinkSide side)
+{
+    std::string id = segment.file_id();
+    if (id.empty())
+        return {};
+    return "shm " + id + (side == LinkSide::active ? " active" : " passive");
+}
+
+} // namespace
+
+std::string ShmLink::end_name() const { return end_of(segment_, side_); }
+
+std::string ShmLink::peer_end_name() const
+{
+    return end_of(segment_, side_ == LinkSide::active ? LinkSide::passive : LinkSide::active);
+}
+
 bool ShmLink::peer_gone() const { return watch_.exited() || at_eof(control_.get()); }
 
 // ---- the passive side ---------------------------------------------------------------------

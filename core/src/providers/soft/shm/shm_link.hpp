@@ -79,6 +79,11 @@ public:
 
     LinkSide side() const { return side_; }
     const os::ProcessIdentity &peer() const { return peer_; }
+    // This end's name and the peer's, the same in both processes: the segment and the side
+    // (the knob `quiescent` pairs the ends it sees, soft_quiet.hpp).  Empty when the kernel
+    // does not say which segment this is.
+    std::string end_name() const;
+    std::string peer_end_name() const;
     // The read limits each side announced in the exchange.
     const ReadLimits &local_limits() const { return local_limits_; }
     const ReadLimits &peer_limits() const { return peer_limits_; }

@@ -35,6 +35,8 @@ ShmProgress::ShmProgress(ProgressHandler &handler, Options options)
 
 ShmProgress::~ShmProgress() { stop(); }
 
+bool ShmProgress::serving_here() const { return tl_serving == this || on_loop_thread(); }
+
 void ShmProgress::watch(int fd, std::uint64_t id, Source source, std::uint32_t events)
 {
     ProgressLoop::watch(fd, data_of(id, source), events);

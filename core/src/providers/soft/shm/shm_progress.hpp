@@ -81,6 +81,7 @@ private:
     // Which of a link's descriptors an epoll event is for (the low bits of its data).
     enum Source : std::uint64_t { primary = 0, pidfd = 1, control = 2 };
 
+    bool serving_here() const override;
     void watch_entry(std::uint64_t id, Entry &entry) override;
     void unwatch_entry(const Entry &entry) override;
     void watch(int fd, std::uint64_t id, Source source, std::uint32_t events);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 #include <system_error>
 #include <utility>
 
@@ -93,6 +94,14 @@ ShmSegment &ShmSegment::operator=(ShmSegment &&other) noexcept
 }
 
 ShmSegment::~ShmSegment() { unmap(); }
+
+std::string ShmSegment::file_id() const
+{
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) != 0)
+        return {};
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+}
 
 void ShmSegment::unmap()
 {

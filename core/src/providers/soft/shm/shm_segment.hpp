@@ -39,6 +39,9 @@ public:
     std::span<std::byte> bytes() const { return {base_, size_}; }
     // The descriptor to hand to a peer (the segment keeps owning it).
     int fd() const { return fd_.get(); }
+    // Which memfd this is, the same in every process that maps it ("device:inode"); empty
+    // when the kernel does not say.
+    std::string file_id() const;
 
 private:
     ShmSegment(os::UniqueFd fd, std::byte *base, std::size_t size);

@@ -7,6 +7,7 @@
 // under the wire lock, so it never touches a closed object.
 #include "providers/soft/shm/shm_transport.hpp"
 
+#include "providers/soft/os/descriptor_state.hpp"
 #include "providers/soft/shm/shm_link.hpp"
 #include "providers/soft/shm/shm_payloads.hpp"
 #include "providers/soft/shm/shm_progress.hpp"
@@ -221,6 +222,30 @@ public:
     }
 
     bool poll_from_consumer() override { return progress_->poll_from_consumer(); }
+
+    // Nothing in flight: the progress thread idle, no change queued for it, no establishment,
+    // no connection waiting at an acceptor, and on every link the peer has not told of its end
+    // (link_ended), nothing in our ring, the peer's process and control socket quiet, and the
+    // peer's end one of this process's links (whose ring, our messages to it, is looked at
+    // too).  A link told of its end takes nothing more.
+    bool quiescent(QuietLedger &ledger) override
+    {
+        using Kind = shm::ShmProgress::Kind;
+        return tables_.quiescent(ledger, [&](const shm::ShmProgress::Entry &entry) {
+            if (entry.kind == Kind::acceptor)
+                return !os::readable_now(entry.fd);
+            if (entry.kind != Kind::link || entry.state.gone)
+                return true; // an fd is an establishment's (none: settled) or the tables' own
+            const shm::ShmLink &link = entry.link();
+            const std::string here = link.end_name();
+            if (here.empty() || link.has_messages() || os::readable_now(link.control_fd()) ||
+                os::readable_now(link.peer_fd()))
+                return false;
+            ledger.end_here(here);
+            ledger.needs(link.peer_end_name());
+            return true;
+        });
+    }
 
     ShmTables &tables() { return tables_; }
 

@@ -290,6 +290,12 @@ std::size_t TcpLink::queued() const
     return stream_.queued();
 }
 
+StreamTally TcpLink::tally() const
+{
+    std::lock_guard lock(send_mutex_);
+    return stream_.tally();
+}
+
 bool TcpLink::inside_message() const
 {
     for (bool open : open_)

@@ -137,6 +137,8 @@ public:
     // Write what is queued: `sent` when nothing is left.
     LinkSendStatus flush();
     std::size_t queued() const;
+    // What has crossed the socket each way (tcp_stream.hpp): with no receive() running.
+    StreamTally tally() const;
 
     // ---- receiving (one thread at a time) ----
     // Read until the socket would block, handing each segment to `sink` in order; the state

@@ -29,6 +29,7 @@ StreamStatus TcpStream::write_now(std::vector<iovec> &pieces, std::size_t &first
             write_error_ = errno;
             return StreamStatus::broken;
         }
+        tally_.written += static_cast<std::uint64_t>(sent);
         // Skip the pieces that went whole; shorten the one that went in part.
         auto left = static_cast<std::size_t>(sent);
         while (first < pieces.size() && left >= pieces[first].iov_len) {
@@ -108,10 +109,13 @@ StreamStatus TcpStream::read_some(std::span<std::byte> buffer, std::size_t &got)
         const ssize_t n = ::recv(fd_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
         if (n > 0) {
             got = static_cast<std::size_t>(n);
+            tally_.read += got;
             return StreamStatus::ok;
         }
-        if (n == 0)
+        if (n == 0) {
+            tally_.eof = true;
             return StreamStatus::eof;
+        }
         if (errno == EINTR)
             continue;
         if (would_block(errno))
@@ -135,6 +139,10 @@ StreamStatus TcpStream::read_available(std::vector<std::byte> &into, std::size_t
     return StreamStatus::ok;
 }
 
-void TcpStream::shutdown_write() { ::shutdown(fd_.get(), SHUT_WR); }
+void TcpStream::shutdown_write()
+{
+    ::shutdown(fd_.get(), SHUT_WR);
+    tally_.shut_down = true;
+}
 
 } // namespace ndk::soft::tcp

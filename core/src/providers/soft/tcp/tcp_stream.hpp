@@ -12,10 +12,22 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 namespace ndk::soft::tcp {
+
+// What has crossed a stream's socket so far, each way: the bytes the kernel took from our
+// writes and whether our FIN was asked for; the bytes our reads returned and whether one found
+// the peer's end.  One end's writes and the other end's reads say whether anything is still
+// on its way between two sockets of this process (the knob `quiescent`, soft_quiet.hpp).
+struct StreamTally {
+    std::uint64_t written = 0;
+    bool shut_down = false;
+    std::uint64_t read = 0;
+    bool eof = false;
+};
 
 enum class StreamStatus {
     ok,     // everything was written, or the read drained the socket
@@ -53,6 +65,10 @@ public:
     // No more writes from us (a FIN after what is queued has gone: call once queued() is 0).
     void shutdown_write();
 
+    // The send side's half is written by writes, the receive side's by reads: read it with
+    // both sides still.
+    const StreamTally &tally() const { return tally_; }
+
 private:
     // Writes from `pieces`, advancing over what went: `queued` when the socket would block.
     StreamStatus write_now(std::vector<iovec> &pieces, std::size_t &first);
@@ -63,6 +79,7 @@ private:
     std::size_t head_ = 0; // first byte of queue_ not yet written
     int write_error_ = 0;
     int read_error_ = 0;
+    StreamTally tally_;
 };
 
 } // namespace ndk::soft::tcp

@@ -10,6 +10,7 @@
 // docs/semantics.md, TCP-*, says what each Terminate, close and reset does to the NDK objects.
 #include "providers/soft/tcp/tcp_transport.hpp"
 
+#include "providers/soft/os/descriptor_state.hpp"
 #include "providers/soft/soft_channel.hpp"
 #include "providers/soft/soft_connection.hpp"
 #include "providers/soft/soft_connector_link.hpp"
@@ -249,6 +250,24 @@ public:
 
     TcpTables &tables() { return tables_; }
 
+    // Nothing in flight: the progress thread idle, no change queued for it, no establishment
+    // (and so no accepted connection awaiting its MPA request), no connection waiting at an
+    // acceptor and none paused, and on every link nothing queued and, while it is open,
+    // nothing to read and the peer's end one of this process's sockets, which has read every
+    // byte this end wrote (and its FIN).  Reads, not the kernel's acknowledgements, are
+    // compared: bytes acknowledged may still wait in the peer's socket, and a delayed ACK
+    // would hold the answer up to 40 ms after each message.  A link already ended (link_ended
+    // told) reads nothing more; until then any event on it would still tell.
+    bool quiescent(QuietLedger &ledger) override
+    {
+        using Kind = tcp::TcpProgress::Kind;
+        return tables_.quiescent(ledger, [&](const tcp::TcpProgress::Entry &entry) {
+            if (entry.kind == Kind::acceptor)
+                return !entry.state.paused && !os::readable_now(entry.fd);
+            return entry.kind != Kind::link || link_quiet(entry.link(), entry.state, ledger);
+        });
+    }
+
     // ---- the connector's events on the wire (TcpConnectorLink), wire lock held ----
 
     // A link that goes before the end abandons its exchange at once (the stream ends), not
@@ -392,6 +411,39 @@ public:
 
 private:
     using Clock = std::chrono::steady_clock;
+
+    // One link for quiescent(): its end named in the ledger, while its socket is connected,
+    // by its 4-tuple (the peer's end is the reverse) with what it has read; while it is open,
+    // nothing to read and the peer's end needed, having read everything this end wrote.
+    static bool link_quiet(const TcpLink &link, const tcp::TcpEntryState &state,
+                           QuietLedger &ledger)
+    {
+        if (state.kick || link.queued() != 0)
+            return false;
+        std::string local, peer;
+        try {
+            local = TcpAddress::local_of(link.fd()).text();
+            peer = TcpAddress::peer_of(link.fd()).text();
+        } catch (const std::system_error &) {
+            // Not connected (reset, or closed both ways): nothing more goes out on it.
+        }
+        const tcp::StreamTally tally = link.tally();
+        if (!peer.empty())
+            ledger.end_here("tcp " + local + " " + peer, crossed(tally.read, tally.eof));
+        if (state.ended)
+            return true;
+        if (peer.empty() || link.state() != TcpLinkState::open || os::readable_now(link.fd()))
+            return false;
+        ledger.needs("tcp " + peer + " " + local, crossed(tally.written, tally.shut_down));
+        return true;
+    }
+
+    // How much of one direction of a stream has crossed: its bytes, and its end.
+    static std::string crossed(std::uint64_t bytes, bool end)
+    {
+        return std::to_string(bytes) + (end ? " and the end" : "");
+    }
+
     // An accepted connection whose MPA request has not come yet, and when it is dropped.
     struct AwaitingRequest {
         Clock::time_point deadline;
