@@ -260,4 +260,32 @@ TEST_F(ShmRegistry, RegistrationsRacingTheLastUsersRemovalAllLand)
     EXPECT_TRUE(registry.remove_if_unused());
 }
 
+// Opening a fabric's registry while another process sweeps the fabrics nobody uses (every
+// adapter opened with transport=shm sweeps first): the sweep may remove the new, still empty
+// directory between its mkdir and its check, and the open makes it again rather than failing
+// (an adapter's open failed so, STATUS_INSUFFICIENT_RESOURCES, "stat of the shm registry ...:
+// No such file or directory", in the suite over soft:shm with two workers).
+TEST_F(ShmRegistry, OpeningAFabricWhileAnotherProcessSweepsItAlwaysSucceeds)
+{
+    const fs::path fabric = EndpointRegistry::fabric_directory(dir_, "swept");
+    constexpr int kRounds = 2000;
+    Child opener = Child::spawn([&] {
+        for (int round = 0; round < kRounds; ++round) {
+            try {
+                EndpointRegistry registry(fabric);
+            } catch (const std::exception &) {
+                return 1;
+            }
+        }
+        return 0;
+    });
+    Child sweeper = Child::spawn([&] {
+        for (int round = 0; round < kRounds; ++round)
+            EndpointRegistry::reclaim_unused_fabrics(dir_);
+        return 0;
+    });
+    EXPECT_EQ(opener.wait(), 0);
+    EXPECT_EQ(sweeper.wait(), 0);
+}
+
 } // namespace

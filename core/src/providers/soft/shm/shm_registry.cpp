@@ -120,15 +120,20 @@ bool temp_writer_running(const std::string &name)
 }
 
 // An existing directory must be ours, a real directory and closed to others: another user
-// could otherwise plant entries that send our connects to their process.
-void check_private_directory(const fs::path &directory)
+// could otherwise plant entries that send our connects to their process.  False when it is
+// not there (any more: a fabric's last user, or a sweep, removed it).
+bool check_private_directory(const fs::path &directory)
 {
     struct stat st {};
-    if (::lstat(directory.c_str(), &st) != 0)
+    if (::lstat(directory.c_str(), &st) != 0) {
+        if (errno == ENOENT)
+            return false;
         fail(errno, "stat of the shm registry " + directory.string());
+    }
     if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
         fail(EPERM, "the shm registry " + directory.string() +
                         " is not a private directory of this user");
+    return true;
 }
 
 constexpr const char *kFabricPrefix = "fabric.";
@@ -140,22 +145,30 @@ EndpointRegistry::EndpointRegistry(fs::path directory) : directory_(std::move(di
     make_directory();
 }
 
+// A fabric's directory may be removed by another process at any moment while it holds no
+// entry (its last user's close, or any adapter's sweep, remove_if_unused()): one found gone
+// right after it was made, or found, is made again.
 void EndpointRegistry::make_directory() const
 {
-    if (::mkdir(directory_.c_str(), 0700) != 0) {
-        if (errno == ENOENT) {
-            // The parent (the user's default directory, for a fabric) is missing: made first.
-            const fs::path parent = directory_.parent_path();
-            if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST)
-                fail(errno, "creating " + parent.string());
-            check_private_directory(parent);
-            if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST)
+    for (;;) {
+        if (::mkdir(directory_.c_str(), 0700) != 0) {
+            if (errno == ENOENT) {
+                // The parent (the user's default directory, for a fabric) is missing: made
+                // first.
+                const fs::path parent = directory_.parent_path();
+                if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST)
+                    fail(errno, "creating " + parent.string());
+                if (!check_private_directory(parent))
+                    continue;
+                if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST)
+                    fail(errno, "creating the shm registry " + directory_.string());
+            } else if (errno != EEXIST) {
                 fail(errno, "creating the shm registry " + directory_.string());
-        } else if (errno != EEXIST) {
-            fail(errno, "creating the shm registry " + directory_.string());
+            }
         }
+        if (check_private_directory(directory_))
+            return;
     }
-    check_private_directory(directory_);
 }
 
 fs::path EndpointRegistry::default_directory()
