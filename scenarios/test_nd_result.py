@@ -1,9 +1,10 @@
 """The user-mode ND SPI's view of NDK completions: one scenario per row of the ND_RESULT status
 table, the seed's ten rows (digest 4.1, 4.2; core/include/ndk/nd_result.hpp and nd_status.hpp;
-docs/semantics.md "The ND equivalent of a completion status", ND-RESULT-V1-ROWS), but for
-ND_FAILURE: no provider of the harness completes a request with a status outside the other nine
-rows on demand (ND-RESULT-V1-ROWS says why), so that row is checked on the mapping, in
-tests/unit/test_nd_status.cpp and tests/binding/test_status_and_constants.py.
+docs/semantics.md "The ND equivalent of a completion status", ND-RESULT-V1-ROWS).  ND_FAILURE,
+a status outside the other nine rows, comes on soft:tcp alone, where knob link_end="held" lets a
+request meet a stream the peer ended (docs/semantics.md LINK-END); elsewhere its scenario skips,
+and the mapping is also checked in tests/unit/test_nd_status.cpp and
+tests/binding/test_status_and_constants.py.
 
 Each scenario produces its row's condition on a connected pair (``ndk.scenario.completion.pair``),
 then checks the exact NDK_RESULT status, its ND equivalent ``nd_status`` (an ``ndk.NdStatus``,
@@ -26,8 +27,9 @@ from ndk import NdResultStatus, NdStatus, OpType, Status
 from ndk.testing import Pair
 
 from ndk.scenario.completion import (TIMEOUT, drain, pattern, post_receive, post_send,
-                                     quiet_period)
+                                     quiet_period, wait_until)
 from ndk.scenario import Side, expect_no_completion
+from ndk.scenario.stated import stated
 from ndk.scenario.work_requests import expect_connection_failed, expect_result, region
 
 BAD_TOKEN = 0xDEADBEEF  # a memory token no registration of these scenarios hands out
@@ -280,3 +282,42 @@ def test_invalid_request_row(pair: Pair) -> None:
                 f"{Status(status)} (docs/semantics.md POST-CHECKS): no completion carries "
                 "ND_INVALID_REQUEST")
 
+
+
+@pytest.mark.rule("ND-RESULT-FAILURE")
+@pytest.mark.digest("3.6")
+@pytest.mark.reference("LINK-END")
+def test_failure_row(pair: Pair) -> None:
+    """the seed (ND_RESULT: ND_FAILURE, "the endpoint experienced an error while processing
+    this request"), docs/semantics.md ND-RESULT-V1-ROWS (a status outside the other nine rows
+    is that row): a send posted after the peer's connector closed (over soft:tcp a TCP reset,
+    TCP-CLOSE) and before this side acted on the stream's end meets the ended stream.  Soft
+    completes it STATUS_CONNECTION_ABORTED (docs/semantics.md LINK-END: knob link_end="held"
+    leaves the end unacted on until a request meets it), nd_status ND_CONNECTION_ABORTED, its
+    ND_RESULT ND_FAILURE with no bytes, and the connection ends as after any failed request
+    (QP-ERROR: a later post completes CANCELLED).  Stated (digest 3.6: an abort is a
+    failure): the send completes, and not with STATUS_SUCCESS.  Where no request can meet an
+    ended link (inproc has none; over shm the end comes as a message behind the request; a
+    provider without the knob) the scenario skips: no result carries the row."""
+    a, b = pair
+    try:
+        a.adapter.knobs.link_end = "held"
+    except ndk.KnobsNotSupported:
+        pytest.skip("the provider has no knob link_end (docs/semantics.md LINK-END): no "
+                    "request can be made to meet an ended link, so no result carries "
+                    "ND_FAILURE")
+    except ndk.KnobValueError as refused:
+        pytest.skip(f"{refused}: no result carries ND_FAILURE")
+    assert b.connector.close().wait(timeout=TIMEOUT) == Status.SUCCESS
+    wait_until(lambda: bool(a.adapter.knobs.link_ends_held == 1),
+               what="the stream's end taken")
+    post_send(a, pattern(32), 0xA1)
+    with stated("digest 3.6"):
+        (result,) = drain(a.cq, 1)
+        assert (result.request_context, result.type) == (0xA1, OpType.SEND)
+        assert result.status != Status.SUCCESS
+    _expect_nd(result, Status.CONNECTION_ABORTED, NdStatus.CONNECTION_ABORTED,
+               NdResultStatus.FAILURE, posted_length=32)
+    post_receive(a, 64, 64, 0xA2)
+    _expect_nd(expect_result(a.cq, Status.CANCELLED, OpType.RECEIVE, 0xA2),
+               Status.CANCELLED, NdStatus.CANCELED)

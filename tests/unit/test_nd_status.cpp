@@ -121,11 +121,11 @@ TEST(NdStatus, StatusWithoutTwinIsInternalError)
 }
 
 // docs/semantics.md ND-RESULT-V1-ROWS: the ND_FAILURE row is every completion status outside
-// the other nine, with no bytes.  No provider condition of the harness produces one on demand
-// (the entry says why), so the row's check is this one, of the mapping: the statuses soft:shm
-// and soft:tcp complete with when a link ends mid-request (CONNECTION_ABORTED), the verbs
-// provider's device failures (INTERNAL_ERROR), a resource, the generic failure and a code of
-// a provider's own.
+// the other nine, with no bytes.  Scenario ND-RESULT-FAILURE produces the row on soft:tcp
+// alone (knob link_end=held, LINK-END); this checks the mapping for every such status: the
+// ones soft:shm and soft:tcp complete with when a link ends mid-request (CONNECTION_ABORTED),
+// the verbs provider's device failures (INTERNAL_ERROR), a resource, the generic failure and
+// a code of a provider's own.
 TEST(NdResult, StatusOutsideTheNineRowsIsNdFailure)
 {
     const NTSTATUS outside[] = {STATUS_CONNECTION_ABORTED, STATUS_INTERNAL_ERROR,

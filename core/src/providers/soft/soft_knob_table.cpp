@@ -301,6 +301,22 @@ std::string get_check(const KnobValues &v, std::string_view name)
                : "inline";
 }
 
+std::string set_link_end(KnobValues &v, std::string_view, const std::string &value)
+{
+    if (value != "at_once" && value != "held")
+        return "expected at_once or held";
+    if (value == "held" && v.transport != TransportKind::tcp)
+        return "held needs transport=tcp: inproc has no link, and an shm ring takes a request "
+               "whatever the peer did, whose end comes as a message behind it";
+    v.link_end_held.store(value == "held", std::memory_order_relaxed);
+    return "";
+}
+
+std::string get_link_end(const KnobValues &v, std::string_view)
+{
+    return v.link_end_held.load(std::memory_order_relaxed) ? "held" : "at_once";
+}
+
 uint32_t &timeout_of(KnobValues &v, std::string_view name)
 {
     if (name == "rnr_timeout_ms")
@@ -498,6 +514,29 @@ const KnobSpec kKnobTable[] = {
                "(docs/semantics.md ND-INVALID-REQUEST)",
      .set = set_check,
      .get = get_check},
+    {.names = "link_end",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "`at_once` (default), `held` (transport=tcp only)",
+     .effect = "what the tcp transport does when it finds a connection's TCP stream ended (the "
+               "peer's FIN or reset): at once, the QP's requests complete CANCELLED and the "
+               "disconnect event comes (TCP-CLOSE); `held`, nothing, so the next request on "
+               "the connection meets the ended stream and completes "
+               "STATUS_CONNECTION_ABORTED, which ends the connection like any failed request "
+               "(docs/semantics.md LINK-END, scenario ND-RESULT-FAILURE).  An end taken while "
+               "held is never acted on: the connection ends with that request or its "
+               "connector's close. Read `link_ends_held` for how many ends were held",
+     .set = set_link_end,
+     .get = get_link_end},
+    {.names = "link_ends_held",
+     .by = KnobBy::Provider,
+     .title = nullptr,
+     .values = "read only: a count",
+     .effect = "how many TCP streams of this miniport's connections the tcp transport found "
+               "ended while `link_end` was `held`, and left so: a scenario waits for it before "
+               "it posts the request that meets one",
+     .set = nullptr,
+     .get = nullptr},
     {.names = "rnr_timeout_ms",
      .by = KnobBy::Provider,
      .title = nullptr,

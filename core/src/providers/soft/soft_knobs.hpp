@@ -56,6 +56,9 @@ struct KnobValues {
     // flag_check=completion: a flag bit the request does not document is found when it
     // executes (docs/semantics.md ND-INVALID-REQUEST); read on the data path, so lock-free.
     std::atomic<bool> flag_check_at_completion{false};
+    // link_end=held: the tcp transport takes a link's end without acting on it
+    // (docs/semantics.md LINK-END); read by its thread as the end comes, so lock-free.
+    std::atomic<bool> link_end_held{false};
     std::atomic<Misbehave> misbehave{Misbehave::None};
 };
 
@@ -164,6 +167,9 @@ public:
     {
         return v_.flag_check_at_completion.load(std::memory_order_relaxed);
     }
+    // Whether the tcp transport leaves a link's end unacted on (knob link_end=held), so that
+    // the next request on the connection meets the ended link.
+    bool link_end_held() const { return v_.link_end_held.load(std::memory_order_relaxed); }
     // The contract rule the provider breaks on purpose; read on the data path, so lock-free.
     Misbehave misbehave() const { return v_.misbehave.load(std::memory_order_relaxed); }
     // The data path's knobs, lock-free.

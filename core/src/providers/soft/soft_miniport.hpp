@@ -30,6 +30,9 @@ public:
     // What carries its connections when it is not the in-process fabric (knob transport=shm);
     // made once the addresses are known, gone before they are released.
     std::unique_ptr<Transport> transport;
+    // Knob link_ends_held (read only): the TCP streams the tcp transport found ended and left
+    // unacted on while knob link_end was held.
+    std::atomic<unsigned> link_ends_held{0};
 
     Miniport();
     ~Miniport();

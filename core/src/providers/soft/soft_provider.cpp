@@ -261,6 +261,10 @@ NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char 
             copy_reply_text(quiescent(), reply, reply_length);
             return STATUS_SUCCESS;
         }
+        if (std::strcmp(key, "link_ends_held") == 0) {
+            copy_reply_text(std::to_string(miniport->link_ends_held.load()), reply, reply_length);
+            return STATUS_SUCCESS;
+        }
         if (std::strcmp(key, "completes_inline") == 0) { // every call NDK does not make pend
             copy_reply_text("create request close", reply, reply_length);
             return STATUS_SUCCESS;
@@ -282,7 +286,7 @@ NTSTATUS control_miniport(Miniport &m, const char *key, const char *value, char 
         return STATUS_INVALID_PARAMETER;
     }
     if (std::strcmp(key, "knobs") == 0 || std::strcmp(key, "completes_inline") == 0 ||
-        std::strcmp(key, "quiescent") == 0) {
+        std::strcmp(key, "quiescent") == 0 || std::strcmp(key, "link_ends_held") == 0) {
         copy_reply_text(std::string(key) + " is read only", reply, reply_length);
         return STATUS_INVALID_PARAMETER;
     }

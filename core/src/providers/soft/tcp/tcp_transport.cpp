@@ -640,6 +640,11 @@ private:
         std::shared_ptr<Connection> connection = tables_.connection_of(link);
         if (!connection)
             return;
+        if (miniport_.knobs.link_end_held()) {
+            // Left as it is: the next request meets the ended stream (LINK-END).
+            miniport_.link_ends_held.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
         std::lock_guard wire(Fabric::instance().wire());
         if (SoftQp *qp = connection->qp.load(); qp != nullptr && qp->channel)
             static_cast<TcpChannel &>(*qp->channel).link_lost(link.state());
