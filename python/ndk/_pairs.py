@@ -356,7 +356,16 @@ def open_pair(request: pytest.FixtureRequest, provider: str, open_local: Callabl
         else:
             server, seen = _open_peer_adapter(peer, server_provider, address=server_address,
                                               **{**server_options, **server_knobs})
-        yield connected_pair(client, server, timeout=PAIR_TIMEOUT, **settings)
+        try:
+            pair = connected_pair(client, server, timeout=PAIR_TIMEOUT, **settings)
+        except BaseException:
+            # The test ends here, and peer_for_test with it, before its teardown closes what
+            # the test opened in the peer: the passive adapter would hold its address there
+            # and every later pair would fail to open one.
+            if peer is not None:
+                peer.close_adapters()
+            raise
+        yield pair
         if seen is not None and seen.validation is not None and peer.alive:
             if not server.closed:
                 server.close()  # its close judges its pending calls (the layer), then copy

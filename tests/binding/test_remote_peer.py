@@ -110,16 +110,23 @@ SCENARIOS = '''
 '''
 
 
-def _conformance(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _run_scenarios(tmp_path: Path, name: str, text: str,
+                   *command: str) -> subprocess.CompletedProcess:
+    """``python3 -m COMMAND...`` in tmp_path, with ``text`` written to scenarios/NAME
+    there (COMMAND names the folder as ``{scenarios}``)."""
     scenarios = tmp_path / "scenarios"
     scenarios.mkdir(exist_ok=True)
-    (scenarios / "test_peers.py").write_text(textwrap.dedent(SCENARIOS), encoding="utf-8")
+    (scenarios / name).write_text(textwrap.dedent(text), encoding="utf-8")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     env.pop("NDK_PROVIDER_SETUP", None)
     return subprocess.run(
-        [sys.executable, "-m", "ndk", "conformance", "--scenarios", str(scenarios),
-         "--progress", "off", *args, "--", "-rs"],
+        [sys.executable, "-m", *(word.format(scenarios=scenarios) for word in command)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+
+
+def _conformance(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return _run_scenarios(tmp_path, "test_peers.py", SCENARIOS, "ndk", "conformance",
+                          "--scenarios", "{scenarios}", "--progress", "off", *args, "--", "-rs")
 
 
 def test_popen_runs_peers_over_shm_and_reports_a_death(tmp_path: Path) -> None:
@@ -211,6 +218,35 @@ def test_a_peer_provider_with_no_common_transport_skips_the_pair(tmp_path: Path)
     assert "conformance: 0 passed, 0 failed, 1 skipped" in out
 
 
+FAILED_PAIR = '''
+    import pytest
+
+    @pytest.mark.rule("PEER-PAIR-REFUSED")
+    @pytest.mark.pair(private_data=bytes(4096))  # above MaxCallerData: NdkConnect refuses it
+    def test_a_pair_whose_connect_fails(pair) -> None:
+        pass
+
+    @pytest.mark.rule("PEER-PAIR-NEXT")
+    def test_the_next_pair(pair) -> None:
+        a, b = pair
+        assert b.listener is not None
+'''
+
+
+def test_a_pair_that_fails_to_connect_leaves_no_adapter_in_the_peer(tmp_path: Path) -> None:
+    """A pair whose connect fails errors its own test only: its passive adapter in the peer is
+    closed with the test, so the next pair opens one on the same address (before, every later
+    pair failed with "address already owned by another soft adapter")."""
+    done = _run_scenarios(tmp_path, "test_failed_pair.py", FAILED_PAIR, "pytest", "{scenarios}",
+                          "-p", "ndk.testing", "-p", "no:cacheprovider", "-q",
+                          "--ndk-provider", "soft:shm", "--ndk-peer", "popen",
+                          "--ndk-pair-addresses", "192.0.2.83,192.0.2.84")
+    out = done.stdout
+    assert "STATUS_INVALID_BUFFER_SIZE" in out, out + done.stderr
+    assert "1 passed, 1 error" in out, out + done.stderr
+    assert "already owned" not in out
+
+
 ACROSS = '''
     import os
 
@@ -244,16 +280,10 @@ def test_popen_with_shm_moves_bytes_to_the_peer_process(tmp_path: Path) -> None:
         ndk.open_adapter("soft", transport="shm").close()
     except (ndk.KnobsNotSupported, ndk.NdkError) as error:
         pytest.skip(f"the soft provider has no transport=shm here yet: {error}")
-    scenarios = tmp_path / "scenarios"
-    scenarios.mkdir()
-    (scenarios / "test_across.py").write_text(textwrap.dedent(ACROSS), encoding="utf-8")
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    env.pop("NDK_PROVIDER_SETUP", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "ndk", "conformance", "--scenarios", str(scenarios),
-         "--progress", "off", "--ndk-peer", "popen", "--ndk-option", "transport=shm",
-         "--", "--ndk-pair-addresses", "192.0.2.81,192.0.2.82"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    done = _run_scenarios(tmp_path, "test_across.py", ACROSS, "ndk", "conformance",
+                          "--scenarios", "{scenarios}", "--progress", "off", "--ndk-peer", "popen",
+                          "--ndk-option", "transport=shm",
+                          "--", "--ndk-pair-addresses", "192.0.2.81,192.0.2.82")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "pair scenarios, where their peer ran:\n  popen: 1 passed" in done.stdout
 

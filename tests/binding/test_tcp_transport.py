@@ -9,16 +9,22 @@ The adapters use addresses of 127.0.0.0/8, local on every Linux host, so no set-
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import time
+from typing import Iterator
 
 import pytest
 
 import ndk
 from ndk import Status
+# ndk.testing first: it registers ndk.scenario for pytest's assertion rewriting, which must
+# come before ndk.scenario is imported.
+import ndk.testing  # noqa: F401  # pylint: disable=unused-import
+from ndk.scenario.resources import connected_pair, listening
 
 from transport_peer import Child, connect_to_child, send_and_receive_echo, write_then_read_back
 from transport_peer_child import ALL, one_result  # what the child's side uses too
@@ -362,3 +368,46 @@ def _kernel_listening() -> set[tuple[str, int]]:
         local = line.split()[3]
         found.add((local.rsplit(":", 1)[0].strip("[]"), int(local.rsplit(":", 1)[1])))
     return found
+
+
+BUSY_SERVER, BUSY_CLIENT = "127.0.0.95", "127.0.0.96"
+
+
+@contextlib.contextmanager
+def _busy_4_tuple() -> Iterator[tuple[ndk.Adapter, ndk.Adapter, ndk.Listener]]:
+    """(client, server, listener): soft:tcp adapters on 127.0.0.96 (ephemeral ports
+    50100-50110) and 127.0.0.95 listening, while a plain socket of this process holds the
+    kernel's 4-tuple 127.0.0.96:50100 -> the listener (as a connection still closing would)."""
+    with ndk.open_adapter("soft", address=BUSY_SERVER, **TCP) as server, \
+            ndk.open_adapter("soft", address=BUSY_CLIENT, ephemeral_ports="50100-50110",
+                             **TCP) as client:
+        listener = listening(server, (BUSY_SERVER, 0))
+        with socket.socket() as holder:
+            holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            holder.bind((BUSY_CLIENT, 50100))  # the fabric's first pick in this range
+            holder.connect(listener.get_local_address())
+            yield client, server, listener
+
+
+def test_a_connect_from_port_0_picks_another_port_when_the_hosts_tcp_holds_the_4_tuple():
+    """docs/transport.md (tcp, Ports): the port the soft fabric picks for a connect may leave
+    a 4-tuple the host's TCP still holds (the kernel's connect: EADDRNOTAVAIL); the connect
+    picks another port instead of failing (HOST_UNREACHABLE before), and the connection is
+    the kernel's connection from that port."""
+    with _busy_4_tuple() as (client, server, listener):
+        a, _ = connected_pair(client, server, listener=listener)
+        local = a.connector.get_local_address()
+        assert local[0] == BUSY_CLIENT and 50100 < local[1] <= 50110
+        assert (local, listener.get_local_address()) in _kernel_tuples()
+
+
+def test_a_connect_from_a_given_port_whose_4_tuple_the_host_holds_is_address_already_exists():
+    """digest 1.8 (ADDRESS_ALREADY_EXISTS: the 4-tuple exists), docs/transport.md (tcp,
+    Ports): a connect from the port the consumer gave, whose 4-tuple the host's TCP holds,
+    fails STATUS_ADDRESS_ALREADY_EXISTS inline, as when the fabric's own table has the
+    4-tuple."""
+    with _busy_4_tuple() as (client, _, listener):
+        qp, connector = _qp_and_connector(client)
+        call = connector.connect(qp, listener.get_local_address(),
+                                 src_address=(BUSY_CLIENT, 50100))
+        assert call.wait(timeout=TIMEOUT) == Status.ADDRESS_ALREADY_EXISTS

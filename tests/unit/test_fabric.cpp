@@ -159,6 +159,23 @@ TEST(FabricPorts, PortZeroPicksFreePortsInTheRangeUntilNoneIsLeft)
     EXPECT_EQ(reused->endpoint().port, freed);
 }
 
+TEST(FabricPorts, PortZeroGoesOnFromTheLastPickAndWrapsAround)
+{
+    // RFC 6056's sequential choice: a port freed a moment ago is picked again only after the
+    // rest of the range (docs/transport.md, tcp Ports: a new connection must not meet the
+    // 4-tuple of one the host's TCP still closes).
+    auto &fabric = Fabric::instance();
+    const IpAddress addr = ip("192.0.2.15");
+    const std::pair<uint16_t, uint16_t> range{50000, 50002};
+    std::vector<uint16_t> picks;
+    for (int i = 0; i < 4; ++i) {
+        std::shared_ptr<PortReservation> r;
+        ASSERT_STATUS(STATUS_SUCCESS, fabric.reserve(addr, 0, range, r));
+        picks.push_back(r->endpoint().port); // released at once
+    }
+    EXPECT_EQ(picks, (std::vector<uint16_t>{50000, 50001, 50002, 50000}));
+}
+
 TEST(FabricPorts, ExplicitPortInsideTheRangeIsSkippedByPortZero)
 {
     auto &fabric = Fabric::instance();

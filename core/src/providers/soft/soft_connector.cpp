@@ -73,6 +73,7 @@ NTSTATUS start_connect(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, NDK_SHARED_
     }
     if (local.ip.family != remote.ip.family)
         return STATUS_INVALID_ADDRESS; // docs/semantics.md, CONN-FAMILY
+    const bool any_port = port == nullptr && local.port == 0;
     if (!port) {
         // SHARING_VIOLATION when the port is taken, TOO_MANY_ADDRESSES when port 0 finds none.
         if (NTSTATUS s = Fabric::instance().reserve(local.ip, local.port,
@@ -81,17 +82,31 @@ NTSTATUS start_connect(NDK_CONNECTOR *ndk_connector, NDK_QP *ndk_qp, NDK_SHARED_
             return s;
         local = port->endpoint();
     }
-    if (!Fabric::instance().add_tuple(local, remote))
-        return STATUS_ADDRESS_ALREADY_EXISTS; // the 4-tuple exists (digest 1.8)
-    c.local = local;
-    c.remote = remote;
     c.inbound_read_limit = std::min(irl, info.MaxInboundReadLimit);
     c.outbound_read_limit = std::min(orl, info.MaxOutboundReadLimit);
     const auto *bytes = static_cast<const unsigned char *>(private_data);
-    if (NTSTATUS s = adapter.transport().connect(c, {bytes, private_data_length});
-        s != STATUS_SUCCESS) {
-        Fabric::instance().remove_tuple(local, remote);
-        return refuse(c, s);
+    // The 4-tuple may exist already (digest 1.8): in this fabric, or on the host's network
+    // (tcp: the host's TCP still closing an earlier connection of the same two endpoints).
+    // A port the fabric picked is then picked again, as a kernel's connect from port 0 would;
+    // the busy ones stay held until the end, so each pick is another port.
+    std::vector<std::shared_ptr<PortReservation>> busy;
+    for (int again = 0;; ++again) {
+        NTSTATUS s = STATUS_ADDRESS_ALREADY_EXISTS;
+        if (Fabric::instance().add_tuple(local, remote)) {
+            c.local = local;
+            c.remote = remote;
+            s = adapter.transport().connect(c, {bytes, private_data_length});
+            if (s == STATUS_SUCCESS)
+                break;
+            Fabric::instance().remove_tuple(local, remote);
+        }
+        if (s != STATUS_ADDRESS_ALREADY_EXISTS || !any_port || again == kPortRepicks)
+            return refuse(c, s);
+        busy.push_back(std::move(port));
+        if (Fabric::instance().reserve(local.ip, 0, adapter.knobs().ephemeral_ports(), port) !=
+            STATUS_SUCCESS)
+            return refuse(c, s);
+        local = port->endpoint();
     }
 
     // Commit: the QP and the shared endpoint become antecedents of the connector (3.1).

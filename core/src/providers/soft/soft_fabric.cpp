@@ -170,21 +170,23 @@ NTSTATUS Fabric::reserve(const IpAddress &ip, uint16_t port, std::pair<uint16_t,
                          std::shared_ptr<PortReservation> &out)
 {
     std::lock_guard lock(mu_);
-    auto &used = ports_[ip];
+    Ports &ports = ports_[ip];
     if (port != 0) {
-        if (used.count(port))
+        if (ports.used.count(port))
             return STATUS_SHARING_VIOLATION;
     } else {
-        for (uint32_t p = range.first; p <= range.second; ++p) {
-            if (!used.count(static_cast<uint16_t>(p))) {
-                port = static_cast<uint16_t>(p);
-                break;
-            }
+        const uint32_t lo = range.first, size = uint32_t{range.second} - lo + 1;
+        const uint32_t start = ports.next >= lo && ports.next <= range.second ? ports.next - lo : 0;
+        for (uint32_t i = 0; i < size && port == 0; ++i) {
+            const auto candidate = static_cast<uint16_t>(lo + (start + i) % size);
+            if (!ports.used.count(candidate))
+                port = candidate;
         }
         if (port == 0)
             return STATUS_TOO_MANY_ADDRESSES;
+        ports.next = uint32_t{port} + 1;
     }
-    used[port] = true;
+    ports.used[port] = true;
     out = std::make_shared<PortReservation>(ip, port);
     return STATUS_SUCCESS;
 }
@@ -194,7 +196,7 @@ void Fabric::release(const IpAddress &ip, uint16_t port)
     std::lock_guard lock(mu_);
     auto it = ports_.find(ip);
     if (it != ports_.end())
-        it->second.erase(port);
+        it->second.used.erase(port);
 }
 
 SoftListener *Fabric::listener_at(const Endpoint &local) const

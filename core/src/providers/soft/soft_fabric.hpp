@@ -45,6 +45,11 @@ struct Endpoint {
 class Miniport;
 class PortReservation;
 
+// How many times a transport may pick another port when the one the fabric chose turns out to
+// be busy on the host's network (another program's listening port; a 4-tuple the host's TCP
+// still holds), as a kernel's bind or connect to port 0 would pick again.
+inline constexpr int kPortRepicks = 16;
+
 class SoftListener;
 
 class Fabric {
@@ -74,7 +79,10 @@ public:
     std::vector<Miniport *> miniports() const;
 
     // Reserve ip:port.  Port 0 picks a free port in [lo, hi] (STATUS_TOO_MANY_ADDRESSES when
-    // none is free); a taken port is STATUS_SHARING_VIOLATION.
+    // none is free), the next one after the address's last pick, as kernels pick ephemeral
+    // ports (RFC 6056): a port freed a moment ago is taken again only after the rest of the
+    // range, so a new connection does not meet the old one's 4-tuple while the host's TCP
+    // still closes it.  A taken port is STATUS_SHARING_VIOLATION.
     NTSTATUS reserve(const IpAddress &ip, uint16_t port, std::pair<uint16_t, uint16_t> range,
                      std::shared_ptr<PortReservation> &out);
 
@@ -89,7 +97,11 @@ private:
 
     mutable std::mutex mu_; // addresses and ports; taken after the wire lock, never before
     std::map<IpAddress, Miniport *> owners_;
-    std::map<IpAddress, std::map<uint16_t, bool>> ports_;
+    struct Ports {
+        std::map<uint16_t, bool> used;
+        uint32_t next = 0; // where the next port-0 pick starts (0: at the range's low end)
+    };
+    std::map<IpAddress, Ports> ports_;
     uint32_t next_auto_ = 1;
 };
 

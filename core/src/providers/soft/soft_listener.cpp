@@ -55,8 +55,10 @@ NTSTATUS listen(NDK_LISTENER *ndk_listener, const PSOCKADDR pAddress, ULONG Addr
                 return STATUS_CANCELLED; // closed while the listen was pending
             NTSTATUS s = adapter.transport().start_listening(*listener);
             // A port this provider chose may be another program's on a host's network (tcp):
-            // choose again, a bounded number of times, as a kernel's bind to port 0 would.
-            for (int again = 0; s == STATUS_SHARING_VIOLATION && any_port && again < 16; ++again) {
+            // choose again, as a kernel's bind to port 0 would (each pick another port:
+            // Fabric::reserve goes on from its last pick).
+            for (int again = 0; s == STATUS_SHARING_VIOLATION && any_port && again < kPortRepicks;
+                 ++again) {
                 std::shared_ptr<PortReservation> other;
                 if (Fabric::instance().reserve(listener->port->endpoint().ip, 0,
                                                adapter.knobs().ephemeral_ports(),

@@ -386,8 +386,11 @@ public:
         if (establishing->outgoing->poll() == TcpEstablish::failed) {
             switch (establishing->outgoing->error()) {
             case ENETUNREACH:
-            case EHOSTUNREACH:
-            case EADDRNOTAVAIL: return STATUS_HOST_UNREACHABLE;
+            case EHOSTUNREACH: return STATUS_HOST_UNREACHABLE;
+            // The socket is bound to the connector's endpoint, so the kernel finds no port
+            // for it only when the 4-tuple is in use: a connection of the host's TCP that is
+            // still closing (the connector picks another port when it chose this one).
+            case EADDRNOTAVAIL: return STATUS_ADDRESS_ALREADY_EXISTS;
             default: return STATUS_CONNECTION_REFUSED;
             }
         }
