@@ -15,7 +15,7 @@ import pytest
 import ndk
 from ndk import Status
 
-from transport_peer import connect_to_child, send_and_receive_echo, write_then_read_back
+from transport_peer import connect_to_child, pattern, send_and_receive_echo, write_then_read_back
 from transport_peer_child import ALL, one_result  # what the child's side uses too
 
 TIMEOUT = 10.0
@@ -68,6 +68,57 @@ def test_a_send_without_a_receive_times_out_at_the_peer(connected):
     assert qp.send([mr.sge(0, 16)], request_context=3) == Status.SUCCESS
     result = one_result(cq)
     assert (result.request_context, result.status) == (3, Status.IO_TIMEOUT)
+
+
+def peek(child, at: int, n: int) -> bytes:
+    child.tell(f"peek {at} {n}")
+    return bytes.fromhex(child.read()["bytes"])
+
+
+def test_writes_in_flight_behind_a_held_send_wait_for_it(connected):
+    """Requests are pipelined (docs/transport.md, "Data"), yet taken in order at the target
+    (digest 1.7: a QP's requests are processed in order): a Send held for a receive keeps the
+    Writes posted after it from landing until it goes on; then all complete in order."""
+    side, child, peer = connected
+    side["ad"].knobs.rnr_timeout_ms = 60_000
+    child.tell("hold")
+    assert child.read() == {"holding": True}
+    mr, qp, cq, buffer = side["mr"], side["qp"], side["cq"], side["buffer"]
+    data = pattern(4096, 11)
+    buffer[4096:8192] = data
+    assert qp.receive([mr.sge(1 << 19, 64)], request_context=9) == Status.SUCCESS
+    assert qp.send([mr.sge(0, 64)], request_context=1) == Status.SUCCESS
+    for i in range(4):
+        assert qp.write([mr.sge(4096 + 1024 * i, 1024)], peer["address"] + 65536 + 1024 * i,
+                        peer["token"], request_context=2 + i) == Status.SUCCESS
+    assert peek(child, 65536, 4096) == bytes(4096), "a Write landed before the held Send"
+    assert cq.get_results_ex(8) == []
+    child.tell("echo 64")  # the receive the Send waited for; its echo comes back after
+    results = [one_result(cq) for _ in range(6)]
+    assert [(r.request_context, r.status) for r in results] == \
+        [(1, Status.SUCCESS), (2, Status.SUCCESS), (3, Status.SUCCESS), (4, Status.SUCCESS),
+         (5, Status.SUCCESS), (9, Status.SUCCESS)]
+    assert child.read() == {"received": 64, "receive": 0, "send": 0}
+    assert peek(child, 65536, 4096) == data
+
+
+def test_writes_behind_a_send_that_times_out_are_never_taken(connected):
+    """digest 1.7 (receiver not ready): the held Send completes IO_TIMEOUT, the Writes posted
+    behind it complete CANCELLED (the QP's error state), and none of them landed."""
+    side, child, peer = connected
+    side["ad"].knobs.rnr_timeout_ms = 50
+    child.tell("hold")
+    assert child.read() == {"holding": True}
+    mr, qp, cq, buffer = side["mr"], side["qp"], side["cq"], side["buffer"]
+    buffer[4096:8192] = pattern(4096, 12)
+    assert qp.send([mr.sge(0, 64)], request_context=1) == Status.SUCCESS
+    for i in range(4):
+        assert qp.write([mr.sge(4096 + 1024 * i, 1024)], peer["address"] + 65536 + 1024 * i,
+                        peer["token"], request_context=2 + i) == Status.SUCCESS
+    results = [one_result(cq) for _ in range(5)]
+    assert [(r.request_context, r.status) for r in results] == \
+        [(1, Status.IO_TIMEOUT)] + [(2 + i, Status.CANCELLED) for i in range(4)]
+    assert peek(child, 65536, 4096) == bytes(4096)
 
 
 def test_a_peer_killed_mid_connection_is_a_connection_error(connected):

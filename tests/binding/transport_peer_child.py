@@ -8,6 +8,7 @@ commands (lines on stdin):
   hold        post nothing more and wait (a Send of the parent finds no receive)
   disconnect  NdkDisconnect, then wait
   deregister  deregister the buffer's MR, say the status
+  peek O N    say N bytes of the buffer at offset O (hex)
   maps        say the inodes of the shared allocations (ndk.alloc) mapped in this process
   exit        close everything and exit 0
 """
@@ -95,6 +96,9 @@ def main() -> int:
                 say(disconnected=True)
             elif command[0] == "deregister":
                 say(deregistered=int(mr.deregister_mr().wait(timeout=TIMEOUT)))
+            elif command[0] == "peek":
+                at, n = int(command[1]), int(command[2])
+                say(bytes=bytes(view[at:at + n]).hex())
             elif command[0] == "maps":
                 say(alloc_inodes=shared_allocation_inodes())
             elif command[0] == "exit":

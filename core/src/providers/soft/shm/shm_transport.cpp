@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <deque>
+#include <iterator>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -99,8 +101,18 @@ using ShmTables =
     TransportTables<shm::ShmProgress, shm::ShmAcceptor, shm::ShmLink, Establishing, Connection>;
 
 // The QP's data path over a link: the initiator's requests go out as messages and are answered
-// by the target's Ack (Answer::later; answered() completes them), one at a time per QP; the
-// target side of the peer's requests runs on the progress thread (ShmTransport::on_message).
+// by the target's Ack (Answer::later; answered() completes them); the target side of the
+// peer's requests runs on the progress thread (ShmTransport::on_message).
+//
+// Writes and Sends are pipelined (pipeline_depth(): the engine lets that many travel behind
+// the first, soft_transfer.cpp): the target takes the ring's messages in order and answers
+// each in order, so Acks come back in the order of the requests.  A Send that finds no receive
+// is held, and what the peer sent after it waits behind it (held_), taken in order once the
+// Send goes on; when the Send's RNR timeout ends it instead, what waited is dropped unanswered:
+// the initiator's IO_TIMEOUT puts its QP in the error state, which completes the rest
+// CANCELLED.  An Ack names its request's sequence: older requests in flight that it passes
+// were dropped so, and an Ack for a request the QP no longer has in flight (NdkFlush completed
+// it CANCELLED, keeping the connection) completes nothing.
 class ShmChannel final : public TransportChannel<ShmTransport, Connection> {
 public:
     ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp);
@@ -110,6 +122,7 @@ public:
     Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
     Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
     void fail_peer() override;
+    std::size_t pipeline_depth() const override { return kPipelineDepth; }
 
     // The target side of the peer's Send, Write or Read Request, on the progress thread.
     void arrived(std::span<const std::byte> raw, const shm::Message &message);
@@ -117,7 +130,23 @@ public:
     void acknowledged(const shm::Ack &ack, Hold hold);
 
 private:
+    // Requests in flight per QP.  Each direction's ring (256 slots by default) then carries at
+    // most this many requests of one side and this many Acks of the other, plus a Terminate and
+    // a Disconnect: never full unless the peer stopped reading.
+    static constexpr std::size_t kPipelineDepth = 16;
+
+    // A request of ours the peer has not answered: its sequence, and its vectors when they
+    // did not fit the slot (the peer pulls them from here until it answers).
+    struct InFlight {
+        std::uint64_t sequence = 0;
+        std::vector<shm::WireVector> list;
+    };
+    InFlight &next_request();
     Answer transmit(const shm::Message &message);
+    // The target side of one of the peer's requests, in its turn.
+    void take(std::span<const std::byte> raw, const shm::Message &message);
+    // What waited behind a held Send that went on, taken in order (until another Send holds).
+    void take_waiting(std::deque<std::vector<std::byte>> waiting);
     // The peer's Send taken at the target: its answer, or nothing when its payload cannot be
     // had (malformed, or the initiator's memory gone).
     std::optional<Answer> take_send(const shm::Send &send);
@@ -126,16 +155,18 @@ private:
     void hold_send(std::span<const std::byte> raw, std::uint64_t sequence,
                    std::uint32_t rnr_timeout_ms);
     bool holding_send() const override { return !held_.empty(); }
-    // A Send with Invalidate changes memory access: the engine goes on from it, exclusive.
+    // A Send with Invalidate changes memory access: the engine goes on from it (and from what
+    // waits behind it), exclusive.
     bool retry_from_engine(Hold hold) override;
     void retry_held(Hold hold) override;
     void drop_held();
 
     std::uint64_t next_sequence_ = 1;
-    std::uint64_t in_flight_ = 0;          // the sequence of our request the peer holds
-    std::vector<shm::WireVector> list_;    // its vectors, when they did not fit the slot
+    std::deque<InFlight> in_flight_;       // oldest first
     SlotRoom send_room_, write_room_, read_room_; // what a slot carries, fixed by the link
-    std::vector<std::byte> held_;          // a Send of the peer waiting for a receive
+    // A Send of the peer waiting for a receive, first, then what the peer sent after it.
+    std::deque<std::vector<std::byte>> held_;
+    bool refusing_ = false;                // an error answered: nothing more is taken
     shm::PeerMappings mappings_;           // the peer's shared allocations mapped here
 };
 
@@ -533,45 +564,57 @@ ShmChannel::ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> conn
     read_room_ = {0, read_vectors, read_shared};
 }
 
+ShmChannel::InFlight &ShmChannel::next_request()
+{
+    InFlight &request = in_flight_.emplace_back();
+    request.sequence = next_sequence_++;
+    return request;
+}
+
 Answer ShmChannel::transmit(const shm::Message &message)
 {
-    // One request in flight per QP, plus Acks, a Terminate and a Disconnect: the ring is
-    // never full unless the peer stopped reading, which ends the connection.
-    if (connection_->link.send(message) != shm::RingStatus::ok)
+    // At most kPipelineDepth requests per QP, plus Acks, a Terminate and a Disconnect: the
+    // ring is never full unless the peer stopped reading, which ends the connection.
+    if (connection_->link.send(message) != shm::RingStatus::ok) {
+        in_flight_.pop_back(); // never went: it completes now
         return {.status = STATUS_CONNECTION_ABORTED};
+    }
     return {.later = true};
 }
 
 Answer ShmChannel::send(SoftQp &qp, const Spans &source, bool solicited,
                         std::optional<UINT32> invalidate)
 {
+    InFlight &request = next_request();
     shm::Send m;
-    m.sequence = in_flight_ = next_sequence_++;
+    m.sequence = request.sequence;
     m.solicited = solicited;
     m.invalidate = invalidate.has_value();
     m.invalidate_token = invalidate.value_or(0);
     m.rnr_timeout_ms = static_cast<std::uint32_t>(qp.adapter().knobs().rnr_timeout().count());
-    m.payload = outgoing_payload(source, send_room_, list_);
+    m.payload = outgoing_payload(source, send_room_, request.list);
     return transmit(m);
 }
 
 Answer ShmChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
 {
+    InFlight &request = next_request();
     shm::Write m;
-    m.sequence = in_flight_ = next_sequence_++;
+    m.sequence = request.sequence;
     m.remote_address = address;
     m.remote_token = token;
-    m.payload = outgoing_payload(source, write_room_, list_);
+    m.payload = outgoing_payload(source, write_room_, request.list);
     return transmit(m);
 }
 
 Answer ShmChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
 {
+    InFlight &request = next_request();
     shm::ReadRequest m;
-    m.sequence = in_flight_ = next_sequence_++;
+    m.sequence = request.sequence;
     m.remote_address = address;
     m.remote_token = token;
-    m.sink = outgoing_payload(sink, read_room_, list_);
+    m.sink = outgoing_payload(sink, read_room_, request.list);
     return transmit(m);
 }
 
@@ -582,14 +625,29 @@ void ShmChannel::fail_peer()
 
 void ShmChannel::answer(std::uint64_t sequence, NTSTATUS status)
 {
+    // An error answer puts the initiator's QP in the error state (digest 4.2), which completes
+    // what it sent after this request CANCELLED: none of that is taken here, as a responder
+    // that NAKs a request executes none behind it.
+    if (status != STATUS_SUCCESS)
+        refusing_ = true;
     (void)connection_->link.send(shm::Ack{sequence, static_cast<std::uint32_t>(status)});
 }
 
 void ShmChannel::acknowledged(const shm::Ack &ack, Hold hold)
 {
-    if (ack.sequence != in_flight_)
-        return; // an answer to a request flushed meanwhile
-    in_flight_ = 0;
+    // Requests before it that the peer dropped unanswered (behind a Send its RNR timeout
+    // ended) are over: the QP's error state flushed them.
+    while (!in_flight_.empty() && in_flight_.front().sequence < ack.sequence)
+        in_flight_.pop_front();
+    if (in_flight_.empty() || in_flight_.front().sequence != ack.sequence)
+        return; // not a request of ours in flight
+    // The QP's requests in flight are the newest of ours: older ones were flushed meanwhile
+    // and their answers complete nothing.
+    const std::size_t live = qp_.in_flight - (qp_.settled_behind ? 1 : 0);
+    const bool flushed = in_flight_.size() > live;
+    in_flight_.pop_front();
+    if (flushed)
+        return;
     auto status = static_cast<NTSTATUS>(ack.status);
     if (hold == Hold::Exclusive || qp_.initiator.empty() ||
         !changes_memory_access(qp_.initiator.front())) {
@@ -618,12 +676,23 @@ std::optional<Answer> ShmChannel::take_send(const shm::Send &send)
 
 void ShmChannel::arrived(std::span<const std::byte> raw, const shm::Message &message)
 {
+    if (refusing_)
+        return; // behind a request that failed: never taken (answer())
+    if (!held_.empty()) {
+        held_.emplace_back(raw.begin(), raw.end()); // behind the held Send, in order
+        return;
+    }
+    take(raw, message);
+}
+
+void ShmChannel::take(std::span<const std::byte> raw, const shm::Message &message)
+{
     pid_t peer = connection_->link.peer().pid;
     IncomingPayload payload;
     if (auto *send = std::get_if<shm::Send>(&message)) {
-        std::optional<Answer> a;
-        if (!held_.empty() || !(a = take_send(*send))) {
-            fail_connection(qp_); // two Sends in flight, or a payload we cannot have
+        std::optional<Answer> a = take_send(*send);
+        if (!a) {
+            fail_connection(qp_); // a payload we cannot have
             return;
         }
         if (a->no_receive)
@@ -649,6 +718,19 @@ void ShmChannel::arrived(std::span<const std::byte> raw, const shm::Message &mes
     fail_connection(qp_); // nothing else reaches the target side
 }
 
+void ShmChannel::take_waiting(std::deque<std::vector<std::byte>> waiting)
+{
+    while (!waiting.empty() && qp_.channel.get() == this) {
+        if (!held_.empty()) { // another Send holds: the rest waits behind it
+            std::move(waiting.begin(), waiting.end(), std::back_inserter(held_));
+            return;
+        }
+        std::vector<std::byte> raw = std::move(waiting.front());
+        waiting.pop_front();
+        take(raw, shm::decode(raw));
+    }
+}
+
 void ShmChannel::hold_send(std::span<const std::byte> raw, std::uint64_t sequence,
                            std::uint32_t rnr_timeout_ms)
 {
@@ -656,9 +738,9 @@ void ShmChannel::hold_send(std::span<const std::byte> raw, std::uint64_t sequenc
         answer(sequence, STATUS_IO_TIMEOUT);
         return;
     }
-    held_.assign(raw.begin(), raw.end());
+    held_.emplace_front(raw.begin(), raw.end());
     start_rnr_wait(std::chrono::milliseconds(rnr_timeout_ms), [this, sequence] {
-        held_.clear();
+        held_.clear(); // and what waited behind it
         answer(sequence, STATUS_IO_TIMEOUT); // receiver not ready
     });
 }
@@ -671,14 +753,22 @@ void ShmChannel::drop_held()
 
 bool ShmChannel::retry_from_engine(Hold hold)
 {
-    return hold == Hold::Shared && std::get<shm::Send>(shm::decode(held_)).invalidate;
+    if (hold != Hold::Shared)
+        return false;
+    for (const std::vector<std::byte> &raw : held_) {
+        const shm::Message message = shm::decode(raw);
+        const auto *send = std::get_if<shm::Send>(&message);
+        if (send != nullptr && send->invalidate)
+            return true;
+    }
+    return false;
 }
 
 void ShmChannel::retry_held(Hold)
 {
     if (held_.empty())
         return;
-    shm::Message message = shm::decode(held_); // spans into held_: kept until answered
+    shm::Message message = shm::decode(held_.front()); // spans into it: kept until answered
     const auto &send = std::get<shm::Send>(message);
     std::optional<Answer> a = take_send(send);
     if (!a) {
@@ -689,8 +779,11 @@ void ShmChannel::retry_held(Hold)
     if (a->no_receive)
         return; // another QP of the SRQ took the receive: the RNR timer runs on
     std::uint64_t sequence = send.sequence;
+    std::deque<std::vector<std::byte>> waiting = std::move(held_);
+    waiting.pop_front();
     drop_held();
     answer(sequence, a->status);
+    take_waiting(std::move(waiting));
 }
 
 } // namespace
