@@ -121,7 +121,8 @@ def test_a_write_past_the_peers_region_is_refused_as_for_any_buffer(child_memory
     """digest 4.1: a Write running past the end of the target's region is an access error at
     the target, whatever memory either side's buffers are in: REMOTE_RESOURCES at the
     initiator (soft's answer for a remote access error, docs/semantics.md), the same for an
-    ndk.alloc source as for a bytearray one, and nothing is mapped for a refused copy."""
+    ndk.alloc source as for a bytearray one, and nothing is mapped for a refused copy (the
+    target maps an allocation at the copy, after its checks passed)."""
     kind, (side, child, peer) = child_memory
     source = ndk.alloc(8192)
     mr = registered(side, source)

@@ -110,9 +110,10 @@ TEST(SoftShmZeroCopy, AWriteFromASharedAllocationIsCopiedThroughTheMapping)
     shm::PeerMappings mappings;
     IncomingPayload incoming;
     ASSERT_TRUE(incoming.open(::getpid(), std::get<shm::Write>(received).payload, mappings));
-    EXPECT_TRUE(incoming.mapped());
+    EXPECT_EQ(mappings.mapped(), 0u) << "mapped before the target side's checks passed";
     std::vector<unsigned char> target(source.size() + 1, 0xee);
     ASSERT_TRUE(incoming.copy_to({{target.data(), target.size()}}));
+    EXPECT_TRUE(incoming.mapped());
     EXPECT_TRUE(holds_pattern(target.data(), source.size(), 3));
     EXPECT_EQ(target.back(), 0xee) << "a byte past the payload was written";
     EXPECT_EQ(mappings.mapped(), 1u);
@@ -132,10 +133,10 @@ TEST(SoftShmZeroCopy, AReadsSinkInASharedAllocationIsWrittenThroughTheMapping)
     shm::PeerMappings mappings;
     IncomingPayload incoming;
     ASSERT_TRUE(incoming.open(::getpid(), sink_at_target, mappings));
-    EXPECT_TRUE(incoming.mapped());
     std::vector<unsigned char> region(16000);
     fill(region.data(), region.size(), 5);
     ASSERT_TRUE(incoming.copy_from({{region.data(), region.size()}}));
+    EXPECT_TRUE(incoming.mapped());
     auto *bytes = static_cast<unsigned char *>(sink.data());
     EXPECT_EQ(std::memcmp(bytes, region.data(), 7000), 0);
     EXPECT_EQ(std::memcmp(bytes + 9000, region.data() + 7000, 9000), 0);
@@ -168,9 +169,9 @@ TEST(SoftShmZeroCopy, ARegionThatIsNotThePeersFileIsCopiedByCrossMemoryAttach)
     shm::PeerMappings mappings;
     IncomingPayload incoming;
     ASSERT_TRUE(incoming.open(::getpid(), payload, mappings));
-    EXPECT_FALSE(incoming.mapped());
     std::vector<unsigned char> target(source.size());
     ASSERT_TRUE(incoming.copy_to({{target.data(), target.size()}}));
+    EXPECT_FALSE(incoming.mapped());
     EXPECT_TRUE(holds_pattern(target.data(), target.size(), 4));
     EXPECT_EQ(mappings.mapped(), 0u);
 }

@@ -53,24 +53,11 @@ bool IncomingPayload::open(pid_t peer, const shm::Payload &payload, shm::PeerMap
 {
     remote_.reset();
     mapping_.reset();
+    shared_ = nullptr;
     inline_bytes_ = {};
     if (payload.form == shm::PayloadForm::inline_bytes) {
         inline_bytes_ = payload.bytes;
         length_ = payload.bytes.size();
-        status_ = shm::PeerVectorsStatus::ok;
-        return true;
-    }
-    if (payload.form == shm::PayloadForm::shared_vectors &&
-        (mapping_ = mappings.map(peer, payload.region))) {
-        // decode() checked every vector to lie inside the region and to add up to the total.
-        mapped_.clear();
-        for (std::size_t i = 0; i < payload.vector_count(); ++i) {
-            const shm::WireVector v = payload.vector(i);
-            mapped_.push_back({reinterpret_cast<unsigned char *>(
-                                   mapping_->local(payload.region, v.address)),
-                               static_cast<size_t>(v.length)});
-        }
-        length_ = payload.total_length;
         status_ = shm::PeerVectorsStatus::ok;
         return true;
     }
@@ -79,12 +66,37 @@ bool IncomingPayload::open(pid_t peer, const shm::Payload &payload, shm::PeerMap
         return false;
     remote_.emplace(peer, vectors_);
     length_ = remote_->length();
+    if (payload.form == shm::PayloadForm::shared_vectors) {
+        // Mapped at the first copy, which the target side makes only once the token, bounds
+        // and access of its own region passed: a refused request maps nothing.
+        shared_ = &mappings;
+        peer_ = peer;
+        region_ = payload.region;
+    }
+    return true;
+}
+
+bool IncomingPayload::map_shared()
+{
+    if (shared_ == nullptr)
+        return false;
+    mapping_ = shared_->map(peer_, region_);
+    shared_ = nullptr; // tried once: mapped, or cross-memory attach from here on
+    if (!mapping_)
+        return false;
+    // decode() checked every vector to lie inside the region; peer_vectors() that they add up
+    // to the total.
+    mapped_.clear();
+    for (const iovec &v : vectors_)
+        mapped_.push_back({reinterpret_cast<unsigned char *>(mapping_->local(
+                               region_, reinterpret_cast<std::uintptr_t>(v.iov_base))),
+                           v.iov_len});
     return true;
 }
 
 bool IncomingPayload::copy_to(const Spans &sink)
 {
-    if (mapping_)
+    if (mapping_ || map_shared())
         return copy_spans(sink, mapped_) == length_;
     if (remote_)
         return remote_->copy_to(sink);
@@ -98,7 +110,7 @@ bool IncomingPayload::copy_to(const Spans &sink)
 
 bool IncomingPayload::copy_from(const Spans &source)
 {
-    if (mapping_)
+    if (mapping_ || map_shared())
         return copy_spans(mapped_, source) == length_;
     return remote_ && remote_->copy_from(source); // inline bytes are never a sink
 }

@@ -38,9 +38,10 @@ class IncomingPayload final : public PayloadSource, public PayloadSink {
 public:
     // False (and status() says why) when the payload's vectors cannot be had: malformed, or
     // the list could not be pulled from `peer`.  A shared_vectors payload is copied through
-    // the allocation `mappings` maps, or by cross-memory attach when it cannot be mapped.
+    // the allocation `mappings` maps (at the first copy: nothing is mapped for a request the
+    // target refuses), or by cross-memory attach when it cannot be mapped.
     bool open(pid_t peer, const shm::Payload &payload, shm::PeerMappings &mappings);
-    bool mapped() const { return mapping_ != nullptr; } // the memcpy path
+    bool mapped() const { return mapping_ != nullptr; } // a copy took the memcpy path
     shm::PeerVectorsStatus status() const { return status_; }
 
     size_t length() const override { return length_; }
@@ -52,6 +53,13 @@ private:
     std::span<const std::byte> inline_bytes_;
     std::vector<iovec> vectors_;
     std::optional<CrossMemoryPayload> remote_;
+    // Maps the shared allocation of a shared_vectors payload, once; false when there is none
+    // or it cannot be mapped.
+    bool map_shared();
+
+    shm::PeerMappings *shared_ = nullptr; // a shared_vectors payload not mapped yet
+    pid_t peer_ = 0;
+    shm::WireRegion region_{};
     std::shared_ptr<const shm::PeerMapping> mapping_; // kept while the copy may run
     Spans mapped_;                                    // the vectors, as this process sees them
     size_t length_ = 0;
