@@ -14,6 +14,9 @@ from ndk.testing import OpenAdapter, requires
 
 from ndk.scenario import (TIMEOUT, expect_call, expect_closed, make_objects, post_receives,
                           quiet_period)
+from ndk.scenario.connection import adapters  # noqa: F401  (fixture)
+from ndk.scenario.connection import expect_cancelled_receives
+from ndk.scenario.resources import connected_pair
 
 
 def expect_close_pends(call: ndk.Call[None], adapter: ndk.Adapter) -> None:
@@ -92,6 +95,28 @@ def test_srq_close_pends_until_qp_closes(open_adapter: OpenAdapter) -> None:
     close = srq.close()
     expect_close_pends(close, adapter)
     expect_closed(qp.close())
+    expect_close_completed(close)
+
+
+@pytest.mark.rule("LIFETIME-PENDING-CLOSE-CANCELS")
+@pytest.mark.digest("3.1")
+@pytest.mark.parametrize("role", ["active", "passive"])
+def test_pending_qp_close_cancels_requests(adapters: tuple[ndk.Adapter, ndk.Adapter],
+                                           role: str) -> None:
+    """digest 3.1: the QP is the antecedent of its connector, so closing a connected QP with
+    its connector open returns STATUS_PENDING and completes once the connector is closed; and
+    "a close must itself start flushing or cancelling pending asynchronous requests": the
+    receives posted on it complete STATUS_CANCELLED, in order (digest 4.2), while the close
+    still pends.  The connector's close then completes the QP's close, exactly once."""
+    a, b = connected_pair(*adapters)
+    side = a if role == "active" else b
+    contexts = [0x300, 0x301, 0x302]
+    post_receives(side.qp, side.mr, contexts, length=256)
+    close = side.qp.close()
+    assert close.status == Status.PENDING
+    expect_cancelled_receives(side, contexts)
+    assert close.completions == 0
+    expect_closed(side.connector.close())
     expect_close_completed(close)
 
 

@@ -207,6 +207,7 @@ struct VQp : NdkObject<NDK_QP>, kit::QpSizes {
     int modify_from_cm(rdma_cm_id *id, ibv_qp_state state);
 
 protected:
+    void on_close() override;
     void destroy_resources() override;
 
 private:

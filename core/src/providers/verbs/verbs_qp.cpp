@@ -74,6 +74,17 @@ void VQp::cancel_pending()
     sends.pending.clear();
 }
 
+// A close must itself start cancelling what is posted (digest 3.1), also when it pends: the
+// QP's connector (its successor) may stay open for long, and until it closes nothing else
+// would end a receive the peer never answers or a Send it never acknowledges
+// (VERBS-CLOSE-PENDING-FLUSHES).  What the device then flushes completes through the CQs
+// while the QP still names them; destroy_resources() cancels whatever is left.
+void VQp::on_close()
+{
+    if (!sends.pending.empty() || !receives.pending.empty())
+        flush();
+}
+
 void VQp::destroy_resources()
 {
     if (qp != nullptr) {
