@@ -9,7 +9,7 @@ import ndk
 from ndk import MrFlag, Status
 from ndk.testing import OpenAdapter
 
-from ndk.scenario import (CREATE_MODES, FAILURE_MODES, TIMEOUT, expect_created, expect_request)
+from ndk.scenario import (CREATE_MODES, TIMEOUT, expect_created, expect_request)
 from ndk.scenario.counts import expect_count_enforced, reported_count
 from ndk.scenario.stated import stated
 
@@ -235,20 +235,6 @@ def test_deregister_unregistered(pd: ndk.Pd) -> None:
     expect_request(mr.deregister_mr(), "i/a", Status.INVALID_DEVICE_STATE)
     with stated("digest 1.4"):
         expect_request(mr.register(bytearray(PAGE)), "i/a")
-
-
-@pytest.mark.rule("MR-DEREGISTER-FAILURE")
-@pytest.mark.digest("1.4")
-@pytest.mark.parametrize("how", FAILURE_MODES)
-def test_deregister_failure_keeps_registration(adapter: ndk.Adapter, mr: ndk.Mr, how: str) -> None:
-    """digest 1.4: NdkDeregisterMr may fail ("other"); a failed deregister, inline or through
-    the completion, leaves the registration and its tokens in place."""
-    local, remote = mr.local_token, mr.remote_token
-    adapter.knobs.fail("NdkDeregisterMr", Status.INSUFFICIENT_RESOURCES, mode=how)
-    expect_request(mr.deregister_mr(), how, Status.INSUFFICIENT_RESOURCES)
-    assert (mr.local_token, mr.remote_token) == (local, remote)
-    expect_request(mr.deregister_mr(), "i/a")
-    assert_unregistered(mr)
 
 
 # --- fast register -----------------------------------------------------------------------

@@ -1,13 +1,16 @@
 """Failures the fault layer injects (``adapter.knobs.fail``, docs/knobs.md) as the binding
 reports them: INSUFFICIENT_RESOURCES, inline or asynchronously, for every create and request
-that documents it (digest 1.1 - 1.4, 1.9), with no object and no effect, and the next call
-reaching the provider and succeeding.
+that documents it (digest 1.1 - 1.4, 1.9) and as the "other" failure of NdkDeregisterMr and
+NdkModifySrq (1.4, 1.6), with no object and no effect, and the next call reaching the provider
+and succeeding.
 
-These were the scenarios of the ``*-RESOURCES`` rules.  An injected failure never reaches the
-provider (core/src/layers/fault/fault_forward.hpp returns it in the provider's place), so they
-passed for every provider and judged none: what they check is the fault layer and the binding,
-which is this suite's.  The scenarios of the same rules now judge the provider by the counts
-it reports (NDIS_NDK_CAPABILITIES, ndk.scenario.counts; docs/semantics.md CAPS)."""
+These were scenarios: those of the ``*-RESOURCES`` rules, MR-DEREGISTER-FAILURE and
+SRQ-MODIFY-FAILURE.  An injected failure never reaches the provider
+(core/src/layers/fault/fault_forward.hpp returns it in the provider's place), so they passed
+for every provider and judged none: what they check is the fault layer and the binding, which
+is this suite's.  The *-RESOURCES rules now judge the provider by the counts it reports
+(NDIS_NDK_CAPABILITIES, ndk.scenario.counts; docs/semantics.md CAPS); the other two left
+scenarios/ (docs/semantics.md MR-IN-USE and SRQ-DEPTH say why)."""
 
 from __future__ import annotations
 
@@ -111,3 +114,40 @@ def test_injected_fast_register_initialize_failure_leaves_the_mr_uninitialized(h
         assert (mr.local_token, mr.remote_token) == (0, 0)
         expect_request(mr.initialize_fast_register_mr(16), "i/a")
         assert mr.local_token != 0
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_injected_deregister_failure_keeps_the_registration(how: str) -> None:
+    """What scenario MR-DEREGISTER-FAILURE checked: NdkDeregisterMr's page names no condition
+    for a failure (SUCCESS; PENDING; other, digest 1.4), so the provider-made refusal a
+    scenario can produce is soft's choice MR-IN-USE, SEND-SOURCE-IN-USE's."""
+    with ndk.open_adapter("soft") as adapter:
+        mr = adapter.create_pd().get(timeout=TIMEOUT).create_mr().get(timeout=TIMEOUT)
+        expect_request(mr.register(new_buffer(adapter, 4096)), "i/a")
+        tokens = (mr.local_token, mr.remote_token)
+        adapter.knobs.fail("NdkDeregisterMr", Status.INSUFFICIENT_RESOURCES, mode=how)
+        expect_request(mr.deregister_mr(), how, Status.INSUFFICIENT_RESOURCES)
+        assert (mr.local_token, mr.remote_token) == tokens
+        assert mr.length == 4096
+        expect_request(mr.deregister_mr(), "i/a")
+        assert mr.length == 0
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_injected_srq_modify_failure_keeps_the_depth(how: str) -> None:
+    """What scenario SRQ-MODIFY-FAILURE checked: the one failure NdkModifySrq's page names a
+    condition for is INVALID_PARAMETER above MaxSrqDepth (digest 1.6), SRQ-MODIFY-DEPTH's; an
+    "other" failure only the fault layer makes.  The SRQ keeps its depth of 1: a second
+    receive is refused (soft's QUEUE-FULL) and the retried modify takes effect."""
+    with ndk.open_adapter("soft") as adapter:
+        pd = adapter.create_pd().get(timeout=TIMEOUT)
+        mr = pd.create_mr().get(timeout=TIMEOUT)
+        expect_request(mr.register(new_buffer(adapter, 4096), flags=ndk.MrFlag.ALLOW_LOCAL_WRITE),
+                       "i/a")
+        srq = pd.create_srq(1).get(timeout=TIMEOUT)
+        adapter.knobs.fail("NdkModifySrq", Status.INSUFFICIENT_RESOURCES, mode=how)
+        expect_request(srq.modify_srq(srq_depth=4), how, Status.INSUFFICIENT_RESOURCES)
+        assert srq.srq_receive([mr.sge(0, 64)], request_context=1) == Status.SUCCESS
+        assert srq.srq_receive([mr.sge(64, 64)], request_context=2) == Status.NO_MORE_ENTRIES
+        expect_request(srq.modify_srq(srq_depth=4), "i/a")
+        assert srq.srq_receive([mr.sge(64, 64)], request_context=2) == Status.SUCCESS
