@@ -15,10 +15,9 @@ from ndk.scenario import (drain, expect_no_completion, expect_request, pattern, 
                           Side, TIMEOUT)
 from ndk.scenario.stated import stated
 from ndk.scenario.work_requests import (build_lam, expect_connection_failed, expect_refused,
-                                        expect_result,
-                                        fast_register, fast_register_mr, FR_BASE, one, PAGE,
-                                        READ_SINK, Region, region, REMOTE_ALL, REMOTE_READ,
-                                        REMOTE_WRITE, unregistered_sge)
+                                        expect_result, fast_register, fast_register_mr, FR_BASE,
+                                        most_pages, one, PAGE, READ_SINK, Region, region,
+                                        REMOTE_ALL, REMOTE_READ, REMOTE_WRITE, unregistered_sge)
 
 FR_REMOTE = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.ALLOW_REMOTE_READ | OpFlag.ALLOW_REMOTE_WRITE
 FR_LOCAL_SINK = OpFlag.ALLOW_LOCAL_WRITE | OpFlag.RDMA_READ_SINK
@@ -842,7 +841,8 @@ def test_fast_register_again_after_invalidate(pair: Pair) -> None:
     DATA-STATUS)."""
     a, b = pair
     local = region(a.pd, fill=pattern(32, seed=17))
-    frmr = fast_register(b, PAGE, FR_REMOTE)
+    # pages for either buffer: one page-aligned and the other not needs a second page
+    frmr = fast_register(b, PAGE, FR_REMOTE, pages=most_pages(PAGE))
     assert b.qp.invalidate(frmr.mr, request_context=1) == Status.SUCCESS
     expect_result(b.cq, Status.SUCCESS, OpType.INVALIDATE, 1)
     second = build_lam(b.adapter, PAGE)

@@ -82,7 +82,9 @@ grep -Eq '^1 passed' <<<"$(echo "$out" | tail -1)" || { echo "$out"; exit 1; }
 
 scenarios=$root/usr/share/ndk-harness/scenarios
 echo "== installed scenarios copied into an empty folder"
-bash "$here/copied-scenarios.sh" "$scenarios" | tail -1
+# Their summary line, or everything pytest said when one fails (which one, and why).
+out=$(bash "$here/copied-scenarios.sh" "$scenarios" -rfE 2>&1) || { echo "$out"; exit 1; }
+echo "$out" | tail -1
 
 if $python -c "import mypy" 2>/dev/null; then
   echo "== mypy --strict on a copied scenario and the README's snippets (no config)"

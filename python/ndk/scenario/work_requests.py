@@ -23,7 +23,8 @@ from .stated import stated
 __all__ = [
     "FR_BASE", "LOCAL_WRITE", "PAGE", "READ_SINK", "REMOTE_ALL", "REMOTE_READ", "REMOTE_WRITE",
     "FastRegion", "Mapping", "Region", "build_lam", "expect_connection_failed",
-    "expect_refused", "expect_result", "fast_register", "fast_register_mr", "one", "region", "unregistered_sge",
+    "expect_refused", "expect_result", "fast_register", "fast_register_mr", "most_pages", "one",
+    "region", "unregistered_sge",
 ]
 
 PAGE = 4096
@@ -202,12 +203,21 @@ def fast_register_mr(pd: ndk.Pd, pages: int, remote_access: bool = True) -> ndk.
     return mr
 
 
+def most_pages(size: int) -> int:
+    """The most adapter pages a ``size``-byte buffer spans (size >= 1): one more than its
+    length in pages when it does not start on a page boundary."""
+    return (size - 1) // PAGE + 2
+
+
 def fast_register(endpoint: Side, size: int, flags: int, *, fill: bytes | None = None,
-                  remote_access: bool = True, context: int = 0xF00) -> FastRegion:
-    """NdkBuildLAM over ``size`` bytes, an MR initialized for its pages, and NdkFastRegister
-    on ``endpoint``'s QP with ``flags``; the FAST_REGISTER completion must be SUCCESS."""
+                  remote_access: bool = True, context: int = 0xF00,
+                  pages: int | None = None) -> FastRegion:
+    """NdkBuildLAM over ``size`` bytes, an MR initialized for its pages (or for ``pages``:
+    an MR that is to map another buffer later needs ``most_pages(size)``, since where a new
+    buffer starts in its page is the allocator's), and NdkFastRegister on ``endpoint``'s QP
+    with ``flags``; the FAST_REGISTER completion must be SUCCESS."""
     mapping = build_lam(endpoint.adapter, size, fill)
-    mr = fast_register_mr(endpoint.pd, len(mapping.pages), remote_access)
+    mr = fast_register_mr(endpoint.pd, pages or len(mapping.pages), remote_access)
     base = FR_BASE + mapping.fbo
     assert endpoint.qp.fast_register(mr, mapping.pages, mapping.fbo, size, base, flags=flags,
                                      request_context=context) == Status.SUCCESS
