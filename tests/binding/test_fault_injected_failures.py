@@ -151,3 +151,68 @@ def test_injected_srq_modify_failure_keeps_the_depth(how: str) -> None:
         assert srq.srq_receive([mr.sge(64, 64)], request_context=2) == Status.NO_MORE_ENTRIES
         expect_request(srq.modify_srq(srq_depth=4), "i/a")
         assert srq.srq_receive([mr.sge(64, 64)], request_context=2) == Status.SUCCESS
+
+
+# What the KNOB-FAIL-* scenarios checked: the fail knob itself (docs/knobs.md, docs/semantics.md
+# KNOBS), the layer in front of every provider, so no provider was judged by them.
+
+
+@pytest.mark.parametrize("function", ["NdkCreateCq", "NdkCreatePd", "NdkCreateConnector",
+                                      "NdkCreateListener"])
+def test_an_async_failure_completes_once(function: str) -> None:
+    """STATUS_PENDING, then exactly one completion with the status and no object (digest
+    1.0); waiting longer brings no second completion."""
+    with ndk.open_adapter("soft") as adapter:
+        adapter.knobs.fail(function, Status.INSUFFICIENT_RESOURCES, mode="async")
+        call = CREATES[function](adapter, {})  # none of these needs a parent
+        expect_create_failed(call, Status.INSUFFICIENT_RESOURCES, "async")
+        with pytest.raises(ndk.NdkError):
+            call.get(timeout=TIMEOUT)
+        assert call.completions == 1
+
+
+def test_an_inline_failure_while_creates_pend() -> None:
+    """An inline failure armed while creates pend returns the status itself, with no
+    completion (digest 1.0: "any other return is inline"), and the next create pends."""
+    with ndk.open_adapter("soft", create_mode="pending") as adapter:
+        adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES, mode="inline")
+        expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
+        expect_created(adapter.create_pd(), "pending")
+
+
+def test_a_count_fails_exactly_that_many_calls() -> None:
+    with ndk.open_adapter("soft") as adapter:
+        adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES, count=2)
+        expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
+        expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
+        expect_created(adapter.create_pd(), "inline")
+
+
+def test_count_minus_one_fails_every_call_until_cleared() -> None:
+    with ndk.open_adapter("soft") as adapter:
+        adapter.knobs.fail("NdkCreateCq", Status.INSUFFICIENT_RESOURCES, mode="async", count=-1)
+        for _ in range(5):
+            expect_create_failed(adapter.create_cq(4), Status.INSUFFICIENT_RESOURCES, "async")
+        adapter.knobs.clear_failures()
+        expect_created(adapter.create_cq(4), "inline")
+
+
+def test_only_the_named_function_fails() -> None:
+    """A failure armed for NdkCreatePd leaves every other function alone and stays armed for
+    its own."""
+    with ndk.open_adapter("soft") as adapter:
+        adapter.knobs.fail("NdkCreatePd", Status.INSUFFICIENT_RESOURCES)
+        expect_created(adapter.create_cq(4), "inline")
+        expect_created(adapter.create_connector(), "inline")
+        expect_create_failed(adapter.create_pd(), Status.INSUFFICIENT_RESOURCES, "inline")
+
+
+@pytest.mark.parametrize("status", [Status.SHARING_VIOLATION, Status.INVALID_ADDRESS],
+                         ids=["sharing-violation", "invalid-address"])
+def test_a_documented_endpoint_failure_reaches_the_consumer_unchanged(status: Status) -> None:
+    """NdkCreateSharedEndpoint's (i/a) statuses (digest 1.1) come through the completion
+    unchanged, exactly once; the next create reaches the provider and creates the endpoint."""
+    with ndk.open_adapter("soft", address=V4) as adapter:
+        adapter.knobs.fail("NdkCreateSharedEndpoint", status, mode="async")
+        expect_create_failed(adapter.create_shared_endpoint((V4, 0)), status, "async")
+        expect_created(adapter.create_shared_endpoint((V4, 0)), "inline")

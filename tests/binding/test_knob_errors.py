@@ -22,6 +22,8 @@ def test_a_refused_knob_value_is_a_value_error_at_open_and_at_run_time():
         assert later.value.status == Status.INVALID_PARAMETER
     with pytest.raises(ndk.KnobsNotSupported):  # an unknown knob stays what it was
         ndk.open_adapter("soft", no_such_knob=1)
+    with ndk.open_adapter("soft") as ad, pytest.raises(ndk.KnobsNotSupported):
+        ad.knobs.no_such_knob = 1  # at run time too: never silently ignored
     with pytest.raises(ndk.NdkError) as version:  # not a knob: a plain NdkError
         ndk.open_adapter("soft", version=(9, 0))
     assert type(version.value) is ndk.NdkError
