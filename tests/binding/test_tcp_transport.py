@@ -37,7 +37,15 @@ TCP = {"transport": "tcp"}
 @pytest.fixture
 def connected():
     """(side, child, peer): this process's connected QP, CQ, MR and buffer, and the child
-    holding the passive side (its rnr_timeout_ms 50: a Send it cannot take fails soon)."""
+    holding the passive side.  The child's rnr_timeout_ms is 60 s: a Send that reaches it
+    before the receive its command posts waits for that receive however slowly the child
+    reads the command (with 50 ms, a loaded machine timed such a Send out)."""
+    yield from connect_to_child(TCP, CLIENT, {**TCP, "rnr_timeout_ms": 60_000}, SERVER)
+
+
+@pytest.fixture
+def connected_impatient():
+    """``connected`` with the child's rnr_timeout_ms 50: a Send it cannot take fails soon."""
     yield from connect_to_child(TCP, CLIENT, {**TCP, "rnr_timeout_ms": 50}, SERVER)
 
 
@@ -135,11 +143,11 @@ def test_a_flushed_writes_answer_completes_nothing_after_the_flush(connected):
     assert (second.request_context, second.status) == (21, Status.ACCESS_VIOLATION)
 
 
-def test_a_send_without_a_receive_times_out_at_the_peer(connected):
+def test_a_send_without_a_receive_times_out_at_the_peer(connected_impatient):
     """docs/semantics.md TCP-RNR: the child posts no receive; it holds the Send for its own
     rnr_timeout_ms (50 ms), then refuses it with a Terminate (no buffer): the Send completes
     IO_TIMEOUT, as in-process."""
-    side, child, _ = connected
+    side, child, _ = connected_impatient
     child.tell("hold")
     assert child.read() == {"holding": True}
     mr, qp, cq = side["mr"], side["qp"], side["cq"]
