@@ -143,8 +143,9 @@ private:
     };
     InFlight &next_request();
     Answer transmit(const shm::Message &message);
-    // The target side of one of the peer's requests, in its turn.
-    void take(std::span<const std::byte> raw, const shm::Message &message);
+    // The target side of one of the peer's requests, in its turn; false when it failed the
+    // connection, which destroys this channel (fail_connection: nothing of it may be touched).
+    [[nodiscard]] bool take(std::span<const std::byte> raw, const shm::Message &message);
     // What waited behind a held Send that went on, taken in order (until another Send holds).
     void take_waiting(std::deque<std::vector<std::byte>> waiting);
     // The peer's Send taken at the target: its answer, or nothing when its payload cannot be
@@ -682,10 +683,10 @@ void ShmChannel::arrived(std::span<const std::byte> raw, const shm::Message &mes
         held_.emplace_back(raw.begin(), raw.end()); // behind the held Send, in order
         return;
     }
-    take(raw, message);
+    (void)take(raw, message); // returns at once either way
 }
 
-void ShmChannel::take(std::span<const std::byte> raw, const shm::Message &message)
+bool ShmChannel::take(std::span<const std::byte> raw, const shm::Message &message)
 {
     pid_t peer = connection_->link.peer().pid;
     IncomingPayload payload;
@@ -693,41 +694,43 @@ void ShmChannel::take(std::span<const std::byte> raw, const shm::Message &messag
         std::optional<Answer> a = take_send(*send);
         if (!a) {
             fail_connection(qp_); // a payload we cannot have
-            return;
+            return false;
         }
         if (a->no_receive)
             hold_send(raw, send->sequence, send->rnr_timeout_ms);
         else
             answer(send->sequence, a->status);
-        return;
+        return true;
     }
     if (auto *write = std::get_if<shm::Write>(&message)) {
         NTSTATUS s = payload.open(peer, write->payload, mappings_)
                          ? arrive_write(qp_, write->remote_token, write->remote_address, payload)
                          : STATUS_ACCESS_VIOLATION;
         answer(write->sequence, s);
-        return;
+        return true;
     }
     if (auto *read = std::get_if<shm::ReadRequest>(&message)) {
         NTSTATUS s = payload.open(peer, read->sink, mappings_)
                          ? arrive_read(qp_, read->remote_token, read->remote_address, payload)
                          : STATUS_ACCESS_VIOLATION;
         answer(read->sequence, s);
-        return;
+        return true;
     }
     fail_connection(qp_); // nothing else reaches the target side
+    return false;
 }
 
 void ShmChannel::take_waiting(std::deque<std::vector<std::byte>> waiting)
 {
-    while (!waiting.empty() && qp_.channel.get() == this) {
+    while (!waiting.empty() && !refusing_) {
         if (!held_.empty()) { // another Send holds: the rest waits behind it
             std::move(waiting.begin(), waiting.end(), std::back_inserter(held_));
             return;
         }
         std::vector<std::byte> raw = std::move(waiting.front());
         waiting.pop_front();
-        take(raw, shm::decode(raw));
+        if (!take(raw, shm::decode(raw)))
+            return; // the connection failed: this channel is gone
     }
 }
 
