@@ -25,12 +25,16 @@ void VConnector::on_event(rdma_cm_event_type event, int status, const std::vecto
     {
         std::lock_guard lock(adapter().mu());
         // A connect that failed before reaching a peer leaves the connector idle, able to
-        // connect again (CONN-RETRY); its id and QP binding go.
+        // connect again (CONN-RETRY); its id and QP binding go.  The QP never carried this
+        // connection and is free for another, so the connector lets go of it: its close
+        // must not flush the QP or mark it disconnected, whatever the QP carries by then
+        // (VERBS-REFUSED-QP).
         auto fail_connect = [&](NTSTATUS why, bool reached_peer) {
             count(adapter(), &NDIS_NDK_PERFORMANCE_COUNTERS::ConnectFailure);
             if (qp != nullptr) {
                 qp->bound = false;
                 qp->state = VQp::State::Idle;
+                qp = nullptr;
             }
             state = reached_peer ? State::Rejected : State::Idle;
             if (!reached_peer && id != nullptr) {
