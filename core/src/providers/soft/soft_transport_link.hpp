@@ -110,9 +110,15 @@ public:
         });
     }
 
+    // How many Writes and Sends the engine lets travel unanswered: the transport's choice,
+    // given at construction.
+    std::size_t pipeline_depth() const final { return pipeline_depth_; }
+
 protected:
-    TransportChannel(Transport &transport, std::shared_ptr<Connection> connection, SoftQp &qp)
-        : transport_(transport), connection_(std::move(connection)), qp_(qp)
+    TransportChannel(Transport &transport, std::shared_ptr<Connection> connection, SoftQp &qp,
+                     std::size_t pipeline_depth)
+        : transport_(transport), connection_(std::move(connection)), qp_(qp),
+          pipeline_depth_(pipeline_depth)
     {
     }
 
@@ -161,6 +167,7 @@ protected:
     SoftQp &qp_;
 
 private:
+    const std::size_t pipeline_depth_;
     std::uint64_t rnr_timer_ = 0;
     std::uint64_t rnr_generation_ = 0; // which start_rnr_wait() a timer that runs is for
 };

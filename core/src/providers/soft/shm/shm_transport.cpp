@@ -122,7 +122,6 @@ public:
     Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
     Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
     void fail_peer() override;
-    std::size_t pipeline_depth() const override { return kPipelineDepth; }
 
     // The target side of the peer's Send, Write or Read Request, on the progress thread.
     void arrived(std::span<const std::byte> raw, const shm::Message &message);
@@ -550,7 +549,7 @@ private:
 
 ShmChannel::ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection,
                        SoftQp &qp)
-    : TransportChannel(transport, std::move(connection), qp)
+    : TransportChannel(transport, std::move(connection), qp, kPipelineDepth)
 {
     std::size_t room = connection_->link.max_message();
     auto vectors = [room](shm::MessageType type) {

@@ -141,8 +141,8 @@ class TcpChannel final : public TransportChannel<TcpTransport, Connection>,
 public:
     TcpChannel(TcpTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp,
                ULONG outbound_read_limit)
-        : TransportChannel(transport, std::move(connection), qp),
-          depth_(std::clamp<std::size_t>(outbound_read_limit, 1, kMaxPipelined))
+        : TransportChannel(transport, std::move(connection), qp,
+                           std::clamp<std::size_t>(outbound_read_limit, 1, kMaxPipelined))
     {
     }
 
@@ -151,7 +151,6 @@ public:
     Answer write(SoftQp &qp, const Spans &source, UINT32 token, UINT64 address) override;
     Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) override;
     void fail_peer() override;
-    std::size_t pipeline_depth() const override { return depth_; }
 
     void segment(const InboundSegment &segment) override;
     // The link ended without a Terminate of ours or theirs (FIN, reset): what was in flight.
@@ -207,7 +206,6 @@ private:
         Spans sink;
         std::size_t length = 0;
     };
-    std::size_t depth_;
     std::deque<InFlight> in_flight_;
     std::uint32_t read_stag_ = 0;
     UINT32 read_source_token_ = 0;
