@@ -53,10 +53,19 @@ TEST(QuietLedger, OneEndHereCannotStandForTwoThatNeedIt)
 TEST(QuietLedger, APeerThatHasNotTakenInWhatWasSentDoesNotMeet)
 {
     QuietLedger ledger;
-    ledger.end_here("tcp a b", "100");
-    ledger.needs("tcp b a", "40");
-    ledger.end_here("tcp b a", "36"); // 4 of the 40 bytes a wrote are still on their way
-    ledger.needs("tcp a b", "100");
+    ledger.end_here("tcp a b", {100});
+    ledger.needs("tcp b a", {40});
+    ledger.end_here("tcp b a", {36}); // 4 of the 40 bytes a wrote are still on their way
+    ledger.needs("tcp a b", {100});
+    EXPECT_FALSE(ledger.ends_meet());
+}
+
+TEST(QuietLedger, APeerThatHasNotTakenInTheEndDoesNotMeet)
+{
+    QuietLedger ledger;
+    ledger.end_here("tcp a b", {40, true});
+    ledger.end_here("tcp b a", {40, false}); // every byte read, the FIN not yet
+    ledger.needs("tcp b a", {40, true});
     EXPECT_FALSE(ledger.ends_meet());
 }
 

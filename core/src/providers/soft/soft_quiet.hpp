@@ -12,6 +12,7 @@
 // nothing, its rings are looked at instead).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -20,13 +21,20 @@
 
 namespace ndk::soft {
 
+// How much of one direction of a connection has crossed: its bytes, and its end.
+struct Crossed {
+    std::uint64_t bytes = 0;
+    bool end = false;
+    bool operator==(const Crossed &) const = default;
+};
+
 class QuietLedger {
 public:
     // Keep `lock` until the answer is made.
     void hold(std::unique_lock<std::recursive_mutex> lock) { held_.push_back(std::move(lock)); }
 
     // An end of a connection, seen in this process, and what it has taken in from its peer.
-    void end_here(const std::string &name, const std::string &taken = {})
+    void end_here(const std::string &name, Crossed taken = {})
     {
         End &end = here_[name];
         ++end.seen;
@@ -34,7 +42,7 @@ public:
     }
     // An end seen here is open and talks to `peer`, which must be here too, having taken in
     // `sent`: everything this end sent.
-    void needs(const std::string &peer, const std::string &sent = {})
+    void needs(const std::string &peer, Crossed sent = {})
     {
         needed_.emplace_back(peer, sent);
     }
@@ -56,10 +64,10 @@ public:
 private:
     struct End {
         unsigned seen = 0;
-        std::string taken;
+        Crossed taken;
     };
     std::map<std::string, End> here_;
-    std::vector<std::pair<std::string, std::string>> needed_;
+    std::vector<std::pair<std::string, Crossed>> needed_;
     std::vector<std::unique_lock<std::recursive_mutex>> held_;
 };
 

@@ -430,19 +430,13 @@ private:
         }
         const tcp::StreamTally tally = link.tally();
         if (!peer.empty())
-            ledger.end_here("tcp " + local + " " + peer, crossed(tally.read, tally.eof));
+            ledger.end_here("tcp " + local + " " + peer, {tally.read, tally.eof});
         if (state.ended)
             return true;
         if (peer.empty() || link.state() != TcpLinkState::open || os::readable_now(link.fd()))
             return false;
-        ledger.needs("tcp " + peer + " " + local, crossed(tally.written, tally.shut_down));
+        ledger.needs("tcp " + peer + " " + local, {tally.written, tally.shut_down});
         return true;
-    }
-
-    // How much of one direction of a stream has crossed: its bytes, and its end.
-    static std::string crossed(std::uint64_t bytes, bool end)
-    {
-        return std::to_string(bytes) + (end ? " and the end" : "");
     }
 
     // An accepted connection whose MPA request has not come yet, and when it is dropped.
