@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace ndk::soft::tcp {
 
@@ -99,7 +100,7 @@ private:
 
 } // namespace
 
-LinkSendStatus TcpLink::send_locked(const SegmentHeader &first, BodyPieces body)
+LinkSendStatus TcpLink::send_locked(std::span<const Outbound> messages)
 {
     struct Frame {
         iwarp::HeaderBytes header;
@@ -109,19 +110,23 @@ LinkSendStatus TcpLink::send_locked(const SegmentHeader &first, BodyPieces body)
     std::vector<Frame> frames;
     std::vector<std::span<const std::byte>> payload; // every frame's payload pieces in turn
     std::vector<std::span<const std::byte>> ulpdu;   // one frame's header and payload, for its CRC
-    BodyCursor cursor(body);
-    for (iwarp::Segmenter segmenter(first, body_size(body), send_mulpdu_); !segmenter.done();) {
-        const iwarp::SegmentPiece piece = segmenter.next();
-        Frame frame;
-        frame.header = iwarp::encode_segment_header(piece.header);
-        frame.payload_begin = payload.size();
-        cursor.take(piece.size, payload);
-        frame.payload_end = payload.size();
-        ulpdu.assign(1, frame.header.span());
-        ulpdu.insert(ulpdu.end(), payload.begin() + static_cast<std::ptrdiff_t>(frame.payload_begin),
-                     payload.end());
-        frame.framing = iwarp::frame_fpdu(std::span(ulpdu), negotiated_.crc);
-        frames.push_back(frame);
+    for (const Outbound &message : messages) {
+        BodyCursor cursor(message.body);
+        for (iwarp::Segmenter segmenter(message.header, body_size(message.body), send_mulpdu_);
+             !segmenter.done();) {
+            const iwarp::SegmentPiece piece = segmenter.next();
+            Frame frame;
+            frame.header = iwarp::encode_segment_header(piece.header);
+            frame.payload_begin = payload.size();
+            cursor.take(piece.size, payload);
+            frame.payload_end = payload.size();
+            ulpdu.assign(1, frame.header.span());
+            ulpdu.insert(ulpdu.end(),
+                         payload.begin() + static_cast<std::ptrdiff_t>(frame.payload_begin),
+                         payload.end());
+            frame.framing = iwarp::frame_fpdu(std::span(ulpdu), negotiated_.crc);
+            frames.push_back(frame);
+        }
     }
     // Built after the frames stopped moving: the pieces point into them.  The payload goes
     // from where it lies; the stream copies only what the socket does not take now.
@@ -167,20 +172,33 @@ LinkSendStatus TcpLink::after_write(StreamStatus status)
     }
 }
 
-LinkSendStatus TcpLink::next_message(SegmentHeader header, BodyPieces body)
+LinkSendStatus TcpLink::next_messages(SegmentHeader header, BodyPieces body,
+                                      const iwarp::ReadRequest *fence)
 {
     std::lock_guard lock(send_mutex_);
     if (state() != TcpLinkState::open || closing_ || send_broken_)
         return LinkSendStatus::closed;
-    if (!iwarp::is_tagged(header.opcode)) {
-        header.queue = iwarp::queue_of(header.opcode);
-        header.msn = next_msn_[header.queue];
-        header.message_offset = 0;
+    // Each untagged message takes its queue's next MSN, which the peer counts whatever
+    // happens to the stream.
+    auto number = [this](SegmentHeader &h) {
+        if (iwarp::is_tagged(h.opcode))
+            return;
+        h.queue = iwarp::queue_of(h.opcode);
+        h.msn = next_msn_[h.queue]++;
+        h.message_offset = 0;
+    };
+    std::array<Outbound, 2> messages{};
+    messages[0] = {header, body};
+    number(messages[0].header);
+    std::array<std::byte, iwarp::kReadRequestSize> fence_body{};
+    const std::span<const std::byte> fence_bytes(fence_body);
+    if (fence != nullptr) {
+        fence_body = iwarp::encode_read_request(*fence);
+        messages[1].header.opcode = RdmapOpcode::read_request;
+        messages[1].body = std::span(&fence_bytes, 1);
+        number(messages[1].header);
     }
-    const LinkSendStatus status = send_locked(header, body);
-    if (!iwarp::is_tagged(header.opcode))
-        ++next_msn_[header.queue]; // the peer counts it whatever happens to the stream
-    return status;
+    return send_locked(std::span(messages).first(fence != nullptr ? 2 : 1));
 }
 
 LinkSendStatus TcpLink::send(RdmapOpcode kind, std::span<const std::byte> payload,
@@ -190,7 +208,7 @@ LinkSendStatus TcpLink::send(RdmapOpcode kind, std::span<const std::byte> payloa
 }
 
 LinkSendStatus TcpLink::send_pieces(RdmapOpcode kind, BodyPieces payload,
-                                    std::uint32_t invalidate_stag)
+                                    std::uint32_t invalidate_stag, const iwarp::ReadRequest *fence)
 {
     if (kind != RdmapOpcode::send && kind != RdmapOpcode::send_invalidate &&
         kind != RdmapOpcode::send_solicited && kind != RdmapOpcode::send_solicited_invalidate)
@@ -198,17 +216,18 @@ LinkSendStatus TcpLink::send_pieces(RdmapOpcode kind, BodyPieces payload,
     SegmentHeader header;
     header.opcode = kind;
     header.invalidate_stag = iwarp::carries_invalidate(kind) ? invalidate_stag : 0;
-    return next_message(header, payload);
+    return next_messages(header, payload, fence);
 }
 
 LinkSendStatus TcpLink::tagged_message(RdmapOpcode opcode, std::uint32_t stag,
-                                       std::uint64_t offset, BodyPieces payload)
+                                       std::uint64_t offset, BodyPieces payload,
+                                       const iwarp::ReadRequest *fence)
 {
     SegmentHeader header;
     header.opcode = opcode;
     header.stag = stag;
     header.tagged_offset = offset;
-    return next_message(header, payload);
+    return next_messages(header, payload, fence);
 }
 
 LinkSendStatus TcpLink::write(std::uint32_t stag, std::uint64_t offset,
@@ -217,9 +236,10 @@ LinkSendStatus TcpLink::write(std::uint32_t stag, std::uint64_t offset,
     return write_pieces(stag, offset, std::span(&payload, 1));
 }
 
-LinkSendStatus TcpLink::write_pieces(std::uint32_t stag, std::uint64_t offset, BodyPieces payload)
+LinkSendStatus TcpLink::write_pieces(std::uint32_t stag, std::uint64_t offset, BodyPieces payload,
+                                     const iwarp::ReadRequest *fence)
 {
-    return tagged_message(RdmapOpcode::rdma_write, stag, offset, payload);
+    return tagged_message(RdmapOpcode::rdma_write, stag, offset, payload, fence);
 }
 
 LinkSendStatus TcpLink::read_response(std::uint32_t sink_stag, std::uint64_t sink_offset,
@@ -235,7 +255,7 @@ LinkSendStatus TcpLink::read_request(const iwarp::ReadRequest &request)
     header.opcode = RdmapOpcode::read_request;
     const auto body = iwarp::encode_read_request(request);
     const std::span<const std::byte> bytes(body);
-    return next_message(header, std::span(&bytes, 1));
+    return next_messages(header, std::span(&bytes, 1));
 }
 
 void TcpLink::terminate(iwarp::TerminateReason reason, std::span<const std::byte> ulpdu_in_error)
@@ -251,7 +271,8 @@ void TcpLink::terminate(iwarp::TerminateReason reason, std::span<const std::byte
     const std::span<const std::byte> bytes(body);
     reason_ = reason;
     end(TcpLinkState::terminate_sent);
-    send_locked(header, std::span(&bytes, 1));
+    const Outbound message{header, std::span(&bytes, 1)};
+    send_locked(std::span(&message, 1));
 }
 
 void TcpLink::close()
@@ -354,24 +375,40 @@ bool TcpLink::deliver(SegmentSink &sink)
     }
 }
 
+bool TcpLink::deliver_corked(SegmentSink &sink)
+{
+    {
+        std::lock_guard lock(send_mutex_);
+        stream_.cork();
+    }
+    const bool open = deliver(sink);
+    std::lock_guard lock(send_mutex_);
+    after_write(stream_.uncork());
+    return open;
+}
+
 TcpLinkState TcpLink::receive(SegmentSink &sink)
 {
+    const bool short_read_ends = std::exchange(short_read_ends_, false);
     if (state() != TcpLinkState::open)
         return state();
     if (!pending_.empty()) {
         reassembler_.push(pending_);
         pending_ = {};
-        if (!deliver(sink))
+        if (!deliver_corked(sink))
             return state();
     }
     for (;;) {
         std::size_t got = 0;
         // Straight into the reassembler's buffer: no chunk copied into it.
-        const StreamStatus status = stream_.read_some(reassembler_.space(kReadChunk), got);
+        const std::span<std::byte> room = reassembler_.space(kReadChunk);
+        const StreamStatus status = stream_.read_some(room, got);
         if (status == StreamStatus::ok) {
             reassembler_.filled(got);
-            if (!deliver(sink))
+            if (!deliver_corked(sink))
                 return state();
+            if (short_read_ends && got < room.size())
+                return state(); // the socket is empty: its next bytes are a new event
             continue;
         }
         if (status == StreamStatus::drained)

@@ -7,7 +7,10 @@
 // CRC when negotiated, and written in place with one sendmsg per IOV_MAX pieces; what the
 // socket does not take is copied into the stream's queue and goes when the socket is writable
 // again (flush(), which the progress thread calls).  No call blocks.  The send side is
-// thread-safe (a mutex over the stream's writes and the MSN counters).
+// thread-safe (a mutex over the stream's writes and the MSN counters).  A Send or Write and
+// the Read Request that fences it go in one sendmsg (the `fence` argument), and while
+// receive() takes in what one read brought the stream is corked (tcp_stream.hpp): the Read
+// Responses it answers with, and whatever else is sent meanwhile, leave together after it.
 //
 // Receiving: receive() reads until the socket would block, reassembles FPDUs, parses each
 // DDP segment, checks the order of every queue and tagged message (DdpSequenceCheck), and
@@ -118,10 +121,13 @@ public:
                         std::uint32_t invalidate_stag = 0);
     LinkSendStatus write(std::uint32_t stag, std::uint64_t offset,
                          std::span<const std::byte> payload);
-    // The same from a body in pieces.
+    // The same from a body in pieces, followed on the stream by the Read Request `fence` when
+    // given, both in one sendmsg.
     LinkSendStatus send_pieces(iwarp::RdmapOpcode kind, BodyPieces payload,
-                               std::uint32_t invalidate_stag = 0);
-    LinkSendStatus write_pieces(std::uint32_t stag, std::uint64_t offset, BodyPieces payload);
+                               std::uint32_t invalidate_stag = 0,
+                               const iwarp::ReadRequest *fence = nullptr);
+    LinkSendStatus write_pieces(std::uint32_t stag, std::uint64_t offset, BodyPieces payload,
+                                const iwarp::ReadRequest *fence = nullptr);
     LinkSendStatus read_request(const iwarp::ReadRequest &request);
     LinkSendStatus read_response(std::uint32_t sink_stag, std::uint64_t sink_offset,
                                  std::span<const std::byte> payload);
@@ -144,17 +150,35 @@ public:
     // Read until the socket would block, handing each segment to `sink` in order; the state
     // after it.  The sink may send, and may call terminate() (no more segments then).
     TcpLinkState receive(SegmentSink &sink);
+    // The next receive() is for an edge-triggered epoll event that reported new bytes and, not
+    // `hangup`, no end or error of the stream: it stops after a read that did not fill the
+    // room it was given (that read took all the socket held, and bytes arriving later are a
+    // new event), without the read that would find the socket empty.  With `hangup` it reads
+    // until the end, which no later event would report again.
+    void arrival_reported(bool hangup) { short_read_ends_ = !hangup; }
 
 private:
-    LinkSendStatus send_locked(const iwarp::SegmentHeader &first, BodyPieces body);
+    // One message for next_messages(): its first segment's header (untagged: the MSN is
+    // assigned there) and its body.
+    struct Outbound {
+        iwarp::SegmentHeader header;
+        BodyPieces body;
+    };
+    // The messages framed, in order, and written in one sendmsg (send_mutex_ held).
+    LinkSendStatus send_locked(std::span<const Outbound> messages);
     // What a write or flush of the stream means for the link (send_mutex_ held).
     LinkSendStatus after_write(StreamStatus status);
-    LinkSendStatus next_message(iwarp::SegmentHeader header, BodyPieces body);
+    // A message, and the Read Request `fence` after it when given.
+    LinkSendStatus next_messages(iwarp::SegmentHeader header, BodyPieces body,
+                                 const iwarp::ReadRequest *fence = nullptr);
     LinkSendStatus tagged_message(iwarp::RdmapOpcode opcode, std::uint32_t stag,
-                                  std::uint64_t offset, BodyPieces payload);
+                                  std::uint64_t offset, BodyPieces payload,
+                                  const iwarp::ReadRequest *fence = nullptr);
     void end(TcpLinkState state);
     // The FPDUs reassembled so far, to the sink; false when the link ended on the way.
     bool deliver(SegmentSink &sink);
+    // The same with the stream corked: what is sent meanwhile goes in one sendmsg after it.
+    bool deliver_corked(SegmentSink &sink);
     bool inside_message() const;
 
     TcpLinkSide side_;
@@ -176,6 +200,7 @@ private:
     iwarp::FpduReassembler reassembler_;
     iwarp::DdpSequenceCheck sequence_;
     std::vector<std::byte> pending_; // bytes the establishment read past its frames
+    bool short_read_ends_ = false;   // arrival_reported(false), for the next receive()
     // Messages begun and not ended: untagged queues 0-2, then RDMA Write, Read Response.
     std::array<bool, iwarp::kQueueCount + 2> open_{};
     bool expect_rtr_read_response_;

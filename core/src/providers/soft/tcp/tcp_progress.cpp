@@ -131,11 +131,15 @@ void TcpProgress::on_event(std::uint64_t id, std::uint32_t events)
     case Kind::fd:
         handler_.ready(it->second.fd);
         return;
-    case Kind::link:
+    case Kind::link: {
         // A hang-up or error is readable too: receive() finds the EOF or the reset.
-        serve_link(id, (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0,
-                   (events & EPOLLOUT) != 0);
+        const bool hangup = (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+        const bool readable = hangup || (events & EPOLLIN) != 0;
+        if (readable)
+            it->second.link().arrival_reported(hangup); // one read when it leaves nothing
+        serve_link(id, readable, (events & EPOLLOUT) != 0);
         return;
+    }
     }
 }
 

@@ -5,8 +5,10 @@
 // provider: per adapter), the handler called on this thread, one call at a time.
 //
 // Links and establishment descriptors are watched edge-triggered for reading and writing:
-// a link's readable() must call receive(), which reads until the socket would block, and an
-// establishment's ready() must call poll(), which does the same; a link that becomes writable
+// a link's readable() must call receive(), which reads until the socket would block (or, for
+// an event that reported no hang-up, until a read leaves it empty: TcpLink::arrival_reported,
+// since every later arrival is an event of its own), and an establishment's ready() must call
+// poll(), which reads until it would block; a link that becomes writable
 // is flushed here (its queued FPDUs go), without a handler call.  A link added with bytes
 // already read past the handshake gets one readable() at once, since the socket may not
 // become readable again for them.  The first time a link is seen ended (EOF, reset,

@@ -60,17 +60,16 @@ StreamStatus TcpStream::write(std::span<const iovec> pieces)
 {
     if (write_error_ != 0)
         return StreamStatus::broken;
-    std::size_t first = 0;
-    if (queued() == 0) {
-        std::vector<iovec> rest(pieces.begin(), pieces.end());
-        const StreamStatus status = write_now(rest, first);
-        if (status == StreamStatus::queued)
-            enqueue(rest, first);
-        return status;
+    if (corked_) {
+        std::size_t size = 0;
+        for (const iovec &piece : pieces)
+            size += piece.iov_len;
+        if (queued() + size <= kCorkLimit) {
+            enqueue(pieces, 0);
+            return StreamStatus::queued;
+        }
     }
-    // Bytes are waiting: these go behind them, in order.
-    enqueue(pieces, first);
-    return flush();
+    return write_out(pieces);
 }
 
 StreamStatus TcpStream::write(std::span<const std::byte> bytes)
@@ -85,20 +84,41 @@ StreamStatus TcpStream::flush()
         return StreamStatus::broken;
     if (queued() == 0)
         return StreamStatus::ok;
-    std::vector<iovec> rest{{queue_.data() + head_, queued()}};
+    return write_out({});
+}
+
+StreamStatus TcpStream::write_out(std::span<const iovec> pieces)
+{
+    // What waits goes first and the pieces behind it, in one sendmsg.
+    std::vector<iovec> all;
+    all.reserve(pieces.size() + 1);
+    const bool waiting = queued() > 0;
+    if (waiting)
+        all.push_back({queue_.data() + head_, queued()});
+    all.insert(all.end(), pieces.begin(), pieces.end());
     std::size_t first = 0;
-    const StreamStatus status = write_now(rest, first);
-    if (status != StreamStatus::queued) {
-        queue_.clear();
-        head_ = 0;
+    const StreamStatus status = write_now(all, first);
+    if (!waiting) {
+        if (status == StreamStatus::queued)
+            enqueue(all, first);
         return status;
     }
-    head_ = static_cast<std::size_t>(static_cast<std::byte *>(rest[0].iov_base) - queue_.data());
+    if (status != StreamStatus::queued || first > 0) {
+        // The queue went (or the stream broke): only the pieces' rest may still wait.
+        queue_.clear();
+        head_ = 0;
+        if (status == StreamStatus::queued)
+            enqueue(all, first);
+        return status;
+    }
+    // Part of the queue went, none of the pieces: they wait behind its rest.
+    head_ = static_cast<std::size_t>(static_cast<std::byte *>(all[0].iov_base) - queue_.data());
     // Keep the queue from growing without bound at its front: drop what went once it is most.
     if (head_ > queue_.size() / 2) {
         queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
         head_ = 0;
     }
+    enqueue(all, 1);
     return StreamStatus::queued;
 }
 

@@ -3,6 +3,12 @@
 // caller ever blocks, and a read that drains what the kernel holds.  The establishment
 // objects and the established link (tcp_establish.hpp, tcp_link.hpp) each own one, in turn.
 //
+// One sendmsg carries everything that goes at one moment: what waits in the queue and the
+// new pieces behind it, and, while the stream is corked (cork()), small writes are held in
+// the queue to go with what follows when it is uncorked: the link corks while it takes in
+// what one read brought, so that the answers it sends (Read Responses) and anything the
+// consumer posts meanwhile leave in one system call (docs/performance.md, soft:tcp).
+//
 // Writes go through sendmsg(MSG_NOSIGNAL): a peer that reset the connection gives EPIPE or
 // ECONNRESET, never SIGPIPE in a process that hosts a provider.
 #pragma once
@@ -53,9 +59,20 @@ public:
     StreamStatus write(std::span<const std::byte> bytes);
     // Write what is queued; `ok` when the queue is empty.
     StreamStatus flush();
+    // Until uncork(), a write that leaves at most kCorkLimit bytes queued is held there
+    // (`queued`); a larger one goes at once, with what is held before it.
+    void cork() { corked_ = true; }
+    // Write what was held (flush()).
+    StreamStatus uncork()
+    {
+        corked_ = false;
+        return flush();
+    }
+    static constexpr std::size_t kCorkLimit = 16 * 1024;
     std::size_t queued() const { return queue_.size() - head_; }
 
-    // One read into `buffer`: `ok` with `got` > 0, `drained`, `eof` or `broken`.
+    // One read into `buffer`: `ok` with `got` > 0, `drained`, `eof` or `broken`.  A read that
+    // returns less than `buffer` holds took everything the socket had.
     StreamStatus read_some(std::span<std::byte> buffer, std::size_t &got);
     // Append what is readable to `into` until the socket would block (`drained`) or `into`
     // holds `limit` bytes (`ok`: more may wait), or `eof` / `broken` (what was read before
@@ -73,10 +90,14 @@ private:
     // Writes from `pieces`, advancing over what went: `queued` when the socket would block.
     StreamStatus write_now(std::vector<iovec> &pieces, std::size_t &first);
     void enqueue(std::span<const iovec> pieces, std::size_t first);
+    // What is queued, then `pieces`, in one sendmsg (IOV_MAX pieces at a time); what the
+    // socket does not take stays queued.
+    StreamStatus write_out(std::span<const iovec> pieces);
 
     os::UniqueFd fd_;
     std::vector<std::byte> queue_;
     std::size_t head_ = 0; // first byte of queue_ not yet written
+    bool corked_ = false;
     int write_error_ = 0;
     int read_error_ = 0;
     StreamTally tally_;

@@ -172,8 +172,13 @@ private:
     // requests CANCELLED and keeps the connection (docs/semantics.md, QP-FLUSH), so the answers
     // to those it flushed still come, first; they are taken and complete nothing.
     bool first_is_live() const;
-    // The request went out (or the link had ended): in flight until the peer's answer.
-    Answer in_flight(Request kind, bool sent, Spans sink = {});
+    // A request's entry in flight, and the Read Request whose Response answers it: for a
+    // Read the Read itself, for a Send or Write the zero-length Read that fences it.
+    iwarp::ReadRequest enter_flight(Request kind, Spans sink = {}, UINT32 source_token = 0,
+                                    UINT64 source_address = 0);
+    // The request's messages went: in flight until the peer's answer; or the link had ended,
+    // and its entry is taken back.
+    Answer in_flight(LinkSendStatus sent);
     void take(const InboundSegment &s);
     void send_segment(const InboundSegment &s);
     void write_segment(const InboundSegment &s);
@@ -208,8 +213,6 @@ private:
     };
     std::deque<InFlight> in_flight_;
     std::uint32_t read_stag_ = 0;
-    UINT32 read_source_token_ = 0;
-    UINT64 read_source_address_ = 0;
     // What waits behind a held Send: each segment's bytes, and whether it ended its message.
     struct Waiting {
         std::vector<std::byte> ulpdu;
@@ -687,10 +690,9 @@ bool TcpChannel::first_is_live() const
     return in_flight_.size() <= live;
 }
 
-Answer TcpChannel::in_flight(Request kind, bool sent, Spans sink)
+iwarp::ReadRequest TcpChannel::enter_flight(Request kind, Spans sink, UINT32 source_token,
+                                            UINT64 source_address)
 {
-    if (!sent)
-        return {.status = STATUS_CONNECTION_ABORTED}; // the link has ended
     InFlight &entry = in_flight_.emplace_back();
     entry.kind = kind;
     entry.stag = ++read_stag_; // a stale response names another
@@ -699,19 +701,23 @@ Answer TcpChannel::in_flight(Request kind, bool sent, Spans sink)
     iwarp::ReadRequest request;
     request.sink_stag = entry.stag;
     request.size = static_cast<std::uint32_t>(entry.length);
-    if (kind == Request::read) {
-        request.source_stag = read_source_token_;
-        request.source_offset = read_source_address_;
-    }
-    // A Send or Write is followed by a zero-length Read (source STag 0, which a zero-length
-    // Read does not check, RFC 5040 7.4): its response is the peer's "placed".
-    if (connection_->link->read_request(request) == LinkSendStatus::closed) {
+    request.source_stag = source_token;
+    request.source_offset = source_address;
+    return request;
+}
+
+Answer TcpChannel::in_flight(LinkSendStatus sent)
+{
+    if (sent == LinkSendStatus::closed) {
         in_flight_.pop_back();
-        return {.status = STATUS_CONNECTION_ABORTED};
+        return {.status = STATUS_CONNECTION_ABORTED}; // the link has ended
     }
     return {.later = true};
 }
 
+// A Send or Write is followed by a zero-length Read (source STag 0, which a zero-length Read
+// does not check, RFC 5040 7.4), whose response is the peer's "placed"; both go in one
+// sendmsg.
 Answer TcpChannel::send(SoftQp &, const Spans &source, bool solicited,
                         std::optional<UINT32> invalidate)
 {
@@ -720,22 +726,20 @@ Answer TcpChannel::send(SoftQp &, const Spans &source, bool solicited,
                                    : (invalidate ? RdmapOpcode::send_invalidate
                                                  : RdmapOpcode::send);
     const auto pieces = pieces_of(source);
-    LinkSendStatus s = connection_->link->send_pieces(opcode, pieces, invalidate.value_or(0));
-    return in_flight(Request::send, s != LinkSendStatus::closed);
+    const iwarp::ReadRequest fence = enter_flight(Request::send);
+    return in_flight(connection_->link->send_pieces(opcode, pieces, invalidate.value_or(0), &fence));
 }
 
 Answer TcpChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
 {
     const auto pieces = pieces_of(source);
-    LinkSendStatus s = connection_->link->write_pieces(token, address, pieces);
-    return in_flight(Request::write, s != LinkSendStatus::closed);
+    const iwarp::ReadRequest fence = enter_flight(Request::write);
+    return in_flight(connection_->link->write_pieces(token, address, pieces, &fence));
 }
 
 Answer TcpChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
 {
-    read_source_token_ = token;
-    read_source_address_ = address;
-    return in_flight(Request::read, true, sink);
+    return in_flight(connection_->link->read_request(enter_flight(Request::read, sink, token, address)));
 }
 
 void TcpChannel::fail_peer()
