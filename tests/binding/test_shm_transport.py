@@ -13,7 +13,7 @@ import signal
 import pytest
 
 import ndk
-from ndk import Status
+from ndk import OpFlag, Status
 
 from transport_peer import connect_to_child, pattern, send_and_receive_echo, write_then_read_back
 from transport_peer_child import ALL, one_result  # what the child's side uses too
@@ -100,6 +100,88 @@ def test_writes_in_flight_behind_a_held_send_wait_for_it(connected):
          (5, Status.SUCCESS), (9, Status.SUCCESS)]
     assert child.read() == {"received": 64, "receive": 0, "send": 0}
     assert peek(child, 65536, 4096) == data
+
+
+def initiator_then_receive(cq, count: int, receive: int) -> list:
+    """The next `count` initiator results (context, status), in the order they completed, and
+    the receive of context `receive` among them (SUCCESS): the two queues complete in order
+    each, not one against the other."""
+    results = [one_result(cq) for _ in range(count + 1)]
+    received = [r for r in results if r.request_context == receive]
+    assert [r.status for r in received] == [Status.SUCCESS]
+    return [(r.request_context, r.status) for r in results if r.request_context != receive]
+
+
+def test_reads_in_flight_behind_a_held_send_wait_for_it(connected):
+    """Reads are pipelined too (docs/transport.md, "Data") and taken in order at the target
+    (digest 1.7): Reads posted behind a held Send bring nothing until it goes on; then each
+    reads what the Write posted before it placed, the Write behind them lands only after they
+    read, and all complete in posting order."""
+    side, child, peer = connected
+    side["ad"].knobs.rnr_timeout_ms = 60_000
+    child.tell("hold")
+    assert child.read() == {"holding": True}
+    mr, qp, cq, buffer = side["mr"], side["qp"], side["cq"], side["buffer"]
+    first, second = pattern(2048, 21), pattern(2048, 22)
+    buffer[4096:6144] = first
+    buffer[6144:8192] = second
+    sinks = (16384, 20480, 24576)
+    for sink in sinks:
+        buffer[sink:sink + 2048] = b"\xee" * 2048
+    remote = peer["address"] + 65536
+    assert qp.receive([mr.sge(1 << 19, 64)], request_context=9) == Status.SUCCESS
+    assert qp.send([mr.sge(0, 64)], request_context=1) == Status.SUCCESS
+    assert qp.write([mr.sge(4096, 2048)], remote, peer["token"], request_context=2) == \
+        Status.SUCCESS
+    for i, sink in enumerate(sinks[:2]):
+        assert qp.read([mr.sge(sink, 2048)], remote, peer["token"], request_context=3 + i) == \
+            Status.SUCCESS
+    assert qp.write([mr.sge(6144, 2048)], remote, peer["token"], request_context=5) == \
+        Status.SUCCESS
+    assert qp.read([mr.sge(sinks[2], 2048)], remote, peer["token"], request_context=6) == \
+        Status.SUCCESS
+    assert cq.get_results_ex(8) == []
+    assert peek(child, 65536, 2048) == bytes(2048), "a Write landed before the held Send"
+    assert all(bytes(buffer[s:s + 2048]) == b"\xee" * 2048 for s in sinks), \
+        "a Read brought its bytes before the held Send"
+    child.tell("echo 64")
+    assert initiator_then_receive(cq, 6, 9) == [(i, Status.SUCCESS) for i in range(1, 7)]
+    assert child.read() == {"received": 64, "receive": 0, "send": 0}
+    assert bytes(buffer[sinks[0]:sinks[0] + 2048]) == first
+    assert bytes(buffer[sinks[1]:sinks[1] + 2048]) == first
+    assert bytes(buffer[sinks[2]:sinks[2] + 2048]) == second
+    assert peek(child, 65536, 2048) == second
+
+
+def test_a_read_fence_holds_a_write_until_the_read_before_it_completes(connected):
+    """digest 2.5 (NDK_OP_FLAG_READ_FENCE: all prior reads complete first): a Write of a Read's
+    sink, posted with READ_FENCE while the Read waits behind a held Send, carries what the
+    Read brought, not what the sink held when it was posted (a small Write's bytes travel in
+    its message, taken when it starts)."""
+    side, child, peer = connected
+    side["ad"].knobs.rnr_timeout_ms = 60_000
+    mr, qp, cq, buffer = side["mr"], side["qp"], side["cq"], side["buffer"]
+    brought = pattern(256, 31)
+    buffer[4096:4352] = brought
+    assert qp.write([mr.sge(4096, 256)], peer["address"] + 65536, peer["token"],
+                    request_context=1) == Status.SUCCESS
+    assert one_result(cq).status == Status.SUCCESS
+    child.tell("hold")
+    assert child.read() == {"holding": True}
+    sink = 8192
+    buffer[sink:sink + 256] = b"\xee" * 256
+    assert qp.receive([mr.sge(1 << 19, 64)], request_context=9) == Status.SUCCESS
+    assert qp.send([mr.sge(0, 64)], request_context=2) == Status.SUCCESS
+    assert qp.read([mr.sge(sink, 256)], peer["address"] + 65536, peer["token"],
+                   request_context=3) == Status.SUCCESS
+    assert qp.write([mr.sge(sink, 256)], peer["address"] + 131072, peer["token"],
+                    flags=OpFlag.READ_FENCE, request_context=4) == Status.SUCCESS
+    assert cq.get_results_ex(8) == []
+    child.tell("echo 64")
+    assert initiator_then_receive(cq, 3, 9) == [(i, Status.SUCCESS) for i in (2, 3, 4)]
+    assert child.read() == {"received": 64, "receive": 0, "send": 0}
+    assert bytes(buffer[sink:sink + 256]) == brought
+    assert peek(child, 131072, 256) == brought
 
 
 def test_writes_behind_a_send_that_times_out_are_never_taken(connected):

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "soft_objects.hpp"
+#include "soft_pipeline.hpp"
 #include "soft_target.hpp"
 #include "soft_wire_lock.hpp"
 
@@ -31,10 +32,11 @@ public:
     // RDMA Read of `sink`'s length from (token, address) at the peer, into `sink`.
     virtual Answer read(SoftQp &qp, const Spans &sink, UINT32 token, UINT64 address) = 0;
 
-    // How many requests of the QP this channel carries at once (Answer::later each): more
-    // than one only where the answers come back in posting order, so that completing them in
-    // the order they come keeps NDK's completion order (soft_transfer.cpp, pump()).
-    virtual std::size_t pipeline_depth() const { return 1; }
+    // How many requests of the QP this channel carries at once (Answer::later each), and how
+    // many Reads among them: more than one only where the answers come back in posting order,
+    // so that completing them in the order they come keeps NDK's completion order
+    // (soft_pipeline.hpp; soft_transfer.cpp, pump()).
+    virtual PipelineLimits pipeline_limits() const { return {}; }
 
     // A receive was posted at this end: a send of the peer waiting for one may go on.
     virtual void receive_posted(Hold hold) = 0;

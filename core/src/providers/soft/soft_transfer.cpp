@@ -3,6 +3,7 @@
 #include "soft_channel.hpp"
 #include "soft_connection.hpp"
 #include "soft_memory.hpp"
+#include "soft_pipeline.hpp"
 #include "soft_qp_complete.hpp"
 #include "soft_target.hpp"
 
@@ -228,23 +229,13 @@ void continue_on_engine(SoftQp &qp)
     });
 }
 
-// A request that may travel behind others in flight: a Write or a Send that changes no memory
-// access.  Its answer comes behind theirs (the channel's pipeline_depth() promises stream
-// order), and it completes nothing out of order; a Read, or a request that completes here
-// (Bind, FastRegister, Invalidate), waits until nothing is in flight.
-bool pipelines(const WorkRequest &wr)
-{
-    return (wr.type == NdkOperationTypeWrite || wr.type == NdkOperationTypeSend) &&
-           !wr.invalidate_remote && wr.refused == STATUS_SUCCESS;
-}
-
-// Whether `next` may start now, behind the requests in flight.
+// Whether `next` may start now, behind the requests in flight (soft_pipeline.hpp).
 bool may_follow(SoftQp &qp, const WorkRequest &next)
 {
     if (qp.in_flight == 0)
         return true;
-    return qp.channel && !qp.settled_behind && qp.in_flight < qp.channel->pipeline_depth() &&
-           pipelines(qp.initiator.front()) && pipelines(next);
+    return qp.channel && may_follow(qp.initiator, qp.in_flight, qp.settled_behind.has_value(),
+                                    next, qp.channel->pipeline_limits());
 }
 
 void pump(SoftQp &qp, Hold hold)

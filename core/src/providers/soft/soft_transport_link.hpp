@@ -110,15 +110,15 @@ public:
         });
     }
 
-    // How many Writes and Sends the engine lets travel unanswered: the transport's choice,
-    // given at construction.
-    std::size_t pipeline_depth() const final { return pipeline_depth_; }
+    // How many requests the engine lets travel unanswered, and how many Reads among them: the
+    // transport's choice, given at construction.
+    PipelineLimits pipeline_limits() const final { return pipeline_; }
 
 protected:
     TransportChannel(Transport &transport, std::shared_ptr<Connection> connection, SoftQp &qp,
-                     std::size_t pipeline_depth)
+                     std::size_t pipeline_depth, std::size_t read_depth = 1)
         : transport_(transport), connection_(std::move(connection)), qp_(qp),
-          pipeline_depth_(pipeline_depth)
+          pipeline_{pipeline_depth, read_depth}
     {
     }
 
@@ -167,7 +167,7 @@ protected:
     SoftQp &qp_;
 
 private:
-    const std::size_t pipeline_depth_;
+    const PipelineLimits pipeline_;
     std::uint64_t rnr_timer_ = 0;
     std::uint64_t rnr_generation_ = 0; // which start_rnr_wait() a timer that runs is for
 };

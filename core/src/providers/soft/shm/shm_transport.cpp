@@ -22,6 +22,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <iterator>
@@ -104,9 +105,10 @@ using ShmTables =
 // by the target's Ack (Answer::later; answered() completes them); the target side of the
 // peer's requests runs on the progress thread (ShmTransport::on_message).
 //
-// Writes and Sends are pipelined (pipeline_depth(): the engine lets that many travel behind
-// the first, soft_transfer.cpp): the target takes the ring's messages in order and answers
-// each in order, so Acks come back in the order of the requests.  A Send that finds no receive
+// Writes, Sends and Reads are pipelined (pipeline_limits(): the engine lets that many travel
+// behind the first, and as many Reads as the connection's outbound read limit, soft_pipeline.hpp):
+// the target takes the ring's messages in order and answers each in order, so Acks come back
+// in the order of the requests.  A Send that finds no receive
 // is held, and what the peer sent after it waits behind it (held_), taken in order once the
 // Send goes on; when the Send's RNR timeout ends it instead, what waited is dropped unanswered:
 // the initiator's IO_TIMEOUT puts its QP in the error state, which completes the rest
@@ -115,7 +117,9 @@ using ShmTables =
 // it CANCELLED, keeping the connection) completes nothing.
 class ShmChannel final : public TransportChannel<ShmTransport, Connection> {
 public:
-    ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp);
+    // `outbound_read_limit`: the connection's, which bounds the Reads in flight (at least one).
+    ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection, SoftQp &qp,
+               ULONG outbound_read_limit);
 
     Answer send(SoftQp &qp, const Spans &source, bool solicited,
                 std::optional<UINT32> invalidate) override;
@@ -328,7 +332,8 @@ public:
     std::unique_ptr<Channel> make_channel(std::shared_ptr<Connection> connection,
                                           SoftConnector &self)
     {
-        return std::make_unique<ShmChannel>(*this, std::move(connection), *self.qp);
+        return std::make_unique<ShmChannel>(*this, std::move(connection), *self.qp,
+                                            self.outbound_read_limit);
     }
 
 private:
@@ -548,8 +553,9 @@ private:
 // ---- ShmChannel ---------------------------------------------------------------------------
 
 ShmChannel::ShmChannel(ShmTransport &transport, std::shared_ptr<Connection> connection,
-                       SoftQp &qp)
-    : TransportChannel(transport, std::move(connection), qp, kPipelineDepth)
+                       SoftQp &qp, ULONG outbound_read_limit)
+    : TransportChannel(transport, std::move(connection), qp, kPipelineDepth,
+                       std::clamp<std::size_t>(outbound_read_limit, 1, kPipelineDepth))
 {
     std::size_t room = connection_->link.max_message();
     auto vectors = [room](shm::MessageType type) {

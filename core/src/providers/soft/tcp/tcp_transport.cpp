@@ -129,7 +129,7 @@ using TcpTables =
 // until the Read Response of a zero-length Read Request sent right after it, which the peer
 // answers only once everything before it is placed (RDMAP processes a stream in order, RFC
 // 5040 5.5).  Read Responses come back in the order of their requests, so several Writes and
-// Sends may be in flight at once (pipeline_depth(): as many zero-length Reads as the
+// Sends may be in flight at once (pipeline_limits(): as many zero-length Reads as the
 // connection's outbound read limit, RFC 6581's ORD, lets this side have outstanding), each
 // completed by its own Read Response, in posting order.  A Terminate naming the first request
 // in flight (every one before it was answered before the peer failed it) instead completes it
