@@ -94,18 +94,20 @@ private:
     // The links with messages, served; false when every link is armed (the thread may sleep)
     // or, while consumers poll, when nothing came (the thread naps unarmed).
     bool serve_ready_links();
-    // poll_from_consumer's record: when, and whether its polls come close together.
+    // poll_from_consumer's record: whether the calling thread's polls come close together,
+    // from a clock read once every 32 of its polls (none on the others).
     void note_consumer_poll();
-    // A consumer spins on its CQ right now: its recorded polls came closer than 50 us, the
-    // last one less than 100 us ago.  One that polls now and then (a loop that sleeps a
-    // millisecond between polls) does not count: the doorbell serves it better.
+    // A consumer spins on its CQ right now: 32 of its polls in a row came less than 50 us
+    // apart on average, the last of them no longer ago than those 32 took plus 100 us.  One
+    // that polls now and then (a loop that sleeps a millisecond between polls) does not
+    // count: the doorbell serves it better.
     bool consumers_spinning() const;
     void report_gone(std::uint64_t id);
     ShmLink *link_of(std::uint64_t id);
 
     Options options_;
-    std::atomic<std::int64_t> last_poll_ns_{0}; // steady clock, by note_consumer_poll
-    std::atomic<bool> consumer_spins_{false};
+    // Steady clock: until when a spinning consumer counts (note_consumer_poll).
+    std::atomic<std::int64_t> spinning_until_ns_{0};
     bool consumers_polling_ = false;           // the thread's view: nap unarmed
     std::vector<std::uint64_t> polled_links_;  // poll_from_consumer's list, under mutex_
 };
