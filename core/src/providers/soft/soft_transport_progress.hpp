@@ -98,6 +98,9 @@ protected:
     // Under mutex_, which the handler runs under (so remove() on another thread waits for the
     // call in progress to end) and which lets it call add() or remove() itself.
     std::map<std::uint64_t, Entry> entries_;
+    // How many times entries_ gained or lost an entry (under mutex_): a list made from it is
+    // current while this has not moved.
+    std::uint64_t entries_changed_ = 0;
 
 private:
     // An entry epoll refused is not kept: add() throws what it threw.
@@ -106,11 +109,13 @@ private:
         std::lock_guard lock(mutex_);
         const std::uint64_t id = next_id_++;
         Entry &added = entries_.emplace(id, entry).first->second;
+        ++entries_changed_;
         try {
             watch_entry(id, added);
         } catch (...) {
             unwatch_entry(added);
             entries_.erase(id);
+            ++entries_changed_;
             throw;
         }
     }
@@ -123,6 +128,7 @@ private:
             if (entry.kind == kind && entry.object == object && (object != nullptr || entry.fd == fd)) {
                 unwatch_entry(entry);
                 entries_.erase(it);
+                ++entries_changed_;
                 return;
             }
         }

@@ -90,10 +90,13 @@ bool ShmProgress::poll_from_consumer()
     if (!lock)
         return false; // the progress thread is serving: what it finds, it completes
     Serving serving(this);
-    polled_links_.clear();
-    for (const auto &[id, entry] : entries_)
-        if (entry.kind == Kind::link && !entry.state.gone)
-            polled_links_.push_back(id);
+    if (polled_links_made_ != entries_changed_) { // made again only when entries came or went
+        polled_links_.clear();
+        for (const auto &[id, entry] : entries_)
+            if (entry.kind == Kind::link)
+                polled_links_.push_back(id);
+        polled_links_made_ = entries_changed_;
+    }
     bool served = false;
     // By index: the handler may add or remove entries (and so links) while it runs.
     for (std::size_t i = 0; i < polled_links_.size(); ++i) {

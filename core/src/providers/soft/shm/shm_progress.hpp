@@ -109,7 +109,10 @@ private:
     // Steady clock: until when a spinning consumer counts (note_consumer_poll).
     std::atomic<std::int64_t> spinning_until_ns_{0};
     bool consumers_polling_ = false;           // the thread's view: nap unarmed
-    std::vector<std::uint64_t> polled_links_;  // poll_from_consumer's list, under mutex_
+    // poll_from_consumer's list of the links (link_of() skips those gone), under mutex_, as
+    // entries_ stood at entries_changed_ == polled_links_made_.
+    std::vector<std::uint64_t> polled_links_;
+    std::uint64_t polled_links_made_ = ~std::uint64_t{0};
 };
 
 } // namespace ndk::soft::shm
