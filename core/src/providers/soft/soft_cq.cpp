@@ -117,7 +117,11 @@ void fail_cq(SoftCq &cq, NTSTATUS status)
 
 void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
 {
-    std::lock_guard lock(cq.completion_mu); // connections on other threads complete here too
+    // Connections on other threads may complete here too, unless the caller's connection lock
+    // is the only one the CQ's producers hold (CqProducers): then it is the one lock taken.
+    std::unique_lock lock(cq.completion_mu, std::defer_lock);
+    if (!cq.producers.serialized_by_connection())
+        lock.lock();
     if (cq.error != STATUS_SUCCESS)
         return; // no further completions are reported after a CQ error (digest 1.3)
     if (!cq.results.push(result, cq.depth)) {

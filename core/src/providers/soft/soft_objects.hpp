@@ -4,6 +4,7 @@
 #pragma once
 
 #include "soft_adapter.hpp"
+#include "soft_cq_producers.hpp"
 #include "soft_cq_ring.hpp"
 #include "soft_fabric.hpp"
 #include "soft_object.hpp"
@@ -64,15 +65,17 @@ public:
     kit::NotificationCpus notify_cpus; // NdkCreateCq's Affinity: where the callback runs
     ULONG moderation_interval = 0;
     ULONG moderation_count = 0;
-    CqRing results; // completions waiting to be polled (its own lock: soft_cq_ring.hpp)
+    CqRing results; // completions waiting to be polled (one producer, one consumer)
     kit::CqArm arm; // the arm, and what arrived since the last callback (digest 3.2)
     // A CQ error (overrun): reported once through the notification callback, by the arm in
     // place or the next one; no completion is reported after it (digest 1.3).  Atomic: posts
     // on other connections read it (the post checks) while one fails the CQ.
     std::atomic<NTSTATUS> error{STATUS_SUCCESS};
     // Serializes the connections that complete into this CQ at once under the shared wire
-    // lock: the arm, the moderation timer and the error above (the ring has its own lock).
+    // lock: the ring's pushes, the arm, the moderation timer and the error above.  Taken only
+    // when the QPs bound to the CQ hold more than one connection lock (`producers`).
     std::mutex completion_mu;
+    CqProducers producers;
     uint64_t moderation_timer = 0; // interval moderation: fires a deferred notification
     uint64_t moderation_serial = 0; // which timer is this CQ's (unique across all CQs)
 };
@@ -283,8 +286,10 @@ public:
     } traffic;
     // The lock of this QP's connection: its own until the connection is established, then
     // one mutex shared with the peer QP, so the two ends of a connection are serialized and
-    // two connections are not.  Replaced only with the wire lock held exclusive.
+    // two connections are not.  Replaced only with the wire lock held exclusive, through
+    // share_connection_lock (its CQs count who completes into them: CqProducers).
     std::shared_ptr<std::mutex> connection_mu = std::make_shared<std::mutex>();
+    void share_connection_lock(std::shared_ptr<std::mutex> lock);
     // The shared data path met a request that changes memory access and left it for the
     // engine (soft_transfer.cpp, pump).
     bool continuation_queued = false;

@@ -35,6 +35,8 @@ std::unique_ptr<SoftQp> make_qp(SoftPd &pd, NDK_CQ *receive_cq, NDK_CQ *initiato
     qp->depend_on(pd);
     qp->depend_on(*rcq); // antecedents: CQ -> QP, SRQ -> QP (digest 3.1)
     qp->depend_on(*icq);
+    rcq->producers.add(qp->connection_mu.get());
+    icq->producers.add(qp->connection_mu.get());
     if (srq != nullptr) {
         qp->depend_on(*srq);
         srq->qps.push_back(qp.get());
@@ -110,6 +112,18 @@ void SoftQp::on_close()
     flush_qp(*this);
     if (srq != nullptr)
         std::erase(srq->qps, this);
+    // Flushed, it completes nothing more.
+    receive_cq->producers.remove(connection_mu.get());
+    initiator_cq->producers.remove(connection_mu.get());
+}
+
+void SoftQp::share_connection_lock(std::shared_ptr<std::mutex> lock)
+{
+    for (SoftCq *cq : {receive_cq, initiator_cq}) {
+        cq->producers.remove(connection_mu.get());
+        cq->producers.add(lock.get());
+    }
+    connection_mu = std::move(lock);
 }
 
 const NDK_QP_DISPATCH kQpDispatch = {

@@ -117,7 +117,9 @@ bool InprocConnectorLink::ready_to_use()
     active.channel = std::make_unique<InprocChannel>(passive);
     passive.channel = std::make_unique<InprocChannel>(active);
     // From now on a transfer touches both QPs: one lock for the connection (soft_objects.hpp).
-    active.connection_mu = passive.connection_mu = std::make_shared<std::mutex>();
+    auto connection_mu = std::make_shared<std::mutex>();
+    active.share_connection_lock(connection_mu);
+    passive.share_connection_lock(std::move(connection_mu));
     established(self_);
     on_ready_to_use(peer_);
     return true;
