@@ -211,6 +211,12 @@ struct Forward<Name, Member, R(Self, A...)> {
     static constexpr bool kGetResults = Name.view() == std::string_view("NdkGetCqResults") ||
                                         Name.view() == std::string_view("NdkGetCqResultsEx");
     static constexpr bool kGetResultsEx = Name.view() == std::string_view("NdkGetCqResultsEx");
+    // A call whose arguments after the object are plain values (Send, Receive, Read, Write,
+    // the CQ polls, ArmCq): with no knob of the layer set, the provider's object is all it
+    // needs.
+    static constexpr bool kPlainArguments = !kTakesObjects && !(is_callback<A> || ...) &&
+                                            kCreated == NdkObjectTypeUndefined &&
+                                            kReturns != kit::Returns::Close;
     // Index of the consumer's completion callback, kCount when the call has none.
     static constexpr size_t kCompletion = [] {
         size_t at = kCount, i = 0;
@@ -225,6 +231,9 @@ struct Forward<Name, Member, R(Self, A...)> {
             return refuse();
         FaultAdapter &adapter = *face->adapter;
         Injection &injection = adapter.miniport.injection;
+        if constexpr (kPlainArguments)
+            if (!injection.active() && !holds_results(*face))
+                return pass_through(*face, args...); // the data path with no knob set
         Args in{self, args...};
         if constexpr (kTakesObjects) {
             static_assert(std::is_same_v<R, NTSTATUS>);
@@ -321,6 +330,26 @@ struct Forward<Name, Member, R(Self, A...)> {
     }
 
 private:
+    // Whether a CQ's face still holds results a knob fetched (drop_completion,
+    // reorder_completions): polls hand those out first, through the layer.
+    static bool holds_results(Face &face)
+    {
+        if constexpr (!kGetResults)
+            return false;
+        CqResults *held = face.results.load(std::memory_order_acquire);
+        return held != nullptr && held->holding.load(std::memory_order_acquire);
+    }
+
+    // The call handed to the provider's object as it is: nothing to translate, nothing to act.
+    static R pass_through(Face &face, A... args)
+    {
+        const auto *dispatch = static_cast<const Dispatch *>(face.inner->Dispatch);
+        auto function = dispatch != nullptr ? dispatch->*Member : nullptr;
+        if (function == nullptr)
+            return refuse();
+        return function(reinterpret_cast<Self>(face.inner), args...);
+    }
+
     // provider_error_code, drop_invalidate_token: what NdkGetCqResultsEx returns, broken on
     // purpose (2.3).
     static void break_results(Misbehave misbehave, NDK_RESULT_EX *results, ULONG count)
