@@ -147,8 +147,14 @@ void VCq::on_event()
         arm.arrived(arm.armed() && arm.type() == NDK_CQ_NOTIFY_SOLICITED && filtered);
         drain_device();
         status = take_arm(*this);
-        if (arm.armed() && error == STATUS_SUCCESS) // still armed: keep the events coming
+        if (arm.armed() && error == STATUS_SUCCESS) { // still armed: keep the events coming
             request_events();
+            // The device signals only completions that arrive after the request: those that
+            // arrived between the drain above and the request would wait unseen, so poll
+            // once more (a third send that overran the CQ went unjudged that way).
+            drain_device();
+            status = take_arm(*this);
+        }
     }
     if (status != STATUS_PENDING)
         notify_now(*this, status);
