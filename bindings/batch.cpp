@@ -193,8 +193,11 @@ pyb::tuple post_many(Qp &qp, const pyb::object &op_object, const pyb::object &re
                                   std::string(Py_TYPE(requests.ptr())->tp_name));
         auto info = contiguous_buffer(pyb::reinterpret_borrow<pyb::buffer>(requests));
         check_record_type(requests, *info, "request", "ndk.Qp.post_many(): requests");
+        // A span, not a structured binding: a lambda captures those only from C++20 on, and
+        // clang 14 (the fuzz tree's compiler) does not take them yet.
         auto [list, n] = records<const BatchRequest>(*info, "post_many");
-        outcome = released([&] { return qp.post_batch(op, std::span(list, n), flags); });
+        std::span<const BatchRequest> requests_span(list, n);
+        outcome = released([&] { return qp.post_batch(op, requests_span, flags); });
     }
     return pyb::make_tuple(outcome.posted, Status{outcome.status});
 }
@@ -204,7 +207,9 @@ size_t poll_into(Cq &cq, const pyb::buffer &out, size_t min_results, const pyb::
 {
     auto info = contiguous_buffer(out, true);
     check_record_type(out, *info, "result", "ndk.Cq.poll_into(): out");
-    auto [array, n] = records<NDK_RESULT_EX>(*info, "poll_into");
+    auto [records_at, count] = records<NDK_RESULT_EX>(*info, "poll_into");
+    NDK_RESULT_EX *array = records_at; // named variables: lambdas below capture them (clang 14)
+    size_t n = count;
     if (offset > n)
         throw pyb::value_error("poll_into: offset beyond the array");
     array += offset;

@@ -97,8 +97,15 @@ SocketAddress source_for(Adapter &adapter, const SocketAddress &dest)
     return SocketAddress::from(family == AF_INET ? "0.0.0.0" : "::", 0);
 }
 
-// The read limits a connect or accept passes: as given, else the adapter's maxima.
-std::pair<ULONG, ULONG> read_limits(Adapter &adapter, Length inbound, Length outbound)
+// The read limits a connect or accept passes: as given, else the adapter's maxima.  A struct,
+// not a pair taken apart by a structured binding: the lambdas below capture its members, which
+// C++20 allows for bindings but clang 14 does not implement.
+struct ReadLimits {
+    ULONG inbound;
+    ULONG outbound;
+};
+
+ReadLimits read_limits(Adapter &adapter, Length inbound, Length outbound)
 {
     if (!inbound || !outbound) {
         NDK_ADAPTER_INFO info = released([&] { return adapter.query_info(); });
@@ -155,11 +162,11 @@ listener.next_connection(), accept(qp).  Disconnect events queue up: wait_discon
                 auto to = address_of(dest_address, "dest_address");
                 auto from = src_address ? address_of(*src_address, "src_address")
                                         : source_for(adapter_of(c), to);
-                auto [inbound, outbound] =
+                ReadLimits limits =
                     read_limits(adapter_of(c), inbound_read_limit, outbound_read_limit);
                 auto data = private_data_of(private_data, private_data_length);
                 return released(
-                    [&] { return c.connect(qp, from, to, inbound, outbound, data); });
+                    [&] { return c.connect(qp, from, to, limits.inbound, limits.outbound, data); });
             },
             pyb::arg("qp").none(false), pyb::arg("dest_address"),
             pyb::arg("src_address") = pyb::none(), pyb::arg("inbound_read_limit") = pyb::none(),
@@ -181,12 +188,12 @@ i/a); other.)doc")
                Length inbound_read_limit, Length outbound_read_limit, const Bytes &private_data,
                Length private_data_length) {
                 auto to = address_of(dest_address, "dest_address");
-                auto [inbound, outbound] =
+                ReadLimits limits =
                     read_limits(adapter_of(c), inbound_read_limit, outbound_read_limit);
                 auto data = private_data_of(private_data, private_data_length);
                 return released([&] {
-                    return c.connect_with_shared_endpoint(qp, shared_endpoint, to, inbound,
-                                                          outbound, data);
+                    return c.connect_with_shared_endpoint(qp, shared_endpoint, to, limits.inbound,
+                                                          limits.outbound, data);
                 });
             },
             pyb::arg("qp").none(false), pyb::arg("shared_endpoint").none(false),
@@ -213,11 +220,11 @@ CONNECTION_REFUSED, IO_TIMEOUT, ADDRESS_ALREADY_EXISTS (all i/a); other.)doc")
             [](Connector &c, const std::shared_ptr<Qp> &qp, Length inbound_read_limit,
                Length outbound_read_limit, const Bytes &private_data, Length private_data_length,
                bool disconnect_event) {
-                auto [inbound, outbound] =
+                ReadLimits limits =
                     read_limits(adapter_of(c), inbound_read_limit, outbound_read_limit);
                 auto data = private_data_of(private_data, private_data_length);
                 return released([&] {
-                    return c.accept(qp, inbound, outbound, data, disconnect_event);
+                    return c.accept(qp, limits.inbound, limits.outbound, data, disconnect_event);
                 });
             },
             pyb::arg("qp").none(false), pyb::arg("inbound_read_limit") = pyb::none(),
@@ -234,11 +241,11 @@ CompleteConnect); other.)doc")
             [](Connector &c, const std::shared_ptr<Qp> &qp, Length inbound_read_limit,
                Length outbound_read_limit, const Bytes &private_data, Length private_data_length,
                bool disconnect_event) {
-                auto [inbound, outbound] =
+                ReadLimits limits =
                     read_limits(adapter_of(c), inbound_read_limit, outbound_read_limit);
                 auto data = private_data_of(private_data, private_data_length);
                 return released([&] {
-                    return c.accept_ex(qp, inbound, outbound, data, disconnect_event);
+                    return c.accept_ex(qp, limits.inbound, limits.outbound, data, disconnect_event);
                 });
             },
             pyb::arg("qp").none(false), pyb::arg("inbound_read_limit") = pyb::none(),

@@ -22,8 +22,9 @@ from ._status import Status
 _T = TypeVar("_T", covariant=True)
 _O = TypeVar("_O", bound="Object")
 
-# Buffers (bytes-like objects) and the argument forms the binding converts.
-_Buffer = ReadableBuffer
+# Buffers (bytes-like objects) and the argument forms the binding converts.  SharedBuffer is
+# named as well: typeshed's ReadableBuffer is a closed union before PEP 688 (Debian's mypy 1.0).
+_Buffer = Union[ReadableBuffer, "SharedBuffer"]
 _Address = tuple[str, int]
 _Timeout = Optional[float]
 _Affinity = Union[None, int, tuple[int, int]]
@@ -236,6 +237,7 @@ class Mdl(metaclass=_pybind11_type):
     def __len__(self) -> int: ...
 
 class SharedBuffer(metaclass=_pybind11_type):
+    """Memory a peer process can map (ndk.alloc): a writable buffer."""
     def __init__(self, size: int) -> None: ...
     def __len__(self) -> int: ...
 
