@@ -112,3 +112,27 @@ def test_the_printed_table_shows_rows_spreads_and_load(tiny_run):
             assert f"not measured: {row['not_measured']}" in line
         elif len(row["runs"].get("measured", [])) == ROUNDS:
             assert f", {ROUNDS} runs]" in line, line
+
+
+def test_the_shm_bulk_section_runs_its_four_rows_alone(tmp_path):
+    """--section shm-bulk: only issue 29's four 1 MiB rows over shm, in the whole table's order,
+    each with its figure and the runs behind its median and its baseline's (two alternating
+    runs each with --tiny), the section's heading in --json."""
+    build = Path(built_helper()).parent.parent
+    out = tmp_path / "bulk.json"
+    done = subprocess.run([sys.executable, str(COMPARE), "--build", str(build), "--tiny",
+                           "--section", "shm-bulk", "--json", str(out)], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    bulk_rows = [(t, against) for t, against in ISSUE_29_ROWS if t.startswith("1 MiB")]
+    assert [r["target"] for r in figures["table"]] == [t for t, _ in bulk_rows]
+    for row in figures["table"]:
+        assert row["section"].startswith("issue 29, 1 MiB across processes over shm"), row
+        if "not_measured" in row:
+            assert row["not_measured"].strip(), row
+            continue
+        assert len(row["runs"]["measured"]) == ROUNDS, row
+        assert len(row["runs"]["baseline"]) == ROUNDS, row
+        assert f", {ROUNDS} runs]" in next(line for line in done.stdout.splitlines()
+                                           if line.startswith(row["target"]))
