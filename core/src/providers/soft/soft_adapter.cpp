@@ -21,7 +21,7 @@ SoftAdapter::SoftAdapter(Miniport &miniport, NDK_VERSION version)
 // The miniport's own (transport=shm), else the in-process fabric (docs/transport.md).
 Transport &SoftAdapter::transport()
 {
-    return miniport_.transport ? *miniport_.transport : inproc_transport();
+    return own_transport() != nullptr ? *own_transport() : inproc_transport();
 }
 
 SoftAdapter::~SoftAdapter()

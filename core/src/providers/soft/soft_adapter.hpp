@@ -38,6 +38,8 @@ public:
     WireLock &mu() { return mu_; }
     // Where connect requests go and how listeners get them (soft_transport.hpp).
     Transport &transport();
+    // The miniport's own transport (shm, tcp), nullptr for the in-process fabric.
+    Transport *own_transport() const { return miniport_.transport.get(); }
 
     // Blocking close (CLOSE_NDK_ADAPTER_HANDLER): delivers every queued callback, tears down
     // what the consumer left open, and returns when no callback can follow (digest 3.1).

@@ -173,8 +173,11 @@ ULONG get_results(NDK_CQ *ndk_cq, Result Results[], ULONG nResults)
         return 0;
     // The ring's lock only, never the adapter's: the poller does not wait for a transfer.
     ULONG taken = cq->results.pop(Results, nResults, kit::result_as<Result>);
-    // Found empty: the transport may make progress on this thread (soft_transport.hpp).
-    if (taken == 0 && cq->adapter().transport().poll_from_consumer())
+    // Found empty: the transport may make progress on this thread (soft_transport.hpp).  The
+    // in-process fabric has none to make (its transfers run inside the posts): a spinning
+    // consumer's empty poll stays a few loads.
+    if (Transport *transport = cq->adapter().own_transport();
+        taken == 0 && transport != nullptr && transport->poll_from_consumer())
         taken = cq->results.pop(Results, nResults, kit::result_as<Result>);
     return taken;
 }
