@@ -49,6 +49,10 @@
 //       transport then copies through a mapping with memcpy instead of cross-memory attach
 //       (docs/transport.md, "Zero-copy").  A provider that does not map them moves the bytes
 //       as it moves any others.
+//   Every connection asks for the adapter's maximum read limits (raw_support.hpp,
+//   RawAdapter::read_limits), as perftest's ib_read_bw keeps the device's maximum of Reads
+//   outstanding unless -o says otherwise, so read_bw has as many Reads in flight as the
+//   provider allows.
 //   ndk_perf poll_rate [--batch N] [--count N] [--iters N]
 //       a CQ filled with `count` write completions, drained by NdkGetCqResultsEx in batches:
 //       completions per second (polling only), and post+poll per completion.
@@ -235,6 +239,10 @@ std::string usage()
         line.pop_back();
         text += line + "\n";
     }
+    text += "every connection asks for the adapter's maximum read limits (NdkQueryAdapterInfo's\n"
+            "MaxInboundReadLimit and MaxOutboundReadLimit), as ib_read_bw keeps the device's\n"
+            "maximum of Reads outstanding unless -o says otherwise; the provider grants what\n"
+            "both ends allow\n";
     return text;
 }
 

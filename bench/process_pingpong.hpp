@@ -167,8 +167,10 @@ private:
         }
         b.connector = incoming.load();
         Done &accepted = server.done();
-        NTSTATUS s = b.connector->Dispatch->NdkAccept(b.connector, b.qp, 4, 4, nullptr, 0,
-                                                      nullptr, nullptr, Done::request, &accepted);
+        const RawAdapter::ReadLimits limits = server.read_limits();
+        NTSTATUS s = b.connector->Dispatch->NdkAccept(b.connector, b.qp, limits.inbound,
+                                                      limits.outbound, nullptr, 0, nullptr,
+                                                      nullptr, Done::request, &accepted);
         if (s == STATUS_PENDING)
             s = accepted.wait();
         if (s != STATUS_SUCCESS)
@@ -231,10 +233,11 @@ private:
         a.connector = client.connector();
         Done &connected = client.done();
         sockaddr_in src = ipv4(ping_ip, 0), dst = ipv4(hello.ip, hello.port);
+        const RawAdapter::ReadLimits limits = client.read_limits();
         NTSTATUS s = a.connector->Dispatch->NdkConnect(
             a.connector, a.qp, reinterpret_cast<PSOCKADDR>(&src), sizeof src,
-            reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, 4, 4, nullptr, 0, Done::request,
-            &connected);
+            reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, limits.inbound, limits.outbound,
+            nullptr, 0, Done::request, &connected);
         if (s == STATUS_PENDING)
             s = connected.wait();
         if (s != STATUS_SUCCESS)

@@ -87,6 +87,28 @@ public:
     {
     }
 
+    // The adapter's limits (NdkQueryAdapterInfo).
+    NDK_ADAPTER_INFO info()
+    {
+        NDK_ADAPTER_INFO out{};
+        ULONG size = sizeof out;
+        if (NTSTATUS s = d().NdkQueryAdapterInfo(adapter_, &out, &size); s != STATUS_SUCCESS)
+            fail("NdkQueryAdapterInfo", s);
+        return out;
+    }
+
+    // The read limits a connection asks for: the adapter's maxima, as perftest's ib_read_bw
+    // keeps as many Reads outstanding as the device allows unless -o says otherwise (the
+    // provider then grants what both ends allow, digest 1.8).
+    struct ReadLimits {
+        ULONG inbound = 0, outbound = 0;
+    };
+    ReadLimits read_limits()
+    {
+        NDK_ADAPTER_INFO i = info();
+        return {i.MaxInboundReadLimit, i.MaxOutboundReadLimit};
+    }
+
     // Knobs (ControlMiniport); "step" returns how many tasks ran.
     std::string knob(const std::string &key, const char *value)
     {
@@ -471,10 +493,11 @@ private:
         Done &connected = client_.done();
         sockaddr_in src = ipv4(client_ip_, 0);
         sockaddr_in dst = ipv4(server_ip_, port);
+        const RawAdapter::ReadLimits ask = client_.read_limits(), give = server_.read_limits();
         NTSTATUS s = a.connector->Dispatch->NdkConnect(
             a.connector, a.qp, reinterpret_cast<PSOCKADDR>(&src), sizeof src,
-            reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, 4, 4, nullptr, 0, Done::request,
-            &connected);
+            reinterpret_cast<PSOCKADDR>(&dst), sizeof dst, ask.inbound, ask.outbound, nullptr,
+            0, Done::request, &connected);
         if (s != STATUS_PENDING && s != STATUS_SUCCESS)
             fail("NdkConnect", s);
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -485,8 +508,9 @@ private:
         }
         b.connector = incoming_.load();
         Done &accepted = server_.done();
-        s = b.connector->Dispatch->NdkAccept(b.connector, b.qp, 4, 4, nullptr, 0, nullptr,
-                                             nullptr, Done::request, &accepted);
+        s = b.connector->Dispatch->NdkAccept(b.connector, b.qp, give.inbound, give.outbound,
+                                             nullptr, 0, nullptr, nullptr, Done::request,
+                                             &accepted);
         if (s != STATUS_PENDING && s != STATUS_SUCCESS)
             fail("NdkAccept", s);
         if ((s = connected.wait()) != STATUS_SUCCESS)
