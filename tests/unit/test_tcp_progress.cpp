@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -189,7 +190,11 @@ std::string run_client(const TcpAddress &to, unsigned client, unsigned count)
     }
 }
 
-TEST(TcpProgress, DrivesEstablishmentsAndLinksUnderConcurrentClients)
+// Clients stream to the echoing owner; with `consumer_polls`, a thread beside them spins on
+// poll_from_consumer() all along, so that links are served now there, now on the progress
+// thread: nothing may be lost, doubled or reordered either way, and each close is reported
+// once (by the progress thread).
+void echo_under_concurrent_clients(bool consumer_polls)
 {
     constexpr unsigned kClients = 4;
     constexpr unsigned kMessages = 60;
@@ -199,6 +204,15 @@ TEST(TcpProgress, DrivesEstablishmentsAndLinksUnderConcurrentClients)
     owner.progress = &progress;
     progress.add(acceptor);
 
+    std::atomic<bool> clients_done{false};
+    std::atomic<unsigned> consumer_served{0};
+    std::thread consumer;
+    if (consumer_polls)
+        consumer = std::thread([&] {
+            while (!clients_done.load())
+                if (progress.poll_from_consumer())
+                    consumer_served.fetch_add(1);
+        });
     std::vector<std::string> errors(kClients);
     std::vector<std::thread> clients;
     for (unsigned c = 0; c < kClients; ++c)
@@ -209,6 +223,9 @@ TEST(TcpProgress, DrivesEstablishmentsAndLinksUnderConcurrentClients)
         EXPECT_EQ(errors[c], "") << "client " << c;
 
     ASSERT_TRUE(owner.wait_ended(kClients)) << "not every client's close was reported";
+    clients_done.store(true);
+    if (consumer.joinable())
+        consumer.join();
     progress.remove(acceptor);
     owner.remove_all();
     const auto summary = owner.summary();
@@ -218,6 +235,18 @@ TEST(TcpProgress, DrivesEstablishmentsAndLinksUnderConcurrentClients)
     EXPECT_EQ(summary.closed, kClients);
     EXPECT_EQ(summary.messages, kClients * kMessages);
     EXPECT_FALSE(summary.misplaced);
+    if (consumer_polls)
+        std::printf("links served from the consumer's polls: %u times\n", consumer_served.load());
+}
+
+TEST(TcpProgress, DrivesEstablishmentsAndLinksUnderConcurrentClients)
+{
+    echo_under_concurrent_clients(false);
+}
+
+TEST(TcpProgress, AConsumerServingLinksFromItsPollsBesideTheThreadLosesNothing)
+{
+    echo_under_concurrent_clients(true);
 }
 
 // A handler that records the links it is called for after they were removed.

@@ -33,7 +33,8 @@ public:
 
     // A consumer polled a CQ of the adapter and found it empty: a transport whose peers' messages
     // arrive on a thread of its own may serve them here, on the polling thread (shm: the links'
-    // rings), so that a busy-polling consumer needs no thread wake-up per message.  True when
+    // rings; tcp: the links' sockets), so that a busy-polling consumer needs no thread wake-up
+    // per message.  True when
     // it served something (poll again).  No lock held; the only call without the wire lock.
     virtual bool poll_from_consumer() { return false; }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <system_error>
 #include <vector>
 
@@ -14,7 +15,52 @@ namespace {
 constexpr std::uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr std::chrono::milliseconds kFirstPause{10}, kLongestPause{1000};
 
+// The progress object whose handler this thread is running from a consumer's poll, if any.
+thread_local const TcpProgress *tl_serving = nullptr;
+
 } // namespace
+
+bool TcpProgress::serving_here() const { return tl_serving == this || on_loop_thread(); }
+
+bool TcpProgress::poll_from_consumer()
+{
+    if (tl_serving == this)
+        return false;
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock)
+        return false; // the progress thread is serving
+    polled_links_.clear();
+    polled_fds_.clear();
+    for (const auto &[id, entry] : entries_)
+        if (entry.kind == Kind::link && !entry.state.ended) {
+            polled_links_.push_back(id);
+            polled_fds_.push_back({entry.fd, POLLIN | POLLRDHUP, 0});
+        }
+    if (polled_fds_.empty() || ::poll(polled_fds_.data(), polled_fds_.size(), 0) <= 0)
+        return false;
+    struct Serving {
+        const TcpProgress *previous;
+        ~Serving() { tl_serving = previous; }
+    } serving{std::exchange(tl_serving, this)};
+    bool served = false;
+    for (std::size_t i = 0; i < polled_links_.size(); ++i) {
+        if (polled_fds_[i].revents != POLLIN)
+            continue; // nothing, or an end: the progress thread's event reports it
+        auto it = entries_.find(polled_links_[i]);
+        if (it == entries_.end() || it->second.state.ended)
+            continue; // the handler removed it, or it ended, meanwhile
+        TcpLink &link = it->second.link();
+        link.arrival_reported(false);
+        handler_.readable(link);
+        served = true;
+        it = entries_.find(polled_links_[i]);
+        if (it != entries_.end() && it->second.link().state() != TcpLinkState::open) {
+            it->second.state.kick = true; // link_ended() from the progress thread, before it sleeps
+            wake();
+        }
+    }
+    return served;
+}
 
 TcpProgress::TcpProgress(TcpProgressHandler &handler) : TransportProgress(handler) { start(); }
 

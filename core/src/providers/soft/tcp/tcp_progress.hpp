@@ -31,8 +31,11 @@
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
 
+#include <poll.h>
+
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 namespace ndk::soft::tcp {
 
@@ -57,8 +60,17 @@ public:
     explicit TcpProgress(TcpProgressHandler &handler);
     ~TcpProgress();
 
+    // Serve, on the calling thread (the handler runs here), the links whose sockets hold
+    // bytes: one poll(2) over the open links, then their readable() as for an event without
+    // hang-up; a link's end stays the progress thread's to report.  False when the progress
+    // thread is serving (what it finds, it delivers), when called from within the handler, or
+    // when nothing was waiting.  Any thread that holds none of the locks the handler takes.
+    bool poll_from_consumer();
+
 private:
     using Clock = TcpEntryState::Clock;
+
+    bool serving_here() const override;
 
     void watch_entry(std::uint64_t id, Entry &entry) override;
     void unwatch_entry(const Entry &entry) override;
@@ -72,6 +84,9 @@ private:
     // Watch again the acceptors whose pause is over; how long to sleep until the next one's
     // is (none paused: until woken).
     Sleep resume_paused();
+
+    std::vector<std::uint64_t> polled_links_; // poll_from_consumer's, under mutex_
+    std::vector<pollfd> polled_fds_;
 };
 
 } // namespace ndk::soft::tcp

@@ -251,6 +251,9 @@ public:
 
     TcpTables &tables() { return tables_; }
 
+    // A consumer's empty poll serves the sockets with bytes on its own thread (tcp_progress.hpp).
+    bool poll_from_consumer() override { return progress_->poll_from_consumer(); }
+
     // Nothing in flight: the progress thread idle, no change queued for it, no establishment
     // (and so no accepted connection awaiting its MPA request), no connection waiting at an
     // acceptor and none paused, and on every link nothing queued and, while it is open,
