@@ -61,11 +61,22 @@ void ProgressLoop::wake() const
 
 void ProgressLoop::watch(int fd, std::uint64_t data, std::uint32_t events)
 {
+    control(EPOLL_CTL_ADD, fd, data, events);
+}
+
+void ProgressLoop::rewatch(int fd, std::uint64_t data, std::uint32_t events)
+{
+    control(EPOLL_CTL_MOD, fd, data, events);
+}
+
+void ProgressLoop::control(int op, int fd, std::uint64_t data, std::uint32_t events)
+{
     epoll_event event{};
     event.events = events;
     event.data.u64 = data;
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
-        throw std::system_error(errno, std::generic_category(), "epoll_ctl ADD");
+    if (::epoll_ctl(epoll_.get(), op, fd, &event) != 0)
+        throw std::system_error(errno, std::generic_category(),
+                                op == EPOLL_CTL_ADD ? "epoll_ctl ADD" : "epoll_ctl MOD");
 }
 
 void ProgressLoop::unwatch(int fd) const { ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr); }

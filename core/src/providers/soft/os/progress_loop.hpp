@@ -49,6 +49,9 @@ protected:
     // Report `events` on `fd` to on_event with `data` (never 0: the eventfd's).  std::system_error
     // when epoll refuses it.
     void watch(int fd, std::uint64_t data, std::uint32_t events);
+    // Report `events` instead of what `fd` was watched for (an edge-triggered one reports
+    // again what is ready already).  std::system_error when epoll refuses it.
+    void rewatch(int fd, std::uint64_t data, std::uint32_t events);
     // No more events for `fd`; one not watched (removed already) is no error.
     void unwatch(int fd) const;
 
@@ -61,6 +64,7 @@ protected:
 
 private:
     void run();
+    void control(int op, int fd, std::uint64_t data, std::uint32_t events);
 
     UniqueFd epoll_;
     UniqueFd wake_;

@@ -2,9 +2,6 @@
 
 #include <sys/epoll.h>
 
-#include <array>
-#include <chrono>
-
 namespace ndk::soft::shm {
 
 namespace {
@@ -83,7 +80,7 @@ ShmLink *ShmProgress::link_of(std::uint64_t id)
 
 bool ShmProgress::poll_from_consumer()
 {
-    note_consumer_poll();
+    spin_.note_poll();
     if (tl_serving == this)
         return false;
     std::unique_lock lock(mutex_, std::try_to_lock);
@@ -107,68 +104,6 @@ bool ShmProgress::poll_from_consumer()
         }
     }
     return served;
-}
-
-namespace {
-
-std::int64_t steady_ns()
-{
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-// A consumer spins when its empty polls come closer than kSpinGap.  A spinning poll must cost
-// no clock read (one clock_gettime was about 27% of a spinning initiator's samples in the
-// zero-copy bandwidth runs, docs/performance.md), so each polling thread counts its polls of
-// each progress object and reads the clock once every kPollsPerClockRead of them: they spin
-// when those polls took less than kPollsPerClockRead times kSpinGap.
-constexpr std::uint32_t kPollsPerClockRead = 32;
-constexpr std::int64_t kSpinGap = 50'000;        // ns
-constexpr std::int64_t kStillSpinning = 100'000; // ns after the polls a clock read closed
-
-// A polling thread's count of its empty polls of one progress object since it last read the
-// clock for it, and that reading.  A few per thread, for a thread that polls CQs of several
-// adapters in turn; an owner destroyed and another made at its address inherits a count,
-// which only moves its next reading.
-struct PollClock {
-    const void *owner = nullptr;
-    std::uint32_t polls = 0;
-    std::int64_t read_ns = 0;
-};
-thread_local std::array<PollClock, 4> tl_poll_clocks{};
-thread_local std::size_t tl_next_poll_clock = 0;
-
-PollClock &poll_clock_of(const void *owner)
-{
-    for (PollClock &clock : tl_poll_clocks)
-        if (clock.owner == owner)
-            return clock;
-    PollClock &reused = tl_poll_clocks[tl_next_poll_clock++ % tl_poll_clocks.size()];
-    reused = {owner, 0, 0};
-    return reused;
-}
-
-} // namespace
-
-void ShmProgress::note_consumer_poll()
-{
-    PollClock &clock = poll_clock_of(this);
-    if (++clock.polls < kPollsPerClockRead)
-        return;
-    clock.polls = 0;
-    const std::int64_t now = steady_ns();
-    const std::int64_t took = now - clock.read_ns;
-    clock.read_ns = now;
-    // Only a spinning thread writes what the progress thread reads: once per
-    // kPollsPerClockRead polls, so that pollers of one adapter rarely share its cache line.
-    if (took < kPollsPerClockRead * kSpinGap)
-        spinning_until_ns_.store(now + took + kStillSpinning, std::memory_order_relaxed);
-}
-
-bool ShmProgress::consumers_spinning() const
-{
-    return steady_ns() < spinning_until_ns_.load(std::memory_order_relaxed);
 }
 
 bool ShmProgress::serve_ready_links()
@@ -254,7 +189,7 @@ void ShmProgress::on_event(std::uint64_t data, std::uint32_t)
 
 os::ProgressLoop::Sleep ShmProgress::before_sleep()
 {
-    consumers_polling_ = consumers_spinning();
+    consumers_polling_ = spin_.spinning();
     if (serve_ready_links())
         return {0};
     return {consumers_polling_ ? kConsumerCheckMicroseconds : Sleep::kUntilWoken};

@@ -23,7 +23,7 @@
 // the progress thread leaves the doorbells unarmed and looks at the rings every
 // kConsumerCheckMicroseconds instead of sleeping until rung: a producer then makes no system call per
 // message and wakes no thread, and two busy-polling processes on a small host keep their cores
-// (docs/transport.md, "Progress").  "Consumers poll" means one spins (consumers_spinning): a
+// (docs/transport.md, "Progress").  "Consumers poll" means one spins (ConsumerSpin): a
 // consumer that polls once a millisecond would leave messages waiting for its next poll, so
 // for it the thread arms the doorbells and sleeps until rung, as when nobody polls.
 //
@@ -31,10 +31,10 @@
 // (soft_transport_progress.hpp).  stop() (and the destructor) joins the thread.
 #pragma once
 
+#include "providers/soft/os/consumer_spin.hpp"
 #include "providers/soft/shm/shm_link.hpp"
 #include "providers/soft/soft_transport_progress.hpp"
 
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -94,20 +94,11 @@ private:
     // The links with messages, served; false when every link is armed (the thread may sleep)
     // or, while consumers poll, when nothing came (the thread naps unarmed).
     bool serve_ready_links();
-    // poll_from_consumer's record: whether the calling thread's polls come close together,
-    // from a clock read once every 32 of its polls (none on the others).
-    void note_consumer_poll();
-    // A consumer spins on its CQ right now: 32 of its polls in a row came less than 50 us
-    // apart on average, the last of them no longer ago than those 32 took plus 100 us.  One
-    // that polls now and then (a loop that sleeps a millisecond between polls) does not
-    // count: the doorbell serves it better.
-    bool consumers_spinning() const;
     void report_gone(std::uint64_t id);
     ShmLink *link_of(std::uint64_t id);
 
     Options options_;
-    // Steady clock: until when a spinning consumer counts (note_consumer_poll).
-    std::atomic<std::int64_t> spinning_until_ns_{0};
+    ConsumerSpin spin_; // poll_from_consumer's record: whether a consumer spins
     bool consumers_polling_ = false;           // the thread's view: nap unarmed
     // poll_from_consumer's list of the links (link_of() skips those gone), under mutex_, as
     // entries_ stood at entries_changed_ == polled_links_made_.

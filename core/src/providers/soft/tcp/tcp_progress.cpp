@@ -13,6 +13,8 @@ namespace ndk::soft::tcp {
 namespace {
 
 constexpr std::uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+// A link's while consumers spin: its hang-up, error or room to write, not its arrivals.
+constexpr std::uint32_t kQuietLinkEvents = EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr std::chrono::milliseconds kFirstPause{10}, kLongestPause{1000};
 
 // The progress object whose handler this thread is running from a consumer's poll, if any.
@@ -24,6 +26,7 @@ bool TcpProgress::serving_here() const { return tl_serving == this || on_loop_th
 
 bool TcpProgress::poll_from_consumer()
 {
+    spin_.note_poll();
     if (tl_serving == this)
         return false;
     std::unique_lock lock(mutex_, std::try_to_lock);
@@ -75,12 +78,28 @@ void TcpProgress::watch_entry(std::uint64_t id, Entry &entry)
         // Served once at once: the establishment may have read its first FPDUs already.
         entry.fd = entry.link().fd();
         entry.state.kick = true;
-        watch(entry.fd, id, kStreamEvents);
+        watch(entry.fd, id, link_events());
         return;
     }
 }
 
 void TcpProgress::unwatch_entry(const Entry &entry) { unwatch(entry.fd); }
+
+std::uint32_t TcpProgress::link_events() const
+{
+    return arrivals_unwatched_ ? kQuietLinkEvents : kStreamEvents;
+}
+
+void TcpProgress::follow_consumers()
+{
+    const bool spinning = spin_.spinning();
+    if (spinning == arrivals_unwatched_)
+        return;
+    arrivals_unwatched_ = spinning;
+    for (const auto &[id, entry] : entries_)
+        if (entry.kind == Kind::link)
+            rewatch(entry.fd, id, link_events());
+}
 
 void TcpProgress::serve_link(std::uint64_t id, bool readable, bool writable)
 {
@@ -113,7 +132,13 @@ os::ProgressLoop::Sleep TcpProgress::before_sleep()
     for (const std::uint64_t id : kicked)
         if (entries_.count(id) != 0)
             serve_link(id, true, true);
-    return resume_paused();
+    follow_consumers();
+    const Sleep until_resumed = resume_paused();
+    if (!arrivals_unwatched_)
+        return until_resumed;
+    if (until_resumed.microseconds == Sleep::kUntilWoken)
+        return {kConsumerCheckMicroseconds};
+    return {std::min<long>(until_resumed.microseconds, kConsumerCheckMicroseconds)};
 }
 
 void TcpProgress::serve_acceptor(std::uint64_t id)

@@ -15,6 +15,13 @@
 // Terminate either way) the handler's link_ended() is called, once; the link stays watched
 // (its queue, a Terminate, may still need flushing) until remove().
 //
+// While a consumer spins on its CQ (ConsumerSpin, consumer_spin.hpp), its empty polls serve
+// the links (poll_from_consumer): the thread then watches the links for hang-ups, errors and
+// room to write only, not for arrivals, and naps kConsumerCheckMicroseconds between looks at
+// whether one still spins, as ShmProgress leaves its doorbells unarmed; otherwise each arrival
+// woke it to wait on the mutex the poller holds.  Once nobody spins, the links are watched
+// for reading again, which reports at once what arrived meanwhile.
+//
 // An acceptor that could not take a waiting connection for want of descriptors or memory
 // (TcpAcceptor::starved(): EMFILE, ENFILE) is not watched for a while: its socket stays
 // readable while the connection waits in the kernel's queue, so watching it would spin.  It
@@ -27,6 +34,7 @@
 // (soft_transport_progress.hpp).  stop() (and the destructor) joins the thread.
 #pragma once
 
+#include "providers/soft/os/consumer_spin.hpp"
 #include "providers/soft/soft_transport_progress.hpp"
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
@@ -67,6 +75,10 @@ public:
     // when nothing was waiting.  Any thread that holds none of the locks the handler takes.
     bool poll_from_consumer();
 
+    // How long the thread naps, the links' arrivals unwatched, while a consumer spins: a
+    // consumer that stops spinning leaves what arrives to the thread for at most that long.
+    static constexpr int kConsumerCheckMicroseconds = 2000;
+
 private:
     using Clock = TcpEntryState::Clock;
 
@@ -85,6 +97,13 @@ private:
     // is (none paused: until woken).
     Sleep resume_paused();
 
+    // The events a link is watched for: arrivals among them unless consumers spin.
+    std::uint32_t link_events() const;
+    // Watch the links for arrivals again, or no more, as spin_ says now (under mutex_).
+    void follow_consumers();
+
+    ConsumerSpin spin_; // poll_from_consumer's record: whether a consumer spins
+    bool arrivals_unwatched_ = false; // the links watched without EPOLLIN, under mutex_
     std::vector<std::uint64_t> polled_links_; // poll_from_consumer's, under mutex_
     std::vector<pollfd> polled_fds_;
 };

@@ -1,0 +1,33 @@
+// Whether a consumer spins on its CQ right now, as a transport's progress thread asks before
+// it sleeps (docs/transport.md, "Progress driven by the consumer"): while one spins, the
+// consumer's empty polls serve the links, so the thread stops watching for arrivals and naps
+// instead of being woken per message to wait on the lock the poller holds.
+//
+// "Spins" means 32 of one thread's empty polls in a row came less than 50 us apart on
+// average, the last of them no longer ago than those 32 took plus 100 us.  A consumer that
+// polls now and then (a loop that sleeps a millisecond between polls) does not count: the
+// thread woken per arrival serves it better.  A spinning poll must cost no clock read (one
+// clock_gettime was about 27% of a spinning initiator's samples in the zero-copy bandwidth
+// runs, docs/performance.md), so each polling thread counts its polls of each ConsumerSpin and
+// reads the clock once every 32 of them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace ndk::soft {
+
+class ConsumerSpin {
+public:
+    // One empty poll by the calling thread.  Any thread.
+    void note_poll();
+    // Some thread spins right now (above).  Any thread.
+    bool spinning() const;
+
+private:
+    // Steady clock: until when a spinning consumer counts.  Written once per 32 polls of a
+    // spinning thread, so that pollers of one adapter rarely share its cache line.
+    std::atomic<std::int64_t> spinning_until_ns_{0};
+};
+
+} // namespace ndk::soft
