@@ -30,10 +30,13 @@
 //       far the provider scales with threads (two connections should never contend).
 //   ndk_perf send_bw|write_bw|read_bw [--size N] [--iters N] [--inflight N] [--processes]
 //            [--poll spin|yield]
-//       `inflight` requests in flight, polled in batches: peak (best window) and average
-//       bandwidth in MB/s (10^6) and GB/s, message rate in Mpps; exactly --iters requests
-//       (the last window takes the rest).  write_bw and read_bw --processes: the target
-//       memory in a child process, which only waits (a provider that reaches one, as above).
+//       perftest's loop (ib_write_bw's run_iter_bw): `inflight` requests outstanding (its
+//       tx_depth), the next posted as each completion arrives, exactly --iters requests
+//       timed after an untimed round of `inflight`; peak and average bandwidth in MB/s
+//       (10^6) and GB/s, message rate in Mpps, computed as perftest's BW peak and BW average
+//       (see BandwidthLoop, and the end of --help).  write_bw and read_bw --processes: the
+//       target memory in a child process, which only waits (a provider that reaches one, as
+//       above).
 //   send_lat and the bandwidth tests take --poll: spin on NdkGetCqResultsEx (the default, as
 //   perftest), or yield the core after each empty poll, so that a provider whose transfers
 //   run on its own threads (soft's shm and tcp transports) gets the cores a spinning loop
@@ -82,6 +85,7 @@
 #include "raw_support.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -90,6 +94,7 @@
 #include <map>
 #include <sstream>
 #include <system_error>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/uio.h>
@@ -242,7 +247,13 @@ std::string usage()
     text += "every connection asks for the adapter's maximum read limits (NdkQueryAdapterInfo's\n"
             "MaxInboundReadLimit and MaxOutboundReadLimit), as ib_read_bw keeps the device's\n"
             "maximum of Reads outstanding unless -o says otherwise; the provider grants what\n"
-            "both ends allow\n";
+            "both ends allow\n"
+            "the bandwidth tests keep --inflight requests outstanding, posting the next as each\n"
+            "completion arrives (perftest's tx_depth), every request signalled; after an untimed\n"
+            "round of --inflight requests, exactly --iters are timed.  As perftest's BW average:\n"
+            "iters x size over the time from the first post to the last completion; as its BW\n"
+            "peak: size over the least (completed[j] - posted[i]) / (j - i + 1), the shortest\n"
+            "time a request over any run of consecutive requests i..j\n";
     return text;
 }
 
@@ -787,54 +798,149 @@ std::string cacheline(const Args &args)
 
 // ---- bandwidth ------------------------------------------------------------------------------
 
-// The windows of a bandwidth run on a connected QP `qa` (its CQ `ca`): `inflight` requests
-// posted, then their completions polled, after one untimed window that warms the caches and
-// the allocator, until exactly `iters` requests are timed (the last window takes what is
-// left, fewer than `inflight` when `iters` is not a multiple of it).  The peak is the best
-// window's rate, so never below the average.  send_bw's receives are posted on `qb` and
-// polled from `cb` in each window.
-struct Windows {
-    double best_ns = 1e300, best_msgs = 0, total_ns = 0, msgs = 0;
+// The bandwidth loop, perftest's run_iter_bw: up to `inflight` requests outstanding (its
+// tx_depth), a new one posted as soon as a completion leaves room, every request signalled
+// (a cq_mod of 1, perftest's default above 8 KiB; below, its default cq_mod of 100 posts in
+// bursts), completions polled 16 at a time (its CTX_POLL_BATCH), until exactly
+// `iters` requests completed.  The time before each post and the time each completion was
+// polled are kept (16 bytes a request), and after one untimed round of `inflight` requests
+// that warms the caches and the allocator the figures are perftest's (print_report_bw):
+// average = iters requests over the time from the first post to the last completion; peak =
+// one request over the shortest time a request took in any run of consecutive requests i..j,
+// (completed[j] - posted[i]) / (j - i + 1), so never below the average (perftest searches
+// all pairs and leaves the peak out above 20000 requests; shortest_ns_a_request is
+// O(n log n)).  send_bw's receives are posted on `qb`, each before its Send, and polled from
+// `cb`.
+struct BandwidthRun {
+    double peak_ns = 0;  // the shortest time a request, over a run of consecutive requests
+    double total_ns = 0; // from the first post to the last completion
 };
 
-Windows bandwidth_windows(const std::string &test, uint64_t iters, ULONG inflight,
-                          NDK_QP *qa, NDK_CQ *ca, NDK_SGE s, UINT64 address, UINT32 token,
-                          NDK_QP *qb = nullptr, NDK_CQ *cb = nullptr, NDK_SGE rs = {})
+// min over i <= j of (completed[j] - posted[i]) / (j - i + 1), in O(n log n): with the points
+// (i, posted[i]), that is the least slope from the point (j + 1, completed[j]) to a point on
+// its left, which is a vertex of the upper convex hull of those points (built left to right
+// as j grows), the one where the slope to the query point stops falling.
+double shortest_ns_a_request(const std::vector<int64_t> &posted,
+                             const std::vector<int64_t> &completed)
 {
-    bool send = test == "send_bw", read = test == "read_bw";
-    std::vector<NDK_RESULT_EX> out(inflight);
-    Windows result;
-    Clock::time_point start;
-    for (uint64_t timed = 0, w = 0; timed < iters; ++w) {
-        auto t0 = Clock::now();
-        if (w == 1)
-            start = t0;
-        ULONG n = w == 0 ? inflight : static_cast<ULONG>(std::min<uint64_t>(inflight, iters - timed));
-        if (send)
-            for (ULONG i = 0; i < n; ++i)
-                check(qb->Dispatch->NdkReceive(qb, nullptr, &rs, 1), "NdkReceive");
-        for (ULONG i = 0; i < n; ++i) {
-            NTSTATUS st = send ? qa->Dispatch->NdkSend(qa, nullptr, &s, 1, 0)
-                          : read ? qa->Dispatch->NdkRead(qa, nullptr, &s, 1, address, token, 0)
-                                 : qa->Dispatch->NdkWrite(qa, nullptr, &s, 1, address, token, 0);
-            check(st, "post");
+    struct Point {
+        double x, y;
+    };
+    auto slope = [](Point a, Point b) { return (b.y - a.y) / (b.x - a.x); };
+    auto cross = [](Point o, Point a, Point b) {
+        return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+    };
+    std::vector<Point> hull;
+    double best = 1e300;
+    for (size_t j = 0; j < completed.size(); ++j) {
+        Point p{static_cast<double>(j), static_cast<double>(posted[j])};
+        while (hull.size() >= 2 && cross(hull[hull.size() - 2], hull.back(), p) >= 0)
+            hull.pop_back(); // not a right turn: no longer on the upper hull
+        hull.push_back(p);
+        Point q{static_cast<double>(j + 1), static_cast<double>(completed[j])};
+        size_t lo = 0, hi = hull.size() - 1; // the slope to q falls, then rises
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (slope(hull[mid], q) <= slope(hull[mid + 1], q))
+                hi = mid;
+            else
+                lo = mid + 1;
         }
-        poll_n(ca, out.data(), n);
-        if (send)
-            poll_n(cb, out.data(), n);
-        auto t1 = Clock::now();
-        if (w == 0)
-            continue;
-        timed += n;
-        if (ns_between(t0, t1) / n < result.best_ns / result.best_msgs) { // ns a request
-            result.best_ns = ns_between(t0, t1);
-            result.best_msgs = n;
+        best = std::min(best, slope(hull[lo], q));
+    }
+    return best;
+}
+
+class BandwidthLoop {
+public:
+    BandwidthLoop(const std::string &test, ULONG inflight, NDK_QP *qa, NDK_CQ *ca, NDK_SGE s,
+                  UINT64 address, UINT32 token, NDK_QP *qb, NDK_CQ *cb, NDK_SGE rs)
+        : send_(test == "send_bw"), read_(test == "read_bw"), inflight_(inflight), qa_(qa),
+          ca_(ca), s_(s), address_(address), token_(token), qb_(qb), cb_(cb), rs_(rs)
+    {
+    }
+
+    BandwidthRun run(uint64_t iters)
+    {
+        requests(inflight_); // warm, untimed
+        posted_.assign(iters, 0);
+        completed_.assign(iters, 0);
+        requests(iters);
+        return {shortest_ns_a_request(posted_, completed_),
+                static_cast<double>(completed_.back() - posted_.front())};
+    }
+
+private:
+    static constexpr ULONG kPollBatch = 16;
+
+    static int64_t now_ns()
+    {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   Clock::now().time_since_epoch())
+            .count();
+    }
+
+    // Post and complete `n` requests; the timestamps are kept when the vectors hold n.
+    void requests(uint64_t n)
+    {
+        bool timed = posted_.size() == n;
+        uint64_t scnt = 0, ccnt = 0, rcnt = 0; // posted, completed, receives completed
+        NDK_RESULT_EX out[kPollBatch];
+        unsigned spins = 0;
+        while (ccnt < n || (send_ && rcnt < n)) {
+            while (scnt < n && scnt - ccnt < inflight_ && (!send_ || scnt - rcnt < inflight_)) {
+                if (send_)
+                    check(qb_->Dispatch->NdkReceive(qb_, nullptr, &rs_, 1), "NdkReceive");
+                if (timed)
+                    posted_[scnt] = now_ns();
+                NTSTATUS st =
+                    send_  ? qa_->Dispatch->NdkSend(qa_, nullptr, &s_, 1, 0)
+                    : read_ ? qa_->Dispatch->NdkRead(qa_, nullptr, &s_, 1, address_, token_, 0)
+                            : qa_->Dispatch->NdkWrite(qa_, nullptr, &s_, 1, address_, token_, 0);
+                check(st, "post");
+                ++scnt;
+            }
+            ULONG k = take(ca_, out);
+            if (k != 0 && timed) {
+                int64_t t = now_ns();
+                for (ULONG i = 0; i < k; ++i)
+                    completed_[ccnt + i] = t;
+            }
+            ccnt += k;
+            ULONG r = send_ ? take(cb_, out) : 0;
+            rcnt += r;
+            if (k != 0 || r != 0) {
+                spins = 0;
+                continue;
+            }
+            empty_poll();
+            if (++spins > (1u << 28))
+                throw std::runtime_error("the bandwidth loop: completions did not arrive");
         }
     }
-    result.total_ns = ns_between(start, Clock::now());
-    result.msgs = static_cast<double>(iters);
-    return result;
-}
+
+    // Up to kPollBatch results from `cq`, each STATUS_SUCCESS; how many.
+    static ULONG take(NDK_CQ *cq, NDK_RESULT_EX *out)
+    {
+        ULONG k = cq->Dispatch->NdkGetCqResultsEx(cq, out, kPollBatch);
+        for (ULONG i = 0; i < k; ++i)
+            if (out[i].Status != STATUS_SUCCESS)
+                fail("completion", out[i].Status);
+        return k;
+    }
+
+    bool send_, read_;
+    ULONG inflight_;
+    NDK_QP *qa_;
+    NDK_CQ *ca_;
+    NDK_SGE s_;
+    UINT64 address_;
+    UINT32 token_;
+    NDK_QP *qb_;
+    NDK_CQ *cb_;
+    NDK_SGE rs_;
+    std::vector<int64_t> posted_, completed_;
+};
 
 std::string bandwidth(const Args &args, const std::string &test)
 {
@@ -845,38 +951,40 @@ std::string bandwidth(const Args &args, const std::string &test)
     bool zero_copy = args.flag("zero-copy");
     if (zero_copy && !processes)
         throw UsageError("--zero-copy needs --processes (memory another process maps)");
-    Windows w;
+    BandwidthRun w;
     if (processes) {
         // The target memory in a child process, which only waits (process_pingpong.hpp).
         ProcessPeer target(process_options(args), size, ProcessPeer::Role::target,
                            zero_copy ? Memory::shared : Memory::heap);
         target.run([&](ProcessPeer::Connected &c) {
-            w = bandwidth_windows(test, iters, inflight, c.qp, c.cq, c.send.sge(0, size),
-                                  c.remote_address, c.remote_token);
+            w = BandwidthLoop(test, inflight, c.qp, c.cq, c.send.sge(0, size),
+                              c.remote_address, c.remote_token, nullptr, nullptr, {})
+                    .run(iters);
         });
     } else {
         Pair pair(4096, 1024, adapters(args));
         Region local(pair.client(), pair.a().pd, size), remote(pair.server(), pair.b().pd, size);
-        w = bandwidth_windows(test, iters, inflight, pair.a().qp, pair.a().cq,
-                              local.sge(0, size), remote.address(), remote.remote, pair.b().qp,
-                              pair.b().cq, remote.sge(0, size));
+        w = BandwidthLoop(test, inflight, pair.a().qp, pair.a().cq, local.sge(0, size),
+                          remote.address(), remote.remote, pair.b().qp, pair.b().cq,
+                          remote.sge(0, size))
+                .run(iters);
     }
-    double bytes = w.msgs * size;
+    double bytes = static_cast<double>(iters) * size;
     return Json()
         .str("test", test)
         .num("size", size)
-        .num("iters", w.msgs)
+        .num("iters", static_cast<double>(iters))
         .num("inflight", inflight)
         .str("mode", processes ? "processes" : "one_thread")
         .str("memory", zero_copy ? "shared" : "heap")
         .str("poll", args.str("poll", "spin"))
         .str("provider", args.str("provider", "soft"))
         .str("options", args.str("options", ""))
-        .num("peak_mb_s", w.best_msgs * size / w.best_ns * 1e3)
+        .num("peak_mb_s", size / w.peak_ns * 1e3)
         .num("avg_mb_s", bytes / w.total_ns * 1e3)
         .num("avg_gb_s", bytes / w.total_ns)
-        .num("peak_gb_s", w.best_msgs * size / w.best_ns)
-        .num("msg_rate_mpps", w.msgs / w.total_ns * 1e3)
+        .num("peak_gb_s", size / w.peak_ns)
+        .num("msg_rate_mpps", static_cast<double>(iters) / w.total_ns * 1e3)
         .text();
 }
 

@@ -211,7 +211,7 @@ def draw_bandwidth(results: Sequence[dict[str, Any]]):
 
     ax = fig.subplots()
     ax.plot(sizes, [r["peak_mb_s"] for r in ordered], marker="^", color="tab:blue",
-            label="peak bandwidth (best window)")
+            label="peak bandwidth (best run of requests)")
     ax.plot(sizes, [r["avg_mb_s"] for r in ordered], marker="o", color="tab:green",
             label="average bandwidth")
     ax.set_xscale("log", base=2)

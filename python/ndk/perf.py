@@ -29,7 +29,9 @@ The tests:
 - ``cacheline``: the same columns for one cache line bounced between two busy-waiting threads,
   no provider: the physical floor under ``send_lat --threads``;
 - bandwidth (``send_bw``, ``write_bw``, ``read_bw``): peak and average bandwidth (MB/s, 10^6
-  bytes) and the message rate (Mpps);
+  bytes) and the message rate (Mpps), ``--inflight`` requests kept outstanding and each
+  completion answered by the next post, as perftest's ib_write_bw keeps its tx_depth; the
+  average and peak are perftest's BW average and BW peak (``ndk_perf --help`` says how);
 - ``msg_rate``: ``--connections N`` connections, each driven by its own thread posting
   ``--batch`` RDMA writes and polling them: the aggregate rate and each connection's, Mops/s;
 - ``poll_rate``: a CQ filled with ``--count`` write completions, drained ``--batch`` at a time:
@@ -530,8 +532,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--all", "-a", action="store_true",
                         help="every power of two from 8 B to 1 MiB")
     parser.add_argument("--iters", "-n", type=whole_number(ITERS_RANGE), metavar="N",
-                        help="iterations, exactly (bandwidth tests: requests, the last window "
-                             "takes the rest; msg_rate: writes per connection; poll_rate: rounds "
+                        help="iterations, exactly (bandwidth tests: requests, --inflight of "
+                             "them outstanding; msg_rate: writes per connection; poll_rate: rounds "
                              "of filling and draining the CQ)")
     parser.add_argument("--warmup", type=whole_number(WARMUP_RANGE), metavar="N",
                         help="latency tests, cacheline: untimed iterations first")

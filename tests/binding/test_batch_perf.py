@@ -32,6 +32,11 @@ def test_every_test_runs_and_formats(test):
     else:
         assert result["peak_mb_s"] > 0 and result["msg_rate_mpps"] > 0
         assert "BW peak[MB/sec]" in text and "MsgRate[Mpps]" in text
+        # exactly --iters requests, 64 outstanding (not a multiple of 200); the peak is the
+        # best run of consecutive requests, and the whole run is one of them (the average),
+        # so it is never below it (up to the 6 digits the helper prints)
+        assert result["iters"] == 200 and result["inflight"] == 64
+        assert result["peak_mb_s"] >= result["avg_mb_s"] * (1 - 1e-5)
 
 
 def test_cli_json_and_sizes():

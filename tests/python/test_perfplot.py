@@ -115,7 +115,7 @@ def test_bandwidth_figure_plots_against_message_size(tmp_path):
     shown = texts(fig)
     assert {"8 B", "1 KiB", "1 MiB", "message size", "message rate (Mpps, log scale)"} <= set(shown)
     assert "bandwidth (MB/s, 1 MB = 10⁶ bytes; log scale)" in shown
-    assert {"peak bandwidth (best window)", "average bandwidth", "message rate"} <= set(shown)
+    assert {"peak bandwidth (best run of requests)", "average bandwidth", "message rate"} <= set(shown)
     png_size(_perfplot.save(fig, tmp_path / "bw.png"))
 
 
