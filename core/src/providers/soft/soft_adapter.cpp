@@ -120,14 +120,6 @@ NTSTATUS SoftAdapter::request(const std::function<NTSTATUS()> &perform,
     return status;
 }
 
-UINT32 SoftAdapter::new_token()
-{
-    UINT32 token = next_token_++;
-    if (next_token_ == 0)
-        next_token_ = 0x100;
-    return token;
-}
-
 namespace {
 
 NTSTATUS query_adapter_info(NDK_ADAPTER *ndk_adapter, NDK_ADAPTER_INFO *pInfo, ULONG *pBufferSize)

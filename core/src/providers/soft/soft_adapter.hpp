@@ -6,6 +6,7 @@
 #include "soft_engine.hpp"
 #include "soft_miniport.hpp"
 #include "soft_object.hpp"
+#include "soft_token_table.hpp"
 #include "soft_wire_lock.hpp"
 #include "providers/kit/kit_object_registry.hpp"
 
@@ -92,16 +93,10 @@ public:
     };
     LamTable &lams() { return lams_; } // lock held
 
-    // Tokens for memory regions and windows, never 0 and never the privileged token.
-    UINT32 new_token();
     UINT32 privileged_token() const { return kPrivilegedToken; }
 
-    // Memory tokens in use: the MR or MW each local or remote token names.  Lock held.
-    struct TokenEntry {
-        SoftObject *owner = nullptr; // a SoftMr or SoftMw
-        bool remote = false;         // a remote token (MR remote token, or an MW's)
-    };
-    std::unordered_map<UINT32, TokenEntry> &tokens() { return tokens_; }
+    // Memory tokens: the MR or MW each local or remote token names.  Lock held.
+    TokenTable<SoftObject> &tokens() { return tokens_; }
     // True while `object` has not been destroyed (it may be closing).  Lock held.
     bool exists(const SoftObject *object) const { return registry_.exists(object); }
 
@@ -128,9 +123,8 @@ private:
     WireLock &mu_; // the fabric's wire lock (soft_fabric.hpp, soft_wire_lock.hpp)
     std::list<std::unique_ptr<SoftObject>> objects_; // creation order
     kit::ObjectRegistry<SoftObject> registry_;
-    UINT32 next_token_ = 0x100;
     LamTable lams_;
-    std::unordered_map<UINT32, TokenEntry> tokens_;
+    TokenTable<SoftObject> tokens_;
     Engine engine_; // last: its thread stops first, before the tables above go away
 };
 

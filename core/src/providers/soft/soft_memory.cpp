@@ -32,21 +32,6 @@ size_t copy_spans(const Spans &dst, const Spans &src)
     return copied;
 }
 
-SoftObject *token_owner(SoftAdapter &adapter, UINT32 token, bool remote)
-{
-    auto it = adapter.tokens().find(token);
-    if (it == adapter.tokens().end() || it->second.remote != remote)
-        return nullptr;
-    return it->second.owner;
-}
-
-void add_token(SoftAdapter &adapter, UINT32 token, SoftObject &owner, bool remote)
-{
-    adapter.tokens()[token] = SoftAdapter::TokenEntry{&owner, remote};
-}
-
-void remove_token(SoftAdapter &adapter, UINT32 token) { adapter.tokens().erase(token); }
-
 ULONG fast_register_access(ULONG op_flags)
 {
     ULONG access = 0;

@@ -34,9 +34,10 @@ NTSTATUS resolve_remote(SoftQp &qp, UINT32 token, UINT64 address, size_t length,
                         Spans &out);
 
 // The MR or MW a token names on this adapter, or nullptr.
-SoftObject *token_owner(SoftAdapter &adapter, UINT32 token, bool remote);
-void add_token(SoftAdapter &adapter, UINT32 token, SoftObject &owner, bool remote);
-void remove_token(SoftAdapter &adapter, UINT32 token);
+inline SoftObject *token_owner(SoftAdapter &adapter, UINT32 token, bool remote)
+{
+    return adapter.tokens().owner(token, remote);
+}
 
 // An Invalidate (or a SendAndInvalidate, or the window's close) unbinds a memory window: its
 // remote token stops working and the MR may be closed again.

@@ -11,8 +11,14 @@ NTSTATUS create_mr(NDK_PD *ndk_pd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETIO
     SoftAdapter &adapter = pd->adapter();
     if (ppNdkMr == nullptr)
         return STATUS_INVALID_PARAMETER;
-    return adapter.create<SoftMr>(ppNdkMr, [&](NTSTATUS &) {
+    return adapter.create<SoftMr>(ppNdkMr, [&](NTSTATUS &status) {
         auto mr = std::make_unique<SoftMr>(adapter);
+        std::optional<uint32_t> slot = adapter.tokens().open(*mr);
+        if (!slot) {
+            status = STATUS_INSUFFICIENT_RESOURCES; // every token index in use
+            return std::unique_ptr<SoftMr>();
+        }
+        mr->token_slot = *slot;
         mr->pd = pd;
         mr->fast_register = FastRegister != FALSE;
         mr->depend_on(*pd);
@@ -47,10 +53,10 @@ NTSTATUS register_mr(NDK_MR *ndk_mr, MDL *Mdl, SIZE_T Length, ULONG Flags,
         mr->address = address;
         mr->length = Length;
         mr->flags = Flags;
-        mr->local_token = a.new_token();
-        mr->remote_token = a.new_token();
-        add_token(a, mr->local_token, *mr, false);
-        add_token(a, mr->remote_token, *mr, true);
+        mr->local_token = a.tokens().issue(mr->token_slot);
+        mr->remote_token = a.tokens().issue(mr->token_slot);
+        a.tokens().enable(mr->local_token, false);
+        a.tokens().enable(mr->remote_token, true);
         return STATUS_SUCCESS;
     });
 }
@@ -76,8 +82,8 @@ NTSTATUS deregister_mr(NDK_MR *ndk_mr, NDK_FN_REQUEST_COMPLETION, PVOID)
             return STATUS_INVALID_DEVICE_STATE;
         if (mr->bound_windows > 0 || mr->in_use_by_requests())
             return STATUS_DEVICE_BUSY;
-        remove_token(mr->adapter(), mr->local_token);
-        remove_token(mr->adapter(), mr->remote_token);
+        mr->adapter().tokens().revoke(mr->local_token);
+        mr->adapter().tokens().revoke(mr->remote_token);
         mr->registered = false;
         mr->address = 0;
         mr->length = 0;
@@ -109,10 +115,10 @@ NTSTATUS initialize_fast_register_mr(NDK_MR *ndk_mr, ULONG AdapterPageCount, BOO
         mr->initialized = true;
         mr->page_count = AdapterPageCount;
         mr->remote_access = RemoteAccess != FALSE;
-        mr->local_token = a.new_token();
-        mr->remote_token = a.new_token();
-        add_token(a, mr->local_token, *mr, false);
-        add_token(a, mr->remote_token, *mr, true);
+        mr->local_token = a.tokens().issue(mr->token_slot);
+        mr->remote_token = a.tokens().issue(mr->token_slot);
+        a.tokens().enable(mr->local_token, false);
+        a.tokens().enable(mr->remote_token, true);
         return STATUS_SUCCESS;
     });
 }
@@ -136,11 +142,11 @@ UINT32 get_local_token_from_mr(NDK_MR *ndk_mr)
 void SoftMr::on_close()
 {
     if (local_token != 0) {
-        remove_token(adapter(), remote_token);
+        adapter().tokens().revoke(remote_token);
         // Requests posted before the close still read or write through the local token until
         // they complete, as if the MR were open (MR-IN-USE); it goes with the MR then.
         if (!in_use_by_requests())
-            remove_token(adapter(), local_token);
+            adapter().tokens().revoke(local_token);
     }
     // `mapped` stays as it is: a FastRegister or Invalidate queued before the close holds the
     // MR (its close pends, digest 3.1) and must meet the MR it was posted against.  Clearing it
@@ -148,11 +154,7 @@ void SoftMr::on_close()
     // tests/walk/findings/close-mr-under-queued-fast-register-of-mapped.jsonl).
 }
 
-void SoftMr::on_destroy()
-{
-    if (local_token != 0)
-        remove_token(adapter(), local_token);
-}
+void SoftMr::on_destroy() { adapter().tokens().close(token_slot); }
 
 const NDK_MR_DISPATCH kMrDispatch = {
     .NdkCloseMr = close_object<SoftMr>,

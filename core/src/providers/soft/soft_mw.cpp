@@ -9,8 +9,14 @@ NTSTATUS create_mw(NDK_PD *ndk_pd, NDK_FN_CREATE_COMPLETION, PVOID, NDK_MW **ppN
     SoftAdapter &adapter = pd->adapter();
     if (ppNdkMw == nullptr)
         return STATUS_INVALID_PARAMETER;
-    return adapter.create<SoftMw>(ppNdkMw, [&](NTSTATUS &) {
+    return adapter.create<SoftMw>(ppNdkMw, [&](NTSTATUS &status) {
         auto mw = std::make_unique<SoftMw>(adapter);
+        std::optional<uint32_t> slot = adapter.tokens().open(*mw);
+        if (!slot) {
+            status = STATUS_INSUFFICIENT_RESOURCES; // every token index in use
+            return std::unique_ptr<SoftMw>();
+        }
+        mw->token_slot = *slot;
         mw->pd = pd;
         mw->depend_on(*pd);
         return mw;
@@ -33,7 +39,7 @@ void unbind_window(SoftMw &mw)
     if (!mw.bound)
         return;
     mw.bound = false;
-    remove_token(mw.adapter(), mw.remote_token);
+    mw.adapter().tokens().revoke(mw.remote_token);
     if (mw.mr != nullptr) {
         --mw.mr->bound_windows;
         mw.mr->release_dependent(); // MR -> MW via Bind (digest 3.1)
@@ -42,6 +48,8 @@ void unbind_window(SoftMw &mw)
 }
 
 void SoftMw::on_close() { unbind_window(*this); }
+
+void SoftMw::on_destroy() { adapter().tokens().close(token_slot); }
 
 const NDK_MW_DISPATCH kMwDispatch = {
     .NdkCloseMw = close_object<SoftMw>,

@@ -103,6 +103,7 @@ public:
     ULONG flags = 0;          // NDK_MR_FLAG_* of the registration or fast registration
     UINT32 local_token = 0;
     UINT32 remote_token = 0;
+    uint32_t token_slot = 0; // in the adapter's TokenTable, for the MR's life
     // Fast-register MR: valid between a FastRegister and an Invalidate (digest 1.7).  Its
     // range [address, address + length) is an index; the data lives on `pages` (logical
     // addresses of this adapter's LAMs) starting `fbo` bytes into the first page.
@@ -143,6 +144,7 @@ public:
 
     SoftPd *pd = nullptr;
     UINT32 remote_token = 0; // assigned when NdkBind returns
+    uint32_t token_slot = 0; // in the adapter's TokenTable, for the window's life
     // Between the Bind's execution and an Invalidate: the window [address, address + length)
     // of `mr`, with NDK_OP_FLAG_ALLOW_REMOTE_READ / _WRITE in `flags`.
     bool bound = false;
@@ -153,6 +155,7 @@ public:
 
 protected:
     void on_close() override;
+    void on_destroy() override;
 };
 
 // A posted receive (QP receive queue or SRQ).

@@ -220,7 +220,7 @@ NTSTATUS post_bind(NDK_QP *qp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
             // The window's token is valid once NdkBind returns (digest 1.5).
             if (mw->bound)
                 return STATUS_SUCCESS; // the execution reports INVALID_DEVICE_REQUEST
-            mw->remote_token = adapter.new_token();
+            mw->remote_token = adapter.tokens().issue(mw->token_slot);
             return STATUS_SUCCESS;
         });
 }

@@ -97,7 +97,7 @@ Answer execute_bind(SoftQp &qp, WorkRequest &wr)
                                                          : wr.flags;
     ++mr.bound_windows;
     mr.add_dependent(); // the MR's close waits for the window (digest 3.1)
-    add_token(qp.adapter(), mw.remote_token, mw, true);
+    qp.adapter().tokens().enable(mw.remote_token, true);
     if (mw.close_requested())
         // The window's close came while this Bind was queued (it pends on the Bind, digest
         // 3.1) and unbound what was there then: the Bind completes, and the window it made
