@@ -63,6 +63,20 @@ TEST(TcpLinkCoalesce, AWriteAndItsFenceArriveInOrder)
 
 // A sink that answers each Read Request with a Read Response of `answer_size` bytes, and
 // notes what the link had queued and written just after each answer.
+// Wait until everything the active side wrote is in the passive side's socket, unread.
+void all_written_in_the_socket(LinkPair &pair, const char *what)
+{
+    const auto deadline = Clock::now() + kStepLimit;
+    for (;;) {
+        int unread = 0;
+        ASSERT_EQ(::ioctl(pair.passive->fd(), FIONREAD, &unread), 0);
+        if (static_cast<std::uint64_t>(unread) ==
+            pair.active->tally().written - pair.passive->tally().read)
+            return;
+        wait_for({pair.passive->fd()}, POLLIN, deadline, what);
+    }
+}
+
 class AnsweringSink final : public SegmentSink {
 public:
     AnsweringSink(TcpLink &link, std::size_t answer_size) : link_(link), answer_(pattern(answer_size, 9)) {}
@@ -85,6 +99,73 @@ private:
     std::vector<std::byte> answer_;
 };
 
+// A spinning consumer's receive (TcpLink::hold_answers(), tcp_progress.hpp): the answer to
+// the peer's fence stays held after the delivery, and goes in one write with the next
+// message the consumer sends (its pong), Read Response first; without a send,
+// release_answers() writes it.
+void fence_in_the_socket(LinkPair &pair, std::uint32_t stag)
+{
+    const iwarp::ReadRequest fence{stag, 0, 0, 0, 0};
+    ASSERT_EQ(pair.active->read_request(fence), LinkSendStatus::sent);
+    all_written_in_the_socket(pair, "the Read Request");
+}
+
+// The passive side receives a fence as a spinning consumer does: its answer held, unwritten.
+void receive_holding_the_answer(LinkPair &pair, AnsweringSink &answering, std::uint32_t stag)
+{
+    fence_in_the_socket(pair, stag);
+    const std::uint64_t before = pair.passive->tally().written;
+    pair.passive->arrival_reported(false);
+    pair.passive->hold_answers();
+    ASSERT_EQ(pair.passive->receive(answering), TcpLinkState::open);
+    ASSERT_EQ(answering.queued_after.size(), 1u);
+    EXPECT_EQ(pair.passive->tally().written, before) << "the answer went at the delivery's end";
+    EXPECT_GT(pair.passive->queued(), 0u);
+}
+
+TEST(TcpLinkCoalesce, AnAnswerHeldForAConsumerGoesWithItsNextSend)
+{
+    LinkPair pair = establish_pair("127.0.0.1");
+    const std::uint64_t before = pair.passive->tally().written;
+    AnsweringSink answering(*pair.passive, 0);
+    receive_holding_the_answer(pair, answering, 7);
+    const std::size_t held = pair.passive->queued();
+
+    const auto pong = pattern(64, 5);
+    ASSERT_EQ(pair.passive->send(RdmapOpcode::send, pong), LinkSendStatus::sent);
+    EXPECT_EQ(pair.passive->queued(), 0u);
+    EXPECT_GT(pair.passive->tally().written - before, held);
+
+    MessageSink at_active;
+    receive_until(*pair.active, at_active, [&] { return at_active.messages.size() == 2; });
+    ASSERT_EQ(at_active.messages.size(), 2u);
+    EXPECT_EQ(at_active.messages[0].opcode, RdmapOpcode::read_response);
+    EXPECT_EQ(at_active.messages[0].stag, 7u);
+    EXPECT_EQ(at_active.messages[1].opcode, RdmapOpcode::send);
+    EXPECT_EQ(at_active.messages[1].bytes, pong);
+}
+
+TEST(TcpLinkCoalesce, AnAnswerHeldForAConsumerGoesAtItsRelease)
+{
+    LinkPair pair = establish_pair("127.0.0.1");
+    AnsweringSink answering(*pair.passive, 0);
+    receive_holding_the_answer(pair, answering, 8);
+    pair.passive->release_answers();
+    EXPECT_EQ(pair.passive->queued(), 0u);
+
+    MessageSink at_active;
+    receive_until(*pair.active, at_active, [&] { return at_active.messages.size() == 1; });
+    ASSERT_EQ(at_active.messages.size(), 1u);
+    EXPECT_EQ(at_active.messages[0].opcode, RdmapOpcode::read_response);
+    EXPECT_EQ(at_active.messages[0].stag, 8u);
+    // The next receive, not a consumer's, holds nothing.
+    fence_in_the_socket(pair, 9);
+    const std::uint64_t second = pair.passive->tally().written;
+    ASSERT_EQ(pair.passive->receive(answering), TcpLinkState::open);
+    EXPECT_EQ(pair.passive->queued(), 0u);
+    EXPECT_GT(pair.passive->tally().written, second);
+}
+
 // Three fences in the socket at once: their small answers wait while the read's segments are
 // delivered, each behind the last, and leave together once it has been: nothing written
 // before, all of it after, in order.
@@ -96,15 +177,7 @@ TEST(TcpLinkCoalesce, SmallAnswersSentWhileAReadIsDeliveredLeaveTogetherAfterIt)
         ASSERT_EQ(pair.active->read_request(fence), LinkSendStatus::sent);
     }
     // All three in the passive side's socket before it reads: one read takes them.
-    const auto deadline = Clock::now() + kStepLimit;
-    for (;;) {
-        int unread = 0;
-        ASSERT_EQ(::ioctl(pair.passive->fd(), FIONREAD, &unread), 0);
-        if (static_cast<std::uint64_t>(unread) ==
-            pair.active->tally().written - pair.passive->tally().read)
-            break;
-        wait_for({pair.passive->fd()}, POLLIN, deadline, "the three Read Requests");
-    }
+    all_written_in_the_socket(pair, "the three Read Requests");
     const std::uint64_t before = pair.passive->tally().written;
     AnsweringSink answering(*pair.passive, 64);
     receive_until(*pair.passive, answering, [&] { return answering.queued_after.size() == 3; });

@@ -178,6 +178,8 @@ LinkSendStatus TcpLink::next_messages(SegmentHeader header, BodyPieces body,
     std::lock_guard lock(send_mutex_);
     if (state() != TcpLinkState::open || closing_ || send_broken_)
         return LinkSendStatus::closed;
+    if (std::exchange(answers_held_, false))
+        stream_.uncork_with_next_write(); // the answers held go in this message's sendmsg
     // Each untagged message takes its queue's next MSN, which the peer counts whatever
     // happens to the stream.
     auto number = [this](SegmentHeader &h) {
@@ -263,6 +265,8 @@ void TcpLink::terminate(iwarp::TerminateReason reason, std::span<const std::byte
     std::lock_guard lock(send_mutex_);
     if (state() != TcpLinkState::open || closing_)
         return;
+    if (std::exchange(answers_held_, false))
+        stream_.uncork_with_next_write();
     SegmentHeader header;
     header.opcode = RdmapOpcode::terminate;
     header.queue = iwarp::kQueueTerminate;
@@ -280,6 +284,7 @@ void TcpLink::close()
     std::lock_guard lock(send_mutex_);
     if (state() != TcpLinkState::open || closing_)
         return;
+    release_answers_locked();
     closing_ = true;
     if (stream_.queued() == 0)
         after_write(StreamStatus::ok);
@@ -379,17 +384,39 @@ bool TcpLink::deliver_corked(SegmentSink &sink)
 {
     {
         std::lock_guard lock(send_mutex_);
+        answers_held_ = false; // corked as before, until this delivery's end
         stream_.cork();
     }
     const bool open = deliver(sink);
     std::lock_guard lock(send_mutex_);
+    if (hold_answers_ && open && state() == TcpLinkState::open && !closing_ &&
+        stream_.queued() > 0) {
+        answers_held_ = true;
+        return open;
+    }
     after_write(stream_.uncork());
     return open;
+}
+
+void TcpLink::release_answers()
+{
+    std::lock_guard lock(send_mutex_);
+    release_answers_locked();
+}
+
+void TcpLink::release_answers_locked()
+{
+    if (std::exchange(answers_held_, false))
+        after_write(stream_.uncork());
 }
 
 TcpLinkState TcpLink::receive(SegmentSink &sink)
 {
     const bool short_read_ends = std::exchange(short_read_ends_, false);
+    struct HoldEnds { // a receive() that returns early holds nothing for the next one
+        bool &hold;
+        ~HoldEnds() { hold = false; }
+    } hold_ends{hold_answers_};
     if (state() != TcpLinkState::open)
         return state();
     if (!pending_.empty()) {

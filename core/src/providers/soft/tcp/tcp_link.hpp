@@ -156,6 +156,13 @@ public:
     // new event), without the read that would find the socket empty.  With `hangup` it reads
     // until the end, which no later event would report again.
     void arrival_reported(bool hangup) { short_read_ends_ = !hangup; }
+    // The next receive() is a spinning consumer's (tcp_progress.hpp): the answers its
+    // delivery sends (the Read Responses to the peer's fences) stay held in the corked stream
+    // after it, to go in one sendmsg with the next message sent (the consumer's own post)
+    // or at release_answers(), whichever comes first.
+    void hold_answers() { hold_answers_ = true; }
+    // Write the answers held after a receive(), if any.  Any thread.
+    void release_answers();
 
 private:
     // One message for next_messages(): its first segment's header (untagged: the MSN is
@@ -180,6 +187,8 @@ private:
     // The same with the stream corked: what is sent meanwhile goes in one sendmsg after it.
     bool deliver_corked(SegmentSink &sink);
     bool inside_message() const;
+    // The answers held, written (send_mutex_ held).
+    void release_answers_locked();
 
     TcpLinkSide side_;
     iwarp::MpaNegotiated negotiated_;
@@ -193,6 +202,7 @@ private:
     bool fin_sent_ = false;
     bool closing_ = false; // close(): the FIN goes once the queue is empty
     bool send_broken_ = false; // a write failed: nothing more goes (receive() ends the link)
+    bool answers_held_ = false; // the stream stays corked after a delivery (hold_answers())
     iwarp::TerminateReason reason_ = iwarp::TerminateReason::unknown;
     std::atomic<int> read_error_{0};
 
@@ -201,6 +211,7 @@ private:
     iwarp::DdpSequenceCheck sequence_;
     std::vector<std::byte> pending_; // bytes the establishment read past its frames
     bool short_read_ends_ = false;   // arrival_reported(false), for the next receive()
+    bool hold_answers_ = false;      // hold_answers(), for the next receive()
     // Messages begun and not ended: untagged queues 0-2, then RDMA Write, Read Response.
     std::array<bool, iwarp::kQueueCount + 2> open_{};
     bool expect_rtr_read_response_;

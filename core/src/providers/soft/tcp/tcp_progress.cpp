@@ -32,6 +32,7 @@ bool TcpProgress::poll_from_consumer()
     std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock)
         return false; // the progress thread is serving
+    release_held_answers(); // this consumer came back without sending on those links
     polled_links_.clear();
     polled_fds_.clear();
     for (const auto &[id, entry] : entries_)
@@ -54,6 +55,10 @@ bool TcpProgress::poll_from_consumer()
             continue; // the handler removed it, or it ended, meanwhile
         TcpLink &link = it->second.link();
         link.arrival_reported(false);
+        if (arrivals_unwatched_) { // the thread naps: it releases them within one nap
+            link.hold_answers();
+            held_links_.push_back(polled_links_[i]);
+        }
         handler_.readable(link);
         served = true;
         it = entries_.find(polled_links_[i]);
@@ -84,6 +89,16 @@ void TcpProgress::watch_entry(std::uint64_t id, Entry &entry)
 }
 
 void TcpProgress::unwatch_entry(const Entry &entry) { unwatch(entry.fd); }
+
+void TcpProgress::release_held_answers()
+{
+    for (const std::uint64_t id : held_links_) {
+        const auto it = entries_.find(id);
+        if (it != entries_.end())
+            it->second.link().release_answers();
+    }
+    held_links_.clear();
+}
 
 std::uint32_t TcpProgress::link_events() const
 {
@@ -122,6 +137,7 @@ void TcpProgress::serve_link(std::uint64_t id, bool readable, bool writable)
 os::ProgressLoop::Sleep TcpProgress::before_sleep()
 {
     std::lock_guard lock(mutex_);
+    release_held_answers(); // a consumer that stopped polling sends them no more
     // Collected first: the handler may add or remove entries while it runs.
     std::vector<std::uint64_t> kicked;
     for (auto &[id, entry] : entries_)

@@ -20,7 +20,11 @@
 // room to write only, not for arrivals, and naps kConsumerCheckMicroseconds between looks at
 // whether one still spins, as ShmProgress leaves its doorbells unarmed; otherwise each arrival
 // woke it to wait on the mutex the poller holds.  Once nobody spins, the links are watched
-// for reading again, which reports at once what arrived meanwhile.
+// for reading again, which reports at once what arrived meanwhile.  Meanwhile the answers a
+// consumer's delivery sends (the Read Responses to the peer's fences) are held in the link's
+// corked stream (TcpLink::hold_answers()) until the consumer sends on it (its answer, the
+// pong of a ping-pong: both in one sendmsg) or polls again empty, or the thread's next look:
+// what the peer waits for is late by one turn of the consumer's loop, or one nap at most.
 //
 // An acceptor that could not take a waiting connection for want of descriptors or memory
 // (TcpAcceptor::starved(): EMFILE, ENFILE) is not watched for a while: its socket stays
@@ -101,10 +105,13 @@ private:
     std::uint32_t link_events() const;
     // Watch the links for arrivals again, or no more, as spin_ says now (under mutex_).
     void follow_consumers();
+    // Write what the links a consumer served hold (TcpLink::hold_answers()), under mutex_.
+    void release_held_answers();
 
     ConsumerSpin spin_; // poll_from_consumer's record: whether a consumer spins
     bool arrivals_unwatched_ = false; // the links watched without EPOLLIN, under mutex_
     std::vector<std::uint64_t> polled_links_; // poll_from_consumer's, under mutex_
+    std::vector<std::uint64_t> held_links_;   // served holding their answers, under mutex_
     std::vector<pollfd> polled_fds_;
 };
 

@@ -68,6 +68,9 @@ public:
         corked_ = false;
         return flush();
     }
+    // No more holding, without writing: what is held goes with the next write, in its
+    // sendmsg.
+    void uncork_with_next_write() { corked_ = false; }
     static constexpr std::size_t kCorkLimit = 16 * 1024;
     std::size_t queued() const { return queue_.size() - head_; }
 
