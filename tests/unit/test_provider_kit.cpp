@@ -103,6 +103,28 @@ TEST(ProviderKit, AnArmIsSatisfiedOnceByWhatArrived)
     EXPECT_EQ(arm.take(STATUS_SUCCESS), STATUS_SUCCESS);
 }
 
+TEST(ProviderKit, AnArmCaughtUpFromACountOfPushesFollowsTheSameRules)
+{
+    // The soft CQ's way: the ring's absolute count of pushes instead of arrived() per
+    // completion, solicited_arrived() for those that satisfy SOLICITED.
+    CqArm arm;
+    arm.catch_up(3); // three arrived before any arm: they count for the next arm
+    arm.arm(NDK_CQ_NOTIFY_SOLICITED);
+    EXPECT_FALSE(arm.take(STATUS_SUCCESS)); // none of them solicited
+    arm.solicited_arrived();
+    arm.catch_up(4);
+    EXPECT_EQ(arm.arrived_count(), 4u);
+    EXPECT_EQ(arm.take(STATUS_SUCCESS), STATUS_SUCCESS);
+    arm.arm(NDK_CQ_NOTIFY_ANY);
+    arm.catch_up(4);
+    EXPECT_FALSE(arm.take(STATUS_SUCCESS)); // nothing arrived since the callback
+    arm.catch_up(6);
+    EXPECT_EQ(arm.arrived_count(), 2u); // what interrupt moderation counts
+    EXPECT_FALSE(arm.take(STATUS_SUCCESS, [] { return true; })); // held back
+    EXPECT_EQ(arm.take(STATUS_SUCCESS), STATUS_SUCCESS);
+    EXPECT_EQ(arm.arrived_count(), 0u);
+}
+
 TEST(ProviderKit, ACqErrorIsReportedOnceToWhicheverArm)
 {
     CqArm arm;

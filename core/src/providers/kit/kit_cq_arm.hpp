@@ -10,6 +10,7 @@
 
 #include "ndk/ndkpi.h"
 
+#include <cstdint>
 #include <optional>
 
 namespace ndk::kit {
@@ -31,6 +32,18 @@ public:
     }
     // Completions since the last callback (interrupt moderation counts them).
     ULONG arrived_count() const { return arrived_; }
+
+    // For a provider that counts its completions anyway (a ring's absolute count of pushes):
+    // instead of arrived() for each completion, it says solicited_arrived() for a completion
+    // that satisfies SOLICITED and catch_up(count) before arm() and take(), so its producers
+    // write nothing of the arm per completion while no arm is pending (the arm's line then
+    // stays in the consumer's cache).  Same rules: catch_up counts what arrived since.
+    void solicited_arrived() { ++solicited_; }
+    void catch_up(uint64_t count)
+    {
+        arrived_ += static_cast<ULONG>(count - counted_);
+        counted_ = count;
+    }
 
     // The notification the arm is owed now: the CQ's error (`cq_error` other than SUCCESS) once,
     // or STATUS_SUCCESS when what arrived matches the arm and `held_back()` (interrupt
@@ -69,6 +82,7 @@ private:
     ULONG armed_ = 0; // 0: not armed; else NDK_CQ_NOTIFY_* + 1
     ULONG arrived_ = 0;
     ULONG solicited_ = 0;
+    uint64_t counted_ = 0; // catch_up's count when last caught up
     bool error_reported_ = false;
 };
 

@@ -93,6 +93,7 @@ bool moderated(SoftCq &cq, bool expired)
 // moderation holds it back.  Lock held.
 void satisfy_arm(SoftCq &cq, bool moderation_expired)
 {
+    cq.arm.catch_up(cq.results.pushed()); // the ring counts the arrivals (post_result)
     auto status = cq.arm.take(cq.error, [&] { return moderated(cq, moderation_expired); });
     if (!status)
         return;
@@ -128,10 +129,15 @@ void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
         fail_cq(cq, STATUS_BUFFER_OVERFLOW); // overrun: the CQ is unusable from now on
         return;
     }
-    cq.arm.arrived(solicited || result.Status != STATUS_SUCCESS); // errors satisfy SOLICITED
-    if (!cq.arm.armed() && cq.adapter().misbehave() == Misbehave::NotifyUnarmed)
+    // The ring's count of pushes is the arm's count of arrivals (kit::CqArm::catch_up): with
+    // no arm pending, a completion writes nothing of the arm, whose line would otherwise cross
+    // to this thread from the CQ's other producer (the peer's thread) on every message.
+    if (solicited || result.Status != STATUS_SUCCESS) // errors satisfy SOLICITED
+        cq.arm.solicited_arrived();
+    if (cq.arm.armed())
+        satisfy_arm(cq); // an arm pending: what arrived since the last callback may satisfy it
+    else if (cq.adapter().misbehave() == Misbehave::NotifyUnarmed)
         notify_consumer(cq, STATUS_SUCCESS); // broken on purpose: no arm asked for it
-    satisfy_arm(cq);
 }
 
 namespace {

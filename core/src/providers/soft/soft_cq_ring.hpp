@@ -31,6 +31,10 @@ public:
                                   head_.load(std::memory_order_acquire));
     }
 
+    // Results ever pushed (an absolute count): exact under the producers' serialization or
+    // when no producer runs (the wire lock held exclusively).
+    uint64_t pushed() const { return tail_.load(std::memory_order_acquire); }
+
     // Append one result; false when the ring already holds `depth` (an overrun) or has failed.
     // The storage grows geometrically up to the depth, so a CQ allocates O(log depth) times
     // in its life, never per completion, and a deep CQ that stays shallow costs little memory.
