@@ -17,6 +17,7 @@ error of the environment is an error, never a row left out).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -122,8 +123,10 @@ def main(devices: list[str]) -> int:
             unit = "us" if test.endswith("_lat") else "Mpps"
             how = " ".join(options) or ("busy-polling both ends" if test == "write_lat" else "")
             # perftest prints its figures to six decimals: a stalled run in the TCG guest can
-            # print 0 (seen: ib_write_bw on siw0, MsgRate 0.000000), which has no ratio.
-            ratio = f"{ours / theirs:.3g}" if theirs > 0 else f"none ({binary} printed 0)"
+            # print 0 (seen: ib_write_bw on siw0, MsgRate 0.000000), or inf (ib_write_lat on
+            # siw0, t_typical), neither of which has a ratio.
+            ratio = (f"{ours / theirs:.3g}" if math.isfinite(theirs) and theirs > 0
+                     else f"none ({binary} printed {theirs:g})")
             print(f"perf verbs:{device} {test} {size} B x {iters}: {column} ndk {ours:.4g} {unit}, "
                   f"{binary}{f' ({how})' if how else ''} {theirs:.4g} {unit}, "
                   f"ndk/perftest {ratio}")
