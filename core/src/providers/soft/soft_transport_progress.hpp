@@ -11,6 +11,7 @@
 // objects must not move while registered.
 #pragma once
 
+#include "providers/soft/os/consumer_spin.hpp"
 #include "providers/soft/os/progress_loop.hpp"
 
 #include <cstdint>
@@ -84,9 +85,25 @@ public:
 protected:
     explicit TransportProgress(Handler &handler) : handler_(handler) {}
 
-    // The calling thread is inside a handler call: the loop's own thread, or (shm) a
-    // consumer's poll that serves the rings.
-    virtual bool serving_here() const { return on_loop_thread(); }
+    // The calling thread is inside a handler call: the loop's own thread, or a consumer's
+    // poll that serves the links (serving_from_consumer()).
+    bool serving_here() const { return on_loop_thread() || ConsumerServing::serving(this); }
+
+    // Where a consumer's empty poll (the transport's poll_from_consumer) begins: counted as
+    // one (spin_), then the mutex if this thread may serve the links now, else an empty lock:
+    // not from within a handler call (its buffers are in use, and the mutex is recursive),
+    // nor while another thread serves (the progress thread delivers what it finds).  Never
+    // waited for, as hold_if_idle().
+    std::unique_lock<std::recursive_mutex> consumer_poll()
+    {
+        spin_.note_poll();
+        if (serving_here())
+            return {};
+        return std::unique_lock(mutex_, std::try_to_lock);
+    }
+    // This thread's mark while it runs the handler from a consumer's poll, under
+    // consumer_poll()'s lock.
+    ConsumerServing serving_from_consumer() const { return ConsumerServing(this); }
 
     // Put `entry`'s descriptors into the epoll set, their events carrying `id`
     // (std::system_error when epoll refuses one); take them out again (one not watched, or
@@ -95,6 +112,7 @@ protected:
     virtual void unwatch_entry(const Entry &entry) = 0;
 
     Handler &handler_;
+    ConsumerSpin spin_; // consumer_poll()'s record: whether a consumer spins
     // Under mutex_, which the handler runs under (so remove() on another thread waits for the
     // call in progress to end) and which lets it call add() or remove() itself.
     std::map<std::uint64_t, Entry> entries_;

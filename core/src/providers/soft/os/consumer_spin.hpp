@@ -10,10 +10,13 @@
 // clock_gettime was about 27% of a spinning initiator's samples in the zero-copy bandwidth
 // runs, docs/performance.md), so each polling thread counts its polls of each ConsumerSpin and
 // reads the clock once every 32 of them.
+//
+// ConsumerServing (below) marks a thread while such a poll runs the transport's handler.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 namespace ndk::soft {
 
@@ -28,6 +31,25 @@ private:
     // Steady clock: until when a spinning consumer counts.  Written once per 32 polls of a
     // spinning thread, so that pollers of one adapter rarely share its cache line.
     std::atomic<std::int64_t> spinning_until_ns_{0};
+};
+
+// The mark a thread carries while a consumer's poll runs a transport's handler on it
+// (poll_from_consumer, shm and tcp alike): the handler must not be entered again from inside
+// itself (its buffers are in use), and the progress mutex, being recursive, would let it.
+// One mark per thread, naming the progress object served; nested marks restore the outer.
+class ConsumerServing {
+public:
+    explicit ConsumerServing(const void *progress) : previous_(std::exchange(current_, progress)) {}
+    ~ConsumerServing() { current_ = previous_; }
+    ConsumerServing(const ConsumerServing &) = delete;
+    ConsumerServing &operator=(const ConsumerServing &) = delete;
+
+    // The calling thread is inside a consumer's poll that serves `progress`.
+    static bool serving(const void *progress) { return current_ == progress; }
+
+private:
+    static inline thread_local const void *current_ = nullptr;
+    const void *previous_;
 };
 
 } // namespace ndk::soft

@@ -8,21 +8,6 @@ namespace {
 
 constexpr std::uint64_t data_of(std::uint64_t id, std::uint64_t source) { return id << 2 | source; }
 
-// The progress object whose handler this thread is running, if any: the handler must not be
-// entered again from inside itself (its buffers are in use), and the mutex is recursive.
-thread_local const ShmProgress *tl_serving = nullptr;
-
-class Serving {
-public:
-    explicit Serving(const ShmProgress *progress) : previous_(tl_serving) { tl_serving = progress; }
-    ~Serving() { tl_serving = previous_; }
-    Serving(const Serving &) = delete;
-    Serving &operator=(const Serving &) = delete;
-
-private:
-    const ShmProgress *previous_;
-};
-
 } // namespace
 
 ShmProgress::ShmProgress(ProgressHandler &handler, Options options)
@@ -32,8 +17,6 @@ ShmProgress::ShmProgress(ProgressHandler &handler, Options options)
 }
 
 ShmProgress::~ShmProgress() { stop(); }
-
-bool ShmProgress::serving_here() const { return tl_serving == this || on_loop_thread(); }
 
 void ShmProgress::watch(int fd, std::uint64_t id, Source source, std::uint32_t events)
 {
@@ -80,13 +63,10 @@ ShmLink *ShmProgress::link_of(std::uint64_t id)
 
 bool ShmProgress::poll_from_consumer()
 {
-    spin_.note_poll();
-    if (tl_serving == this)
-        return false;
-    std::unique_lock lock(mutex_, std::try_to_lock);
+    const auto lock = consumer_poll();
     if (!lock)
         return false; // the progress thread is serving: what it finds, it completes
-    Serving serving(this);
+    const auto serving = serving_from_consumer();
     if (polled_links_made_ != entries_changed_) { // made again only when entries came or went
         polled_links_.clear();
         for (const auto &[id, entry] : entries_)
@@ -109,7 +89,6 @@ bool ShmProgress::poll_from_consumer()
 bool ShmProgress::serve_ready_links()
 {
     std::lock_guard lock(mutex_);
-    Serving serving(this);
     // Collected first: the handler may add or remove entries while it runs.
     std::vector<std::uint64_t> awake;
     for (const auto &[id, entry] : entries_)
@@ -162,7 +141,6 @@ void ShmProgress::report_gone(std::uint64_t id)
 void ShmProgress::on_event(std::uint64_t data, std::uint32_t)
 {
     std::lock_guard lock(mutex_);
-    Serving serving(this);
     const std::uint64_t id = data >> 2;
     const auto it = entries_.find(id);
     if (it == entries_.end())

@@ -81,7 +81,6 @@ private:
     // Which of a link's descriptors an epoll event is for (the low bits of its data).
     enum Source : std::uint64_t { primary = 0, pidfd = 1, control = 2 };
 
-    bool serving_here() const override;
     void watch_entry(std::uint64_t id, Entry &entry) override;
     void unwatch_entry(const Entry &entry) override;
     void watch(int fd, std::uint64_t id, Source source, std::uint32_t events);
@@ -98,7 +97,6 @@ private:
     ShmLink *link_of(std::uint64_t id);
 
     Options options_;
-    ConsumerSpin spin_; // poll_from_consumer's record: whether a consumer spins
     bool consumers_polling_ = false;           // the thread's view: nap unarmed
     // poll_from_consumer's list of the links (link_of() skips those gone), under mutex_, as
     // entries_ stood at entries_changed_ == polled_links_made_.

@@ -17,57 +17,54 @@ constexpr std::uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLE
 constexpr std::uint32_t kQuietLinkEvents = EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr std::chrono::milliseconds kFirstPause{10}, kLongestPause{1000};
 
-// The progress object whose handler this thread is running from a consumer's poll, if any.
-thread_local const TcpProgress *tl_serving = nullptr;
-
 } // namespace
-
-bool TcpProgress::serving_here() const { return tl_serving == this || on_loop_thread(); }
 
 bool TcpProgress::poll_from_consumer()
 {
-    spin_.note_poll();
-    if (tl_serving == this)
-        return false;
-    std::unique_lock lock(mutex_, std::try_to_lock);
+    const auto lock = consumer_poll();
     if (!lock)
         return false; // the progress thread is serving
     release_held_answers(); // this consumer came back without sending on those links
-    polled_links_.clear();
-    polled_fds_.clear();
-    for (const auto &[id, entry] : entries_)
-        if (entry.kind == Kind::link && !entry.state.ended) {
-            polled_links_.push_back(id);
-            polled_fds_.push_back({entry.fd, POLLIN | POLLRDHUP, 0});
-        }
+    if (polled_links_made_ != entries_changed_) { // made again only when a link came or went
+        polled_links_.clear();
+        polled_fds_.clear();
+        for (const auto &[id, entry] : entries_)
+            if (entry.kind == Kind::link && !entry.state.ended) {
+                polled_links_.push_back(id);
+                polled_fds_.push_back({entry.fd, POLLIN | POLLRDHUP, 0});
+            }
+        polled_links_made_ = entries_changed_;
+    }
     if (polled_fds_.empty() || ::poll(polled_fds_.data(), polled_fds_.size(), 0) <= 0)
         return false;
-    struct Serving {
-        const TcpProgress *previous;
-        ~Serving() { tl_serving = previous; }
-    } serving{std::exchange(tl_serving, this)};
+    const auto serving = serving_from_consumer();
     bool served = false;
     for (std::size_t i = 0; i < polled_links_.size(); ++i) {
         if (polled_fds_[i].revents != POLLIN)
             continue; // nothing, or an end: the progress thread's event reports it
-        auto it = entries_.find(polled_links_[i]);
+        const auto it = entries_.find(polled_links_[i]);
         if (it == entries_.end() || it->second.state.ended)
             continue; // the handler removed it, or it ended, meanwhile
-        TcpLink &link = it->second.link();
-        link.arrival_reported(false);
-        if (arrivals_unwatched_) { // the thread naps: it releases them within one nap
-            link.hold_answers();
-            held_links_.push_back(polled_links_[i]);
-        }
-        handler_.readable(link);
+        it->second.link().arrival_reported(false);
+        deliver_from_consumer(polled_links_[i]);
         served = true;
-        it = entries_.find(polled_links_[i]);
-        if (it != entries_.end() && it->second.link().state() != TcpLinkState::open) {
-            it->second.state.kick = true; // link_ended() from the progress thread, before it sleeps
-            wake();
-        }
     }
     return served;
+}
+
+void TcpProgress::deliver_from_consumer(std::uint64_t id)
+{
+    TcpLink &link = entries_.at(id).link();
+    if (arrivals_unwatched_) { // the thread naps: it releases them within one nap
+        link.hold_answers();
+        held_links_.push_back(id);
+    }
+    handler_.readable(link);
+    const auto it = entries_.find(id); // the handler may have removed it
+    if (it != entries_.end() && it->second.link().state() != TcpLinkState::open) {
+        it->second.state.kick = true; // link_ended() from the progress thread, before it sleeps
+        wake();
+    }
 }
 
 TcpProgress::TcpProgress(TcpProgressHandler &handler) : TransportProgress(handler) { start(); }
@@ -130,6 +127,7 @@ void TcpProgress::serve_link(std::uint64_t id, bool readable, bool writable)
     }
     if (!it->second.state.ended && link->state() != TcpLinkState::open) {
         it->second.state.ended = true;
+        polled_links_made_ = kPolledLinksStale; // ended: no more the consumers' to poll
         handler_.link_ended(*link);
     }
 }

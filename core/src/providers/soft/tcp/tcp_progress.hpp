@@ -38,7 +38,6 @@
 // (soft_transport_progress.hpp).  stop() (and the destructor) joins the thread.
 #pragma once
 
-#include "providers/soft/os/consumer_spin.hpp"
 #include "providers/soft/soft_transport_progress.hpp"
 #include "providers/soft/tcp/tcp_establish.hpp"
 #include "providers/soft/tcp/tcp_link.hpp"
@@ -86,8 +85,6 @@ public:
 private:
     using Clock = TcpEntryState::Clock;
 
-    bool serving_here() const override;
-
     void watch_entry(std::uint64_t id, Entry &entry) override;
     void unwatch_entry(const Entry &entry) override;
     // The links added with bytes to serve (kick), served, and the paused acceptors whose
@@ -95,6 +92,8 @@ private:
     Sleep before_sleep() override;
     void on_event(std::uint64_t id, std::uint32_t events) override;
     void serve_link(std::uint64_t id, bool readable, bool writable);
+    // poll_from_consumer's delivery of what link `id` holds, on the consumer's thread.
+    void deliver_from_consumer(std::uint64_t id);
     void serve_acceptor(std::uint64_t id);
     void pause(Entry &acceptor);
     // Watch again the acceptors whose pause is over; how long to sleep until the next one's
@@ -108,11 +107,15 @@ private:
     // Write what the links a consumer served hold (TcpLink::hold_answers()), under mutex_.
     void release_held_answers();
 
-    ConsumerSpin spin_; // poll_from_consumer's record: whether a consumer spins
     bool arrivals_unwatched_ = false; // the links watched without EPOLLIN, under mutex_
-    std::vector<std::uint64_t> polled_links_; // poll_from_consumer's, under mutex_
-    std::vector<std::uint64_t> held_links_;   // served holding their answers, under mutex_
+    std::vector<std::uint64_t> held_links_; // served holding their answers, under mutex_
+    // poll_from_consumer's list of the open links and their pollfds, under mutex_, as
+    // entries_ stood at entries_changed_ == polled_links_made_ (made again when a link comes,
+    // goes or ends).
+    static constexpr std::uint64_t kPolledLinksStale = ~std::uint64_t{0};
+    std::vector<std::uint64_t> polled_links_;
     std::vector<pollfd> polled_fds_;
+    std::uint64_t polled_links_made_ = kPolledLinksStale;
 };
 
 } // namespace ndk::soft::tcp
