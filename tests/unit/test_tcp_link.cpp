@@ -2,10 +2,13 @@
 // RDMAP operation at the sizes around the MULPDU and at 1 MiB, segmented and rebuilt
 // byte-exact by a sink that places segments as a provider would; a write larger than the
 // socket buffers queued and flushed without blocking; a peer's garbage ending the link with
-// the Terminate that names it; a peer closing mid-message, cleanly, or with a reset.
+// the Terminate that names it; a peer closing mid-message, cleanly, or with a reset; a
+// consumer's read made ahead (read_ahead()) delivered by the next receive() as its own read.
 #include "tcp_link_support.hpp"
 
 #include <gtest/gtest.h>
+
+#include <sys/ioctl.h>
 
 #include <random>
 
@@ -463,6 +466,103 @@ TEST(TcpLink, APeerResetIsReset)
     EXPECT_EQ(receive_until(*raw.link, sink, [] { return false; }), TcpLinkState::reset);
     EXPECT_EQ(raw.link->error(), ECONNRESET);
     EXPECT_EQ(raw.link->send(RdmapOpcode::send, pattern(10, 1)), LinkSendStatus::closed);
+}
+
+// A link whose establishment's bytes are delivered, ready for read_ahead().
+RawLink quiet_raw_link(TcpAcceptor &acceptor)
+{
+    RawLink raw = raw_to_link(acceptor, true);
+    MessageSink sink;
+    EXPECT_EQ(raw.link->receive(sink), TcpLinkState::open);
+    EXPECT_TRUE(sink.messages.empty());
+    return raw;
+}
+
+// The link's socket holds `bytes` bytes (loopback delivers a send before it returns; bounded).
+void await_readable_bytes(const TcpLink &link, int bytes)
+{
+    const auto deadline = Clock::now() + kStepLimit;
+    for (int held = 0; ::ioctl(link.fd(), FIONREAD, &held) == 0 && held < bytes;)
+        wait_for({link.fd()}, POLLIN, deadline, "the raw peer's bytes");
+}
+
+TEST(TcpLink, AReadAheadOfAnEmptySocketKeepsNothing)
+{
+    TcpAcceptor acceptor(loopback("127.0.0.1"));
+    RawLink raw = quiet_raw_link(acceptor);
+    EXPECT_FALSE(raw.link->read_ahead());
+    EXPECT_EQ(raw.link->state(), TcpLinkState::open);
+}
+
+// What the read ahead took is the next receive()'s, in order, before what it reads itself.
+TEST(TcpLink, AReadAheadIsDeliveredByTheNextReceive)
+{
+    TcpAcceptor acceptor(loopback("127.0.0.1"));
+    RawLink raw = quiet_raw_link(acceptor);
+    iwarp::SegmentHeader send;
+    const auto first = fpdu_of(send, pattern(64, 1), true);
+    raw.raw->send(first);
+    await_readable_bytes(*raw.link, static_cast<int>(first.size()));
+    ASSERT_TRUE(raw.link->read_ahead());
+    send.msn = 2;
+    raw.raw->send(fpdu_of(send, pattern(64, 2), true));
+    MessageSink sink;
+    EXPECT_EQ(receive_until(*raw.link, sink, [&] { return sink.messages.size() == 2; }),
+              TcpLinkState::open);
+    ASSERT_EQ(sink.messages.size(), 2u);
+    EXPECT_EQ(sink.messages[0].bytes, pattern(64, 1));
+    EXPECT_EQ(sink.messages[1].bytes, pattern(64, 2));
+    EXPECT_FALSE(raw.link->read_ahead());
+}
+
+// A read ahead that filled its room leaves more in the socket: the receive() reads on, in the
+// one call, until a read comes back short.
+TEST(TcpLink, AReceiveAfterAFullReadAheadReadsOnUntilAShortRead)
+{
+    TcpAcceptor acceptor(loopback("127.0.0.1"));
+    RawLink raw = quiet_raw_link(acceptor);
+    const int room = 1 << 20; // the socket holds all of them at once
+    ASSERT_EQ(::setsockopt(raw.link->fd(), SOL_SOCKET, SO_RCVBUF, &room, sizeof room), 0);
+    std::vector<std::byte> bytes;
+    constexpr std::uint32_t kMessages = 100; // 100 KiB and more, past one 64 KiB read
+    for (std::uint32_t i = 1; i <= kMessages; ++i) {
+        iwarp::SegmentHeader send;
+        send.msn = i;
+        const auto fpdu = fpdu_of(send, pattern(1024, i), true);
+        bytes.insert(bytes.end(), fpdu.begin(), fpdu.end());
+    }
+    raw.raw->send(bytes);
+    await_readable_bytes(*raw.link, static_cast<int>(bytes.size()));
+    ASSERT_TRUE(raw.link->read_ahead());
+    MessageSink sink;
+    EXPECT_EQ(raw.link->receive(sink), TcpLinkState::open);
+    ASSERT_EQ(sink.messages.size(), kMessages);
+    EXPECT_EQ(sink.messages.back().bytes, pattern(1024, kMessages));
+}
+
+// The stream's end found by a read ahead does not end the link there: the next receive()
+// does, as its own read would have (closed between messages; a reset as reset, its errno
+// kept although the read ahead took the socket's error).
+TEST(TcpLink, AReadAheadThatFindsTheEndLeavesItToReceive)
+{
+    TcpAcceptor acceptor(loopback("127.0.0.1"));
+    RawLink closed = quiet_raw_link(acceptor);
+    closed.raw->shutdown_write();
+    const auto deadline = Clock::now() + kStepLimit;
+    wait_for({closed.link->fd()}, POLLIN, deadline, "the raw peer's FIN");
+    ASSERT_TRUE(closed.link->read_ahead());
+    EXPECT_EQ(closed.link->state(), TcpLinkState::open);
+    MessageSink sink;
+    EXPECT_EQ(closed.link->receive(sink), TcpLinkState::closed);
+
+    RawLink reset = quiet_raw_link(acceptor);
+    reset.raw->reset();
+    wait_for({reset.link->fd()}, POLLIN, deadline, "the raw peer's reset");
+    ASSERT_TRUE(reset.link->read_ahead());
+    EXPECT_EQ(reset.link->state(), TcpLinkState::open);
+    EXPECT_EQ(reset.link->receive(sink), TcpLinkState::reset);
+    EXPECT_EQ(reset.link->error(), ECONNRESET);
+    EXPECT_FALSE(reset.link->read_ahead()); // ended: nothing more to read
 }
 
 } // namespace

@@ -410,9 +410,30 @@ void TcpLink::release_answers_locked()
         after_write(stream_.uncork());
 }
 
+bool TcpLink::read_ahead()
+{
+    if (!pending_.empty())
+        return true; // the establishment's bytes: receive() delivers them before reading
+    if (state() != TcpLinkState::open)
+        return false;
+    std::size_t got = 0;
+    const std::span<std::byte> room = reassembler_.space(kReadChunk);
+    const StreamStatus status = stream_.read_some(room, got);
+    if (status == StreamStatus::drained)
+        return false;
+    if (status == StreamStatus::ok)
+        reassembler_.filled(got);
+    read_ahead_ = ReadAhead{status, got < room.size()};
+    short_read_ends_ = true; // as for an arrival reported without hang-up
+    return true;
+}
+
 TcpLinkState TcpLink::receive(SegmentSink &sink)
 {
     const bool short_read_ends = std::exchange(short_read_ends_, false);
+    // A receive() that returns before its first read drops the read made ahead: it ended the
+    // link, and what the read found (bytes or the stream's end) goes nowhere after that.
+    std::optional<ReadAhead> ahead = std::exchange(read_ahead_, std::nullopt);
     struct HoldEnds { // a receive() that returns early holds nothing for the next one
         bool &hold;
         ~HoldEnds() { hold = false; }
@@ -426,21 +447,28 @@ TcpLinkState TcpLink::receive(SegmentSink &sink)
             return state();
     }
     for (;;) {
-        std::size_t got = 0;
-        // Straight into the reassembler's buffer: no chunk copied into it.
-        const std::span<std::byte> room = reassembler_.space(kReadChunk);
-        const StreamStatus status = stream_.read_some(room, got);
-        if (status == StreamStatus::ok) {
-            reassembler_.filled(got);
+        ReadAhead read = ahead.value_or(ReadAhead{});
+        if (ahead) {
+            ahead.reset(); // made by read_ahead(): its bytes are in the reassembler already
+        } else {
+            std::size_t got = 0;
+            // Straight into the reassembler's buffer: no chunk copied into it.
+            const std::span<std::byte> room = reassembler_.space(kReadChunk);
+            read.status = stream_.read_some(room, got);
+            if (read.status == StreamStatus::ok)
+                reassembler_.filled(got);
+            read.short_read = got < room.size();
+        }
+        if (read.status == StreamStatus::ok) {
             if (!deliver_corked(sink))
                 return state();
-            if (short_read_ends && got < room.size())
+            if (short_read_ends && read.short_read)
                 return state(); // the socket is empty: its next bytes are a new event
             continue;
         }
-        if (status == StreamStatus::drained)
+        if (read.status == StreamStatus::drained)
             return state();
-        if (status == StreamStatus::eof) {
+        if (read.status == StreamStatus::eof) {
             end(inside_message() ? TcpLinkState::closed_mid_message : TcpLinkState::closed);
         } else {
             read_error_.store(stream_.read_error());

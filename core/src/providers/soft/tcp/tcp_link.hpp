@@ -156,6 +156,13 @@ public:
     // new event), without the read that would find the socket empty.  With `hangup` it reads
     // until the end, which no later event would report again.
     void arrival_reported(bool hangup) { short_read_ends_ = !hangup; }
+    // A consumer's poll asks the socket by reading it (tcp_progress.hpp): one read, as
+    // receive() makes it, kept for the next receive() to deliver, which then reads on only if
+    // this read filled its room.  An arrival so costs one recv, not a poll(2) and a recv.
+    // True when there is something for receive() to deliver: bytes, the stream's end or
+    // error, or bytes the establishment read; false when the socket was empty (nothing kept)
+    // or the link has ended.
+    bool read_ahead();
     // The next receive() is a spinning consumer's (tcp_progress.hpp): the answers its
     // delivery sends (the Read Responses to the peer's fences) stay held in the corked stream
     // after it, to go in one sendmsg with the next message sent (the consumer's own post)
@@ -211,6 +218,11 @@ private:
     iwarp::DdpSequenceCheck sequence_;
     std::vector<std::byte> pending_; // bytes the establishment read past its frames
     bool short_read_ends_ = false;   // arrival_reported(false), for the next receive()
+    struct ReadAhead {
+        StreamStatus status = StreamStatus::drained;
+        bool short_read = false; // it did not fill the room it was given
+    };
+    std::optional<ReadAhead> read_ahead_; // read_ahead()'s read, for the next receive()
     bool hold_answers_ = false;      // hold_answers(), for the next receive()
     // Messages begun and not ended: untagged queues 0-2, then RDMA Write, Read Response.
     std::array<bool, iwarp::kQueueCount + 2> open_{};

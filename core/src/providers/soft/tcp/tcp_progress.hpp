@@ -73,7 +73,9 @@ public:
 
     // Serve, on the calling thread (the handler runs here), the links whose sockets hold
     // bytes: one poll(2) over the open links, then their readable() as for an event without
-    // hang-up; a link's end stays the progress thread's to report.  False when the progress
+    // hang-up; with one link open, one read of its socket instead (TcpLink::read_ahead()),
+    // then its readable() if it found anything, so that an arrival costs one system call.  A
+    // link's end stays the progress thread's to report.  False when the progress
     // thread is serving (what it finds, it delivers), when called from within the handler, or
     // when nothing was waiting.  Any thread that holds none of the locks the handler takes.
     bool poll_from_consumer();
