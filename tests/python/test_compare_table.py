@@ -114,21 +114,26 @@ def test_the_printed_table_shows_rows_spreads_and_load(tiny_run):
             assert f", {ROUNDS} runs]" in line, line
 
 
-def test_the_shm_bulk_section_runs_its_four_rows_alone(tmp_path):
-    """--section shm-bulk: only issue 29's four 1 MiB rows over shm, in the whole table's order,
-    each with its figure and the runs behind its median and its baseline's (two alternating
-    runs each with --tiny), the section's heading in --json."""
+@pytest.mark.parametrize("section, prefix, heading", [
+    ("shm-bulk", "1 MiB", "issue 29, 1 MiB across processes over shm"),
+    ("tcp", "soft:tcp", "issue 29, soft:tcp across two processes"),
+])
+def test_a_section_runs_its_rows_alone(tmp_path, section, prefix, heading):
+    """--section shm-bulk: only issue 29's four 1 MiB rows over shm; --section tcp: only its two
+    soft:tcp rows.  Each in the whole table's order, with its figure and the runs behind its
+    median and its baseline's (two alternating runs each with --tiny), or "not measured" and a
+    reason; the section's heading in --json."""
     build = Path(built_helper()).parent.parent
-    out = tmp_path / "bulk.json"
+    out = tmp_path / "section.json"
     done = subprocess.run([sys.executable, str(COMPARE), "--build", str(build), "--tiny",
-                           "--section", "shm-bulk", "--json", str(out)], capture_output=True,
+                           "--section", section, "--json", str(out)], capture_output=True,
                           text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(out.read_text())
-    bulk_rows = [(t, against) for t, against in ISSUE_29_ROWS if t.startswith("1 MiB")]
-    assert [r["target"] for r in figures["table"]] == [t for t, _ in bulk_rows]
+    assert [r["target"] for r in figures["table"]] == [
+        t for t, _ in ISSUE_29_ROWS if t.startswith(prefix)]
     for row in figures["table"]:
-        assert row["section"].startswith("issue 29, 1 MiB across processes over shm"), row
+        assert row["section"].startswith(heading), row
         if "not_measured" in row:
             assert row["not_measured"].strip(), row
             continue
