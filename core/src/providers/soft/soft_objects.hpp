@@ -270,23 +270,6 @@ public:
     std::optional<NTSTATUS> settled_behind;
     uint64_t rnr_timer = 0; // the head send waits for a receive at the peer until this fires
     uint64_t rnr_generation = 0;
-    // The spans of the transfer this QP's initiator is executing (its source or sink), and of
-    // the operation its target side is placing (soft_target.hpp), kept between transfers so
-    // that moving data allocates nothing once they have grown.
-    Spans local_spans, incoming_spans;
-    // The RDMA traffic counters (OID_NDK_STATISTICS) of this QP's connection, kept here so that
-    // two connections never write one cache line; the OID adds them up and a destroyed QP
-    // folds them into its miniport's counters.  Under the connection's lock.
-    struct Traffic {
-        uint64_t out_octets = 0, out_frames = 0, in_octets = 0, in_frames = 0;
-        void add_to(NDIS_NDK_PERFORMANCE_COUNTERS &c) const
-        {
-            c.RDMAOutOctets += out_octets;
-            c.RDMAOutFrames += out_frames;
-            c.RDMAInOctets += in_octets;
-            c.RDMAInFrames += in_frames;
-        }
-    } traffic;
     // The lock of this QP's connection: its own until the connection is established, then
     // one mutex shared with the peer QP, so the two ends of a connection are serialized and
     // two connections are not.  Replaced only with the wire lock held exclusive, through
@@ -296,6 +279,30 @@ public:
     // The shared data path met a request that changes memory access and left it for the
     // engine (soft_transfer.cpp, pump).
     bool continuation_queued = false;
+
+    // What a transfer writes at each end, in two cache lines: the first written by the thread
+    // running this QP's initiator, the second by the peer's transfers arriving at this QP's
+    // target side (in process, the peer's thread), so that neither line is written from both
+    // ends of a connection on each message (docs/performance.md, "Two threads").  Each holds
+    // the spans of that transfer (its source or sink; the operation being placed,
+    // soft_target.hpp), kept between transfers so that moving data allocates nothing once
+    // they have grown, and the RDMA traffic counters (OID_NDK_STATISTICS) of that direction,
+    // kept here so that two connections never write one line either; the OID adds them up and
+    // a destroyed QP folds them into its miniport's counters.  Under the connection's lock.
+    struct Counted {
+        uint64_t octets = 0, frames = 0;
+    };
+    alignas(64) Spans local_spans;
+    Counted sent;     // a Send's or Write's payload, a Read Response this QP was the target of
+    alignas(64) Spans incoming_spans;
+    Counted received; // a Send or Write this QP was the target of, a Read Response it read
+    void add_traffic_to(NDIS_NDK_PERFORMANCE_COUNTERS &c) const
+    {
+        c.RDMAOutOctets += sent.octets;
+        c.RDMAOutFrames += sent.frames;
+        c.RDMAInOctets += received.octets;
+        c.RDMAInFrames += received.frames;
+    }
 
     ~SoftQp() override;
 

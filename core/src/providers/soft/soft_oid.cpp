@@ -41,7 +41,7 @@ public:
         for (SoftAdapter *adapter : miniport_.adapters)
             adapter->for_each_object([&](SoftObject &object) {
                 if (object.type() == NdkObjectTypeQp)
-                    static_cast<SoftQp &>(object).traffic.add_to(counters);
+                    static_cast<SoftQp &>(object).add_traffic_to(counters);
             });
         return counters;
     }

@@ -104,7 +104,7 @@ VOID flush(NDK_QP *ndk_qp)
 
 } // namespace
 
-SoftQp::~SoftQp() { traffic.add_to(adapter().miniport().counters); } // wire lock held
+SoftQp::~SoftQp() { add_traffic_to(adapter().miniport().counters); } // wire lock held
 
 void SoftQp::on_close()
 {

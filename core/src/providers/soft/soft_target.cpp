@@ -162,15 +162,15 @@ NTSTATUS arrive_read(SoftQp &target, UINT32 token, UINT64 address, PayloadSink &
 void count_out(SoftQp &from, size_t bytes)
 {
     Frames f = frames_for(bytes);
-    from.traffic.out_octets += f.octets;
-    from.traffic.out_frames += f.frames;
+    from.sent.octets += f.octets;
+    from.sent.frames += f.frames;
 }
 
 void count_in(SoftQp &to, size_t bytes)
 {
     Frames f = frames_for(bytes);
-    to.traffic.in_octets += f.octets;
-    to.traffic.in_frames += f.frames;
+    to.received.octets += f.octets;
+    to.received.frames += f.frames;
 }
 
 } // namespace ndk::soft

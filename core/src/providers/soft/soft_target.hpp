@@ -84,7 +84,7 @@ void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULO
                       bool solicited, std::optional<UINT32> invalidated = std::nullopt);
 
 // NDIS_NDK_PERFORMANCE_COUNTERS' RDMA octets and frames of `bytes` of payload, counted on the
-// QP that sent them and, separately, on the QP that received them (SoftQp::traffic).
+// QP that sent them and, separately, on the QP that received them (SoftQp::sent, received).
 void count_out(SoftQp &from, size_t bytes);
 void count_in(SoftQp &to, size_t bytes);
 
