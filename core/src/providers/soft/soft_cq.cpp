@@ -116,23 +116,12 @@ void fail_cq(SoftCq &cq, NTSTATUS status)
     satisfy_arm(cq);
 }
 
-void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited)
+void result_posted(SoftCq &cq, NTSTATUS status, bool solicited)
 {
-    // Connections on other threads may complete here too, unless the caller's connection lock
-    // is the only one the CQ's producers hold (CqProducers): then it is the one lock taken.
-    std::unique_lock lock(cq.completion_mu, std::defer_lock);
-    if (!cq.producers.serialized_by_connection())
-        lock.lock();
-    if (cq.error != STATUS_SUCCESS)
-        return; // no further completions are reported after a CQ error (digest 1.3)
-    if (!cq.results.push(result, cq.depth)) {
-        fail_cq(cq, STATUS_BUFFER_OVERFLOW); // overrun: the CQ is unusable from now on
-        return;
-    }
     // The ring's count of pushes is the arm's count of arrivals (kit::CqArm::catch_up): with
     // no arm pending, a completion writes nothing of the arm, whose line would otherwise cross
     // to this thread from the CQ's other producer (the peer's thread) on every message.
-    if (solicited || result.Status != STATUS_SUCCESS) // errors satisfy SOLICITED
+    if (solicited || status != STATUS_SUCCESS) // errors satisfy SOLICITED
         cq.arm.solicited_arrived();
     if (cq.arm.armed())
         satisfy_arm(cq); // an arm pending: what arrived since the last callback may satisfy it

@@ -1,7 +1,7 @@
 // The completions of a soft CQ waiting to be polled: a single-producer, single-consumer ring
 // with no lock of its own (docs/performance.md, "One thread").
 //  - One producer at a time: whoever pushes holds the lock that serializes the CQ's producers
-//    (post_result, soft_cq.cpp: the connection's lock, the CQ's completion lock or the wire
+//    (post_result, soft_objects.hpp: the connection's lock, the CQ's completion lock or the wire
 //    lock exclusive).
 //  - One consumer at a time: the consumer serializes NdkGetCqResults and NdkArmCq on one CQ
 //    (digest 4.1), so pop runs on one thread at a time, beside a push.
@@ -35,10 +35,15 @@ public:
     // when no producer runs (the wire lock held exclusively).
     uint64_t pushed() const { return tail_.load(std::memory_order_acquire); }
 
-    // Append one result; false when the ring already holds `depth` (an overrun) or has failed.
+    // Append one result, written in its slot by `fill(NDK_RESULT_EX &)` on a zeroed slot;
+    // false when the ring already holds `depth` (an overrun) or has failed.  Written in place,
+    // not built elsewhere and copied: a copy reads the result back right after its fields
+    // were stored one by one, with wider loads than those stores, which the CPU cannot
+    // forward from its store buffer and waits on (docs/performance.md, "One thread").
     // The storage grows geometrically up to the depth, so a CQ allocates O(log depth) times
     // in its life, never per completion, and a deep CQ that stays shallow costs little memory.
-    bool push(const NDK_RESULT_EX &result, ULONG depth)
+    template <class Fill>
+    bool push(ULONG depth, Fill &&fill)
     {
         if (failed_.load(std::memory_order_relaxed)) // written by the producers only
             return false;
@@ -55,7 +60,9 @@ public:
             return false;
         if (storage == nullptr || count == storage->slots.size())
             storage = grow(depth, tail);
-        storage->slots[tail & storage->mask] = result;
+        NDK_RESULT_EX &slot = storage->slots[tail & storage->mask];
+        slot = NDK_RESULT_EX{};
+        fill(slot);
         tail_.store(tail + 1, std::memory_order_release); // publishes the slot
         return true;
     }

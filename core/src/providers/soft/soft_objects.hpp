@@ -434,8 +434,30 @@ void deliver_event(SoftObject &object, std::function<void()> callback);
 // reported after, its QPs' posts fail (CQ-OVERRUN-QP) and the arm is told once (CQ-ERROR-ARM).
 // A CQ already in error keeps its first status.  Lock held.
 void fail_cq(SoftCq &cq, NTSTATUS status);
-// Queue a completion on a CQ and notify an armed consumer (digest 3.2).  Lock held.
-void post_result(SoftCq &cq, const NDK_RESULT_EX &result, bool solicited);
+// What follows a completion's entry into the CQ's ring (post_result): an armed consumer is
+// told (digest 3.2).  The CQ's producers serialized.
+void result_posted(SoftCq &cq, NTSTATUS status, bool solicited);
+// Queue a completion of `status` on a CQ and notify an armed consumer (digest 3.2); `fill`
+// writes the result's other fields straight into its slot (CqRing::push).  Lock held.
+template <class Fill>
+void post_result(SoftCq &cq, NTSTATUS status, bool solicited, Fill &&fill)
+{
+    // Connections on other threads may complete here too, unless the caller's connection lock
+    // is the only one the CQ's producers hold (CqProducers): then it is the one lock taken.
+    std::unique_lock lock(cq.completion_mu, std::defer_lock);
+    if (!cq.producers.serialized_by_connection())
+        lock.lock();
+    if (cq.error != STATUS_SUCCESS)
+        return; // no further completions are reported after a CQ error (digest 1.3)
+    if (!cq.results.push(cq.depth, [&](NDK_RESULT_EX &slot) {
+            slot.Status = status;
+            fill(slot);
+        })) {
+        fail_cq(cq, STATUS_BUFFER_OVERFLOW); // overrun: the CQ is unusable from now on
+        return;
+    }
+    result_posted(cq, status, solicited);
+}
 
 // Fire the SRQ limit notification when armed and below the threshold (digest 1.6).  Lock held.
 void srq_check_threshold(SoftSrq &srq);

@@ -16,12 +16,11 @@ void complete_initiator(SoftQp &qp, WorkRequest &wr, NTSTATUS status)
     wr.held_mrs.clear();
     if (status == STATUS_SUCCESS && (wr.flags & NDK_OP_FLAG_SILENT_SUCCESS))
         return; // digest 2.5: success produces no completion, failure always does
-    NDK_RESULT_EX r{};
-    r.Status = status;
-    r.QPContext = qp.context;
-    r.RequestContext = wr.context;
-    r.Type = wr.type;
-    post_result(*qp.initiator_cq, r, false);
+    post_result(*qp.initiator_cq, status, false, [&](NDK_RESULT_EX &r) {
+        r.QPContext = qp.context;
+        r.RequestContext = wr.context;
+        r.Type = wr.type;
+    });
 }
 
 void cancel_rnr_timer(SoftQp &qp)

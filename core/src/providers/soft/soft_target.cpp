@@ -83,17 +83,16 @@ NTSTATUS arrive_tagged(SoftQp &target, UINT32 token, UINT64 address, size_t byte
 void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULONG bytes,
                       bool solicited, std::optional<UINT32> invalidated)
 {
-    NDK_RESULT_EX r{};
-    r.Status = status;
-    r.QPContext = qp.context;
-    r.RequestContext = rr.context;
-    r.Type = NdkOperationTypeReceive;
-    r.BytesTransferred = bytes;
-    if (invalidated) {
-        r.Type = NdkOperationTypeReceiveAndInvalidate;
-        r.TypeSpecificCompletionOutput = *invalidated; // digest 2.3
-    }
-    post_result(*qp.receive_cq, r, solicited);
+    post_result(*qp.receive_cq, status, solicited, [&](NDK_RESULT_EX &r) {
+        r.QPContext = qp.context;
+        r.RequestContext = rr.context;
+        r.Type = NdkOperationTypeReceive;
+        r.BytesTransferred = bytes;
+        if (invalidated) {
+            r.Type = NdkOperationTypeReceiveAndInvalidate;
+            r.TypeSpecificCompletionOutput = *invalidated; // digest 2.3
+        }
+    });
 }
 
 LocalPayload::LocalPayload(const Spans &spans) : spans_(spans), length_(total_length(spans)) {}
