@@ -1,8 +1,5 @@
 #include "providers/soft/os/consumer_spin.hpp"
 
-#include <sys/resource.h>
-
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -14,15 +11,6 @@ namespace {
 constexpr std::uint32_t kPollsPerClockRead = 32;
 constexpr std::int64_t kSpinGap = 50'000;        // ns
 constexpr std::int64_t kStillSpinning = 100'000; // ns after the polls a clock read closed
-
-// How many times the calling thread has blocked (slept, waited on a lock or a descriptor):
-// its voluntary context switches.  A thread the scheduler took the core from (sched_yield
-// with another task runnable, or preemption) has not blocked.
-long times_blocked()
-{
-    rusage usage{};
-    return ::getrusage(RUSAGE_THREAD, &usage) == 0 ? usage.ru_nvcsw : -1;
-}
 
 std::int64_t steady_ns()
 {
@@ -39,7 +27,6 @@ struct PollClock {
     const void *owner = nullptr;
     std::uint32_t polls = 0;
     std::int64_t read_ns = 0;
-    long blocked = -1; // times_blocked() at that reading
 };
 thread_local std::array<PollClock, 4> tl_poll_clocks{};
 thread_local std::size_t tl_next_poll_clock = 0;
@@ -50,7 +37,7 @@ PollClock &poll_clock_of(const void *owner)
         if (clock.owner == owner)
             return clock;
     PollClock &reused = tl_poll_clocks[tl_next_poll_clock++ % tl_poll_clocks.size()];
-    reused = {owner, 0, 0, -1};
+    reused = {owner, 0, 0};
     return reused;
 }
 
@@ -64,14 +51,9 @@ void ConsumerSpin::note_poll()
     clock.polls = 0;
     const std::int64_t now = steady_ns();
     const std::int64_t took = now - clock.read_ns;
-    const long blocked = times_blocked();
-    const bool never_blocked = blocked >= 0 && blocked == clock.blocked;
     clock.read_ns = now;
-    clock.blocked = blocked;
-    if (took < kPollsPerClockRead * kSpinGap || never_blocked)
-        spinning_until_ns_.store(
-            now + std::min(took, kPollsPerClockRead * kSpinGap) + kStillSpinning,
-            std::memory_order_relaxed);
+    if (took < kPollsPerClockRead * kSpinGap)
+        spinning_until_ns_.store(now + took + kStillSpinning, std::memory_order_relaxed);
 }
 
 bool ConsumerSpin::spinning() const

@@ -4,19 +4,12 @@
 // instead of being woken per message to wait on the lock the poller holds.
 //
 // "Spins" means 32 of one thread's empty polls in a row came less than 50 us apart on
-// average, or the thread did not block between them (no voluntary context switch: it slept on
-// no timer, lock or descriptor), the last of them no longer ago than what those 32 took, at
-// most 1.6 ms, plus 100 us.  A consumer that polls now and then (a loop that sleeps a
-// millisecond between polls) does not count: the thread woken per arrival serves it better.
-// One that yields its core after each empty poll does, however long another task then keeps
-// the core: counted by its gaps alone, it stopped counting whenever the core went elsewhere
-// for a while, and the thread, woken per arrival again, took the cores the two consumers
-// needed (a 64 B ping-pong whose four threads share one core: 26 us a half round trip where
-// the consumers serving their sockets take 9.2, docs/performance.md).  A spinning poll must
-// cost no clock read (one clock_gettime was about 27% of a spinning initiator's samples in the
-// zero-copy bandwidth runs, docs/performance.md), so each polling thread counts its polls of
-// each ConsumerSpin and reads the clock, and its count of blocks (getrusage), once every 32 of
-// them.
+// average, the last of them no longer ago than those 32 took plus 100 us.  A consumer that
+// polls now and then (a loop that sleeps a millisecond between polls) does not count: the
+// thread woken per arrival serves it better.  A spinning poll must cost no clock read (one
+// clock_gettime was about 27% of a spinning initiator's samples in the zero-copy bandwidth
+// runs, docs/performance.md), so each polling thread counts its polls of each ConsumerSpin and
+// reads the clock once every 32 of them.
 //
 // ConsumerServing (below) marks a thread while such a poll runs the transport's handler.
 #pragma once
