@@ -100,7 +100,7 @@ bool inside(uint64_t start, uint64_t length, uint64_t address, uint64_t size)
 
 } // namespace
 
-NTSTATUS resolve_local(SoftQp &qp, const std::vector<NDK_SGE> &sgl, LocalAccess access,
+NTSTATUS resolve_local(SoftQp &qp, std::span<const NDK_SGE> sgl, LocalAccess access,
                        Spans &out)
 {
     SoftAdapter &adapter = qp.adapter();

@@ -6,6 +6,7 @@
 #include "soft_objects.hpp"
 #include "soft_spans.hpp"
 
+#include <span>
 #include <vector>
 
 namespace ndk::soft {
@@ -24,7 +25,7 @@ enum class LocalAccess {
 // Resolve a local SGL posted on `qp`.  STATUS_SUCCESS, or STATUS_ACCESS_VIOLATION for an
 // unknown, remote or invalidated token, another PD, missing access or an address outside the
 // registration.
-NTSTATUS resolve_local(SoftQp &qp, const std::vector<NDK_SGE> &sgl, LocalAccess access,
+NTSTATUS resolve_local(SoftQp &qp, std::span<const NDK_SGE> sgl, LocalAccess access,
                        Spans &out);
 
 // Resolve [address, address + length) named by a remote token at the target QP `qp`.

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace ndk::soft {
@@ -158,17 +159,41 @@ protected:
     void on_destroy() override;
 };
 
-// A posted receive (QP receive queue or SRQ).
-struct ReceiveRequest {
+// A posted receive (QP receive queue or SRQ), one cache line when its SGL has one entry (the
+// common case): the Send that takes it in process, on the peer's thread, reads one line the
+// posting thread wrote rather than the request's and its SGL's heap block (docs/performance.md,
+// "Two threads").
+struct alignas(64) ReceiveRequest {
     PVOID context = nullptr;
-    std::vector<NDK_SGE> sgl;
+
+    std::span<const NDK_SGE> sgl() const
+    {
+        if (count_ == 1)
+            return {&first_, 1};
+        return more_;
+    }
+    void assign_sgl(const NDK_SGE *sgl, ULONG count)
+    {
+        count_ = count;
+        if (count == 1)
+            first_ = sgl[0];
+        else
+            more_.assign(sgl, sgl + count);
+    }
 
     void clear() // for reuse by the next receive (RequestQueue): the SGL keeps its capacity
     {
         context = nullptr;
-        sgl.clear();
+        count_ = 0;
+        more_.clear();
     }
+
+private:
+    NDK_SGE first_{};            // the SGL when it has one entry
+    ULONG count_ = 0;
+    std::vector<NDK_SGE> more_;  // the SGL when it has none or more than one
 };
+static_assert(sizeof(ReceiveRequest) == 64, "a receive of one SGE is one cache line");
 
 // A posted initiator request (digest 1.7), kept until the engine executes it.
 struct WorkRequest {

@@ -291,7 +291,7 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
         return status;
     ReceiveRequest &rr = qp.receives.next_slot();
     rr.context = RequestContext;
-    rr.sgl.assign(pSgl, pSgl + nSge);
+    rr.assign_sgl(pSgl, nSge);
     qp.receives.commit();
     if (qp.state == SoftQp::State::Error) {
         flush_qp(qp);

@@ -84,7 +84,7 @@ NTSTATUS srq_receive(NDK_SRQ *ndk_srq, PVOID RequestContext, const NDK_SGE *pSgl
         return status;
     ReceiveRequest &rr = srq->receives.next_slot();
     rr.context = RequestContext;
-    rr.sgl.assign(pSgl, pSgl + nSge);
+    rr.assign_sgl(pSgl, nSge);
     srq->receives.commit();
     for (SoftQp *qp : srq->qps)
         receive_posted(*qp); // a send waiting at a peer of any of its QPs may proceed

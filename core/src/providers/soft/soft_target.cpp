@@ -117,7 +117,7 @@ Answer arrive_send(SoftQp &target, PayloadSource &payload, bool solicited,
         return {.no_receive = true}; // receiver not ready: the initiator waits
     Spans &sink = target.incoming_spans;
     sink.clear();
-    NTSTATUS at_receiver = resolve_local(target, rr->sgl, LocalAccess::Write, sink);
+    NTSTATUS at_receiver = resolve_local(target, rr->sgl(), LocalAccess::Write, sink);
     size_t bytes = payload.length();
     if (at_receiver == STATUS_SUCCESS && bytes > total_length(sink))
         at_receiver = STATUS_BUFFER_OVERFLOW; // larger than the posted receive (ND2 table)
