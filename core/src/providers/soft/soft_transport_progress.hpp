@@ -28,8 +28,8 @@ public:
     virtual ~ProgressHandler() = default;
     // A connection waits: acceptor.accept() until it returns nothing.
     virtual void incoming(Acceptor &acceptor) = 0;
-    // The link has something to take: receive until there is nothing left (shm: messages in
-    // its ring; tcp: bytes, or the stream's end, on its socket).
+    // The link has something to take (shm: messages in its ring, a batch of them at a time;
+    // tcp: bytes, or the stream's end, on its socket, until there is nothing left).
     virtual void readable(Link &link) = 0;
     // The link ended (shm: the peer exited or closed it; tcp: EOF, reset, or a Terminate
     // either way).  Once per link.

@@ -127,12 +127,13 @@ void ShmProgress::report_gone(std::uint64_t id)
     ShmLink *link = link_of(id);
     if (link == nullptr)
         return;
-    // What the peer published before it went is delivered first.
-    if (link->has_messages())
+    // What the peer published before it went is delivered first, batch after batch.
+    while (link->has_messages()) {
         handler_.readable(*link);
-    link = link_of(id); // the handler may have removed it
-    if (link == nullptr)
-        return;
+        link = link_of(id); // the handler may have removed it
+        if (link == nullptr)
+            return;
+    }
     entries_.at(id).state.gone = true;
     unwatch_link(*link);
     handler_.link_ended(*link);

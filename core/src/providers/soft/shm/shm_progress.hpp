@@ -41,7 +41,8 @@
 namespace ndk::soft::shm {
 
 // incoming: a connection waits on an acceptor; readable: messages wait in a link's ring
-// (receive until it is empty, else this is called again at once); link_ended: the peer exited
+// (receive them, or a batch of them: while the ring holds any the thread calls again before it
+// sleeps, a consumer's poll at its next poll, and a link's end only after them); link_ended: the peer exited
 // or closed the link; ready: a descriptor given to add_fd() is readable (an establishment's
 // answer, typically).
 using ProgressHandler = soft::ProgressHandler<ShmAcceptor, ShmLink>;

@@ -41,6 +41,12 @@ namespace {
 // A registry entry at port 0 claims an address for its owner: no socket listens there.
 constexpr const char *kAddressClaim = "address-claim";
 
+// Messages of one link taken per readable() call: a consumer's poll that serves the rings
+// returns while a peer streams (unbounded, one poll of a target that polls now and then served
+// a whole run's 2,000 1 MiB Writes); the progress thread calls again while any are left.  One
+// pipeline's worth (ShmChannel::kPipelineDepth).
+constexpr std::size_t kMessagesPerServe = 16;
+
 // The user's default registry, or the fabric `name` inside it (knob shm_fabric).  What killed
 // processes left there (their entries, the fabric directories nobody uses any more) is swept
 // first.
@@ -461,7 +467,9 @@ private:
         if (buffer_.size() < link.max_message())
             buffer_.resize(link.max_message());
         std::size_t length = 0;
-        while (link.receive_bytes(buffer_, length) == shm::RingStatus::ok) {
+        for (std::size_t taken = 0; taken < kMessagesPerServe &&
+                                    link.receive_bytes(buffer_, length) == shm::RingStatus::ok;
+             ++taken) {
             if (connection)
                 on_message(*connection, std::span<const std::byte>(buffer_.data(), length));
         }
