@@ -116,9 +116,20 @@ protected:
     // Under mutex_, which the handler runs under (so remove() on another thread waits for the
     // call in progress to end) and which lets it call add() or remove() itself.
     std::map<std::uint64_t, Entry> entries_;
-    // How many times entries_ gained or lost an entry (under mutex_): a list made from it is
-    // current while this has not moved.
+    // How many times entries_ gained or lost an entry, or an entry changed what a list made
+    // from it looks at (tcp: a link ended), under mutex_: such a list is current while this
+    // has not moved (entries_changed_since()).
     std::uint64_t entries_changed_ = 0;
+    // A list made from entries_ when this count stood at `made` (kNeverMade: not yet) is to be
+    // made again: true, and `made` takes the count now.
+    static constexpr std::uint64_t kNeverMade = ~std::uint64_t{0};
+    bool entries_changed_since(std::uint64_t &made) const
+    {
+        if (made == entries_changed_)
+            return false;
+        made = entries_changed_;
+        return true;
+    }
 
 private:
     // An entry epoll refused is not kept: add() throws what it threw.

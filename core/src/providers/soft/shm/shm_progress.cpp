@@ -67,12 +67,11 @@ bool ShmProgress::poll_from_consumer()
     if (!lock)
         return false; // the progress thread is serving: what it finds, it completes
     const auto serving = serving_from_consumer();
-    if (polled_links_made_ != entries_changed_) { // made again only when entries came or went
+    if (entries_changed_since(polled_links_made_)) { // made again only when entries came or went
         polled_links_.clear();
         for (const auto &[id, entry] : entries_)
             if (entry.kind == Kind::link)
                 polled_links_.push_back(id);
-        polled_links_made_ = entries_changed_;
     }
     bool served = false;
     // By index: the handler may add or remove entries (and so links) while it runs.

@@ -102,7 +102,7 @@ private:
     // poll_from_consumer's list of the links (link_of() skips those gone), under mutex_, as
     // entries_ stood at entries_changed_ == polled_links_made_.
     std::vector<std::uint64_t> polled_links_;
-    std::uint64_t polled_links_made_ = ~std::uint64_t{0};
+    std::uint64_t polled_links_made_ = kNeverMade;
 };
 
 } // namespace ndk::soft::shm

@@ -424,7 +424,7 @@ bool TcpLink::read_ahead()
     if (status == StreamStatus::ok)
         reassembler_.filled(got);
     read_ahead_ = ReadAhead{status, got < room.size()};
-    short_read_ends_ = true; // as for an arrival reported without hang-up
+    arrival_reported(false); // its short read ends the delivery, as an event without hang-up
     return true;
 }
 

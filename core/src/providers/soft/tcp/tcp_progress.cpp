@@ -25,7 +25,7 @@ bool TcpProgress::poll_from_consumer()
     if (!lock)
         return false; // the progress thread is serving
     release_held_answers(); // this consumer came back without sending on those links
-    if (polled_links_made_ != entries_changed_) { // made again only when a link came or went
+    if (entries_changed_since(polled_links_made_)) { // made again when a link came, went or ended
         polled_links_.clear();
         polled_fds_.clear();
         for (const auto &[id, entry] : entries_)
@@ -33,7 +33,6 @@ bool TcpProgress::poll_from_consumer()
                 polled_links_.push_back(id);
                 polled_fds_.push_back({entry.fd, POLLIN | POLLRDHUP, 0});
             }
-        polled_links_made_ = entries_changed_;
     }
     if (polled_links_.size() == 1) { // one socket: the read that asks it takes what came
         TcpLink &link = entries_.at(polled_links_[0]).link();
@@ -135,7 +134,7 @@ void TcpProgress::serve_link(std::uint64_t id, bool readable, bool writable)
     }
     if (!it->second.state.ended && link->state() != TcpLinkState::open) {
         it->second.state.ended = true;
-        polled_links_made_ = kPolledLinksStale; // ended: no more the consumers' to poll
+        ++entries_changed_; // ended: no more the consumers' to poll
         handler_.link_ended(*link);
     }
 }

@@ -114,10 +114,9 @@ private:
     // poll_from_consumer's list of the open links and their pollfds, under mutex_, as
     // entries_ stood at entries_changed_ == polled_links_made_ (made again when a link comes,
     // goes or ends).
-    static constexpr std::uint64_t kPolledLinksStale = ~std::uint64_t{0};
     std::vector<std::uint64_t> polled_links_;
     std::vector<pollfd> polled_fds_;
-    std::uint64_t polled_links_made_ = kPolledLinksStale;
+    std::uint64_t polled_links_made_ = kNeverMade;
 };
 
 } // namespace ndk::soft::tcp
