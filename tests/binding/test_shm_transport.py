@@ -57,6 +57,29 @@ def test_write_with_a_wrong_token_fails_the_connection(connected):
     assert (second.request_context, second.status) == (2, Status.CANCELLED)
 
 
+def test_writes_answered_before_an_error_complete_first_and_land(connected):
+    """digest 4.1 and 4.2: Writes in flight ahead of one that names a wrong token complete
+    SUCCESS, in order, and their bytes land; the bad one completes with an access error and
+    what follows CANCELLED.  (The peer answers successes with its counter and the error with an
+    Ack message: the error never overtakes them, docs/transport.md "Answers".)"""
+    side, child, peer = connected
+    mr, qp, cq, buffer = side["mr"], side["qp"], side["cq"], side["buffer"]
+    buffer[0:3072] = pattern(3072, 5)
+    for i in range(3):
+        assert qp.write([mr.sge(1024 * i, 1024)], peer["address"] + 1024 * i, peer["token"],
+                        request_context=1 + i) == Status.SUCCESS
+    assert qp.write([mr.sge(0, 64)], peer["address"], peer["token"] ^ 0x5A5A,
+                    request_context=4) == Status.SUCCESS
+    assert qp.send([mr.sge(0, 8)], request_context=5) == Status.SUCCESS
+    results = [one_result(cq) for _ in range(5)]
+    assert [(r.request_context, r.status) for r in results[:3]] == \
+        [(1 + i, Status.SUCCESS) for i in range(3)]
+    assert results[3].request_context == 4
+    assert results[3].status not in (Status.SUCCESS, Status.CANCELLED)
+    assert (results[4].request_context, results[4].status) == (5, Status.CANCELLED)
+    assert peek(child, 0, 3072) == pattern(3072, 5)
+
+
 def test_a_send_without_a_receive_times_out_at_the_peer(connected):
     """digest 1.7 (receiver not ready): the child posts no receive; the Send is held there
     for this side's rnr_timeout_ms and completes IO_TIMEOUT, ending the connection."""

@@ -3,7 +3,9 @@
 // and read limits both ways; 100000 messages each way with the consumers sleeping on their
 // doorbells in between; a Send pulled with process_vm_readv from the sender's vectors (and
 // from a vector list too long for a slot), a Read Request answered with process_vm_writev;
-// the reject, refuse and abandon paths; and the one-way latency of a 64-byte ping-pong, printed.
+// the reject, refuse and abandon paths; a side's answers counter (beside its ring's tail): taken once,
+// seen as work until taken, ordered before the messages sent after it, and waking a consumer
+// that sleeps; and the one-way latency of a 64-byte ping-pong, printed.
 #include "providers/soft/os/cross_memory.hpp"
 #include "providers/soft/shm/shm_peer_vectors.hpp"
 #include "shm_link_support.hpp"
@@ -325,6 +327,44 @@ IncomingConnection request_from(ShmAcceptor &acceptor, const Child &child)
     if (next_step(incoming) != Establish::request)
         throw std::runtime_error("no connect request");
     return incoming;
+}
+
+TEST_F(ShmLinkTest, AnswersPublishedAreWorkUntilTakenOnceAndPrecedeLaterMessages)
+{
+    auto [active, passive] = link_pair_in_process(dir_, kListen);
+    EXPECT_FALSE(passive.has_messages());
+    EXPECT_EQ(passive.take_answered(), std::nullopt);
+    active.publish_answered(3);
+    EXPECT_TRUE(passive.has_messages()) << "answers not taken yet keep the link busy (quiescence)";
+    EXPECT_FALSE(active.has_messages()) << "a side's own answers are not its work";
+    EXPECT_EQ(passive.take_answered(), 3u);
+    EXPECT_FALSE(passive.has_messages());
+    EXPECT_EQ(passive.take_answered(), std::nullopt) << "taken once";
+    // An error Ack goes after the counter that covers the successes before it: whoever takes
+    // the Ack and then looks at the counter sees them.
+    active.publish_answered(5);
+    ASSERT_EQ(active.send(Ack{6, 0xC0000005u}), RingStatus::ok);
+    std::vector<std::byte> buffer(passive.max_message());
+    Message message;
+    ASSERT_EQ(passive.receive(buffer, message), RingStatus::ok);
+    ASSERT_TRUE(std::holds_alternative<Ack>(message)) << why(message);
+    EXPECT_EQ(std::get<Ack>(message).sequence, 6u);
+    EXPECT_EQ(passive.take_answered(), 5u);
+}
+
+TEST_F(ShmLinkTest, AnswersWakeAConsumerSleepingOnItsDoorbell)
+{
+    auto [active, passive] = link_pair_in_process(dir_, kListen);
+    std::thread answering([&active = active] {
+        // Most likely after the consumer armed its doorbell and slept (correct either way).
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        active.publish_answered(1);
+    });
+    // No spin: armed at once.  Were the answer not to ring, the wait would sleep out its limit.
+    const ShmLink::Wait waited = passive.wait_for_messages(kStepLimit, 0);
+    answering.join();
+    EXPECT_EQ(waited, ShmLink::Wait::ready);
+    EXPECT_EQ(passive.take_answered(), 1u);
 }
 
 TEST_F(ShmLinkTest, ARejectCarriesItsPrivateDataBack)

@@ -3,7 +3,8 @@
 // the request and the ReadyToUse on the connection's socket), delivers a child's stream of
 // messages in order, and reports the child's death (SIGKILL mid-stream) once, within a
 // second, after the messages it published before dying; a peer that closes its link without
-// dying is reported the same way.
+// dying is reported the same way.  The answers a peer published (its answers counter) before it
+// closed or died are taken before its end is reported.
 #include "providers/soft/shm/shm_progress.hpp"
 #include "shm_link_support.hpp"
 
@@ -73,6 +74,8 @@ public:
                 in_order_ = false;
             ++received_;
         }
+        if (const auto through = link.take_answered())
+            answered_ = *through;
         changed_.notify_all();
     }
 
@@ -82,6 +85,7 @@ public:
         ++gone_reports_;
         gone_at_ = Clock::now();
         left_in_ring_ = link.has_messages();
+        answered_at_end_ = answered_;
         changed_.notify_all();
     }
 
@@ -100,6 +104,8 @@ public:
     int gone_reports_ = 0;
     Clock::time_point gone_at_;
     bool left_in_ring_ = false;
+    std::uint64_t answered_ = 0;        // the peer's answers counter as taken
+    std::uint64_t answered_at_end_ = 0; // ... when link_ended() came
     const char *failure_ = nullptr;
 
 private:
@@ -117,9 +123,14 @@ private:
     std::vector<std::byte> out_ = std::vector<std::byte>(4096);
 };
 
-// The child: connects, sends numbered messages until `stop_after` (or for ever), then closes
-// its link and waits for the parent's word (EOF on `hold`) before it exits.
-int stream(const std::filesystem::path &dir, std::uint32_t stop_after, Pipe &hold)
+// How the child ends once it sent its messages.
+enum class End { close, die };
+
+// The child: connects, sends numbered messages until `stop_after` (or for ever), publishes
+// its answers up to `stop_after` (ShmLink::publish_answered), then closes its link and waits for the
+// parent's word (EOF on `hold`) before it exits, or dies at once (SIGKILL).
+int stream(const std::filesystem::path &dir, std::uint32_t stop_after, Pipe &hold,
+           End end = End::close)
 {
     hold.write_end.reset();
     std::optional<ShmLink> link = connect_link(dir, kListen);
@@ -128,6 +139,9 @@ int stream(const std::filesystem::path &dir, std::uint32_t stop_after, Pipe &hol
     for (std::uint32_t n = 0; n < stop_after; ++n)
         if (!send_while_alive(*link, numbered(n, 64)))
             return 11;
+    link->publish_answered(stop_after);
+    if (end == End::die)
+        ::raise(SIGKILL);
     link.reset();
     return hold.get() == -1 ? 0 : 12;
 }
@@ -136,10 +150,10 @@ int stream(const std::filesystem::path &dir, std::uint32_t stop_after, Pipe &hol
 // receives; destroyed in the reverse order (the thread stops first, then the child is killed).
 class ShmProgressTest : public ShmRegistryDirTest {
 protected:
-    void start(std::uint32_t stop_after)
+    void start(std::uint32_t stop_after, End end = End::close)
     {
         acceptor.emplace(EndpointRegistry(dir_), kListen);
-        child.emplace(Child::spawn([&] { return stream(dir_, stop_after, hold); }));
+        child.emplace(Child::spawn([&] { return stream(dir_, stop_after, hold, end); }));
         hold.read_end.reset();
         progress.emplace(owner);
         owner.progress = &*progress;
@@ -163,6 +177,7 @@ protected:
         EXPECT_EQ(owner.received_, count);
         EXPECT_TRUE(owner.in_order_);
         EXPECT_FALSE(owner.left_in_ring_) << "messages published before the close were not drained";
+        EXPECT_EQ(owner.answered_at_end_, count) << "answers published before the close were lost";
         hold.write_end.reset();
         EXPECT_EQ(child->wait(), 0);
     }
@@ -200,6 +215,21 @@ TEST_F(ShmProgressTest, AChildKilledMidStreamIsReportedGoneOnceWithinASecond)
 TEST_F(ShmProgressTest, APeerThatClosesItsLinkIsReportedGoneAfterItsLastMessage)
 {
     closes_after(5000);
+}
+
+// A peer that answers and dies before anything reads its answers: they are taken before its
+// end is reported (a request it answered completes, it is not lost with the link).
+TEST_F(ShmProgressTest, AChildKilledRightAfterAnsweringHasItsAnswersTakenBeforeItsEnd)
+{
+    start(100, End::die);
+    ASSERT_TRUE(owner.wait_until([](Owner &o) { return o.gone_reports_ > 0 || o.failure_; }));
+    ASSERT_EQ(owner.failure_, nullptr) << owner.failure_;
+    progress->stop();
+    EXPECT_EQ(owner.gone_reports_, 1);
+    EXPECT_EQ(owner.received_, 100u);
+    EXPECT_FALSE(owner.left_in_ring_);
+    EXPECT_EQ(owner.answered_at_end_, 100u) << "answers published before the death were lost";
+    EXPECT_EQ(child->wait(), 128 + SIGKILL);
 }
 
 // A handler that takes one message per call (shm's takes a batch, so that a consumer's poll

@@ -219,6 +219,24 @@ RingStatus ShmLink::send_bytes(std::span<const std::byte> message)
     return status;
 }
 
+void ShmLink::publish_answered(std::uint64_t sequence)
+{
+    NDK_TSAN_HANDOFF_RELEASE();
+    outbound_.beside_tail().store(sequence, std::memory_order_release);
+    if (ringer_.after_publish())
+        ++rung_;
+}
+
+std::optional<std::uint64_t> ShmLink::take_answered()
+{
+    const std::uint64_t through = inbound_.beside_tail().load(std::memory_order_acquire);
+    if (through == answered_taken_.value.load(std::memory_order_relaxed))
+        return std::nullopt;
+    answered_taken_.value.store(through, std::memory_order_relaxed);
+    NDK_TSAN_HANDOFF_ACQUIRE();
+    return through;
+}
+
 RingStatus ShmLink::send(const Message &message)
 {
     const std::size_t length = encode(message, scratch_);

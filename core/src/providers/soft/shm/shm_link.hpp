@@ -10,6 +10,13 @@
 //   [128]      DoorbellWord of the ring to the passive side
 //   [192]      ring to the active side, then (cache-line aligned) the ring to the passive side
 //
+// Each ring's producer also publishes, in its tail's cache line (RingHeader::beside_tail), its
+// success answers to the other side's requests: "every request of the peer up to this
+// sequence answered STATUS_SUCCESS".  The target answers in order, so one counter says what
+// an Ack message per request said, without a ring slot, a decode or a lock per answer
+// (docs/transport.md, "Answers"); beside the tail, a side polling its ring reads both in one
+// line.
+//
 // The establishment (docs/transport.md, "Connections between processes"):
 //
 //   active (OutgoingConnection)                         passive (ShmAcceptor, Incoming...)
@@ -37,6 +44,7 @@
 #include "providers/soft/shm/shm_ring.hpp"
 #include "providers/soft/shm/shm_segment.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -97,13 +105,28 @@ public:
     RingStatus send(const Message &message);
     // How many sends had to wake the peer with a system call.
     std::uint64_t doorbells_rung() const { return rung_; }
+    // Every request of the peer up to `sequence` answered STATUS_SUCCESS (stored with release
+    // beside our ring's tail): the peer's doorbell is rung if it sleeps, as for a message.
+    // Sequences only grow.
+    void publish_answered(std::uint64_t sequence);
 
     // ---- receiving (one thread at a time) ----
     RingStatus receive_bytes(std::span<std::byte> out, std::size_t &length);
     // The next message decoded into `message` (spans into `buffer`, which must hold
     // max_message() bytes).  `ok` with Malformed when the peer wrote garbage.
     RingStatus receive(std::span<std::byte> buffer, Message &message);
-    bool has_messages() const { return inbound_.has_messages(); }
+    // The peer's answers counter when it moved since the last call, else nothing.  Call it after
+    // each message taken and before handling it (and when the ring is empty): the peer
+    // publishes its counter before any message that follows the answers, so an error Ack never
+    // overtakes the successes before it.
+    std::optional<std::uint64_t> take_answered();
+    // Messages in the ring, or answers the peer published that take_answered() has not taken.
+    bool has_messages() const
+    {
+        return inbound_.has_messages() ||
+               inbound_.beside_tail().load(std::memory_order_acquire) !=
+                   answered_taken_.value.load(std::memory_order_relaxed);
+    }
 
     enum class Wait { ready, timeout, peer_gone };
     // Until a message is there, at most `limit`: spin, then sleep on the doorbell, the peer's
@@ -146,6 +169,18 @@ private:
     DoorbellRinger ringer_;
     DoorbellSleeper sleeper_;
     std::vector<std::byte> scratch_; // send()'s encoding, one message
+    // What take_answered() last returned: written by the receiving thread, read by any thread
+    // that asks has_messages() (quiescence).
+    struct Taken {
+        std::atomic<std::uint64_t> value{0};
+        Taken() = default;
+        Taken(Taken &&other) noexcept : value(other.value.load(std::memory_order_relaxed)) {}
+        Taken &operator=(Taken &&other) noexcept
+        {
+            value.store(other.value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+            return *this;
+        }
+    } answered_taken_;
     std::uint64_t rung_ = 0;
     ReadLimits local_limits_;
     ReadLimits peer_limits_;

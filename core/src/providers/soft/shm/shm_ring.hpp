@@ -37,6 +37,10 @@ inline constexpr std::size_t kCacheLine = 64;
 struct RingHeader {
     alignas(kCacheLine) std::atomic<std::uint64_t> head; // next slot to read (consumer's)
     alignas(kCacheLine) std::atomic<std::uint64_t> tail; // next slot to write (producer's)
+    // A word the producer publishes for its owner, in the tail's cache line, so that a
+    // consumer polling the ring reads both in one line (the shm link's answers counter,
+    // shm_link.hpp).  Written by the producer only.
+    std::atomic<std::uint64_t> beside_tail;
     // Immutable after format(); `magic` is stored last (release) so that a side that sees it
     // sees the geometry too.
     alignas(kCacheLine) std::atomic<std::uint32_t> magic;
@@ -79,11 +83,14 @@ public:
         header->slot_size = slot_size;
         header->head.store(0, std::memory_order_relaxed);
         header->tail.store(0, std::memory_order_relaxed);
+        header->beside_tail.store(0, std::memory_order_relaxed);
         header->magic.store(kMagic, std::memory_order_release);
     }
 
     std::uint32_t slot_count() const { return count_; }
     std::size_t max_message() const { return slot_size_ - kLengthBytes; }
+    // RingHeader::beside_tail: the producer stores it, the consumer loads it.
+    std::atomic<std::uint64_t> &beside_tail() const { return header_->beside_tail; }
 
 protected:
     // Attach to a ring format() laid out (here or in the peer).  The geometry is re-checked

@@ -108,17 +108,18 @@ using ShmTables =
     TransportTables<shm::ShmProgress, shm::ShmAcceptor, shm::ShmLink, Establishing, Connection>;
 
 // The QP's data path over a link: the initiator's requests go out as messages and are answered
-// by the target's Ack (Answer::later; answered() completes them); the target side of the
+// by the target, a success by its answers counter and an error by an Ack message
+// (ShmLink::publish_answered; Answer::later, answered() completes them); the target side of the
 // peer's requests runs on the progress thread (ShmTransport::on_message).
 //
 // Writes, Sends and Reads are pipelined (pipeline_limits(): the engine lets that many travel
 // behind the first, and as many Reads as the connection's outbound read limit, soft_pipeline.hpp):
-// the target takes the ring's messages in order and answers each in order, so Acks come back
-// in the order of the requests.  A Send that finds no receive
+// the target takes the ring's messages in order and answers each in order, so answers come
+// back in the order of the requests, and one counter says which succeeded.  A Send that finds no receive
 // is held, and what the peer sent after it waits behind it (held_), taken in order once the
 // Send goes on; when the Send's RNR timeout ends it instead, what waited is dropped unanswered:
 // the initiator's IO_TIMEOUT puts its QP in the error state, which completes the rest
-// CANCELLED.  An Ack names its request's sequence: older requests in flight that it passes
+// CANCELLED.  An answer names its request's sequence: older requests in flight that it passes
 // were dropped so, and an Ack for a request the QP no longer has in flight (NdkFlush completed
 // it CANCELLED, keeping the connection) completes nothing.
 class ShmChannel final : public TransportChannel<ShmTransport, Connection> {
@@ -135,8 +136,12 @@ public:
 
     // The target side of the peer's Send, Write or Read Request, on the progress thread.
     void arrived(std::span<const std::byte> raw, const shm::Message &message);
-    // The Ack of a request of ours.
+    // The Ack of a request of ours (an error answer).
     void acknowledged(const shm::Ack &ack, Hold hold);
+    // The peer answered every request of ours up to `sequence` STATUS_SUCCESS (its answers
+    // counter, ShmLink::take_answered): the oldest in flight, if covered, completes as its Ack would; false when
+    // none is.  One at a time: a completion may end the connection, which destroys this channel.
+    bool answered_next(std::uint64_t sequence, Hold hold);
 
 private:
     // Requests in flight per QP.  Each direction's ring (256 slots by default) then carries at
@@ -467,16 +472,58 @@ private:
         if (buffer_.size() < link.max_message())
             buffer_.resize(link.max_message());
         std::size_t length = 0;
-        for (std::size_t taken = 0; taken < kMessagesPerServe &&
-                                    link.receive_bytes(buffer_, length) == shm::RingStatus::ok;
-             ++taken) {
-            if (connection)
-                on_message(*connection, std::span<const std::byte>(buffer_.data(), length));
+        for (std::size_t taken = 0; taken < kMessagesPerServe; ++taken) {
+            const bool message = link.receive_bytes(buffer_, length) == shm::RingStatus::ok;
+            // Taken after the message and applied before it: the successes the peer answered
+            // before an error Ack complete first (ShmLink::take_answered).  Taken even when
+            // the connection is gone, or the link would look busy for ever.
+            const std::optional<std::uint64_t> answered = link.take_answered();
+            if (!connection)
+                continue;
+            if (!message) {
+                if (answered)
+                    with_qp(*connection, [&](SoftQp &qp) { apply_answered(*connection, qp, *answered); });
+                return;
+            }
+            on_message(*connection, answered, std::span<const std::byte>(buffer_.data(), length));
         }
     }
 
-    // One message of the peer, with the locks it needs.
-    void on_message(Connection &connection, std::span<const std::byte> raw)
+    // Runs `serve(qp)` with the locks data needs: the wire lock shared and the QP's connection
+    // lock.  Nothing when the channel went (the connection is over here).
+    template <class Serve>
+    static void with_qp(Connection &connection, Serve &&serve)
+    {
+        std::shared_lock wire(Fabric::instance().wire());
+        SoftQp *qp = connection.qp.load();
+        if (qp == nullptr)
+            return;
+        std::lock_guard lock(*qp->connection_mu); // the QP lives: closes are exclusive
+        if (connection.qp.load() != qp)
+            return; // its channel went while we waited
+        serve(*qp);
+    }
+
+    // The connection's channel on `qp` while it lasts: a completion may end the connection,
+    // which destroys the channel (fail_connection).
+    static ShmChannel *channel_of(Connection &connection, SoftQp &qp)
+    {
+        return connection.qp.load() == &qp ? &static_cast<ShmChannel &>(*qp.channel) : nullptr;
+    }
+
+    // The peer answered our requests up to `sequence` STATUS_SUCCESS: each completes as its
+    // Ack would, for as long as the channel lasts.
+    static void apply_answered(Connection &connection, SoftQp &qp, std::uint64_t sequence)
+    {
+        while (ShmChannel *channel = channel_of(connection, qp))
+            if (!channel->answered_next(sequence, Hold::Shared))
+                return;
+    }
+
+    // One message of the peer, after the successes it answered before it (`answered`), with
+    // the locks each needs.
+    void on_message(Connection &connection, std::optional<std::uint64_t> answered,
+                    std::span<const std::byte> raw)
     {
         shm::Message message = shm::decode(raw);
         bool exclusive = !std::holds_alternative<shm::Send>(message) &&
@@ -486,22 +533,23 @@ private:
         if (auto *send = std::get_if<shm::Send>(&message); send && send->invalidate)
             exclusive = true; // it changes memory access (soft_transfer.hpp)
         if (exclusive) {
+            if (answered)
+                with_qp(connection, [&](SoftQp &qp) { apply_answered(connection, qp, *answered); });
             std::lock_guard wire(Fabric::instance().wire());
             on_control(connection, raw, message);
             return;
         }
-        std::shared_lock wire(Fabric::instance().wire());
-        SoftQp *qp = connection.qp.load();
-        if (qp == nullptr)
-            return; // the channel went: the connection is over here
-        std::lock_guard lock(*qp->connection_mu); // the QP lives: closes are exclusive
-        if (connection.qp.load() != qp)
-            return; // its channel went while we waited
-        auto &channel = static_cast<ShmChannel &>(*qp->channel);
-        if (auto *ack = std::get_if<shm::Ack>(&message))
-            channel.acknowledged(*ack, Hold::Shared);
-        else
-            channel.arrived(raw, message);
+        with_qp(connection, [&](SoftQp &qp) {
+            if (answered)
+                apply_answered(connection, qp, *answered);
+            ShmChannel *channel = channel_of(connection, qp);
+            if (channel == nullptr)
+                return;
+            if (auto *ack = std::get_if<shm::Ack>(&message))
+                channel->acknowledged(*ack, Hold::Shared);
+            else
+                channel->arrived(raw, message);
+        });
     }
 
     // Teardown, invalidating Sends and garbage: wire lock exclusive.
@@ -639,12 +687,26 @@ void ShmChannel::fail_peer()
 
 void ShmChannel::answer(std::uint64_t sequence, NTSTATUS status)
 {
+    // Requests are answered in order, so a success is the link's counter moving to it (no
+    // message); an error is an Ack message, behind the counter that covers every request
+    // before it.
+    if (status == STATUS_SUCCESS) {
+        connection_->link.publish_answered(sequence);
+        return;
+    }
     // An error answer puts the initiator's QP in the error state (digest 4.2), which completes
     // what it sent after this request CANCELLED: none of that is taken here, as a responder
     // that NAKs a request executes none behind it.
-    if (status != STATUS_SUCCESS)
-        refusing_ = true;
+    refusing_ = true;
     (void)connection_->link.send(shm::Ack{sequence, static_cast<std::uint32_t>(status)});
+}
+
+bool ShmChannel::answered_next(std::uint64_t sequence, Hold hold)
+{
+    if (in_flight_.empty() || in_flight_.front().sequence > sequence)
+        return false;
+    acknowledged({in_flight_.front().sequence, static_cast<std::uint32_t>(STATUS_SUCCESS)}, hold);
+    return true;
 }
 
 void ShmChannel::acknowledged(const shm::Ack &ack, Hold hold)
