@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
+#include <vector>
 #include <thread>
 
 namespace {
@@ -152,6 +154,58 @@ TEST_F(FaultLayer, BadValuesAreRefusedWithAReason)
     EXPECT_NE(reply.find("NdkNothing"), std::string::npos) << reply;
     EXPECT_STATUS(STATUS_INVALID_PARAMETER, adapter->set_knob("hold", "NdkNothing", reply));
     EXPECT_THROW(ndk::Adapter::open("soft", "request_mode=never"), ndk::Error);
+}
+
+// A closed object's face is retired (FaultAdapter::retire): a call on its handle, or the handle
+// given as an argument, is refused without reaching the provider's freed object
+// (INVALID_HANDLE for the object called, INVALID_PARAMETER for an argument, docs/semantics.md
+// OBJECT-OWN), whether the close completed inline or pended.
+TEST(FaultLayerFaces, AClosedObjectsHandleIsRefusedNotForwarded)
+{
+    for (const char *options : {"", "close_mode=pending"}) {
+        SCOPED_TRACE(options);
+        ndktest::RawAdapter a(options);
+        NDK_CQ *cq = a.cq(8);
+        NDK_PD *pd = a.pd();
+        ASSERT_TRUE(cq && pd);
+        ndktest::Record &closed = a.record();
+        NTSTATUS status = ndktest::close_with(cq, closed);
+        if (status == STATUS_PENDING)
+            ASSERT_TRUE(closed.wait());
+        else
+            ASSERT_STATUS(STATUS_SUCCESS, status);
+        ndktest::Record &resized = a.record();
+        EXPECT_STATUS(STATUS_INVALID_HANDLE,
+                      cq->Dispatch->NdkResizeCq(cq, 16, ndktest::Record::request, &resized));
+        NDK_QP *qp = nullptr;
+        ndktest::Record &created = a.record();
+        EXPECT_STATUS(STATUS_INVALID_PARAMETER,
+                      pd->Dispatch->NdkCreateQp(pd, cq, cq, nullptr, 4, 4, 1, 1, 0,
+                                                ndktest::Record::create, &created, &qp));
+        EXPECT_EQ(resized.count() + created.count(), 0);
+    }
+}
+
+// An adapter whose objects come and go keeps as many faces as it has objects open plus the
+// retired ones waiting (64), not one per object it ever made; a face is not made again for the
+// next 64 objects after its close.
+TEST(FaultLayerFaces, FacesOfClosedObjectsAreMadeAgainLater)
+{
+    ndktest::RawAdapter a;
+    std::set<void *> faces;
+    std::vector<void *> order;
+    for (int i = 0; i < 1000; ++i) {
+        NDK_CQ *cq = a.cq(8);
+        ASSERT_NE(cq, nullptr);
+        faces.insert(cq);
+        order.push_back(cq);
+        ndktest::Record &closed = a.record();
+        ASSERT_STATUS(STATUS_SUCCESS, ndktest::close_with(cq, closed));
+    }
+    EXPECT_LE(faces.size(), 66u);
+    for (size_t i = 0; i < order.size(); ++i)
+        for (size_t j = i + 1; j < order.size() && j <= i + 64; ++j)
+            ASSERT_NE(order[i], order[j]) << "a face made again " << j - i << " closes later";
 }
 
 } // namespace

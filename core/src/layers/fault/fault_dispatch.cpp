@@ -138,7 +138,18 @@ Face *FaultAdapter::wrap(NDK_OBJECT_HEADER *inner, NDK_OBJECT_TYPE type)
 {
     if (inner == nullptr)
         return nullptr;
-    auto face = std::make_unique<Face>();
+    Face *face = nullptr;
+    {
+        std::lock_guard lock(mu_);
+        if (retired_.size() > kRetiredKept) {
+            face = retired_.front();
+            retired_.pop_front();
+        } else {
+            faces_.push_back(std::make_unique<Face>());
+            face = faces_.back().get();
+            own_.insert(face);
+        }
+    }
     // The provider's header as it made it (version, type, NdkReserved, digest 1.0), so that
     // whoever checks it above sees the provider's.  From here on the face's NdkReserved is the
     // consumer's: what the provider writes into its own object's later is not seen through
@@ -158,19 +169,29 @@ Face *FaultAdapter::wrap(NDK_OBJECT_HEADER *inner, NDK_OBJECT_TYPE type)
         default: break;
         }
     }
-    face->magic = kFaceMagic;
     face->inner = reinterpret_cast<AnyObject *>(inner);
     face->adapter = this;
+    face->results.store(nullptr, std::memory_order_relaxed); // a CQ's, kept in cq_results_
+    ++face->generation;
+    face->magic = kFaceMagic;
+    return face;
+}
+
+void FaultAdapter::retire(Face *face, uint64_t generation)
+{
     std::lock_guard lock(mu_);
-    own_.insert(face.get());
-    faces_.push_back(std::move(face));
-    return faces_.back().get();
+    if (face->magic != kFaceMagic || face->generation != generation ||
+        face == faces_.front().get())
+        return;
+    face->magic = kRetiredFaceMagic;
+    face->inner = nullptr;
+    retired_.push_back(face);
 }
 
 bool FaultAdapter::owns(const void *object)
 {
     std::lock_guard lock(mu_);
-    return own_.count(object) != 0;
+    return own_.count(object) != 0 && static_cast<const Face *>(object)->magic == kFaceMagic;
 }
 
 // Made on first use, not with every CQ: a CqResults (its deque allocates a block at once) for

@@ -100,6 +100,8 @@ void deliver(const CallbackRecord &r, Deliver deliver)
 inline void relay_void(PVOID context)
 {
     const CallbackRecord &r = record_of(context);
+    if (r.retires != nullptr) // a close's completion: the object is gone
+        r.adapter->retire(r.retires, r.retires_generation);
     deliver(r, [&r] { r.consumer<VoidCallback>()(r.context); });
 }
 inline void relay_status(PVOID context, NTSTATUS status)
@@ -317,6 +319,9 @@ struct Forward<Name, Member, R(Self, A...)> {
                 result = created(adapter, in, result);
             if constexpr (kCompletion != kCount)
                 result = maybe_pend(adapter, in, result, saved, slot);
+            if constexpr (kKind == Injection::Kind::Close)
+                if (result == STATUS_SUCCESS) // closed inline: no completion follows
+                    adapter.retire(face, face->generation);
             if constexpr (kCompletion != kCount)
                 if (injection.active())
                     complete_after_inline(adapter, in, result);
@@ -455,6 +460,12 @@ private:
                                                     std::get<I>(in), created, I - 1 == kCompletion);
             record->cq_notification =
                 Name.view() == std::string_view("NdkCreateCq") && I - 1 != kCompletion;
+            if constexpr (kKind == Injection::Kind::Close) {
+                if (I - 1 == kCompletion) {
+                    record->retires = face_of(std::get<0>(in));
+                    record->retires_generation = record->retires->generation;
+                }
+            }
             return static_cast<PVOID>(record);
         } else {
             return to_inner(std::get<I>(in));
@@ -526,7 +537,7 @@ private:
             // them: no completion follows the close's (digest 3.1).
             if (slot == 0 && result == STATUS_SUCCESS && completion_of(in).function != nullptr &&
                 adapter.miniport.deferrer.busy(&adapter)) {
-                defer(adapter, completion_of(in), result, nullptr);
+                defer(adapter, completion_of(in), result, nullptr, 0, 1, face_of(std::get<0>(in)));
                 return STATUS_PENDING;
             }
         }
@@ -575,22 +586,30 @@ private:
                             kind != Injection::Kind::Close
                         ? 2
                         : 1;
-        defer(adapter, completion_of(in), result, object, slot, times);
+        Face *closed = nullptr;
+        if constexpr (kind == Injection::Kind::Close)
+            closed = result == STATUS_SUCCESS ? face_of(std::get<0>(in)) : nullptr;
+        defer(adapter, completion_of(in), result, object, slot, times, closed);
         return STATUS_PENDING;
     }
 
     // The consumer's completion with `status`, from the layer's thread, in `slot` (0: at the
     // end of the queue).
+    // `closed`: the face of an object whose close succeeded, retired when the completion runs.
     static void defer(FaultAdapter &adapter, Completion completion, NTSTATUS status,
-                      NDK_OBJECT_HEADER *object, uint64_t slot = 0, int times = 1)
+                      NDK_OBJECT_HEADER *object, uint64_t slot = 0, int times = 1,
+                      Face *closed = nullptr)
     {
         if constexpr (kCompletion != kCount) {
             using Callback = std::tuple_element_t<kCompletion, Args>;
             auto callback = reinterpret_cast<Callback>(completion.function);
             PVOID context = completion.context;
-            Deferrer::Job job = [callback, context, status, object, times] {
+            uint64_t generation = closed != nullptr ? closed->generation : 0;
+            Deferrer::Job job = [callback, context, status, object, times, closed, generation] {
                 (void)status; // not every completion shape takes them
                 (void)object;
+                if (closed != nullptr)
+                    closed->adapter->retire(closed, generation);
                 for (int i = 0; i < times; ++i) {
                     if constexpr (std::is_same_v<Callback, CreateCallback>)
                         callback(context, status, object);

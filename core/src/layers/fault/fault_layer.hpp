@@ -57,8 +57,15 @@ struct Face {
     // reorder_completions), owned by the adapter; made the first time one of those knobs acts
     // on the CQ (FaultAdapter::results_of), nullptr until then and for other objects.
     std::atomic<CqResults *> results{nullptr};
+    // Which object of those the face has stood for (FaultAdapter::wrap counts them), so that a
+    // late retire for an earlier one leaves a face made again alone.
+    uint64_t generation = 0;
 };
 inline constexpr uint64_t kFaceMagic = 0x4e444b4641434531ull; // "NDKFACE1"
+// A face whose object's close completed (FaultAdapter::retire): face_of() no longer finds it,
+// so a call on the closed object is STATUS_INVALID_HANDLE, not a call into freed memory, until
+// the face is made again for another object.
+inline constexpr uint64_t kRetiredFaceMagic = 0x4e444b4641434530ull; // "NDKFACE0"
 
 // Face of an object pointer, or nullptr when it is not one of this layer's.
 inline Face *face_of(const void *object)
@@ -76,6 +83,9 @@ struct CallbackRecord {
     bool completion = false; // a create, request or close completion (not an event)
     bool cq_notification = false; // the notification callback of NdkCreateCq
     FaultAdapter *adapter = nullptr;
+    // A close's completion: the face it retires (and which of its objects) when it is called.
+    Face *retires = nullptr;
+    uint64_t retires_generation = 0;
     template <class Fn>
     Fn consumer() const
     {
@@ -304,7 +314,13 @@ public:
 
     // A face for the provider's object (nullptr stays nullptr).
     Face *wrap(NDK_OBJECT_HEADER *inner, NDK_OBJECT_TYPE type);
-    // Whether `object` is one of this adapter's faces, by its address alone (it is not read).
+    // The object of `face` closed: its face is made again for a later object (after
+    // kRetiredKept other closes), so an adapter whose objects come and go keeps as many faces
+    // as it has objects open, not one for every object it ever had.  A second call (a close
+    // completed twice) and the adapter's own face change nothing.
+    void retire(Face *face, uint64_t generation);
+    // Whether `object` is one of this adapter's faces of an open object, by its address (read
+    // only once the address is known to be a face).
     bool owns(const void *object);
     CallbackRecord *record(void (*function)(), PVOID context, NDK_OBJECT_TYPE created,
                            bool completion);
@@ -313,8 +329,12 @@ public:
 
 private:
     std::mutex mu_;
+    // Retired faces wait this many closes before they are made again: a closed object's
+    // handle used soon after its close is refused, not taken for a newer object.
+    static constexpr size_t kRetiredKept = 64;
     std::deque<std::unique_ptr<Face>> faces_;
     std::unordered_set<const void *> own_; // the faces' addresses
+    std::deque<Face *> retired_;           // oldest first
     std::deque<std::unique_ptr<CallbackRecord>> records_;
     std::deque<std::unique_ptr<CqResults>> cq_results_;
 };
