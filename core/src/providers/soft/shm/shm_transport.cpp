@@ -478,14 +478,15 @@ private:
             // before an error Ack complete first (ShmLink::take_answered).  Taken even when
             // the connection is gone, or the link would look busy for ever.
             const std::optional<std::uint64_t> answered = link.take_answered();
-            if (!connection)
-                continue;
             if (!message) {
-                if (answered)
-                    with_qp(*connection, [&](SoftQp &qp) { apply_answered(*connection, qp, *answered); });
+                if (connection && answered)
+                    with_qp(*connection,
+                            [&](SoftQp &qp) { apply_answered(*connection, qp, *answered); });
                 return;
             }
-            on_message(*connection, answered, std::span<const std::byte>(buffer_.data(), length));
+            if (connection)
+                on_message(*connection, answered,
+                           std::span<const std::byte>(buffer_.data(), length));
         }
     }
 
