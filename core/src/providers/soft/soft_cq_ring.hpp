@@ -1,12 +1,19 @@
 // The completions of a soft CQ waiting to be polled: a single-producer, single-consumer ring
-// with no lock of its own (docs/performance.md, "One thread").
+// with no lock of its own (docs/performance.md, "One thread" and "Two threads, inproc").
 //  - One producer at a time: whoever pushes holds the lock that serializes the CQ's producers
 //    (post_result, soft_objects.hpp: the connection's lock, the CQ's completion lock or the wire
 //    lock exclusive).
 //  - One consumer at a time: the consumer serializes NdkGetCqResults and NdkArmCq on one CQ
 //    (digest 4.1), so pop runs on one thread at a time, beside a push.
-// The producer publishes a slot by the release store of `tail_`, the consumer frees it by the
-// release store of `head_`; positions are absolute counts, a slot is `position & mask`.
+// Each slot carries its own publication, as a verbs CQE carries its owner bit: the producer
+// writes the result, then the slot's `sequence` (its position + 1) with a release store; the
+// consumer takes the slot at `head_` once its acquire load of that sequence finds the position
+// there.  So a poll reads one line the producer wrote per completion (the slot), and an empty
+// poll spins on the slot it will take next, not on a producer's counter.  `tail_` stays the
+// producers' count of pushes (for `pushed()` and `available()`), written after the slot's
+// sequence; the consumer frees slots by the release store of `head_`.  Positions are absolute
+// counts, a slot is `position & mask`, and a slot left from an earlier lap holds a sequence
+// smaller than the one wanted.
 #pragma once
 
 #include "ndk/ndkpi.h"
@@ -22,13 +29,15 @@ namespace ndk::soft {
 
 class CqRing {
 public:
-    // Completions waiting: exact on the consumer's thread, a snapshot anywhere else.
+    // Completions waiting: a snapshot (the consumer may have taken a slot whose push has not
+    // yet counted itself in `tail_`; never below zero).
     ULONG available() const
     {
         if (failed_.load(std::memory_order_acquire))
             return 0;
-        return static_cast<ULONG>(tail_.load(std::memory_order_acquire) -
-                                  head_.load(std::memory_order_acquire));
+        uint64_t tail = tail_.load(std::memory_order_acquire);
+        uint64_t head = head_.load(std::memory_order_acquire);
+        return tail > head ? static_cast<ULONG>(tail - head) : 0;
     }
 
     // Results ever pushed (an absolute count): exact under the producers' serialization or
@@ -52,18 +61,19 @@ public:
         // The consumer's position as last seen: it only moves on, so the count is at most
         // this.  Read again (a line the consumer writes) only when it looks full.
         uint64_t count = tail - head_seen_;
-        if (storage == nullptr || count >= depth || count == storage->slots.size()) {
+        if (storage == nullptr || count >= depth || count == storage->capacity) {
             head_seen_ = head_.load(std::memory_order_acquire); // the slots before it are free
             count = tail - head_seen_;
         }
         if (count >= depth)
             return false;
-        if (storage == nullptr || count == storage->slots.size())
+        if (storage == nullptr || count == storage->capacity)
             storage = grow(depth, tail);
-        NDK_RESULT_EX &slot = storage->slots[tail & storage->mask];
-        slot = NDK_RESULT_EX{};
-        fill(slot);
-        tail_.store(tail + 1, std::memory_order_release); // publishes the slot
+        Slot &slot = storage->at(tail);
+        slot.result = NDK_RESULT_EX{};
+        fill(slot.result);
+        slot.sequence.store(tail + 1, std::memory_order_release); // publishes the slot
+        tail_.store(tail + 1, std::memory_order_release);          // counts the push
         return true;
     }
 
@@ -71,18 +81,10 @@ public:
     template <class Result, class Convert>
     ULONG pop(Result *out, ULONG n, Convert &&convert)
     {
-        uint64_t tail = tail_.load(std::memory_order_acquire); // the slots before it are whole
-        uint64_t head = head_.load(std::memory_order_relaxed); // written by the consumer only
-        if (tail == head || failed_.load(std::memory_order_acquire))
+        if (failed_.load(std::memory_order_acquire))
             return 0;
-        // Loaded after `tail_`: storage that holds every slot before it (grow() publishes the
-        // new storage before any slot written there).
         const Storage *storage = storage_.load(std::memory_order_acquire);
-        ULONG taken = static_cast<ULONG>(std::min<uint64_t>(n, tail - head));
-        for (ULONG i = 0; i < taken; ++i)
-            out[i] = convert(storage->slots[(head + i) & storage->mask]);
-        head_.store(head + taken, std::memory_order_release); // frees the slots
-        return taken;
+        return storage == nullptr ? 0 : take(*storage, out, n, convert);
     }
 
     // The CQ error state (digest 1.3): what it holds is dropped and nothing is handed out or
@@ -94,39 +96,89 @@ public:
     bool fits(ULONG depth) const { return available() <= depth; }
 
 private:
+    friend struct CqRingProbe; // the unit test's view of a consumer still holding an old storage
+
+    // One result and its publication in one cache line: the consumer's poll of a slot is one
+    // line the producer wrote.
+    struct alignas(64) Slot {
+        NDK_RESULT_EX result{};
+        std::atomic<uint64_t> sequence{0}; // position + 1 once the result is there
+    };
+    static_assert(sizeof(Slot) == 64, "a slot is one cache line");
+
     struct Storage {
-        explicit Storage(size_t capacity) : slots(capacity), mask(capacity - 1) {}
-        std::vector<NDK_RESULT_EX> slots; // a power of two
+        explicit Storage(size_t count)
+            : slots(std::make_unique<Slot[]>(count)), capacity(count), mask(count - 1)
+        {
+        }
+        Slot &at(uint64_t position) { return slots[position & mask]; }
+        const Slot &at(uint64_t position) const { return slots[position & mask]; }
+        std::unique_ptr<Slot[]> slots; // a power of two of them
+        uint64_t capacity;
         uint64_t mask;
     };
 
+    // The slots from `head_` on that `storage` shows published.  Any storage the producer
+    // made: the current one, made before the slots it holds were published, or an older one,
+    // never written after the next was made, whose slots past that point hold earlier laps'
+    // sequences and so are not taken (the next pop reads the current one).  Slots are
+    // published in order (one producer at a time), so the acquire load that finds one makes
+    // every slot before it whole: a poll for `n` that finds the n-th there copies the n
+    // without reading each one's sequence.
+    template <class Result, class Convert>
+    ULONG take(const Storage &storage, Result *out, ULONG n, Convert &&convert)
+    {
+        uint64_t head = head_.load(std::memory_order_relaxed); // written by the consumer only
+        auto published = [&](uint64_t position) {
+            return storage.at(position).sequence.load(std::memory_order_acquire) == position + 1;
+        };
+        if (n == 0 || !published(head))
+            return 0; // the empty poll: one line, the slot it will take next
+        ULONG ready = 1;
+        if (n > 1 && published(head + n - 1))
+            ready = n;
+        else
+            while (ready < n && published(head + ready))
+                ++ready;
+        for (ULONG i = 0; i < ready; ++i)
+            out[i] = convert(storage.at(head + i).result);
+        head_.store(head + ready, std::memory_order_release); // frees the slots
+        return ready;
+    }
+
     // Full at `tail`: a storage twice as large (at least the depth's power of two when that is
-    // smaller), holding the waiting slots at their positions.  The old storage is kept until
-    // the CQ goes, since a pop may still be reading it; together they are less than twice the
-    // last.
+    // smaller), holding the waiting slots at their positions with their sequences, so that
+    // they stand published there too.  The old storage is kept until the CQ goes, since a pop
+    // may still be reading it, and is never written again; together they are less than twice
+    // the last.
     Storage *grow(ULONG depth, uint64_t tail)
     {
         Storage *old = storage_.load(std::memory_order_relaxed);
-        size_t wanted = old == nullptr ? 16 : old->slots.size() * 2;
+        size_t wanted = old == nullptr ? 16 : old->capacity * 2;
         size_t capacity = std::min<size_t>(wanted, std::bit_ceil(size_t{depth}));
         auto bigger = std::make_unique<Storage>(std::max<size_t>(capacity, 1));
         if (old != nullptr)
-            for (uint64_t at = head_.load(std::memory_order_acquire); at != tail; ++at)
-                bigger->slots[at & bigger->mask] = old->slots[at & old->mask];
+            for (uint64_t at = head_.load(std::memory_order_acquire); at != tail; ++at) {
+                const Slot &from = old->at(at);
+                Slot &to = bigger->at(at);
+                to.result = from.result;
+                to.sequence.store(at + 1, std::memory_order_relaxed); // storage_ publishes it
+            }
         Storage *published = bigger.get();
         storages_.push_back(std::move(bigger));
         storage_.store(published, std::memory_order_release);
         return published;
     }
 
-    // The consumer's position, then the producer's, each in its own cache line: each side
-    // writes one line, and the producer reads the consumer's only when the ring looks full.
+    // Three lines: the consumer's position; the producers' count and what only they use; and
+    // what both sides read and the producers write rarely (at growth and failure), so that
+    // reading it never waits for the other core.
     alignas(64) std::atomic<uint64_t> head_{0};
     alignas(64) std::atomic<uint64_t> tail_{0};
-    uint64_t head_seen_ = 0; // the producers': `head_` when last read
-    std::atomic<Storage *> storage_{nullptr};
-    std::atomic<bool> failed_{false};
+    uint64_t head_seen_ = 0;                         // the producers': `head_` when last read
     std::vector<std::unique_ptr<Storage>> storages_; // the producers': every storage made
+    alignas(64) std::atomic<Storage *> storage_{nullptr};
+    std::atomic<bool> failed_{false};
 };
 
 } // namespace ndk::soft
