@@ -208,4 +208,30 @@ TEST(FaultLayerFaces, FacesOfClosedObjectsAreMadeAgainLater)
             ASSERT_NE(order[i], order[j]) << "a face made again " << j - i << " closes later";
 }
 
+// The records of a closed object's callbacks are made again for later calls: with creates and
+// closes pending (each completion relayed through a record), every one of 300 create + close
+// rounds still gets its own completions, once each, with its own context and object.
+TEST(FaultLayerFaces, CompletionsStayTheirCallersWhileRecordsAreMadeAgain)
+{
+    ndktest::RawAdapter a("create_mode=pending;close_mode=pending");
+    std::set<void *> faces;
+    for (int i = 0; i < 300; ++i) {
+        ndktest::Record &created = a.record();
+        NDK_PD *pd = nullptr;
+        ASSERT_STATUS(STATUS_PENDING,
+                      a.d().NdkCreatePd(a.get(), ndktest::Record::create, &created, &pd));
+        ASSERT_TRUE(created.wait());
+        ASSERT_STATUS(STATUS_SUCCESS, created.status());
+        auto *made = reinterpret_cast<NDK_PD *>(created.object());
+        ASSERT_NE(made, nullptr);
+        faces.insert(made);
+        ndktest::Record &closed = a.record();
+        ASSERT_STATUS(STATUS_PENDING, ndktest::close_with(made, closed));
+        ASSERT_TRUE(closed.wait());
+        EXPECT_EQ(created.count(), 1);
+        EXPECT_EQ(closed.count(), 1);
+    }
+    EXPECT_LE(faces.size(), 66u);
+}
+
 } // namespace

@@ -129,6 +129,22 @@ const void *layer_dispatch(NDK_OBJECT_TYPE type)
     }
 }
 
+// The oldest retired T once more than kRetiredKept wait (FaultAdapter::retire), else a new one
+// kept in `all` for the adapter's life (`fresh`).  mu_ held.
+template <class T>
+T *FaultAdapter::reuse_or_make(std::deque<T *> &retired, std::deque<std::unique_ptr<T>> &all,
+                               bool &fresh)
+{
+    fresh = retired.size() <= kRetiredKept;
+    if (fresh) {
+        all.push_back(std::make_unique<T>());
+        return all.back().get();
+    }
+    T *again = retired.front();
+    retired.pop_front();
+    return again;
+}
+
 FaultAdapter::FaultAdapter(FaultMiniport &miniport, NDK_ADAPTER *inner) : miniport(miniport)
 {
     wrap(&inner->Header, NdkObjectTypeAdapter);
@@ -141,14 +157,10 @@ Face *FaultAdapter::wrap(NDK_OBJECT_HEADER *inner, NDK_OBJECT_TYPE type)
     Face *face = nullptr;
     {
         std::lock_guard lock(mu_);
-        if (retired_.size() > kRetiredKept) {
-            face = retired_.front();
-            retired_.pop_front();
-        } else {
-            faces_.push_back(std::make_unique<Face>());
-            face = faces_.back().get();
+        bool fresh = false;
+        face = reuse_or_make(retired_, faces_, fresh);
+        if (fresh)
             own_.insert(face);
-        }
     }
     // The provider's header as it made it (version, type, NdkReserved, digest 1.0), so that
     // whoever checks it above sees the provider's.  From here on the face's NdkReserved is the
@@ -185,7 +197,31 @@ void FaultAdapter::retire(Face *face, uint64_t generation)
         return;
     face->magic = kRetiredFaceMagic;
     face->inner = nullptr;
+    for (CallbackRecord *record : face->records)
+        retire_record(record);
+    face->records.clear(); // its capacity stays for the face's next object
     retired_.push_back(face);
+}
+
+void FaultAdapter::adopt(Face *face, CallbackRecord *first, CallbackRecord *second)
+{
+    std::lock_guard lock(mu_);
+    for (CallbackRecord *record : {first, second}) {
+        if (record == nullptr || record->owner != CallbackRecord::Owner::Fresh)
+            continue;
+        if (face != nullptr && face->magic == kFaceMagic) {
+            record->owner = CallbackRecord::Owner::Face;
+            face->records.push_back(record);
+        } else {
+            retire_record(record);
+        }
+    }
+}
+
+void FaultAdapter::retire_record(CallbackRecord *record)
+{
+    record->owner = CallbackRecord::Owner::Retired;
+    retired_records_.push_back(record);
 }
 
 bool FaultAdapter::owns(const void *object)
@@ -210,15 +246,20 @@ CqResults &FaultAdapter::results_of(Face &cq)
 CallbackRecord *FaultAdapter::record(void (*function)(), PVOID context, NDK_OBJECT_TYPE created,
                                      bool completion)
 {
-    auto record = std::make_unique<CallbackRecord>();
+    CallbackRecord *record = nullptr;
+    {
+        std::lock_guard lock(mu_);
+        bool fresh = false;
+        record = reuse_or_make(retired_records_, records_, fresh);
+        if (!fresh)
+            *record = CallbackRecord{};
+    }
     record->function = function;
     record->context = context;
     record->created = created;
     record->completion = completion;
     record->adapter = this;
-    std::lock_guard lock(mu_);
-    records_.push_back(std::move(record));
-    return records_.back().get();
+    return record;
 }
 
 } // namespace ndk::fault

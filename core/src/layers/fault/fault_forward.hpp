@@ -16,6 +16,7 @@
 #include "layers/fault/fault_layer.hpp"
 #include "providers/kit/kit_functions.hpp"
 
+#include <array>
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
@@ -85,7 +86,8 @@ constexpr bool is_callback =
 inline CallbackRecord &record_of(PVOID context) { return *static_cast<CallbackRecord *>(context); }
 
 // Deliver a consumer callback now, or behind what the adapter has queued when it is a
-// completion (Deferrer).
+// completion (Deferrer).  `deliver` holds copies of what it needs, not the record: the record
+// may be retired (its object closed) before a queued delivery runs.
 template <class Deliver>
 void deliver(const CallbackRecord &r, Deliver deliver)
 {
@@ -100,31 +102,42 @@ void deliver(const CallbackRecord &r, Deliver deliver)
 inline void relay_void(PVOID context)
 {
     const CallbackRecord &r = record_of(context);
-    if (r.retires != nullptr) // a close's completion: the object is gone
+    auto callback = r.consumer<VoidCallback>();
+    PVOID consumer_context = r.context;
+    if (r.retires != nullptr) // a close's completion: the object is gone, and its records
         r.adapter->retire(r.retires, r.retires_generation);
-    deliver(r, [&r] { r.consumer<VoidCallback>()(r.context); });
+    deliver(r, [callback, consumer_context] { callback(consumer_context); });
 }
 inline void relay_status(PVOID context, NTSTATUS status)
 {
     const CallbackRecord &r = record_of(context);
+    auto callback = r.consumer<StatusCallback>();
+    PVOID consumer_context = r.context;
     if (r.cq_notification &&
         r.adapter->miniport.injection.misbehave() == Misbehave::NotifyTwice) {
         // Broken on purpose: a second notification for one arm, after the first returned (3.2).
-        r.consumer<StatusCallback>()(r.context, status);
+        callback(consumer_context, status);
     }
-    deliver(r, [&r, status] { r.consumer<StatusCallback>()(r.context, status); });
+    deliver(r, [callback, consumer_context, status] { callback(consumer_context, status); });
 }
 inline void relay_reason(PVOID context, ULONG reason)
 {
     const CallbackRecord &r = record_of(context);
     r.consumer<ReasonCallback>()(r.context, reason);
 }
+// A create that pended completes: its object gets a face, which takes the call's records
+// (retired at once when nothing was made).
 inline void relay_create(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *object)
 {
-    const CallbackRecord &r = record_of(context);
+    auto &r = record_of(context);
+    auto callback = r.consumer<CreateCallback>();
+    PVOID consumer_context = r.context;
     Face *face = r.adapter->wrap(object, r.created);
+    r.adapter->adopt(face, &r, r.sibling);
     NDK_OBJECT_HEADER *header = face ? &face->Header : nullptr;
-    deliver(r, [&r, status, header] { r.consumer<CreateCallback>()(r.context, status, header); });
+    deliver(r, [callback, consumer_context, status, header] {
+        callback(consumer_context, status, header);
+    });
 }
 inline void relay_connect(PVOID context, NDK_CONNECTOR *connector)
 {
@@ -220,6 +233,9 @@ struct Forward<Name, Member, R(Self, A...)> {
                                             kCreated == NdkObjectTypeUndefined &&
                                             kReturns != kit::Returns::Close;
     // Index of the consumer's completion callback, kCount when the call has none.
+    // How many callbacks the function takes (records_made holds two).
+    static constexpr size_t kCallbacks = ((is_callback<A> ? 1 : 0) + ... + 0);
+    static_assert(kCallbacks <= 2);
     static constexpr size_t kCompletion = [] {
         size_t at = kCount, i = 0;
         ((at = is_callback<A> ? i + 1 : at, ++i), ...);
@@ -300,6 +316,8 @@ struct Forward<Name, Member, R(Self, A...)> {
                 if (injection.active() && completion_of(in).function != nullptr &&
                     injection.should_pend(kKind))
                     slot = adapter.miniport.deferrer.reserve(&adapter);
+            [[maybe_unused]] const std::array<CallbackRecord *, 2> made =
+                records_made(in, out, std::make_index_sequence<kCount>{});
             R result{};
             if constexpr (kGetResults) {
                 const Misbehave misbehave = injection.misbehave();
@@ -315,8 +333,11 @@ struct Forward<Name, Member, R(Self, A...)> {
             } else {
                 result = std::apply(function, out);
             }
+            Face *made_face = nullptr;
             if constexpr (kCreated != NdkObjectTypeUndefined)
-                result = created(adapter, in, result);
+                result = created(adapter, in, result, made_face);
+            if constexpr (kCallbacks > 0)
+                own_records(adapter, *face, in, out, made, result, made_face);
             if constexpr (kCompletion != kCount)
                 result = maybe_pend(adapter, in, result, saved, slot);
             if constexpr (kKind == Injection::Kind::Close)
@@ -507,14 +528,56 @@ private:
     // The out-parameter (the last argument of every NdkCreateXxx).
     static auto &out_param(Args &in) { return *std::get<kCount - 1>(in); }
 
-    // An object created inline becomes a face.
-    static NTSTATUS created(FaultAdapter &adapter, Args &in, NTSTATUS result)
+    // The records inner_args made for the call's callbacks, in argument order (a create's
+    // notification before its completion), nullptr where there are fewer than two.
+    template <size_t... I>
+    static std::array<CallbackRecord *, 2> records_made(Args &in, Args &out,
+                                                        std::index_sequence<I...>)
+    {
+        std::array<CallbackRecord *, 2> made{};
+        size_t n = 0;
+        auto take = [&](auto index) {
+            constexpr size_t J = decltype(index)::value;
+            if constexpr (follows_callback<J>())
+                if (std::get<J - 1>(in) != nullptr)
+                    made[n++] = static_cast<CallbackRecord *>(std::get<J>(out));
+        };
+        (take(std::integral_constant<size_t, I>{}), ...);
+        return made;
+    }
+
+    // Whose the call's records are: the object it made (when the create pends at the
+    // provider, its completion takes the other record along, relay_create), nobody's when a
+    // create failed (retired now: the provider calls nothing of a failed call, digest 1.0),
+    // else the object called.
+    static void own_records(FaultAdapter &adapter, Face &called, Args &in, Args &out,
+                            const std::array<CallbackRecord *, 2> &made, NTSTATUS result,
+                            Face *made_face)
+    {
+        if constexpr (kCreated == NdkObjectTypeUndefined) {
+            adapter.adopt(&called, made[0], made[1]);
+        } else if (result == STATUS_PENDING) {
+            if constexpr (kCompletion != kCount) {
+                if (std::get<kCompletion>(in) == nullptr)
+                    return; // nothing will say what was made: the records stay the adapter's
+                auto *completion = static_cast<CallbackRecord *>(std::get<kCompletion + 1>(out));
+                completion->sibling = made[0] == completion ? made[1] : made[0];
+            }
+        } else {
+            adapter.adopt(result == STATUS_SUCCESS ? made_face : nullptr, made[0], made[1]);
+        }
+    }
+
+    // An object created inline becomes a face (`made`).
+    static NTSTATUS created(FaultAdapter &adapter, Args &in, NTSTATUS result, Face *&made)
     {
         if (result == STATUS_SUCCESS && std::get<kCount - 1>(in) != nullptr) {
             auto &object = out_param(in);
             using O = std::remove_reference_t<decltype(object)>;
-            if (object != nullptr)
-                object = reinterpret_cast<O>(adapter.wrap(&object->Header, kCreated));
+            if (object != nullptr) {
+                made = adapter.wrap(&object->Header, kCreated);
+                object = reinterpret_cast<O>(made);
+            }
             // out_param_missing_inline: the object is made (its face stays with the adapter,
             // the provider's object is freed at the adapter's close) and the out-parameter
             // left NULL, although the create returns STATUS_SUCCESS.

@@ -4,8 +4,11 @@
 // create/request/close completion modes and the `misbehave` names visible at the edge
 // (docs/knobs.md, docs/architecture.md).  Every
 // object the consumer holds is a Face: the NDK layout (header, then the layer's dispatch
-// table) and the provider's object behind it.  Faces and the records of callbacks live until
-// their adapter closes, so a late callback or a call on a closed object lands in valid memory.
+// table) and the provider's object behind it.  A face, and the records of the callbacks of
+// the calls made on it or creating it, are retired when the object's close completes and made
+// again only after 64 more (FaultAdapter::retire), so a call on a closed object is refused and
+// a late callback lands in valid memory, while an adapter whose objects come and go does not
+// grow.
 #pragma once
 
 #include "ndk/fault.hpp"
@@ -47,6 +50,7 @@ struct AnyObject {
 // entry of the layer may be called on; an object argument is recognised by its address alone
 // (FaultAdapter::owns), since a foreign pointer may not be readable that far.
 struct CqResults;
+struct CallbackRecord;
 struct Face {
     NDK_OBJECT_HEADER Header;
     const void *Dispatch;
@@ -60,6 +64,8 @@ struct Face {
     // Which object of those the face has stood for (FaultAdapter::wrap counts them), so that a
     // late retire for an earlier one leaves a face made again alone.
     uint64_t generation = 0;
+    // The records of the callbacks of calls on the object or creating it: retired with it.
+    std::vector<CallbackRecord *> records;
 };
 inline constexpr uint64_t kFaceMagic = 0x4e444b4641434531ull; // "NDKFACE1"
 // A face whose object's close completed (FaultAdapter::retire): face_of() no longer finds it,
@@ -86,6 +92,13 @@ struct CallbackRecord {
     // A close's completion: the face it retires (and which of its objects) when it is called.
     Face *retires = nullptr;
     uint64_t retires_generation = 0;
+    // A pending create's completion: the other record its call made (a CQ's or SRQ's
+    // notification), which belongs to the object it delivers, as this one does.
+    CallbackRecord *sibling = nullptr;
+    // Fresh until its call says whose it is; then a face's (retired with it) or retired (made
+    // again after kRetiredKept others).  A record is adopted once: a create completion called
+    // twice does not put it in two faces.
+    enum class Owner { Fresh, Face, Retired } owner = Owner::Fresh;
     template <class Fn>
     Fn consumer() const
     {
@@ -319,6 +332,9 @@ public:
     // as it has objects open, not one for every object it ever had.  A second call (a close
     // completed twice) and the adapter's own face change nothing.
     void retire(Face *face, uint64_t generation);
+    // Records of a call that live as long as `face`'s object (nullptr entries are skipped);
+    // with `face` nullptr (the object was not made), retired now.
+    void adopt(Face *face, CallbackRecord *first, CallbackRecord *second);
     // Whether `object` is one of this adapter's faces of an open object, by its address (read
     // only once the address is known to be a face).
     bool owns(const void *object);
@@ -336,6 +352,10 @@ private:
     std::unordered_set<const void *> own_; // the faces' addresses
     std::deque<Face *> retired_;           // oldest first
     std::deque<std::unique_ptr<CallbackRecord>> records_;
+    std::deque<CallbackRecord *> retired_records_; // oldest first, kept as the faces are
+    void retire_record(CallbackRecord *record); // mu_ held
+    template <class T>
+    T *reuse_or_make(std::deque<T *> &retired, std::deque<std::unique_ptr<T>> &all, bool &fresh);
     std::deque<std::unique_ptr<CqResults>> cq_results_;
 };
 
