@@ -86,14 +86,20 @@ constexpr bool is_callback =
 inline CallbackRecord &record_of(PVOID context) { return *static_cast<CallbackRecord *>(context); }
 
 // Deliver a consumer callback now, or behind what the adapter has queued when it is a
-// completion (Deferrer).  `deliver` holds copies of what it needs, not the record: the record
-// may be retired (its object closed) before a queued delivery runs.
+// completion (Deferrer).  Everything is taken from the record before the relay retires it (a
+// close's completion retires its object's records, a failed create's its own): `Consumer`
+// holds copies, and `completion` and `adapter` are the record's.
+struct Delivery {
+    bool completion;
+    FaultAdapter *adapter;
+    explicit Delivery(const CallbackRecord &r) : completion(r.completion), adapter(r.adapter) {}
+};
 template <class Deliver>
-void deliver(const CallbackRecord &r, Deliver deliver)
+void deliver(Delivery how, Deliver deliver)
 {
-    if (r.completion) {
+    if (how.completion) {
         Deferrer::Job job = deliver;
-        if (r.adapter->miniport.deferrer.post_if_behind(r.adapter, job))
+        if (how.adapter->miniport.deferrer.post_if_behind(how.adapter, job))
             return;
     }
     deliver();
@@ -104,9 +110,10 @@ inline void relay_void(PVOID context)
     const CallbackRecord &r = record_of(context);
     auto callback = r.consumer<VoidCallback>();
     PVOID consumer_context = r.context;
+    const Delivery how(r);
     if (r.retires != nullptr) // a close's completion: the object is gone, and its records
         r.adapter->retire(r.retires, r.retires_generation);
-    deliver(r, [callback, consumer_context] { callback(consumer_context); });
+    deliver(how, [callback, consumer_context] { callback(consumer_context); });
 }
 inline void relay_status(PVOID context, NTSTATUS status)
 {
@@ -118,7 +125,8 @@ inline void relay_status(PVOID context, NTSTATUS status)
         // Broken on purpose: a second notification for one arm, after the first returned (3.2).
         callback(consumer_context, status);
     }
-    deliver(r, [callback, consumer_context, status] { callback(consumer_context, status); });
+    deliver(Delivery(r),
+            [callback, consumer_context, status] { callback(consumer_context, status); });
 }
 inline void relay_reason(PVOID context, ULONG reason)
 {
@@ -132,10 +140,11 @@ inline void relay_create(PVOID context, NTSTATUS status, NDK_OBJECT_HEADER *obje
     auto &r = record_of(context);
     auto callback = r.consumer<CreateCallback>();
     PVOID consumer_context = r.context;
+    const Delivery how(r);
     Face *face = r.adapter->wrap(object, r.created);
     r.adapter->adopt(face, &r, r.sibling);
     NDK_OBJECT_HEADER *header = face ? &face->Header : nullptr;
-    deliver(r, [callback, consumer_context, status, header] {
+    deliver(how, [callback, consumer_context, status, header] {
         callback(consumer_context, status, header);
     });
 }
