@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -402,6 +403,52 @@ TEST_F(ShmProgressInProcess, APollFromInsideTheHandlerServesNothing)
     }
     progress.stop();
     EXPECT_EQ(handler.nested_served, 0);
+}
+
+// A consumer's empty poll looks at the links' rings without the progress mutex
+// (shm_polled_links.hpp), yet never at a link after its remove() returned: here each round's
+// link is removed and destroyed (its segment unmapped, so a poll reading its ring would fault)
+// while another thread spins on polls, a message in its ring or just served.  Every message
+// sent before the removal is received, by the poller or the progress thread.
+TEST_F(ShmProgressInProcess, APollNeverLooksAtALinkRemovedAndDestroyed)
+{
+    Counting handler;
+    ShmProgress progress(handler);
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> served_here{0};
+    std::atomic<std::uint64_t> polls{0};
+    std::thread consumer([&] {
+        for (; !stop; ++polls)
+            served_here += progress.poll_from_consumer() ? 1 : 0;
+    });
+    const std::byte message[16] = {};
+    constexpr int kRounds = 40;
+    for (int round = 0; round < kRounds; ++round) {
+        auto pair = std::make_unique<std::pair<ShmLink, ShmLink>>(link_pair_in_process(dir_, kListen));
+        auto &[active, passive] = *pair;
+        progress.add(passive);
+        const std::uint64_t before = handler.received;
+        ASSERT_EQ(active.send_bytes(message), RingStatus::ok);
+        const auto deadline = Clock::now() + kStepLimit;
+        while (handler.received == before && Clock::now() < deadline)
+            std::this_thread::yield();
+        ASSERT_EQ(handler.received, before + 1) << "round " << round;
+        // One more, removed at once: the poller may be looking at this ring right now.
+        ASSERT_EQ(active.send_bytes(message), RingStatus::ok);
+        progress.remove(passive);
+        pair.reset();
+        // Polls before the next link is made (and mapped, maybe where this one was).
+        const std::uint64_t polled = polls;
+        const auto polls_deadline = Clock::now() + kStepLimit;
+        while (polls < polled + 100 && Clock::now() < polls_deadline)
+            std::this_thread::yield();
+    }
+    stop = true;
+    consumer.join();
+    progress.stop();
+    std::printf("%d links removed under a spinning poller, %llu polls served\n", kRounds,
+                static_cast<unsigned long long>(served_here.load()));
+    EXPECT_EQ(handler.calls_after_remove, 0);
 }
 
 // What the soft provider's knob `quiescent` looks at, it looks at with the progress thread's

@@ -97,6 +97,12 @@ protected:
     std::unique_lock<std::recursive_mutex> consumer_poll()
     {
         spin_.note_poll();
+        return consumer_serve();
+    }
+    // consumer_poll() past its count: for a transport that counted the poll itself and looked
+    // whether anything waits before it asks for the mutex (shm).
+    std::unique_lock<std::recursive_mutex> consumer_serve()
+    {
         if (serving_here())
             return {};
         return std::unique_lock(mutex_, std::try_to_lock);

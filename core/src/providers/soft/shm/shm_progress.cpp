@@ -30,7 +30,8 @@ void ShmProgress::watch_entry(std::uint64_t id, Entry &entry)
         return;
     }
     // Not armed yet: the thread looks at its ring (messages may be there already) before it
-    // sleeps again.
+    // sleeps again; a consumer's poll looks at it once the polled list is made again.
+    polled_.invalidate();
     ShmLink &link = entry.link();
     watch(link.doorbell_fd(), id, Source::primary, EPOLLIN);
     watch(link.peer_fd(), id, Source::pidfd, EPOLLIN);
@@ -39,9 +40,12 @@ void ShmProgress::watch_entry(std::uint64_t id, Entry &entry)
 
 void ShmProgress::unwatch_entry(const Entry &entry)
 {
-    if (entry.kind == Kind::link)
+    if (entry.kind == Kind::link) {
+        // Before the entry goes, and so before its owner may destroy the link: no poll reads
+        // its address from the polled list after this (shm_polled_links.hpp).
+        polled_.invalidate();
         unwatch_link(entry.link());
-    else
+    } else
         unwatch(entry.fd);
 }
 
@@ -63,15 +67,23 @@ ShmLink *ShmProgress::link_of(std::uint64_t id)
 
 bool ShmProgress::poll_from_consumer()
 {
-    const auto lock = consumer_poll();
+    spin_.note_poll();
+    // The empty turn, a spinning consumer's common case, takes no lock (shm_polled_links.hpp).
+    if (polled_.peek() == PolledLinks<ShmLink>::Peek::empty)
+        return false;
+    const auto lock = consumer_serve();
     if (!lock)
         return false; // the progress thread is serving: what it finds, it completes
     const auto serving = serving_from_consumer();
-    if (entries_changed_since(polled_links_made_)) { // made again only when entries came or went
+    if (!polled_.current()) { // made again only when links came, went or ended
         polled_links_.clear();
         for (const auto &[id, entry] : entries_)
-            if (entry.kind == Kind::link)
+            if (entry.kind == Kind::link && !entry.state.gone)
                 polled_links_.push_back(id);
+        polled_.make([this](auto list) {
+            for (const std::uint64_t id : polled_links_)
+                list(entries_.at(id).link());
+        });
     }
     bool served = false;
     // By index: the handler may add or remove entries (and so links) while it runs.
@@ -133,6 +145,7 @@ void ShmProgress::report_gone(std::uint64_t id)
         if (link == nullptr)
             return;
     }
+    polled_.invalidate(); // a poll no longer looks at it
     entries_.at(id).state.gone = true;
     unwatch_link(*link);
     handler_.link_ended(*link);

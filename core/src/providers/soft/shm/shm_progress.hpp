@@ -19,7 +19,8 @@
 //
 // Progress driven by the consumer, as libfabric's providers make progress inside fi_cq_read: a
 // thread that polls and finds nothing calls poll_from_consumer(), which serves the links'
-// rings itself unless the progress thread is serving them right then.  While consumers poll,
+// rings itself unless the progress thread is serving them right then.  A poll that finds every
+// ring empty takes no lock (shm_polled_links.hpp).  While consumers poll,
 // the progress thread leaves the doorbells unarmed and looks at the rings every
 // kConsumerCheckMicroseconds instead of sleeping until rung: a producer then makes no system call per
 // message and wakes no thread, and two busy-polling processes on a small host keep their cores
@@ -33,6 +34,7 @@
 
 #include "providers/soft/os/consumer_spin.hpp"
 #include "providers/soft/shm/shm_link.hpp"
+#include "providers/soft/shm/shm_polled_links.hpp"
 #include "providers/soft/soft_transport_progress.hpp"
 
 #include <cstdint>
@@ -99,10 +101,13 @@ private:
 
     Options options_;
     bool consumers_polling_ = false;           // the thread's view: nap unarmed
-    // poll_from_consumer's list of the links (link_of() skips those gone), under mutex_, as
-    // entries_ stood at entries_changed_ == polled_links_made_.
+    // poll_from_consumer's lists of the links not gone: their addresses, looked at without
+    // mutex_ by an empty poll (polled_), and their ids, served under mutex_ (link_of() skips
+    // those removed or gone since: the handler may remove or end links while it runs).  Made
+    // under mutex_ when polled_ is not current; polled_ is invalidated before a link is added,
+    // removed or ends (watch_entry, unwatch_entry, report_gone).
+    PolledLinks<ShmLink> polled_;
     std::vector<std::uint64_t> polled_links_;
-    std::uint64_t polled_links_made_ = kNeverMade;
 };
 
 } // namespace ndk::soft::shm
