@@ -81,6 +81,19 @@ INSTANTIATE_TEST_SUITE_P(
                     SendCase{30000, 10000, shm::PayloadForm::vectors},
                     SendCase{9000, 3, shm::PayloadForm::vector_list}));
 
+// A small Send's bytes taken straight from the slot (the target's common path, no vectors to
+// open): scattered over a receive of many pieces, byte-exact, nothing past them written.
+TEST(SoftShmInlinePayload, ScattersOverTheReceivesPiecesByteExact)
+{
+    std::vector<unsigned char> source = pattern(64, 5);
+    InlinePayload payload(std::as_bytes(std::span(source)));
+    ASSERT_EQ(payload.length(), 64u);
+    std::vector<unsigned char> receive(100, 0xee);
+    ASSERT_TRUE(payload.copy_to(cut(receive, 7)));
+    EXPECT_TRUE(std::equal(source.begin(), source.end(), receive.begin()));
+    EXPECT_EQ(receive[64], 0xee) << "a byte past the payload was written";
+}
+
 TEST(SoftShmReadPayload, TheResponseIsPushedIntoTheInitiatorsSink)
 {
     std::vector<unsigned char> sink(20000, 0);

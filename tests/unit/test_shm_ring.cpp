@@ -85,6 +85,36 @@ TEST_F(ShmRingLocal, MessageSizesAtTheEdges)
     EXPECT_EQ(popped(), bytes(producer.max_message(), 2));
 }
 
+// A message laid into the slot in place (the link's encoding): published with the length its
+// writer returns; one that does not fit publishes nothing, and a full ring never calls the
+// writer.
+TEST_F(ShmRingLocal, AMessageLaidInPlaceIsPublishedOnlyWhenItFits)
+{
+    const std::vector<std::byte> message = bytes(12, 7);
+    auto lay = [&](std::span<std::byte> room) {
+        EXPECT_EQ(room.size(), producer.max_message());
+        std::memcpy(room.data(), message.data(), message.size());
+        return message.size();
+    };
+    auto too_long = [](std::span<std::byte> room) { return room.size() + 1; };
+    EXPECT_EQ(producer.try_push_with(too_long), RingStatus::too_large);
+    EXPECT_EQ(pop(), RingStatus::empty);
+    for (std::uint32_t i = 0; i < kSlots; ++i)
+        ASSERT_EQ(producer.try_push_with(lay), RingStatus::ok) << i;
+    bool called = false;
+    EXPECT_EQ(producer.try_push_with([&](std::span<std::byte>) {
+        called = true;
+        return std::size_t{0};
+    }),
+              RingStatus::full);
+    EXPECT_FALSE(called);
+    for (std::uint32_t i = 0; i < kSlots; ++i) {
+        ASSERT_EQ(pop(), RingStatus::ok);
+        EXPECT_EQ(popped(), message);
+    }
+    EXPECT_EQ(pop(), RingStatus::empty);
+}
+
 TEST_F(ShmRingLocal, WrapsAroundManyTimesInOrder)
 {
     int next_out = 0;

@@ -4,7 +4,7 @@
 
 namespace ndk::soft {
 
-size_t total_length(const Spans &spans)
+size_t total_length(std::span<const Span> spans)
 {
     size_t n = 0;
     for (const auto &s : spans)
@@ -12,7 +12,7 @@ size_t total_length(const Spans &spans)
     return n;
 }
 
-size_t copy_spans(const Spans &dst, const Spans &src)
+size_t copy_spans(std::span<const Span> dst, std::span<const Span> src)
 {
     size_t copied = 0, di = 0, doff = 0;
     for (const auto &s : src) {

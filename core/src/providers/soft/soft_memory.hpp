@@ -12,9 +12,9 @@
 namespace ndk::soft {
 
 
-size_t total_length(const Spans &spans);
+size_t total_length(std::span<const Span> spans);
 // Copy min(total(dst), total(src)) bytes from src to dst; returns the count copied.
-size_t copy_spans(const Spans &dst, const Spans &src);
+size_t copy_spans(std::span<const Span> dst, std::span<const Span> src);
 
 enum class LocalAccess {
     Read,     // the source of a send or write

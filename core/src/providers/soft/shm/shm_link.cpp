@@ -171,7 +171,7 @@ ShmLink::ShmLink(LinkSide side, ShmSegment segment, os::UniqueFd control, os::Pe
       outbound_(ring_region(segment_, geometry_,
                             side == LinkSide::active ? LinkSide::passive : LinkSide::active)),
       inbound_(ring_region(segment_, geometry_, side)),
-      scratch_(outbound_.max_message()), local_limits_(local), peer_limits_(peer_limits)
+      local_limits_(local), peer_limits_(peer_limits)
 {
     const LinkSide other = side == LinkSide::active ? LinkSide::passive : LinkSide::active;
     os::UniqueFd &mine = side == LinkSide::active ? to_active : to_passive;
@@ -213,7 +213,11 @@ std::atomic<std::uint64_t> &tsan_handoff_word(int segment_fd)
 RingStatus ShmLink::send_bytes(std::span<const std::byte> message)
 {
     NDK_TSAN_HANDOFF_RELEASE();
-    const RingStatus status = outbound_.try_push(message);
+    return published(outbound_.try_push(message));
+}
+
+RingStatus ShmLink::published(RingStatus status)
+{
     if (status == RingStatus::ok && ringer_.after_publish())
         ++rung_;
     return status;
@@ -239,10 +243,12 @@ std::optional<std::uint64_t> ShmLink::take_answered()
 
 RingStatus ShmLink::send(const Message &message)
 {
-    const std::size_t length = encode(message, scratch_);
-    if (length == 0)
-        return RingStatus::too_large;
-    return send_bytes(std::span(scratch_).first(length));
+    NDK_TSAN_HANDOFF_RELEASE();
+    // Encoded straight into the slot (encode() returns 0 when it does not fit).
+    return published(outbound_.try_push_with([&message](std::span<std::byte> room) {
+        const std::size_t length = encode(message, room);
+        return length == 0 ? room.size() + 1 : length;
+    }));
 }
 
 RingStatus ShmLink::receive_bytes(std::span<std::byte> out, std::size_t &length)

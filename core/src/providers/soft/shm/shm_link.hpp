@@ -101,7 +101,7 @@ public:
     // Push one message and ring the peer's doorbell if it sleeps.  `full`: nothing was sent;
     // the caller retries later (and checks peer_gone(): a dead consumer never frees a slot).
     RingStatus send_bytes(std::span<const std::byte> message);
-    // encode() then send_bytes(); `too_large` when the message does not fit a slot.
+    // encode() into the next slot and publish it; `too_large` when the message does not fit.
     RingStatus send(const Message &message);
     // How many sends had to wake the peer with a system call.
     std::uint64_t doorbells_rung() const { return rung_; }
@@ -157,6 +157,8 @@ private:
     ShmLink(LinkSide side, ShmSegment segment, os::UniqueFd control, os::PeerWatch watch,
             os::ProcessIdentity peer, os::UniqueFd to_active, os::UniqueFd to_passive, ReadLimits local,
             ReadLimits peer_limits);
+    // After a push: rings the peer's doorbell if it sleeps.
+    RingStatus published(RingStatus status);
 
     LinkSide side_;
     ShmSegment segment_;
@@ -168,7 +170,6 @@ private:
     LinkConsumer inbound_;
     DoorbellRinger ringer_;
     DoorbellSleeper sleeper_;
-    std::vector<std::byte> scratch_; // send()'s encoding, one message
     // What take_answered() last returned: written by the receiving thread, read by any thread
     // that asks has_messages() (quiescence).
     struct Taken {

@@ -33,7 +33,20 @@ struct SlotRoom {
 shm::Payload outgoing_payload(const Spans &spans, SlotRoom room,
                               std::vector<shm::WireVector> &list);
 
-// A received payload as the target side takes it.  Valid while the message's bytes are.
+// The bytes a message carries in its slot, as the target side takes them: a small Send's
+// whole path at the target, so it is built from one span and copies without allocating.
+class InlinePayload final : public PayloadSource {
+public:
+    explicit InlinePayload(std::span<const std::byte> bytes) : bytes_(bytes) {}
+    size_t length() const override { return bytes_.size(); }
+    bool copy_to(const Spans &sink) override;
+
+private:
+    std::span<const std::byte> bytes_;
+};
+
+// A received payload as the target side takes it.  Valid while the message's bytes are.  An
+// inline payload needs none of it: InlinePayload is the cheaper object for that form.
 class IncomingPayload final : public PayloadSource, public PayloadSink {
 public:
     // False (and status() says why) when the payload's vectors cannot be had: malformed, or
@@ -50,7 +63,7 @@ public:
 
 private:
     shm::PeerVectorsStatus status_ = shm::PeerVectorsStatus::ok;
-    std::span<const std::byte> inline_bytes_;
+    InlinePayload inline_{{}};
     std::vector<iovec> vectors_;
     std::optional<CrossMemoryPayload> remote_;
     // Maps the shared allocation of a shared_vectors payload, once; false when there is none

@@ -139,6 +139,20 @@ public:
     {
         if (message.size() > max_message())
             return RingStatus::too_large;
+        return try_push_with([&message](std::span<std::byte> room) {
+            if (!message.empty())
+                std::memcpy(room.data(), message.data(), message.size());
+            return message.size();
+        });
+    }
+
+    // As try_push, with the message laid into the slot by `write(room)`, which returns its
+    // length, or more than room.size() when it does not fit (`too_large`, nothing published).
+    // Encoding in place saves a copy per message; the consumer reads a slot only after the
+    // tail's release store, so it never sees one half written.
+    template <class Write>
+    RingStatus try_push_with(Write &&write)
+    {
         if (tail_ - cached_head_ >= count_) {
             cached_head_ = header_->head.load(std::memory_order_acquire);
             // The consumer can never be ahead of what was published.
@@ -148,10 +162,11 @@ public:
                 return RingStatus::full;
         }
         std::byte *s = slot(tail_);
-        const auto length = static_cast<std::uint32_t>(message.size());
+        const std::size_t written = write(std::span<std::byte>(s + kLengthBytes, max_message()));
+        if (written > max_message())
+            return RingStatus::too_large;
+        const auto length = static_cast<std::uint32_t>(written);
         std::memcpy(s, &length, kLengthBytes);
-        if (!message.empty())
-            std::memcpy(s + kLengthBytes, message.data(), message.size());
         header_->tail.store(++tail_, std::memory_order_release);
         return RingStatus::ok;
     }

@@ -649,36 +649,39 @@ Answer ShmChannel::send(SoftQp &qp, const Spans &source, bool solicited,
                         std::optional<UINT32> invalidate)
 {
     InFlight &request = next_request();
-    shm::Send m;
+    shm::Message message; // built in place: transmit() takes the variant, not a copy of it
+    auto &m = message.emplace<shm::Send>();
     m.sequence = request.sequence;
     m.solicited = solicited;
     m.invalidate = invalidate.has_value();
     m.invalidate_token = invalidate.value_or(0);
     m.rnr_timeout_ms = static_cast<std::uint32_t>(qp.adapter().knobs().rnr_timeout().count());
     m.payload = outgoing_payload(source, send_room_, request.list);
-    return transmit(m);
+    return transmit(message);
 }
 
 Answer ShmChannel::write(SoftQp &, const Spans &source, UINT32 token, UINT64 address)
 {
     InFlight &request = next_request();
-    shm::Write m;
+    shm::Message message;
+    auto &m = message.emplace<shm::Write>();
     m.sequence = request.sequence;
     m.remote_address = address;
     m.remote_token = token;
     m.payload = outgoing_payload(source, write_room_, request.list);
-    return transmit(m);
+    return transmit(message);
 }
 
 Answer ShmChannel::read(SoftQp &, const Spans &sink, UINT32 token, UINT64 address)
 {
     InFlight &request = next_request();
-    shm::ReadRequest m;
+    shm::Message message;
+    auto &m = message.emplace<shm::ReadRequest>();
     m.sequence = request.sequence;
     m.remote_address = address;
     m.remote_token = token;
     m.sink = outgoing_payload(sink, read_room_, request.list);
-    return transmit(m);
+    return transmit(message);
 }
 
 void ShmChannel::fail_peer()
@@ -742,12 +745,16 @@ void ShmChannel::acknowledged(const shm::Ack &ack, Hold hold)
 
 std::optional<Answer> ShmChannel::take_send(const shm::Send &send)
 {
-    IncomingPayload payload;
-    if (!payload.open(connection_->link.peer().pid, send.payload, mappings_))
-        return std::nullopt;
     std::optional<UINT32> invalidate;
     if (send.invalidate)
         invalidate = send.invalidate_token;
+    if (send.payload.form == shm::PayloadForm::inline_bytes) { // nothing to open or map
+        InlinePayload payload(send.payload.bytes);
+        return arrive_send(qp_, payload, send.solicited, invalidate);
+    }
+    IncomingPayload payload;
+    if (!payload.open(connection_->link.peer().pid, send.payload, mappings_))
+        return std::nullopt;
     return arrive_send(qp_, payload, send.solicited, invalidate);
 }
 
@@ -764,8 +771,6 @@ void ShmChannel::arrived(std::span<const std::byte> raw, const shm::Message &mes
 
 bool ShmChannel::take(std::span<const std::byte> raw, const shm::Message &message)
 {
-    pid_t peer = connection_->link.peer().pid;
-    IncomingPayload payload;
     if (auto *send = std::get_if<shm::Send>(&message)) {
         std::optional<Answer> a = take_send(*send);
         if (!a) {
@@ -778,6 +783,8 @@ bool ShmChannel::take(std::span<const std::byte> raw, const shm::Message &messag
             answer(send->sequence, a->status);
         return true;
     }
+    pid_t peer = connection_->link.peer().pid;
+    IncomingPayload payload; // not for a Send, whose common form needs none (take_send)
     if (auto *write = std::get_if<shm::Write>(&message)) {
         NTSTATUS s = payload.open(peer, write->payload, mappings_)
                          ? arrive_write(qp_, write->remote_token, write->remote_address, payload)
