@@ -1,29 +1,41 @@
 // The list of links a consumer's empty poll reads without the progress mutex
-// (core/src/providers/soft/shm/shm_polled_links.hpp): stale until made, it tells empty from
-// waiting once made, and invalidate() returns only after a read in progress has ended, so that
-// the owner may destroy a link once it returns.
+// (core/src/providers/soft/shm/shm_polled_links.hpp, over os/asymmetric_readers.hpp): stale
+// until made, it tells empty from waiting once made, and invalidate() returns only after a
+// read in progress has ended, so that the owner may destroy a link once it returns.  Each
+// test runs with both fences: membarrier (where the kernel offers it) and full fences.
 #include "providers/soft/shm/shm_polled_links.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 namespace {
 
+using ndk::soft::os::AsymmetricReaders;
 using ndk::soft::shm::PolledLinks;
+using Fence = AsymmetricReaders::Fence;
+
+class ShmPolledLinks : public ::testing::TestWithParam<Fence> {
+protected:
+    void SetUp() override
+    {
+        if (GetParam() == Fence::membarrier && AsymmetricReaders::default_fence() != Fence::membarrier)
+            GTEST_SKIP() << "the kernel refuses membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) here";
+    }
+};
 
 struct FakeLink {
     std::atomic<bool> messages{false};
     bool has_messages() const { return messages.load(); }
 };
 
-using Peek = PolledLinks<FakeLink>::Peek;
-
-TEST(ShmPolledLinks, StaleUntilMadeThenEmptyOrWaiting)
+TEST_P(ShmPolledLinks, StaleUntilMadeThenEmptyOrWaiting)
 {
+    using Peek = PolledLinks<FakeLink>::Peek;
     FakeLink a, b;
-    PolledLinks<FakeLink> polled;
+    PolledLinks<FakeLink> polled(GetParam());
     EXPECT_FALSE(polled.current());
     EXPECT_EQ(polled.peek(), Peek::stale);
     polled.make([&](auto list) {
@@ -59,14 +71,15 @@ struct HeldLink {
     }
 };
 
-TEST(ShmPolledLinks, InvalidateWaitsForAReadInProgress)
+TEST_P(ShmPolledLinks, InvalidateWaitsForAReadInProgress)
 {
+    using Peek = PolledLinks<HeldLink>::Peek;
     std::atomic<int> clock{0};
     HeldLink link;
     link.clock = &clock;
-    PolledLinks<HeldLink> polled;
+    PolledLinks<HeldLink> polled(GetParam());
     polled.make([&](auto list) { list(link); });
-    PolledLinks<HeldLink>::Peek seen = PolledLinks<HeldLink>::Peek::stale;
+    Peek seen = Peek::stale;
     std::thread reader([&] { seen = polled.peek(); });
     while (!link.entered)
         std::this_thread::yield();
@@ -80,9 +93,43 @@ TEST(ShmPolledLinks, InvalidateWaitsForAReadInProgress)
     link.release = true;
     reader.join();
     invalidating.join();
-    EXPECT_EQ(seen, PolledLinks<HeldLink>::Peek::empty);
+    EXPECT_EQ(seen, Peek::empty);
     EXPECT_LT(link.left_at.load(), invalidated_at.load());
-    EXPECT_EQ(polled.peek(), PolledLinks<HeldLink>::Peek::stale);
+    EXPECT_EQ(polled.peek(), Peek::stale);
 }
+
+// Threads that read and exit give their slots back: many short-lived readers, each reading
+// once, while the list is invalidated and made again, end with every read seeing a list.
+TEST_P(ShmPolledLinks, ShortLivedReadersAndInvalidationsInterleave)
+{
+    using Peek = PolledLinks<FakeLink>::Peek;
+    FakeLink link;
+    link.messages = true;
+    PolledLinks<FakeLink> polled(GetParam());
+    polled.make([&](auto list) { list(link); });
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        while (!stop) {
+            polled.invalidate();
+            polled.make([&](auto list) { list(link); });
+        }
+    });
+    int waiting = 0, stale = 0;
+    for (int i = 0; i < 200; ++i) {
+        Peek seen = Peek::empty;
+        std::thread reader([&] { seen = polled.peek(); });
+        reader.join();
+        ASSERT_NE(seen, Peek::empty) << "read " << i; // the one link has messages
+        (seen == Peek::waiting ? waiting : stale) += 1;
+    }
+    stop = true;
+    writer.join();
+    EXPECT_EQ(waiting + stale, 200);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fences, ShmPolledLinks, ::testing::Values(Fence::membarrier, Fence::full),
+                         [](const auto &info) {
+                             return info.param == Fence::membarrier ? "Membarrier" : "FullFence";
+                         });
 
 } // namespace
