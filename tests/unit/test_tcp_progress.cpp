@@ -402,3 +402,81 @@ TEST(TcpProgress, AConsumerSpinningServesArrivalsAndTheThreadStopsWatchingThem)
     for (unsigned i = 0; i <= kPings; ++i)
         EXPECT_EQ(owner.sink.messages.at(i).bytes, pattern(64, i)) << "message " << i;
 }
+
+namespace {
+
+// An owner that answers every Read Request on its links with an empty Read Response, and
+// counts the Read Requests and Read Responses it took in.
+class FenceAnsweringOwner final : public TcpProgressHandler, private SegmentSink {
+public:
+    void incoming(TcpAcceptor &) override {}
+    void ready(int) override {}
+    void readable(TcpLink &link) override
+    {
+        link_ = &link;
+        link.receive(*this);
+    }
+    void link_ended(TcpLink &) override {}
+
+    std::atomic<unsigned> requests{0}, responses{0};
+
+private:
+    void segment(const InboundSegment &segment) override
+    {
+        if (segment.read_request) {
+            link_->read_response(segment.read_request->sink_stag, 0, {});
+            requests.fetch_add(1);
+        } else if (segment.header.opcode == RdmapOpcode::read_response && segment.message_complete) {
+            responses.fetch_add(1);
+        }
+    }
+
+    TcpLink *link_ = nullptr; // the link being received, under the progress object's mutex
+};
+
+} // namespace
+
+// Both ends of a link in one process, one thread polling both (ndk_perf send_lat without
+// --threads): the answer to the peer's fence that a poll of B holds for the consumer's next
+// send (tcp_progress.hpp) must not wait for B's progress thread when the thread polls A next,
+// where the peer waits for it.  Before, it stayed held until B's thread napped out, 1-2 ms
+// per round trip.  Asserted: once the thread has polled A once (and whoever held B's mutex
+// meanwhile has let go, which releases it too), nothing is left in B's link; and the test
+// checks that answers were held at all (the thread saw the consumer spin), else it proves
+// nothing.
+TEST(TcpProgress, AnAnswerHeldForAConsumerGoesWhenItsThreadPollsAnotherProgressObject)
+{
+    LinkPair pair = establish_pair("127.0.0.1");
+    FenceAnsweringOwner owner_a, owner_b;
+    TcpProgress progress_a(owner_a), progress_b(owner_b);
+    progress_a.add(*pair.active);
+    progress_b.add(*pair.passive);
+    constexpr unsigned kRounds = 2000;
+    unsigned held = 0, left_held = 0;
+    for (unsigned i = 1; i <= kRounds; ++i) {
+        const iwarp::ReadRequest fence{i, 0, 0, 0, 0};
+        ASSERT_EQ(pair.active->read_request(fence), LinkSendStatus::sent);
+        auto deadline = Clock::now() + kStepLimit;
+        while (owner_b.requests.load() < i && Clock::now() < deadline)
+            progress_b.poll_from_consumer();
+        ASSERT_EQ(owner_b.requests.load(), i) << "round " << i;
+        held += pair.passive->queued() > 0 ? 1 : 0;
+        progress_a.poll_from_consumer();
+        {
+            std::unique_lock<std::recursive_mutex> b_idle;
+            while (!(b_idle = progress_b.hold_if_idle()) && Clock::now() < deadline) {
+            }
+            ASSERT_TRUE(b_idle.owns_lock()) << "round " << i;
+            left_held += pair.passive->queued() > 0 ? 1 : 0;
+        }
+        while (owner_a.responses.load() < i && Clock::now() < deadline)
+            progress_a.poll_from_consumer();
+        ASSERT_EQ(owner_a.responses.load(), i) << "round " << i;
+    }
+    std::printf("%u rounds: the answer held after B's delivery in %u, still held after A's "
+                "poll in %u\n", kRounds, held, left_held);
+    EXPECT_EQ(left_held, 0u);
+    EXPECT_GT(held, 0u) << "no answer was held: the progress thread never saw the consumer spin";
+    progress_a.remove(*pair.active);
+    progress_b.remove(*pair.passive);
+}

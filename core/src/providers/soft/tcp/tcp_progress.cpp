@@ -3,7 +3,9 @@
 #include <sys/epoll.h>
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 #include <system_error>
 #include <vector>
@@ -17,10 +19,50 @@ constexpr std::uint32_t kStreamEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLE
 constexpr std::uint32_t kQuietLinkEvents = EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr std::chrono::milliseconds kFirstPause{10}, kLongestPause{1000};
 
+// The progress objects alive, for a thread that left answers held in one of them and polls
+// another (release_answers_held_elsewhere): looked up under the mutex, so that one destroyed
+// meanwhile is not touched.  An object made again at a destroyed one's address may have its
+// answers released early: that only sends them sooner.
+std::mutex &live_mutex()
+{
+    static std::mutex mutex;
+    return mutex;
+}
+std::set<const void *> &live_progress()
+{
+    static std::set<const void *> live;
+    return live;
+}
+
+// The progress objects in which this thread's consumer polls left answers held.
+thread_local std::vector<TcpProgress *> tl_holding;
+
 } // namespace
+
+void TcpProgress::release_answers_held_elsewhere()
+{
+    if (tl_holding.empty() || (tl_holding.size() == 1 && tl_holding.front() == this))
+        return; // none, or only here: this poll releases them under its lock
+    std::lock_guard live(live_mutex());
+    std::erase_if(tl_holding, [&](TcpProgress *holding) {
+        if (holding == this)
+            return false;
+        if (live_progress().count(holding) == 0)
+            return true; // destroyed, its links with it
+        const auto lock = holding->hold_if_idle();
+        if (!lock)
+            return false; // its holder releases them before it lets go (on_event, a poll);
+                          // looked at again at this thread's next poll all the same
+        holding->release_held_answers();
+        return true;
+    });
+}
 
 bool TcpProgress::poll_from_consumer()
 {
+    // The thread polls here, not there: what it held there for its next send goes now, not
+    // at that object's thread's next look (a nap away), which the peer polled here may wait on.
+    release_answers_held_elsewhere();
     const auto lock = consumer_poll();
     if (!lock)
         return false; // the progress thread is serving
@@ -65,6 +107,8 @@ void TcpProgress::deliver_from_consumer(std::uint64_t id)
     if (arrivals_unwatched_) { // the thread naps: it releases them within one nap
         link.hold_answers();
         held_links_.push_back(id);
+        if (std::find(tl_holding.begin(), tl_holding.end(), this) == tl_holding.end())
+            tl_holding.push_back(this);
     }
     handler_.readable(link);
     const auto it = entries_.find(id); // the handler may have removed it
@@ -74,9 +118,23 @@ void TcpProgress::deliver_from_consumer(std::uint64_t id)
     }
 }
 
-TcpProgress::TcpProgress(TcpProgressHandler &handler) : TransportProgress(handler) { start(); }
+TcpProgress::TcpProgress(TcpProgressHandler &handler) : TransportProgress(handler)
+{
+    {
+        std::lock_guard live(live_mutex());
+        live_progress().insert(this);
+    }
+    start();
+}
 
-TcpProgress::~TcpProgress() { stop(); }
+TcpProgress::~TcpProgress()
+{
+    {
+        std::lock_guard live(live_mutex()); // no other thread's poll reaches it from now on
+        live_progress().erase(this);
+    }
+    stop();
+}
 
 void TcpProgress::watch_entry(std::uint64_t id, Entry &entry)
 {
@@ -213,6 +271,7 @@ os::ProgressLoop::Sleep TcpProgress::resume_paused()
 void TcpProgress::on_event(std::uint64_t id, std::uint32_t events)
 {
     std::lock_guard lock(mutex_);
+    release_held_answers(); // a consumer's poll elsewhere may have found this mutex held
     const auto it = entries_.find(id);
     if (it == entries_.end())
         return; // removed after epoll_wait returned its event

@@ -23,8 +23,13 @@
 // for reading again, which reports at once what arrived meanwhile.  Meanwhile the answers a
 // consumer's delivery sends (the Read Responses to the peer's fences) are held in the link's
 // corked stream (TcpLink::hold_answers()) until the consumer sends on it (its answer, the
-// pong of a ping-pong: both in one sendmsg) or polls again empty, or the thread's next look:
-// what the peer waits for is late by one turn of the consumer's loop, or one nap at most.
+// pong of a ping-pong: both in one sendmsg) or its thread polls again empty - this object or
+// any other TcpProgress: a thread that drives two adapters (both ends of a link in one
+// process) polls the other's CQ next, and the other's peer is this link, waiting for what is
+// held - or the thread's next look, for a consumer that stopped polling: what the peer waits
+// for is late by one turn of the consumer's loop, or one nap at most once nobody polls.
+// Whoever holds the mutex releases what is held before it lets go (a poll, on_event,
+// before_sleep), so a poll elsewhere that finds it held need not wait for it.
 //
 // An acceptor that could not take a waiting connection for want of descriptors or memory
 // (TcpAcceptor::starved(): EMFILE, ENFILE) is not watched for a while: its socket stays
@@ -108,6 +113,9 @@ private:
     void follow_consumers();
     // Write what the links a consumer served hold (TcpLink::hold_answers()), under mutex_.
     void release_held_answers();
+    // The same for the other TcpProgress objects in which the calling thread's polls left
+    // answers held (each under its mutex, taken only if free: see above).
+    void release_answers_held_elsewhere();
 
     bool arrivals_unwatched_ = false; // the links watched without EPOLLIN, under mutex_
     std::vector<std::uint64_t> held_links_; // served holding their answers, under mutex_
