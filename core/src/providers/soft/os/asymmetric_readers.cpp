@@ -85,7 +85,7 @@ void AsymmetricReaders::wait_for_readers() const
     if (fence_ == Fence::membarrier)
         membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
     else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        full_fence();
     for (Slot *slot = g_slots.load(std::memory_order_acquire); slot != nullptr; slot = slot->next)
         for (unsigned turn = 0; slot->reading.load(std::memory_order_acquire) == this; ++turn)
             relax(turn);

@@ -18,6 +18,8 @@
 // thread must not nest.
 #pragma once
 
+#include "providers/soft/os/full_fence.hpp"
+
 #include <atomic>
 
 namespace ndk::soft::os {
@@ -48,7 +50,7 @@ public:
             if (owner.fence_ == Fence::membarrier)
                 std::atomic_signal_fence(std::memory_order_seq_cst);
             else
-                std::atomic_thread_fence(std::memory_order_seq_cst);
+                full_fence();
         }
         ~Reading() { slot_.store(nullptr, std::memory_order_release); }
         Reading(const Reading &) = delete;

@@ -25,8 +25,9 @@
 // re-checks its ring whenever it wakes.
 #pragma once
 
-#include "providers/soft/shm/shm_ring.hpp"
+#include "providers/soft/os/full_fence.hpp"
 #include "providers/soft/os/unique_fd.hpp"
+#include "providers/soft/shm/shm_ring.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -44,22 +45,6 @@ struct DoorbellWord {
 static_assert(sizeof(DoorbellWord) == kCacheLine);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
-// The full fence of the ordering above.  GCC's ThreadSanitizer does not model fences and warns
-// about them (-Wtsan, an error under the project's -Werror); the fence is emitted all the
-// same, and nothing TSan checks depends on it: the words it orders are atomics, and the ring's
-// bytes are ordered by the ring's own release and acquire.
-inline void doorbell_fence()
-{
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#pragma GCC diagnostic pop
-#else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-}
-
 // A non-blocking, close-on-exec eventfd for one direction.  Throws std::system_error.
 os::UniqueFd make_doorbell_fd();
 
@@ -73,7 +58,7 @@ public:
     // the consumer said it sleeps; true when it made one.
     bool after_publish()
     {
-        doorbell_fence();
+        os::full_fence(); // the ordering above (os/full_fence.hpp)
         if (word_->consumer_sleeping.load(std::memory_order_relaxed) == 0)
             return false;
         // One ring per sleep: the eventfd stays readable until the consumer reads it, so the
@@ -115,7 +100,7 @@ public:
     bool arm(HasWork &&has_work)
     {
         word_->consumer_sleeping.store(1, std::memory_order_relaxed);
-        doorbell_fence();
+        os::full_fence(); // the ordering above (os/full_fence.hpp)
         if (!has_work())
             return true;
         disarm();
