@@ -71,9 +71,9 @@ AsymmetricReaders::Fence AsymmetricReaders::default_fence()
     return fence;
 }
 
-std::atomic<const void *> &AsymmetricReaders::this_threads_slot()
+std::atomic<const void *> &AsymmetricReaders::take_this_threads_slot()
 {
-    thread_local ThreadSlot mine;
+    thread_local ThreadSlot mine; // gives the slot back when the thread exits
     return mine.slot.reading;
 }
 

@@ -66,7 +66,16 @@ public:
     void wait_for_readers() const;
 
 private:
-    static std::atomic<const void *> &this_threads_slot();
+    // The calling thread's slot: a thread-local pointer once taken (no call, no guard on the
+    // read path), taken from the process's list at the thread's first read.
+    static std::atomic<const void *> &this_threads_slot()
+    {
+        if (tl_slot_ == nullptr)
+            tl_slot_ = &take_this_threads_slot();
+        return *tl_slot_;
+    }
+    static std::atomic<const void *> &take_this_threads_slot();
+    static inline thread_local std::atomic<const void *> *tl_slot_ = nullptr;
 
     Fence fence_;
 };
