@@ -8,7 +8,6 @@ namespace ndk::soft {
 
 namespace {
 
-constexpr std::uint32_t kPollsPerClockRead = 32;
 constexpr std::int64_t kSpinGap = 50'000;        // ns
 constexpr std::int64_t kStillSpinning = 100'000; // ns after the polls a clock read closed
 
@@ -19,35 +18,31 @@ std::int64_t steady_ns()
         .count();
 }
 
-// A polling thread's count of its empty polls of one ConsumerSpin since it last read the
-// clock for it, and that reading.  A few per thread, for a thread that polls CQs of several
-// adapters in turn; an owner destroyed and another made at its address inherits a count,
-// which only moves its next reading.
-struct PollClock {
-    const void *owner = nullptr;
-    std::uint32_t polls = 0;
-    std::int64_t read_ns = 0;
-};
-thread_local std::array<PollClock, 4> tl_poll_clocks{};
+thread_local std::array<ConsumerSpin::PollClock, 4> tl_poll_clocks{};
 thread_local std::size_t tl_next_poll_clock = 0;
 
-PollClock &poll_clock_of(const void *owner)
+ConsumerSpin::PollClock &poll_clock_of(const void *owner)
 {
-    for (PollClock &clock : tl_poll_clocks)
+    for (ConsumerSpin::PollClock &clock : tl_poll_clocks)
         if (clock.owner == owner)
             return clock;
-    PollClock &reused = tl_poll_clocks[tl_next_poll_clock++ % tl_poll_clocks.size()];
+    ConsumerSpin::PollClock &reused = tl_poll_clocks[tl_next_poll_clock++ % tl_poll_clocks.size()];
     reused = {owner, 0, 0};
     return reused;
 }
 
 } // namespace
 
-void ConsumerSpin::note_poll()
+void ConsumerSpin::note_poll_of_another()
 {
     PollClock &clock = poll_clock_of(this);
-    if (++clock.polls < kPollsPerClockRead)
-        return;
+    tl_last_ = &clock;
+    if (++clock.polls >= kPollsPerClockRead)
+        read_clock(clock);
+}
+
+void ConsumerSpin::read_clock(PollClock &clock)
+{
     clock.polls = 0;
     const std::int64_t now = steady_ns();
     const std::int64_t took = now - clock.read_ns;

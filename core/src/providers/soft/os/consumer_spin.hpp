@@ -22,12 +22,43 @@ namespace ndk::soft {
 
 class ConsumerSpin {
 public:
-    // One empty poll by the calling thread.  Any thread.
-    void note_poll();
+    static constexpr std::uint32_t kPollsPerClockRead = 32;
+
+    // One empty poll by the calling thread.  Any thread.  Inline for the common case, a
+    // thread polling the ConsumerSpin it polled last, its count short of a clock read.
+    void note_poll()
+    {
+        if (PollClock *clock = tl_last_; clock != nullptr && clock->owner == this) {
+            if (++clock->polls < kPollsPerClockRead)
+                return;
+            read_clock(*clock);
+            return;
+        }
+        note_poll_of_another();
+    }
     // Some thread spins right now (above).  Any thread.
     bool spinning() const;
 
+    // A polling thread's count of its empty polls of one ConsumerSpin since it last read the
+    // clock for it, and that reading.  A few per thread (consumer_spin.cpp), for a thread that
+    // polls CQs of several adapters in turn; an owner destroyed and another made at its address
+    // inherits a count, which only moves its next reading.
+    struct PollClock {
+        const void *owner = nullptr;
+        std::uint32_t polls = 0;
+        std::int64_t read_ns = 0;
+    };
+
 private:
+    // The poll counted in this thread's PollClock for this object, found or taken over, which
+    // becomes tl_last_.
+    void note_poll_of_another();
+    // A count that reached kPollsPerClockRead: the clock read, the spin judged, the count reset.
+    void read_clock(PollClock &clock);
+
+    // The PollClock of this thread's last poll.
+    static inline thread_local PollClock *tl_last_ = nullptr;
+
     // Steady clock: until when a spinning consumer counts.  Written once per 32 polls of a
     // spinning thread, so that pollers of one adapter rarely share its cache line.
     std::atomic<std::int64_t> spinning_until_ns_{0};
