@@ -118,7 +118,8 @@ void TcpProgress::deliver_from_consumer(std::uint64_t id)
     }
 }
 
-TcpProgress::TcpProgress(TcpProgressHandler &handler) : TransportProgress(handler)
+TcpProgress::TcpProgress(TcpProgressHandler &handler, Options options)
+    : TransportProgress(handler), options_(options)
 {
     {
         std::lock_guard live(live_mutex());
@@ -169,7 +170,7 @@ std::uint32_t TcpProgress::link_events() const
 
 void TcpProgress::follow_consumers()
 {
-    const bool spinning = spin_.spinning();
+    const bool spinning = options_.consumers_spin || spin_.spinning();
     if (spinning == arrivals_unwatched_)
         return;
     arrivals_unwatched_ = spinning;

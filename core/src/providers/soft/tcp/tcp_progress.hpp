@@ -71,9 +71,17 @@ struct TcpEntryState {
     Clock::time_point resume_at{};
 };
 
+struct TcpProgressOptions {
+    // The thread behaves as while a consumer spins (arrivals unwatched, naps, answers a
+    // consumer's poll delivers held), whatever the clock says: for tests of that state, which
+    // a loaded machine's slow polls would otherwise leave now and then.
+    bool consumers_spin = false;
+};
+
 class TcpProgress final : public TransportProgress<TcpAcceptor, TcpLink, TcpEntryState> {
 public:
-    explicit TcpProgress(TcpProgressHandler &handler);
+    using Options = TcpProgressOptions;
+    explicit TcpProgress(TcpProgressHandler &handler, Options options = {});
     ~TcpProgress();
 
     // Serve, on the calling thread (the handler runs here), the links whose sockets hold
@@ -117,6 +125,7 @@ private:
     // answers held (each under its mutex, taken only if free: see above).
     void release_answers_held_elsewhere();
 
+    Options options_;
     bool arrivals_unwatched_ = false; // the links watched without EPOLLIN, under mutex_
     std::vector<std::uint64_t> held_links_; // served holding their answers, under mutex_
     // poll_from_consumer's list of the open links and their pollfds, under mutex_, as
