@@ -451,6 +451,64 @@ TEST_F(ShmProgressInProcess, APollNeverLooksAtALinkRemovedAndDestroyed)
     EXPECT_EQ(handler.calls_after_remove, 0);
 }
 
+// A handler that removes and destroys another link while a consumer's poll serves them: the
+// poll serves the links of its list by their addresses while no link changed, and by id after
+// the handler's change, so the removed link is not served nor touched (its segment is unmapped:
+// touching it faults).  Messages wait on both links, the first added served first, so that in
+// most rounds the victim still holds its message when it goes; whoever serves (the poller, or
+// the progress thread on its own look), the victim is never served after its removal.
+TEST_F(ShmProgressInProcess, AHandlerRemovingAnotherLinkMidPollLeavesItUntouched)
+{
+    struct Removing : Counting {
+        ShmProgress *progress = nullptr;
+        ShmLink *victim = nullptr; // the passive end of the second pair
+        std::unique_ptr<std::pair<ShmLink, ShmLink>> *victim_pair = nullptr;
+        std::atomic<bool> victim_removed{false};
+        std::atomic<int> victim_served_before{0}, victim_served_after{0};
+        void readable(ShmLink &link) override
+        {
+            if (&link == victim) {
+                ++(victim_removed ? victim_served_after : victim_served_before);
+            } else if (*victim_pair) {
+                progress->remove(*victim);
+                victim_removed = true;
+                victim_pair->reset();
+            }
+            Counting::readable(link);
+        }
+    } handler;
+    ShmProgress progress(handler);
+    handler.progress = &progress;
+    const std::byte message[16] = {};
+    constexpr int kRounds = 20;
+    int served_here = 0;
+    for (int round = 0; round < kRounds; ++round) {
+        auto [active, passive] = link_pair_in_process(dir_, kListen);
+        auto victim_pair =
+            std::make_unique<std::pair<ShmLink, ShmLink>>(link_pair_in_process(dir_, ipv4(1, 7101)));
+        handler.victim = &victim_pair->second;
+        handler.victim_pair = &victim_pair;
+        handler.victim_removed = false;
+        progress.add(passive);
+        progress.add(victim_pair->second);
+        // Polls make the list with both links before the messages come.
+        for (int i = 0; i < 1000; ++i)
+            served_here += progress.poll_from_consumer() ? 1 : 0;
+        ASSERT_EQ(victim_pair->first.send_bytes(message), RingStatus::ok);
+        ASSERT_EQ(active.send_bytes(message), RingStatus::ok);
+        const auto deadline = Clock::now() + kStepLimit;
+        while (victim_pair && Clock::now() < deadline)
+            served_here += progress.poll_from_consumer() ? 1 : 0;
+        ASSERT_EQ(victim_pair, nullptr) << "round " << round;
+        progress.remove(passive);
+    }
+    progress.stop();
+    std::printf("%d rounds, %d polls served on this thread, the victim served before its "
+                "removal in %d\n",
+                kRounds, served_here, handler.victim_served_before.load());
+    EXPECT_EQ(handler.victim_served_after, 0);
+}
+
 // What the soft provider's knob `quiescent` looks at, it looks at with the progress thread's
 // mutex held (hold_if_idle): never while a handler runs, which holds the mutex, and never from
 // inside a handler (the mutex is recursive); once the handler returns it is held again.

@@ -20,6 +20,7 @@
 #include "providers/soft/os/asymmetric_readers.hpp"
 
 #include <atomic>
+#include <cstddef>
 #include <vector>
 
 namespace ndk::soft::shm {
@@ -61,22 +62,26 @@ public:
     bool current() const { return current_.load(std::memory_order_relaxed); }
 
     // Under the owner's mutex, when not current(): the list made again from what `each`
-    // passes to its argument (a callable taking `const Link &`).  No thread reads the list
+    // passes to its argument (a callable taking `Link &`).  No thread reads the list
     // meanwhile: it is stale, and was since invalidate() returned.
     template <class Each>
     void make(Each each)
     {
         links_.clear();
-        each([this](const Link &link) { links_.push_back(&link); });
+        each([this](Link &link) { links_.push_back(&link); });
         current_.store(true, std::memory_order_release);
     }
+
+    // Under the owner's mutex, while current(): the `index`th link passed to make(), alive
+    // (no link came, went or ended since).
+    Link &listed(std::size_t index) const { return *links_[index]; }
 
 private:
     os::AsymmetricReaders readers_;
     // Whether links_ is as the links stand, and the list: written under the owner's mutex
     // when links come or go, read by every poll.
     alignas(64) std::atomic<bool> current_{false};
-    std::vector<const Link *> links_;
+    std::vector<Link *> links_;
 };
 
 } // namespace ndk::soft::shm

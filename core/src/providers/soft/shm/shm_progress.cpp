@@ -86,9 +86,11 @@ bool ShmProgress::poll_from_consumer()
         });
     }
     bool served = false;
-    // By index: the handler may add or remove entries (and so links) while it runs.
+    // By index: the handler may add or remove entries (and so links) while it runs.  While
+    // the list is current no link came, went or ended since it was made (the handler's own
+    // changes invalidate it), so the listed address is alive; after a change, by id.
     for (std::size_t i = 0; i < polled_links_.size(); ++i) {
-        ShmLink *link = link_of(polled_links_[i]);
+        ShmLink *link = polled_.current() ? &polled_.listed(i) : link_of(polled_links_[i]);
         if (link != nullptr && link->has_messages()) {
             handler_.readable(*link);
             served = true;

@@ -102,8 +102,9 @@ private:
     Options options_;
     bool consumers_polling_ = false;           // the thread's view: nap unarmed
     // poll_from_consumer's lists of the links not gone: their addresses, looked at without
-    // mutex_ by an empty poll (polled_), and their ids, served under mutex_ (link_of() skips
-    // those removed or gone since: the handler may remove or end links while it runs).  Made
+    // mutex_ by an empty poll and served under it while current (polled_), and their ids,
+    // served under mutex_ once a handler changed the links (link_of() skips those removed or
+    // gone since: the handler may remove or end links while it runs).  Made
     // under mutex_ when polled_ is not current; polled_ is invalidated before a link is added,
     // removed or ends (watch_entry, unwatch_entry, report_gone).
     PolledLinks<ShmLink> polled_;
