@@ -52,7 +52,9 @@ def test_a_timer_set_is_not_quiescent():
         buffer = bytearray(64)
         assert mr.register(buffer, flags=ndk.MrFlag.ALLOW_LOCAL_WRITE).wait(timeout=5) == \
             ndk.Status.SUCCESS
-        assert ad.knobs.quiescent == 1
+        # Settled first: the engine thread that completed the registration may still be
+        # finishing its task when wait() returns (the race this assertion lost under load).
+        assert settled(ad)
         assert a.qp.send([mr.sge(0, 8)], request_context=1) == ndk.Status.SUCCESS
         assert ad.knobs.quiescent == 0  # the Send waits for a receive, its timer set
         peer_mr = b.pd.create_mr().get(timeout=5)
@@ -66,7 +68,7 @@ def test_a_timer_set_is_not_quiescent():
             if got:
                 break
         assert [r.status for r in got] == [ndk.Status.SUCCESS]
-        assert ad.knobs.quiescent == 1  # the timer went with the held Send
+        assert settled(ad)  # the timer went with the held Send
 
 
 def transport_knobs(transport: str, test: str) -> dict:
