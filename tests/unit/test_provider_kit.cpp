@@ -1,9 +1,11 @@
 // The provider kit's rules on their own, without a provider: the order of the post checks
-// (docs/semantics.md, POST-CHECKS), the CQ arm (digest 3.2, ARM-ANY, CQ-ERROR-ARM) and the
-// OID protocol (OID-SIZE).  The scenarios check the same rules through soft and verbs.
+// (docs/semantics.md, POST-CHECKS), the CQ arm (digest 3.2, ARM-ANY, CQ-ERROR-ARM), the OID
+// protocol (OID-SIZE) and the counted dependents of an object's lifetime (digest 3.1,
+// MR-IN-USE).  The scenarios check the same rules through soft and verbs.
 #include "providers/kit/kit_cq_arm.hpp"
 #include "providers/kit/kit_create_checks.hpp"
 #include "providers/kit/kit_functions.hpp"
+#include "providers/kit/kit_lifetime.hpp"
 #include "providers/kit/kit_notification_cpus.hpp"
 #include "providers/kit/kit_oid.hpp"
 #include "providers/kit/kit_post_checks.hpp"
@@ -12,6 +14,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -134,6 +137,71 @@ TEST(ProviderKit, ACqErrorIsReportedOnceToWhicheverArm)
     arm.arm(NDK_CQ_NOTIFY_ANY);
     arm.arrived(false);
     EXPECT_FALSE(arm.take(STATUS_BUFFER_OVERFLOW)); // the last thing the CQ reports
+}
+
+// A Lifetime that records its last dependent's release (the close that waits for it).
+class ClosingLifetime final : public Lifetime {
+public:
+    NTSTATUS close() { return close_or_pend(nullptr, nullptr, [] {}); }
+    int finished = 0;
+
+private:
+    void on_last_dependent() override
+    {
+        if (claim_finish())
+            ++finished;
+    }
+};
+
+// The counted dependents (the soft MR's requests, MR-IN-USE) share the dependents' word: each
+// is a dependent for the close, counted apart, and the close finishes at the last release of
+// either kind, once.
+TEST(ProviderKit, CountedDependentsAreDependentsCountedApart)
+{
+    ClosingLifetime object;
+    object.add_dependent();
+    object.add_counted_dependent();
+    object.add_counted_dependent();
+    EXPECT_EQ(object.dependents(), 3);
+    EXPECT_EQ(object.counted_dependents(), 2);
+    EXPECT_EQ(object.close(), STATUS_PENDING);
+    object.release_counted_dependent();
+    object.release_dependent();
+    EXPECT_EQ(object.dependents(), 1);
+    EXPECT_EQ(object.counted_dependents(), 1);
+    EXPECT_EQ(object.finished, 0);
+    object.release_counted_dependent(); // the last one: the close finishes
+    EXPECT_EQ(object.dependents(), 0);
+    EXPECT_EQ(object.counted_dependents(), 0);
+    EXPECT_EQ(object.finished, 1);
+}
+
+// Two threads taking and dropping counted and plain dependents at once: the counts end where
+// they began and the close waiting on the one held throughout has not finished.
+TEST(ProviderKit, CountedDependentsTakenOnTwoThreadsAddUp)
+{
+    ClosingLifetime object;
+    object.add_dependent();
+    EXPECT_EQ(object.close(), STATUS_PENDING);
+    auto churn = [&object](bool counted) {
+        for (int i = 0; i < 100000; ++i) {
+            if (counted) {
+                object.add_counted_dependent();
+                object.release_counted_dependent();
+            } else {
+                object.add_dependent();
+                object.release_dependent();
+            }
+        }
+    };
+    std::thread a(churn, true), b(churn, false);
+    a.join();
+    b.join();
+    EXPECT_EQ(object.dependents(), 1);
+    EXPECT_EQ(object.counted_dependents(), 0);
+    EXPECT_EQ(object.finished, 0);
+    object.release_dependent();
+    EXPECT_EQ(object.finished, 1);
 }
 
 TEST(ProviderKit, CreateChecksHoldTheAdapterLimits)

@@ -15,6 +15,7 @@
 #include "ndk/ndkpi.h"
 
 #include <atomic>
+#include <cstdint>
 #include <vector>
 
 namespace ndk::kit {
@@ -35,15 +36,24 @@ public:
     // Atomic: a provider may take and drop dependents from its data path on several threads
     // (the soft provider's flush of a request that holds an MR); a close is requested only
     // with the provider's object state held exclusively, so close_requested_ is stable then.
-    void add_dependent() { dependents_.fetch_add(1, std::memory_order_relaxed); }
+    void add_dependent() { counts_.fetch_add(kDependent, std::memory_order_relaxed); }
     // One dependent is gone; the last one of an object whose close waits calls
     // on_last_dependent().
-    void release_dependent()
+    void release_dependent() { release(kDependent); }
+    int dependents() const { return dependents_in(counts_.load(std::memory_order_acquire)); }
+
+    // A dependent the provider also counts apart (the soft MR's requests that name it,
+    // MR-IN-USE): one read-modify-write on the data path, not two, because both counts share
+    // one word.  It is a dependent like any other for the close.
+    void add_counted_dependent()
     {
-        if (dependents_.fetch_sub(1, std::memory_order_acq_rel) == 1 && close_requested_)
-            on_last_dependent();
+        counts_.fetch_add(kDependent | kCounted, std::memory_order_relaxed);
     }
-    int dependents() const { return dependents_.load(std::memory_order_acquire); }
+    void release_counted_dependent() { release(kDependent | kCounted); }
+    int counted_dependents() const
+    {
+        return static_cast<int>(counts_.load(std::memory_order_acquire) >> kCountedShift);
+    }
     bool close_requested() const { return close_requested_; }
     // The close returned STATUS_PENDING (or is a dereference) and waits for its dependents.
     bool close_pending() const { return close_pending_; }
@@ -80,7 +90,7 @@ protected:
         in_close_ = true;
         cancel();
         in_close_ = false;
-        if (dependents_ > 0) {
+        if (dependents() > 0) {
             pend_close(completion, context);
             return STATUS_PENDING;
         }
@@ -126,8 +136,20 @@ protected:
     virtual void on_last_dependent() = 0;
 
 private:
+    // counts_: the dependents in the low half, those of them counted apart in the high half.
+    static constexpr int kCountedShift = 32;
+    static constexpr std::uint64_t kDependent = 1;
+    static constexpr std::uint64_t kCounted = std::uint64_t{1} << kCountedShift;
+    static int dependents_in(std::uint64_t counts) { return static_cast<int>(counts & 0xffffffffu); }
+    void release(std::uint64_t what)
+    {
+        if (dependents_in(counts_.fetch_sub(what, std::memory_order_acq_rel)) == 1 &&
+            close_requested_)
+            on_last_dependent();
+    }
+
     std::vector<Lifetime *> antecedents_;
-    std::atomic<int> dependents_{0};
+    std::atomic<std::uint64_t> counts_{0};
     bool close_requested_ = false;
     bool close_pending_ = false;
     bool in_close_ = false;

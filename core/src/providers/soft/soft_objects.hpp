@@ -117,25 +117,15 @@ public:
     // (docs/semantics.md, MR-IN-USE): NdkDeregisterMr answers STATUS_DEVICE_BUSY meanwhile, a
     // close pends (digest 3.1) and the local token keeps working for those requests, so no
     // transport ever reads a payload from memory its consumer got back.  Taken under the wire
-    // lock, shared or exclusive; atomic, as the data path releases it on several threads.
-    void hold_for_request()
-    {
-        add_dependent();
-        requests_using_.fetch_add(1, std::memory_order_relaxed);
-    }
-    void release_for_request()
-    {
-        requests_using_.fetch_sub(1, std::memory_order_acq_rel);
-        release_dependent();
-    }
-    bool in_use_by_requests() const { return requests_using_.load(std::memory_order_acquire) > 0; }
+    // lock, shared or exclusive; atomic, as the data path releases it on several threads.  A
+    // counted dependent (kit::Lifetime): one read-modify-write per hold and per release.
+    void hold_for_request() { add_counted_dependent(); }
+    void release_for_request() { release_counted_dependent(); }
+    bool in_use_by_requests() const { return counted_dependents() > 0; }
 
 protected:
     void on_close() override;
     void on_destroy() override;
-
-private:
-    std::atomic<int> requests_using_{0};
 };
 
 class SoftMw : public SoftTyped<NDK_MW, NdkObjectTypeMw, NDK_MW_DISPATCH, &kMwDispatch> {
