@@ -469,12 +469,19 @@ TEST_F(ShmProgressInProcess, AHandlerRemovingAnotherLinkMidPollLeavesItUntouched
         {
             if (&link == victim) {
                 ++(victim_removed ? victim_served_after : victim_served_before);
-            } else if (*victim_pair) {
-                progress->remove(*victim);
-                victim_removed = true;
-                victim_pair->reset();
+                Counting::readable(link);
+                return;
             }
+            // The message taken first: its acquire orders the test thread's sends (the
+            // victim's, then this link's) before the victim's destruction, on whichever
+            // thread serves.
+            const std::uint64_t before = received;
             Counting::readable(link);
+            if (received > before && *victim_pair) {
+                progress->remove(*victim);
+                victim_pair->reset();
+                victim_removed = true; // after the reset: the test thread looks at it then
+            }
         }
     } handler;
     ShmProgress progress(handler);
@@ -497,8 +504,9 @@ TEST_F(ShmProgressInProcess, AHandlerRemovingAnotherLinkMidPollLeavesItUntouched
         ASSERT_EQ(victim_pair->first.send_bytes(message), RingStatus::ok);
         ASSERT_EQ(active.send_bytes(message), RingStatus::ok);
         const auto deadline = Clock::now() + kStepLimit;
-        while (victim_pair && Clock::now() < deadline)
+        while (!handler.victim_removed && Clock::now() < deadline)
             served_here += progress.poll_from_consumer() ? 1 : 0;
+        ASSERT_TRUE(handler.victim_removed) << "round " << round;
         ASSERT_EQ(victim_pair, nullptr) << "round " << round;
         progress.remove(passive);
     }
