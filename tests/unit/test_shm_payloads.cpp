@@ -86,7 +86,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(SoftShmInlinePayload, ScattersOverTheReceivesPiecesByteExact)
 {
     std::vector<unsigned char> source = pattern(64, 5);
-    InlinePayload payload(std::as_bytes(std::span(source)));
+    const Span bytes = inline_span(std::as_bytes(std::span(source)));
+    LocalPayload payload(std::span(&bytes, 1));
     ASSERT_EQ(payload.length(), 64u);
     std::vector<unsigned char> receive(100, 0xee);
     ASSERT_TRUE(payload.copy_to(cut(receive, 7)));

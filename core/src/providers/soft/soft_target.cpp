@@ -95,7 +95,7 @@ void complete_receive(SoftQp &qp, const ReceiveRequest &rr, NTSTATUS status, ULO
     });
 }
 
-LocalPayload::LocalPayload(const Spans &spans) : spans_(spans), length_(total_length(spans)) {}
+LocalPayload::LocalPayload(std::span<const Span> spans) : spans_(spans), length_(total_length(spans)) {}
 
 bool LocalPayload::copy_to(const Spans &sink)
 {

@@ -41,13 +41,13 @@ protected:
 // Bytes of this process, already resolved (inproc; an inline payload).
 class LocalPayload final : public PayloadSource, public PayloadSink {
 public:
-    explicit LocalPayload(const Spans &spans);
+    explicit LocalPayload(std::span<const Span> spans);
     size_t length() const override { return length_; }
     bool copy_to(const Spans &sink) override;
     bool copy_from(const Spans &source) override;
 
 private:
-    const Spans &spans_;
+    std::span<const Span> spans_;
     size_t length_;
 };
 

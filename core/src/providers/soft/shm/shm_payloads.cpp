@@ -54,9 +54,9 @@ bool IncomingPayload::open(pid_t peer, const shm::Payload &payload, shm::PeerMap
     remote_.reset();
     mapping_.reset();
     shared_ = nullptr;
-    inline_ = InlinePayload({});
+    inline_ = {};
     if (payload.form == shm::PayloadForm::inline_bytes) {
-        inline_ = InlinePayload(payload.bytes);
+        inline_ = inline_span(payload.bytes);
         length_ = payload.bytes.size();
         status_ = shm::PeerVectorsStatus::ok;
         return true;
@@ -94,24 +94,13 @@ bool IncomingPayload::map_shared()
     return true;
 }
 
-bool InlinePayload::copy_to(const Spans &sink)
-{
-    // Only read from: Span has no const form.  One span on the stack, not a Spans, which
-    // would allocate per message.
-    const Span source{const_cast<unsigned char *>(reinterpret_cast<const unsigned char *>(
-                          bytes_.data())),
-                      bytes_.size()};
-    copy_spans(sink, std::span(&source, 1));
-    return true;
-}
-
 bool IncomingPayload::copy_to(const Spans &sink)
 {
     if (mapping_ || map_shared())
         return copy_spans(sink, mapped_) == length_;
     if (remote_)
         return remote_->copy_to(sink);
-    return inline_.copy_to(sink);
+    return LocalPayload(std::span(&inline_, 1)).copy_to(sink);
 }
 
 bool IncomingPayload::copy_from(const Spans &source)

@@ -33,20 +33,17 @@ struct SlotRoom {
 shm::Payload outgoing_payload(const Spans &spans, SlotRoom room,
                               std::vector<shm::WireVector> &list);
 
-// The bytes a message carries in its slot, as the target side takes them: a small Send's
-// whole path at the target, so it is built from one span and copies without allocating.
-class InlinePayload final : public PayloadSource {
-public:
-    explicit InlinePayload(std::span<const std::byte> bytes) : bytes_(bytes) {}
-    size_t length() const override { return bytes_.size(); }
-    bool copy_to(const Spans &sink) override;
-
-private:
-    std::span<const std::byte> bytes_;
-};
+// The bytes a message carries in its slot as one Span, for a LocalPayload over it: a small
+// Send's whole path at the target, with nothing to open and no Spans vector to allocate.  Only
+// read from (Span has no const form).
+inline Span inline_span(std::span<const std::byte> bytes)
+{
+    return {const_cast<unsigned char *>(reinterpret_cast<const unsigned char *>(bytes.data())),
+            bytes.size()};
+}
 
 // A received payload as the target side takes it.  Valid while the message's bytes are.  An
-// inline payload needs none of it: InlinePayload is the cheaper object for that form.
+// inline payload needs none of it: a LocalPayload over its inline_span() is the cheaper object.
 class IncomingPayload final : public PayloadSource, public PayloadSink {
 public:
     // False (and status() says why) when the payload's vectors cannot be had: malformed, or
@@ -63,7 +60,7 @@ public:
 
 private:
     shm::PeerVectorsStatus status_ = shm::PeerVectorsStatus::ok;
-    InlinePayload inline_{{}};
+    Span inline_{}; // an inline payload's bytes (inline_span)
     std::vector<iovec> vectors_;
     std::optional<CrossMemoryPayload> remote_;
     // Maps the shared allocation of a shared_vectors payload, once; false when there is none

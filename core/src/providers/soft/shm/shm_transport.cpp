@@ -749,7 +749,8 @@ std::optional<Answer> ShmChannel::take_send(const shm::Send &send)
     if (send.invalidate)
         invalidate = send.invalidate_token;
     if (send.payload.form == shm::PayloadForm::inline_bytes) { // nothing to open or map
-        InlinePayload payload(send.payload.bytes);
+        const Span bytes = inline_span(send.payload.bytes);
+        LocalPayload payload(std::span(&bytes, 1));
         return arrive_send(qp_, payload, send.solicited, invalidate);
     }
     IncomingPayload payload;
