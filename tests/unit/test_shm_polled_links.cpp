@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -127,6 +128,73 @@ TEST_P(ShmPolledLinks, ShortLivedReadersAndInvalidationsInterleave)
     stop = true;
     writer.join();
     EXPECT_EQ(waiting + stale, 200);
+}
+
+// A read from a thread-local destructor that runs after the thread gave its slot back: the
+// slot may be another thread's by then, whose reads would end this one's announcement, and the
+// writer would not wait for it.  Threads holding reads take every free slot (there are fewer
+// than kTakers in this process) while the late read is in progress; the writer must still wait.
+struct LateReader {
+    const AsymmetricReaders *owner = nullptr;
+    std::atomic<bool> *reading = nullptr, *release = nullptr, *done = nullptr;
+    ~LateReader()
+    {
+        if (owner == nullptr)
+            return;
+        AsymmetricReaders::Reading read(*owner);
+        reading->store(true);
+        while (!release->load())
+            std::this_thread::yield();
+        done->store(true);
+    }
+};
+
+TEST_P(ShmPolledLinks, AReadAfterTheThreadGaveItsSlotBackIsStillWaitedFor)
+{
+    constexpr int kTakers = 64;
+    AsymmetricReaders late_owner(GetParam()), takers_owner(GetParam());
+    std::atomic<bool> reading{false}, release{false}, done{false};
+    std::thread exiting([&] {
+        // Constructed before the thread's slot, so destroyed after it gave the slot back.
+        thread_local LateReader late;
+        late.reading = &reading; // fields one by one: a temporary LateReader would read
+        late.release = &release;
+        late.done = &done;
+        late.owner = &late_owner;
+        AsymmetricReaders::Reading first(takers_owner); // takes the thread's slot
+    });
+    while (!reading.load())
+        std::this_thread::yield();
+    std::atomic<int> holding{0};
+    std::atomic<bool> end_takers{false};
+    std::vector<std::thread> takers;
+    for (int i = 0; i < kTakers; ++i)
+        takers.emplace_back([&] {
+            {
+                AsymmetricReaders::Reading read(takers_owner);
+                ++holding;
+                while (!end_takers.load())
+                    std::this_thread::yield();
+            } // ends the announcement in its slot, whoever else thinks it theirs
+            while (!release.load())
+                std::this_thread::yield(); // keeps the slot taken until the check is over
+        });
+    while (holding.load() < kTakers)
+        std::this_thread::yield();
+    end_takers = true;
+    bool done_when_waited = false;
+    std::thread writer([&] {
+        late_owner.wait_for_readers();
+        done_when_waited = done.load();
+    });
+    // Time for a wrong wait to return while the late read is in progress; a right one waits.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    release = true;
+    writer.join();
+    exiting.join();
+    for (std::thread &t : takers)
+        t.join();
+    EXPECT_TRUE(done_when_waited);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fences, ShmPolledLinks, ::testing::Values(Fence::membarrier, Fence::full),

@@ -38,12 +38,6 @@ Slot &take_slot()
     return *slot;
 }
 
-// The calling thread's slot, given back when the thread exits.
-struct ThreadSlot {
-    Slot &slot = take_slot();
-    ~ThreadSlot() { slot.taken.store(false, std::memory_order_release); }
-};
-
 void relax(unsigned turn)
 {
     if (turn < 64) {
@@ -59,6 +53,19 @@ void relax(unsigned turn)
 
 } // namespace
 
+// The calling thread's slot, given back when the thread exits.  A read that comes later (a
+// thread-local destructor that runs after this one) must not use it: from the release on,
+// another thread may have taken it, and its reads would end this thread's announcement.
+struct AsymmetricReaders::ThreadSlot {
+    Slot &slot = take_slot();
+    ~ThreadSlot()
+    {
+        tl_slot_ = nullptr;
+        tl_slot_given_back_ = true;
+        slot.taken.store(false, std::memory_order_release);
+    }
+};
+
 AsymmetricReaders::Fence AsymmetricReaders::default_fence()
 {
     static const Fence fence = [] {
@@ -73,7 +80,9 @@ AsymmetricReaders::Fence AsymmetricReaders::default_fence()
 
 std::atomic<const void *> &AsymmetricReaders::take_this_threads_slot()
 {
-    thread_local ThreadSlot mine; // gives the slot back when the thread exits
+    if (tl_slot_given_back_)          // reading while the thread exits: a slot kept for good
+        return take_slot().reading; // (one per such thread; `mine` is gone)
+    thread_local ThreadSlot mine;     // gives the slot back when the thread exits
     return mine.slot.reading;
 }
 

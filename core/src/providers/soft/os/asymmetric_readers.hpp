@@ -15,7 +15,9 @@
 //
 // Each thread that reads has one slot for the life of the thread (taken at its first read,
 // given back at its exit for another thread to take), so reads of several owners by one
-// thread must not nest.
+// thread must not nest.  A read after the thread gave its slot back (from a thread-local
+// destructor that runs after the slot's) takes a slot of its own that it keeps: the one given
+// back may already be another thread's.
 #pragma once
 
 #include "providers/soft/os/full_fence.hpp"
@@ -76,6 +78,10 @@ private:
     }
     static std::atomic<const void *> &take_this_threads_slot();
     static inline thread_local std::atomic<const void *> *tl_slot_ = nullptr;
+    // Set once the thread's slot was given back (trivially destructible: still readable by
+    // thread-local destructors that run after the slot's).
+    static inline thread_local bool tl_slot_given_back_ = false;
+    struct ThreadSlot;
 
     Fence fence_;
 };
