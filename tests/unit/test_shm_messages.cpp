@@ -138,6 +138,39 @@ TEST(ShmMessages, DataRoundTrips)
     EXPECT_EQ(decoded<Send>(encoded(Send{1, false, false, 0, 0, {}})).payload.total_length, 0u);
 }
 
+// A Send's fixed part is stored field by field into the slot (encode_send: no copy of a
+// WireSend built on the stack), so every byte of it, reserved fields included, must be
+// written: encoded over a slot that held 0xff bytes, at the slot's offset (after its 4-byte
+// length word, so not 8-aligned), it is the WireSend the layout says, byte for byte.
+TEST(ShmMessages, ASendIsEncodedWhollyOverWhatTheSlotHeld)
+{
+    const auto data = bytes_of("sixty-four bytes, more or less");
+    for (const bool invalidate : {false, true}) {
+        std::vector<std::byte> slot(4 + kSlotMessage, std::byte{0xff});
+        const std::span<std::byte> room(slot.data() + 4, kSlotMessage);
+        const Send send{0x1122334455667788, true, invalidate, 0xabcd, 2500, Payload::inline_data(data)};
+        const std::size_t length = encode(send, room);
+        ASSERT_EQ(length, sizeof(WireSend) + data.size());
+
+        WireSend expected{};
+        expected.header = {static_cast<std::uint16_t>(MessageType::send),
+                           static_cast<std::uint16_t>(kSolicited | (invalidate ? kInvalidate : 0)), 0};
+        expected.sequence = 0x1122334455667788;
+        expected.invalidate_token = invalidate ? 0xabcd : 0;
+        expected.rnr_timeout_ms = 2500;
+        expected.payload = {data.size(), static_cast<std::uint16_t>(PayloadForm::inline_bytes), 0,
+                            static_cast<std::uint32_t>(data.size())};
+        EXPECT_EQ(std::memcmp(room.data(), &expected, sizeof expected), 0);
+        EXPECT_EQ(std::memcmp(room.data() + sizeof expected, data.data(), data.size()), 0);
+        EXPECT_EQ(room[length], std::byte{0xff}); // nothing written past the message
+
+        const auto s = decoded<Send>(as_vector(room.first(length)));
+        EXPECT_EQ(s.sequence, 0x1122334455667788u);
+        EXPECT_EQ(s.invalidate, invalidate);
+        EXPECT_EQ(as_vector(s.payload.bytes), data);
+    }
+}
+
 TEST(ShmMessages, WhatDoesNotFitASlotIsNotEncoded)
 {
     const std::vector<std::byte> big(max_inline_send(kSlotMessage) + 1);

@@ -66,12 +66,13 @@ struct TransportEstablishing {
 // data path: an error completion ends the connection under the shared wire lock and the QP's
 // connection lock, so `qp` is atomic and the progress thread checks it again under that lock).
 // Wire lock held for `connector`.
+// `Held` is the link itself, a type derived from it (ConnectionLink), or what owns it.
 template <class Link, class Held = Link>
 struct TransportConnection {
     explicit TransportConnection(Held l) : link(std::move(l)) {}
     Link &wire()
     {
-        if constexpr (std::is_same_v<Held, Link>)
+        if constexpr (std::is_base_of_v<Link, Held>)
             return link;
         else
             return *link;
@@ -79,6 +80,31 @@ struct TransportConnection {
     Held link;
     std::atomic<SoftQp *> qp{nullptr};
     SoftConnector *connector = nullptr;
+};
+
+// A link that knows the connection holding it (as `Connection::link`, made in the connection's
+// constructor): the progress thread's handler, given the link, reaches its connection with one
+// load, where the tables' connection_of() takes their mutex, looks the link up in a map and
+// copies a shared_ptr (two atomic read-modify-writes) on every call; on the shm transport's
+// data path that was once per serve of the rings, i.e. per message of a ping-pong
+// (docs/performance.md, "The receiving side's lookups").
+//
+// Why the pointer is good: the progress thread (and a consumer's poll) hands the handler only
+// links it watches, a connection's link is watched only through tables.watch(connection), and
+// the tables destroy a retired connection only after the queued removal of its link from the
+// progress thread (they hold the last reference until then).  Between its retirement and that
+// removal the connection has neither QP nor connector (retire_if_unused), so what arrives
+// completes nothing, as when connection_of() found no connection.
+template <class Link, class Connection>
+struct ConnectionLink : Link {
+    ConnectionLink(Link l, Connection &c) : Link(std::move(l)), connection(&c) {}
+    // `link` is the wire() of a Connection made with this type (the only links its transport's
+    // progress watches).
+    static Connection &connection_of(Link &link)
+    {
+        return *static_cast<ConnectionLink &>(link).connection;
+    }
+    Connection *connection;
 };
 
 // The QP's channel over an established connection, for as long as the QP uses it; at its end

@@ -3,8 +3,9 @@
 //
 // Locks and lifetimes: soft_transport_tables.hpp.  The handler takes the wire lock exclusive
 // for establishment, teardown and Sends that invalidate, shared plus the QP's connection lock
-// for data; it looks at a connection only through the connector's link and the QP's channel,
-// under the wire lock, so it never touches a closed object.
+// for data; it reaches a connection from the link it serves (ConnectionLink, alive while the
+// link is watched) and looks at the connector and the QP only through the connection's
+// pointers to them, under the wire lock, so it never touches a closed object.
 #include "providers/soft/shm/shm_transport.hpp"
 
 #include "providers/soft/os/descriptor_state.hpp"
@@ -101,7 +102,15 @@ shm::DisconnectReason wire_reason(ULONG reason)
 // dropped.  The exchange's socket is the link's control socket once established (watched
 // again as that).
 using Establishing = TransportEstablishing<shm::OutgoingConnection, shm::IncomingConnection>;
-using Connection = TransportConnection<shm::ShmLink>;
+struct Connection;
+using ShmConnectionLink = ConnectionLink<shm::ShmLink, Connection>;
+// Its link knows it (ConnectionLink): readable() finds it without the tables.
+struct Connection : TransportConnection<shm::ShmLink, ShmConnectionLink> {
+    explicit Connection(shm::ShmLink l)
+        : TransportConnection(ShmConnectionLink(std::move(l), *this))
+    {
+    }
+};
 
 class ShmTransport;
 using ShmTables =
@@ -468,7 +477,9 @@ private:
 
     void readable(shm::ShmLink &link) override
     {
-        std::shared_ptr<Connection> connection = tables_.connection_of(link);
+        // Every link served here is a connection's (ConnectionLink: alive while served; once
+        // retired it has no QP nor connector, and its messages complete nothing).
+        Connection &connection = ShmConnectionLink::connection_of(link);
         if (buffer_.size() < link.max_message())
             buffer_.resize(link.max_message());
         std::size_t length = 0;
@@ -479,14 +490,12 @@ private:
             // the connection is gone, or the link would look busy for ever.
             const std::optional<std::uint64_t> answered = link.take_answered();
             if (!message) {
-                if (connection && answered)
-                    with_qp(*connection,
-                            [&](SoftQp &qp) { apply_answered(*connection, qp, *answered); });
+                if (answered)
+                    with_qp(connection,
+                            [&](SoftQp &qp) { apply_answered(connection, qp, *answered); });
                 return;
             }
-            if (connection)
-                on_message(*connection, answered,
-                           std::span<const std::byte>(buffer_.data(), length));
+            on_message(connection, answered, std::span<const std::byte>(buffer_.data(), length));
         }
     }
 
