@@ -110,6 +110,8 @@ struct Connection : TransportConnection<shm::ShmLink, ShmConnectionLink> {
         : TransportConnection(ShmConnectionLink(std::move(l), *this))
     {
     }
+    Connection(const Connection &) = delete; // its link points at it: it stays where it was made
+    Connection &operator=(const Connection &) = delete;
 };
 
 class ShmTransport;
