@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 
 namespace ndktest {
 
@@ -111,14 +112,16 @@ public:
     Side &b() { return b_; }
 
     // Listen on the server, connect the client to it; false (with a test failure) if any step
-    // does not succeed.
-    bool connect(ULONG cq_depth = 64, ULONG depth = 16)
+    // does not succeed.  `before` runs once both QPs exist, before the connect request.
+    bool connect(ULONG cq_depth = 64, ULONG depth = 16, const std::function<void()> &before = {})
     {
         listener_ = listen();
         if (listener_ == nullptr)
             return false;
         make_side(client_, a_, cq_depth, depth);
         make_side(server_, b_, cq_depth, depth);
+        if (before)
+            before();
         Record &connected = client_.record();
         sockaddr_in src = ipv4(client_address().c_str(), 0);
         sockaddr_in dst = ipv4(server_address().c_str(), port_);

@@ -1,6 +1,6 @@
 // Which connection locks the QPs completing into one CQ hold.  Every completion is pushed
 // either with the wire lock exclusive or, on the data path, with the wire lock shared and the
-// connection lock of the QP it completes (SoftQp::connection_mu).  When every QP bound to
+// connection lock of the QP it completes (SoftQp::connection_mu()).  When every QP bound to
 // the CQ holds the same connection lock (one connection, the common case: a QP's own CQs, or
 // both ends of an in-process connection sharing them) that lock already serializes the CQ's
 // producers, and post_result takes no second one (docs/performance.md, "One thread").

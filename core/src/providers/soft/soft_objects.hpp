@@ -4,6 +4,7 @@
 #pragma once
 
 #include "soft_adapter.hpp"
+#include "soft_connection_line.hpp"
 #include "soft_cq_producers.hpp"
 #include "soft_cq_ring.hpp"
 #include "soft_fabric.hpp"
@@ -275,7 +276,25 @@ public:
     // The connection's data path to the peer, set while Connected (soft_channel.hpp).
     std::unique_ptr<Channel> channel;
     SoftConnector *connector = nullptr;
-    RequestQueue<WorkRequest> initiator; // posted, not executed
+    RequestQueue<WorkRequest> initiator; // posted, not executed (its head: initiator_head)
+    // The lock of this QP's connection, in its ConnectionLine: its own until the connection
+    // is established, then one line shared with the peer QP, so the two ends of a connection
+    // are serialized and two connections are not.  Replaced only with the wire lock held
+    // exclusive, through share_connection_lock (its CQs count who completes into them:
+    // CqProducers), which also moves this QP's queue counts into the shared line at `end`
+    // (soft_connection_line.hpp).
+    std::shared_ptr<ConnectionLine> connection = std::make_shared<ConnectionLine>();
+    std::mutex &connection_mu() const { return connection->mu; }
+    void share_connection_lock(std::shared_ptr<ConnectionLine> line, size_t end);
+
+    // From here to `local_spans`: what this QP's own posts write on each message (the
+    // initiator queue's head, `released`, `in_flight`), in a line of its own, apart from the
+    // fields above, which the peer's transfers and posts read in process (srq, receive_cq,
+    // context, the queues' storage and where their counts are), so that no line the peer reads
+    // is written by this end on each message (docs/performance.md, "Two threads").
+    // The initiator queue's head, and its count until an in-process connection takes that
+    // into its line (RequestQueue::place_counts, at creation).
+    alignas(64) uint32_t initiator_head = 0, initiator_count = 0;
     size_t released = 0;   // how many of `initiator` may execute (the rest are deferred)
     // How many requests at the front of `initiator` the channel carries (one, or several
     // Writes and Sends where the channel pipelines them); answered() ends the first.
@@ -285,12 +304,6 @@ public:
     std::optional<NTSTATUS> settled_behind;
     uint64_t rnr_timer = 0; // the head send waits for a receive at the peer until this fires
     uint64_t rnr_generation = 0;
-    // The lock of this QP's connection: its own until the connection is established, then
-    // one mutex shared with the peer QP, so the two ends of a connection are serialized and
-    // two connections are not.  Replaced only with the wire lock held exclusive, through
-    // share_connection_lock (its CQs count who completes into them: CqProducers).
-    std::shared_ptr<std::mutex> connection_mu = std::make_shared<std::mutex>();
-    void share_connection_lock(std::shared_ptr<std::mutex> lock);
     // The shared data path met a request that changes memory access and left it for the
     // engine (soft_transfer.cpp, pump).
     bool continuation_queued = false;

@@ -35,8 +35,9 @@ std::unique_ptr<SoftQp> make_qp(SoftPd &pd, NDK_CQ *receive_cq, NDK_CQ *initiato
     qp->depend_on(pd);
     qp->depend_on(*rcq); // antecedents: CQ -> QP, SRQ -> QP (digest 3.1)
     qp->depend_on(*icq);
-    rcq->producers.add(qp->connection_mu.get());
-    icq->producers.add(qp->connection_mu.get());
+    qp->initiator.place_counts(&qp->initiator_head, &qp->initiator_count); // its posts' line
+    rcq->producers.add(&qp->connection_mu());
+    icq->producers.add(&qp->connection_mu());
     if (srq != nullptr) {
         qp->depend_on(*srq);
         srq->qps.push_back(qp.get());
@@ -113,17 +114,23 @@ void SoftQp::on_close()
     if (srq != nullptr)
         std::erase(srq->qps, this);
     // Flushed, it completes nothing more.
-    receive_cq->producers.remove(connection_mu.get());
-    initiator_cq->producers.remove(connection_mu.get());
+    receive_cq->producers.remove(&connection_mu());
+    initiator_cq->producers.remove(&connection_mu());
 }
 
-void SoftQp::share_connection_lock(std::shared_ptr<std::mutex> lock)
+void SoftQp::share_connection_lock(std::shared_ptr<ConnectionLine> line, size_t end)
 {
     for (SoftCq *cq : {receive_cq, initiator_cq}) {
-        cq->producers.remove(connection_mu.get());
-        cq->producers.add(lock.get());
+        cq->producers.remove(&connection_mu());
+        cq->producers.add(&line->mu);
     }
-    connection_mu = std::move(lock);
+    // The counts the peer's transfers and posts read and write go with the lock (receives
+    // posted before the connection are carried over); the initiator queue's head stays in
+    // this QP's own line, as only this QP's posts and completions use it.
+    ConnectionLine::End &at = line->ends.at(end);
+    receives.place_counts(&at.receive_head, &at.receive_count);
+    initiator.place_counts(&initiator_head, &at.initiator_count);
+    connection = std::move(line);
 }
 
 const NDK_QP_DISPATCH kQpDispatch = {

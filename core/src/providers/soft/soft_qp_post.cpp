@@ -35,7 +35,7 @@ NTSTATUS with_post_locks(SoftQp &qp, Hold hold, Post &&post)
         return post();
     }
     std::shared_lock wire(qp.adapter().mu());
-    std::lock_guard connection(*qp.connection_mu);
+    std::lock_guard connection(qp.connection_mu());
     return post();
 }
 
@@ -282,7 +282,7 @@ NTSTATUS post_receive(NDK_QP *ndk_qp, PVOID RequestContext, const NDK_SGE *pSgl,
     if (qp.srq != nullptr)
         return STATUS_INVALID_DEVICE_REQUEST; // receives go to the SRQ of this QP
     std::shared_lock wire(adapter.mu());
-    std::lock_guard connection(*qp.connection_mu);
+    std::lock_guard connection(qp.connection_mu());
     uint64_t total = 0;
     if (NTSTATUS status = check_receive_post(
             {cq_in_error(qp), true, qp.receives.size(), qp.receive_depth}, pSgl, nSge,

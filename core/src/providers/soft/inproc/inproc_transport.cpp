@@ -116,10 +116,11 @@ bool InprocConnectorLink::ready_to_use()
     SoftQp &active = *self_.qp, &passive = *peer_.qp;
     active.channel = std::make_unique<InprocChannel>(passive);
     passive.channel = std::make_unique<InprocChannel>(active);
-    // From now on a transfer touches both QPs: one lock for the connection (soft_objects.hpp).
-    auto connection_mu = std::make_shared<std::mutex>();
-    active.share_connection_lock(connection_mu);
-    passive.share_connection_lock(std::move(connection_mu));
+    // From now on a transfer touches both QPs: one lock for the connection, in one line with
+    // what both ends' posts and transfers write per message (soft_connection_line.hpp).
+    auto line = std::make_shared<ConnectionLine>();
+    active.share_connection_lock(line, 0);
+    passive.share_connection_lock(std::move(line), 1);
     established(self_);
     on_ready_to_use(peer_);
     return true;

@@ -510,7 +510,7 @@ private:
         SoftQp *qp = connection.qp.load();
         if (qp == nullptr)
             return;
-        std::lock_guard lock(*qp->connection_mu); // the QP lives: closes are exclusive
+        std::lock_guard lock(qp->connection_mu()); // the QP lives: closes are exclusive
         if (connection.qp.load() != qp)
             return; // its channel went while we waited
         serve(*qp);
