@@ -158,13 +158,28 @@ if [[ ! -f vmlinux ]]; then
 fi
 
 # ---- siw.ko, out of tree (CONFIG_RDMA_SIW is not set in Debian's kernels) --------------------
+# PACKAGE=VERSION to download: the kernel's own package version where the archive still has it,
+# else the newest of the same upstream release (the archive drops a build package's older
+# Debian revisions before the kernel's: linux-kbuild-6.1 was 6.1.192-3 only beside
+# linux-image 6.1.192-2).  kbuild is host tools and source the same upstream code; the
+# module's version magic comes from the headers, which match the kernel exactly.
+same_release() {
+  local pkg=$1 v
+  if apt-cache madison "$pkg" | awk -v v="$KVER_PKG" '$3 == v {f=1} END {exit !f}'; then
+    echo "$pkg=$KVER_PKG"; return
+  fi
+  v=$(apt-cache madison "$pkg" | awk -v u="${KVER_PKG%-*}-" 'index($3, u) == 1 {print $3; exit}')
+  [[ -n $v ]] || { echo "no $pkg of release ${KVER_PKG%-*} in the archive" >&2; return 1; }
+  echo "$pkg=$v"
+}
 build_siw() {
   rm -rf siw && mkdir -p siw/debs
-  local hdr=linux-headers-$KV common kbuild
+  local hdr=linux-headers-$KV common kbuild kbuild_at source_at
   common=$(apt-cache depends "$hdr=$KVER_PKG" | awk '/Depends: linux-headers-.*-common/{print $2; exit}')
   kbuild=$(apt-cache depends "$hdr=$KVER_PKG" | awk '/Depends: linux-kbuild-/{print $2; exit}')
-  (cd siw/debs && apt_download "$hdr=$KVER_PKG" "$common=$KVER_PKG" "$kbuild=$KVER_PKG" \
-                               "linux-source-$KSERIES=$KVER_PKG")
+  kbuild_at=$(same_release "$kbuild")
+  source_at=$(same_release "linux-source-$KSERIES")
+  (cd siw/debs && apt_download "$hdr=$KVER_PKG" "$common=$KVER_PKG" "$kbuild_at" "$source_at")
   for d in siw/debs/linux-headers-*.deb siw/debs/linux-kbuild-*.deb; do dpkg -x "$d" siw/root; done
   # the headers' Makefile includes the -common tree by absolute path
   sed -i "s|^include /usr/src/|include $CACHE/siw/root/usr/src/|" siw/root/usr/src/"$hdr"/Makefile
@@ -186,7 +201,10 @@ if ! fresh siw "$KEY_KERNEL"; then
     set +e; (set -e; build_siw); st=$?; set -e
     ((st == 0)) || log "WARNING: building siw.ko failed ($st): the guest will have no siw0"
   fi
-  echo "$KEY_KERNEL" > .stamp-siw
+  # Only a build that worked is kept: a failed one (the archive, a compiler) is tried again.
+  if [[ -f siw/siw.ko ]] || grep -q '^CONFIG_RDMA_SIW=' kernel/boot/config-"$KV"; then
+    echo "$KEY_KERNEL" > .stamp-siw
+  fi
 fi
 
 # ---- root file system -----------------------------------------------------------------------
