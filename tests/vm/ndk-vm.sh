@@ -6,8 +6,8 @@
 #
 # The host kernel here has no RDMA, so the guest boots Debian's own kernel package.  On first
 # use the script builds and caches (in $NDK_VM_CACHE, default ~/.cache/ndk-vm): the kernel,
-# siw.ko (Debian does not build siw: compiled out of tree from linux-source of the same
-# version), a debootstrap'ed root file system with the run-time packages the harness needs
+# siw.ko (Debian does not build siw: compiled out of tree against the kernel's headers, from
+# linux-source of its upstream release), a debootstrap'ed root file system with the run-time packages the harness needs
 # (libibverbs, librdmacm, rdma-core, python3 + pytest, the same versions as a Debian 12 host,
 # so a host build runs in the guest) and a small initramfs.  Later runs reuse the cache and
 # boot in about 10 s.  The repository is shared read-write over 9p at the same path, and is
