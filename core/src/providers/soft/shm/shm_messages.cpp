@@ -102,6 +102,17 @@ WirePayload wire_payload(const Payload &payload, std::span<const std::byte> &tra
     throw std::invalid_argument("payload form");
 }
 
+// What follows a fixed part that carries a payload: a shared-vectors payload's region, then
+// the payload's trailer (wire_payload); the message's length, or 0 when it does not fit.
+std::size_t write_payload_after(Writer &writer, const Payload &payload,
+                                std::span<const std::byte> trailer)
+{
+    if (payload.form == PayloadForm::shared_vectors)
+        writer.fixed(payload.region);
+    writer.raw(trailer);
+    return writer.length();
+}
+
 // One field of a fixed part, stored at its offset in the message (which need not be aligned).
 template <class T>
 void put(std::byte *fixed, std::size_t offset, T value)
@@ -143,10 +154,7 @@ std::size_t encode_send(Writer &writer, const Send &m)
     put(at, offsetof(WireSend, invalidate_token), m.invalidate ? m.invalidate_token : 0);
     put(at, offsetof(WireSend, rnr_timeout_ms), m.rnr_timeout_ms);
     put_payload(at + offsetof(WireSend, payload), payload);
-    if (m.payload.form == PayloadForm::shared_vectors)
-        writer.fixed(m.payload.region);
-    writer.raw(trailer);
-    return writer.length();
+    return write_payload_after(writer, m.payload, trailer);
 }
 
 template <class Wire>
@@ -156,10 +164,7 @@ std::size_t encode_with_payload(Writer &writer, Wire wire, const Payload &payloa
     WireVector list{};
     wire.payload = wire_payload(payload, trailer, list);
     writer.fixed(wire);
-    if (payload.form == PayloadForm::shared_vectors)
-        writer.fixed(payload.region);
-    writer.raw(trailer);
-    return writer.length();
+    return write_payload_after(writer, payload, trailer);
 }
 
 WireStatus wire_status(MessageType type, std::uint64_t sequence, std::uint32_t status)
